@@ -1,0 +1,931 @@
+"""Pure, streaming readers for the platform's input files: runs, qrels, topics and documents.
+
+No Django here: every reader takes a path (``str`` or ``os.PathLike``) or an already-open *binary* file
+object with a ``name`` (an upload), and yields entries one by one, so memory does not grow with the file
+(only the sets needed to detect duplicates do: qids for topics, docids for documents, (qid, docid) pairs
+for qrels, and nothing beyond the current topic's block for runs).
+
+Error semantics, shared by every reader:
+
+- A reader yields every good entry as it streams and records each bad line as a :class:`LineError`
+  (``FILE:LINE: message``). After the last entry, if anything was wrong, it raises :class:`FormatError`
+  carrying all the errors. Callers consume inside one database transaction, so that exception rolls back
+  everything: one bad line anywhere stores nothing.
+- After ``max_errors`` errors the reader stops reading; one more error, ``stopped reading after N
+  errors``, names the line where it stopped (so ``len(exc.errors) <= max_errors + 1``).
+- Fatal problems are errors too: file not found (``path: file not found``), a truncated or corrupt gzip
+  stream (named with the line being read when it broke, or file-level if no line was read), an empty file
+  (``path: file is empty``: no non-blank line at all) or a file without a single entry
+  (``path: no ... found``, e.g. only comments).
+- Invalid UTF-8 is reported on its line (``path:7: invalid UTF-8 (byte 0xff at byte column 12)``), and
+  reading goes on with the next line.
+- A UTF-8 byte-order mark at the start of the file is dropped; ``\\r\\n`` line ends are accepted.
+
+Identifiers (qids and docids) must be non-empty and contain no whitespace: runs and qrels are
+whitespace-separated, so such an identifier could never be matched.
+
+``.gz`` files are read transparently (recognised by their magic bytes, or by the ``.gz`` suffix).
+"""
+
+from __future__ import annotations
+
+import gzip
+import html
+import io
+import json
+import math
+import os
+import re
+import zlib
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from typing import IO, Any
+
+__all__ = [
+    "DocumentEntry",
+    "FormatError",
+    "LineError",
+    "QrelEntry",
+    "RankedList",
+    "RunEntry",
+    "Source",
+    "TopicEntry",
+    "guess_format",
+    "open_lines",
+    "ranked_lists",
+    "read_documents",
+    "read_qrels",
+    "read_run",
+    "read_topics",
+    "source_name",
+]
+
+#: A path, or an already-open binary file object (ideally with a ``name``, used in error messages).
+Source = str | os.PathLike[str] | IO[bytes]
+
+#: How many errors ``str(FormatError)`` shows before "... and N more".
+SHOWN_ERRORS = 20
+
+DOCUMENT_FORMATS = ("jsonl", "tsv", "trec")
+TOPIC_FORMATS = ("jsonl", "tsv", "trec")
+
+
+# --------------------------------------------------------------------------------------------- errors
+
+
+@dataclass(frozen=True)
+class LineError:
+    """One problem in one file: ``line`` is 1-based, or ``None`` for a problem with the whole file."""
+
+    path: str
+    line: int | None
+    message: str
+
+    def __str__(self) -> str:
+        if self.line is None:
+            return f"{self.path}: {self.message}"
+        return f"{self.path}:{self.line}: {self.message}"
+
+
+class FormatError(ValueError):
+    """A file could not be read completely and correctly; ``errors`` lists every problem recorded.
+
+    ``str(exc)`` is the errors, one per line, the first 20 followed by ``... and N more``.
+    """
+
+    def __init__(self, errors: Iterable[LineError]) -> None:
+        self.errors: list[LineError] = list(errors)
+        super().__init__(self._render())
+
+    def _render(self) -> str:
+        lines = [str(error) for error in self.errors[:SHOWN_ERRORS]]
+        if len(self.errors) > SHOWN_ERRORS:
+            lines.append(f"... and {len(self.errors) - SHOWN_ERRORS} more")
+        return "\n".join(lines)
+
+    def __str__(self) -> str:
+        return self._render()
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Keeps the structured errors when pickled (e.g. by a task queue).
+        return (type(self), (self.errors,))
+
+
+# -------------------------------------------------------------------------------------------- entries
+
+
+@dataclass(frozen=True, slots=True)
+class RunEntry:
+    """One run line: ``qid Q0 docid rank score tag`` (rank and tag are not kept)."""
+
+    qid: str
+    docid: str
+    score: float
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class QrelEntry:
+    """One qrels line: ``qid iter docid rel``; a negative ``rel`` means "in the pool, unjudged"."""
+
+    qid: str
+    docid: str
+    rel: int
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class TopicEntry:
+    """One topic; ``line`` is where it starts (the ``<top>`` line for TREC topic files)."""
+
+    qid: str
+    query: str
+    description: str
+    narrative: str
+    segments: tuple[str, ...]
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class DocumentEntry:
+    """One document; ``line`` is where it starts (the ``<DOC>`` line for TREC SGML)."""
+
+    docid: str
+    title: str
+    text: str
+    url: str
+    metadata: dict[str, Any]
+    line: int
+
+
+@dataclass(slots=True)
+class RankedList:
+    """One contiguous block of a run's rows for one topic, in trec_eval order.
+
+    ``docids[i]`` has ``scores[i]`` and rank ``i + 1``. ``first_line`` is the line of the block's first
+    row. ``continued`` is True when the qid already had an earlier, non-adjacent block in the same run
+    (the caller must check duplicates across blocks and merge them).
+    """
+
+    qid: str
+    docids: list[str]
+    scores: list[float]
+    first_line: int
+    continued: bool
+
+
+# -------------------------------------------------------------------------------------------- helpers
+
+
+def source_name(source: Source) -> str:
+    """The name used in error messages: the path, or the file object's ``name`` (``<stream>`` if none)."""
+    if isinstance(source, str | os.PathLike):
+        return os.fspath(source)
+    name = getattr(source, "name", None)
+    return str(name) if name not in (None, "") else "<stream>"
+
+
+def guess_format(path: str, kind: str) -> str:
+    """The format of a documents or topics file from its extension, ``.gz`` stripped first.
+
+    - documents: ``.jsonl``/``.json`` → ``"jsonl"``; ``.tsv``/``.txt`` → ``"tsv"``; ``.trec``/``.sgml``/
+      ``.xml`` and anything else (classic collection files often have no extension) → ``"trec"``.
+    - topics: ``.jsonl``/``.json`` → ``"jsonl"``; ``.tsv`` → ``"tsv"``; anything else → ``"trec"``.
+    - run, qrels: always ``"trec"`` (there is only one format).
+    """
+    name = source_name(path).lower()
+    if name.endswith(".gz"):
+        name = name[: -len(".gz")]
+    ext = os.path.splitext(name)[1]
+    if kind == "documents":
+        if ext in (".jsonl", ".json"):
+            return "jsonl"
+        if ext in (".tsv", ".txt"):
+            return "tsv"
+        return "trec"
+    if kind == "topics":
+        if ext in (".jsonl", ".json"):
+            return "jsonl"
+        if ext == ".tsv":
+            return "tsv"
+        return "trec"
+    if kind in ("run", "qrels"):
+        return "trec"
+    raise ValueError(f"unknown kind {kind!r}; expected documents, topics, run or qrels")
+
+
+class _ReadAdapter(io.RawIOBase):
+    """Turns any object with ``read(n) -> bytes`` into a raw stream, so it can be buffered and peeked.
+
+    Closing the adapter does not close the wrapped object: the caller owns it.
+    """
+
+    def __init__(self, fileobj: IO[bytes]) -> None:
+        self._fileobj = fileobj
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        data = self._fileobj.read(len(buffer))
+        if not data:
+            return 0
+        if isinstance(data, str):
+            raise TypeError("open_lines needs a binary file object (open it with 'rb')")
+        size = len(data)
+        buffer[:size] = data
+        return size
+
+
+def open_lines(
+    path_or_file: Source, *, errors: list[LineError] | None = None, max_errors: int | None = None
+) -> Iterator[tuple[int, str]]:
+    """Yield ``(line_number, text)`` for each line of a file, 1-based, without its line end.
+
+    Reads a path or a binary file object (not closed afterwards), gunzips transparently (gzip magic bytes
+    or a ``.gz`` name), decodes each line strictly as UTF-8, drops a leading byte-order mark and the
+    ``\\n``/``\\r\\n`` line end.
+
+    Problems: with ``errors=None`` the first problem raises :class:`FormatError`. With a list, problems are
+    appended to it instead: an invalid UTF-8 line is reported and skipped, and a fatal problem (missing
+    file, corrupt or truncated gzip, read error) is reported and ends the iteration. With ``max_errors``,
+    the iteration also ends, with a ``stopped reading after N errors`` error naming the next line, once
+    ``errors`` holds that many (readers add their own errors to the same list).
+    """
+    name = source_name(path_or_file)
+
+    def fail(line: int | None, message: str) -> None:
+        error = LineError(name, line, message)
+        if errors is None:
+            raise FormatError([error])
+        errors.append(error)
+
+    owned: IO[bytes] | None = None
+    if isinstance(path_or_file, str | os.PathLike):
+        try:
+            owned = open(path_or_file, "rb")  # noqa: SIM115 (closed in the finally below)
+        except FileNotFoundError:
+            fail(None, "file not found")
+            return
+        except IsADirectoryError:
+            fail(None, "is a directory, not a file")
+            return
+        except OSError as exc:
+            fail(None, f"cannot open file: {exc.strerror or exc}")
+            return
+        buffered: Any = owned
+    else:
+        if isinstance(path_or_file, io.TextIOBase):
+            raise TypeError("open_lines needs a binary file object (open it with 'rb')")
+        buffered = io.BufferedReader(_ReadAdapter(path_or_file))
+
+    stream: Any = buffered
+    lineno = 0
+    try:
+        try:
+            is_gzip = buffered.peek(2)[:2] == b"\x1f\x8b" or name.lower().endswith(".gz")
+        except OSError as exc:
+            fail(None, f"cannot read file: {exc}")
+            return
+        if is_gzip:
+            stream = gzip.GzipFile(fileobj=buffered, mode="rb")
+        chunks = iter(stream)
+        while True:
+            try:
+                raw = next(chunks)
+            except StopIteration:
+                return
+            except EOFError:
+                fail(lineno + 1 if lineno else None, "truncated gzip file (the compressed data ends early)")
+                return
+            except (OSError, zlib.error) as exc:
+                what = "corrupt gzip file" if is_gzip else "cannot read file"
+                fail(lineno + 1 if lineno else None, f"{what}: {exc}")
+                return
+            lineno += 1
+            if errors is not None and max_errors is not None and len(errors) >= max_errors:
+                errors.append(LineError(name, lineno, f"stopped reading after {max_errors} errors"))
+                return
+            if raw.endswith(b"\n"):
+                raw = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
+            try:
+                text = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                fail(lineno, f"invalid UTF-8 (byte 0x{raw[exc.start]:02x} at byte column {exc.start + 1})")
+                continue
+            if lineno == 1 and text.startswith("\ufeff"):
+                text = text[1:]
+            yield lineno, text
+    finally:
+        if stream is not buffered:
+            stream.close()
+        if owned is not None:
+            owned.close()
+
+
+class _Reader:
+    """Error bookkeeping shared by the readers."""
+
+    def __init__(self, source: Source, max_errors: int) -> None:
+        if max_errors < 1:
+            raise ValueError("max_errors must be at least 1")
+        self.source = source
+        self.path = source_name(source)
+        self.max_errors = max_errors
+        self.errors: list[LineError] = []
+        self.entries = 0
+        self.content = False  # a non-blank line was seen
+
+    def lines(self) -> Iterator[tuple[int, str]]:
+        return open_lines(self.source, errors=self.errors, max_errors=self.max_errors)
+
+    def error(self, line: int | None, message: str) -> None:
+        self.errors.append(LineError(self.path, line, message))
+
+    def finish(self, what: str) -> None:
+        """Raise the errors, if any; a file without a single entry is an error too."""
+        if not self.errors and self.entries == 0:
+            self.error(None, f"no {what} found" if self.content else "file is empty")
+        if self.errors:
+            raise FormatError(self.errors)
+
+
+_FIELD_SEPARATOR = re.compile(r"[ \t]+")
+_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+_INTEGER = re.compile(r"[+-]?[0-9]+")
+_WHITESPACE = re.compile(r"\s")
+_NON_FINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
+
+
+def _fields(line: str) -> list[str]:
+    """Split on runs of spaces and tabs, as trec_eval does; [] for a blank line."""
+    line = line.strip(" \t\r")
+    return _FIELD_SEPARATOR.split(line) if line else []
+
+
+def _id_problem(value: str, what: str) -> str | None:
+    if not value:
+        return f"{what} is empty"
+    if _WHITESPACE.search(value):
+        return f"{what} {value!r} contains whitespace"
+    return None
+
+
+def _clip(value: str, limit: int = 40) -> str:
+    return value if len(value) <= limit else value[: limit - 1] + "…"
+
+
+# ----------------------------------------------------------------------------------------------- runs
+
+
+def _parse_score(text: str) -> tuple[float, str | None]:
+    if _FLOAT.fullmatch(text):
+        score = float(text)
+        if math.isfinite(score):
+            return score, None
+        return score, f"score {_clip(text)!r} is not a finite number"
+    if text.lower() in _NON_FINITE:
+        return math.nan, f"score {_clip(text)!r} is not a finite number"
+    return math.nan, f"score {_clip(text)!r} is not a number"
+
+
+def read_run(path: Source, *, max_errors: int = 50) -> Iterator[RunEntry]:
+    """Yield the rows of a TREC run file, ``qid Q0 docid rank score tag``, as trec_eval 10 reads them.
+
+    Fields are separated by any run of spaces or tabs; fewer than 6 fields is an error and fields after
+    the 6th are ignored. Blank lines and lines whose first field starts with ``#`` are skipped. The
+    ``Q0`` and rank columns are ignored (not validated); the tag is not kept. The score is a decimal
+    number (``[+-]digits[.digits][e[+-]digits]``) and must be finite: NaN, infinities and anything else
+    are errors (trec_eval's ``atof`` would silently read 0). Rows come out in file order; duplicates and
+    ordering are the job of :func:`ranked_lists`.
+    """
+    reader = _Reader(path, max_errors)
+    for lineno, line in reader.lines():
+        fields = _fields(line)
+        if not fields:
+            continue
+        reader.content = True
+        if fields[0].startswith("#"):
+            continue
+        if len(fields) < 6:
+            reader.error(lineno, f"expected 6 fields 'qid Q0 docid rank score tag', found {len(fields)}")
+            continue
+        score, problem = _parse_score(fields[4])
+        if problem is not None:
+            reader.error(lineno, problem)
+            continue
+        reader.entries += 1
+        yield RunEntry(fields[0], fields[2], score, lineno)
+    reader.finish("run rows")
+
+
+def ranked_lists(entries: Iterable[RunEntry], *, path: Source, max_errors: int = 50) -> Iterator[RankedList]:
+    """Group a run's rows into ranked lists, one per contiguous block of rows of one qid.
+
+    Each block is sorted in trec_eval order: score descending, ties broken by docid descending in byte
+    order (Python's ``str`` order is UTF-8 byte order). A docid repeated within a block is an error
+    (``duplicate docid``, on the line of the repeat; the first occurrence is kept in the block). A qid that
+    comes back after other qids gives another block with ``continued=True``; only the set of seen qids is
+    kept, never the docids of earlier blocks, so checking duplicates across blocks is the caller's job.
+
+    Like the readers, this yields every block and raises :class:`FormatError` at the end: with the errors
+    of the underlying reader (a ``FormatError`` raised by ``entries``) and its own duplicate errors merged
+    in line order. At most ``max_errors`` duplicates are listed, then one error counts the rest.
+    """
+    name = source_name(path)
+    upstream: list[LineError] = []
+
+    def guarded() -> Iterator[RunEntry]:
+        try:
+            yield from entries
+        except FormatError as exc:
+            upstream.extend(exc.errors)
+
+    duplicates: list[LineError] = []
+    unlisted = 0
+    seen_qids: set[str] = set()
+    qid: str | None = None
+    first_line = 0
+    continued = False
+    rows: dict[str, tuple[float, int]] = {}
+
+    def block() -> RankedList:
+        assert qid is not None
+        ordered = sorted(((score, docid) for docid, (score, _) in rows.items()), reverse=True)
+        return RankedList(
+            qid=qid,
+            docids=[docid for _, docid in ordered],
+            scores=[score for score, _ in ordered],
+            first_line=first_line,
+            continued=continued,
+        )
+
+    for entry in guarded():
+        if entry.qid != qid:
+            if qid is not None:
+                yield block()
+            qid = entry.qid
+            first_line = entry.line
+            continued = qid in seen_qids
+            seen_qids.add(qid)
+            rows = {}
+        earlier = rows.get(entry.docid)
+        if earlier is not None:
+            if len(duplicates) < max_errors:
+                duplicates.append(
+                    LineError(
+                        name,
+                        entry.line,
+                        f"duplicate docid {entry.docid!r} for qid {qid!r} (first at line {earlier[1]})",
+                    )
+                )
+            else:
+                unlisted += 1
+            continue
+        rows[entry.docid] = (entry.score, entry.line)
+    if qid is not None:
+        yield block()
+    if unlisted:
+        duplicates.append(LineError(name, None, f"... and {unlisted} more duplicate docids"))
+    if upstream or duplicates:
+        merged = sorted(
+            upstream + duplicates, key=lambda error: math.inf if error.line is None else error.line
+        )
+        raise FormatError(merged)
+
+
+# ---------------------------------------------------------------------------------------------- qrels
+
+
+def read_qrels(path: Source, *, max_errors: int = 50) -> Iterator[QrelEntry]:
+    """Yield the lines of a TREC qrels file, ``qid iter docid rel``.
+
+    Fields are separated by runs of spaces or tabs; fewer than 4 is an error, fields after the 4th are
+    ignored, ``iter`` is ignored. Blank lines and lines starting with ``#`` are skipped. ``rel`` is a
+    decimal integer (``1.0`` is an error); a negative ``rel`` means "in the pool, unjudged" (trec_eval's
+    convention) and is yielded like any other. The same (qid, docid) twice is an error.
+    """
+    reader = _Reader(path, max_errors)
+    seen: dict[tuple[str, str], int] = {}
+    for lineno, line in reader.lines():
+        fields = _fields(line)
+        if not fields:
+            continue
+        reader.content = True
+        if fields[0].startswith("#"):
+            continue
+        if len(fields) < 4:
+            reader.error(lineno, f"expected 4 fields 'qid iter docid rel', found {len(fields)}")
+            continue
+        qid, docid, rel_text = fields[0], fields[2], fields[3]
+        if not _INTEGER.fullmatch(rel_text):
+            reader.error(lineno, f"relevance {_clip(rel_text)!r} is not an integer")
+            continue
+        first = seen.setdefault((qid, docid), lineno)
+        if first != lineno:
+            reader.error(
+                lineno, f"duplicate judgement for qid {qid!r}, docid {docid!r} (first at line {first})"
+            )
+            continue
+        reader.entries += 1
+        yield QrelEntry(qid, docid, int(rel_text), lineno)
+    reader.finish("judgements")
+
+
+# ---------------------------------------------------------------------------------------------- JSONL
+
+
+def _json_type(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "an array"
+    return "an object"
+
+
+def _json_objects(reader: _Reader) -> Iterator[tuple[int, dict[str, Any]]]:
+    """The JSON object of each non-blank line; a line that is not valid JSON or not an object is an error."""
+    for lineno, line in reader.lines():
+        if not line.strip():
+            continue
+        reader.content = True
+        try:
+            value = json.loads(line)
+        except json.JSONDecodeError as exc:
+            reader.error(lineno, f"invalid JSON: {exc.msg} (column {exc.colno})")
+            continue
+        except RecursionError:
+            reader.error(lineno, "invalid JSON: nested too deeply")
+            continue
+        if not isinstance(value, dict):
+            reader.error(lineno, f"expected a JSON object, found {_json_type(value)}")
+            continue
+        yield lineno, value
+
+
+class _Invalid(Exception):
+    """A field of a JSON object is unusable; the message says which and why."""
+
+
+def _json_id(obj: dict[str, Any], keys: tuple[str, ...], what: str) -> str:
+    """The identifier under the first present key: a string, or an integer (converted with ``str``)."""
+    for key in keys:
+        if key in obj and obj[key] is not None:
+            value = obj[key]
+            break
+    else:
+        raise _Invalid(f"missing required field {keys[0]!r}")
+    if isinstance(value, int) and not isinstance(value, bool):
+        value = str(value)
+    if not isinstance(value, str):
+        raise _Invalid(f"field {key!r} must be a string, found {_json_type(value)}")
+    problem = _id_problem(value, what)
+    if problem:
+        raise _Invalid(problem)
+    return value
+
+
+def _json_text(obj: dict[str, Any], keys: tuple[str, ...]) -> str:
+    """The optional string under the first present key; missing or null is ``""``."""
+    for key in keys:
+        value = obj.get(key)
+        if value is None:
+            continue
+        if not isinstance(value, str):
+            raise _Invalid(f"field {key!r} must be a string, found {_json_type(value)}")
+        return value
+    return ""
+
+
+# --------------------------------------------------------------------------------------------- topics
+
+
+def read_topics(path: Source, *, format: str | None = None, max_errors: int = 50) -> Iterator[TopicEntry]:
+    """Yield the topics of a TREC topic file, a TSV file or a JSONL file (``format`` from the extension
+    when not given, see :func:`guess_format`). A qid and a non-empty query are required; a qid appearing
+    twice is an error.
+
+    - ``trec``: ``<top> <num> Number: 301 <title> … <desc> Description: … <narr> Narrative: … </top>``,
+      inner tags usually not closed (a section runs until the next tag). Tag names are case-insensitive.
+      The prefixes ``Number:``, ``Topic:`` (TREC-1/2 titles), ``Description:`` and ``Narrative:`` are
+      removed, whitespace is collapsed to single spaces, other sections (``<dom>``, ``<con>``, ``<fac>``,
+      ``<smry>``…) are ignored, and an all-digit qid loses its leading zeros (TREC-1/2 topics are numbered
+      ``051`` while their qrels and runs say ``51``). Segments are empty. ``<top>`` opened and not closed
+      (at the end of the file or before the next ``<top>``) is an error on the line where it opened;
+      non-blank text outside ``<top>…</top>`` is an error.
+    - ``tsv``: ``qid<TAB>query`` or ``qid<TAB>query<TAB>segments`` with the segments comma-separated
+      (``head,navigational``); qid and query are stripped of surrounding whitespace. Any other number of
+      fields is an error. There is no header line.
+    - ``jsonl``: one object per line, ``{"qid", "query", "description", "narrative", "segments"}``; qid a
+      string (an integer is accepted and converted), query a non-empty string, description and narrative
+      optional strings (null = ""), segments an optional array of non-empty strings. Other keys are
+      ignored.
+    """
+    format = format or guess_format(source_name(path), "topics")
+    if format not in TOPIC_FORMATS:
+        raise ValueError(f"unknown topics format {format!r}; expected one of {', '.join(TOPIC_FORMATS)}")
+    reader = _Reader(path, max_errors)
+    seen: dict[str, int] = {}
+    parse = {"trec": _trec_topics, "tsv": _tsv_topics, "jsonl": _jsonl_topics}[format]
+    for topic in parse(reader):
+        if topic.qid in seen:
+            reader.error(topic.line, f"duplicate qid {topic.qid!r} (first at line {seen[topic.qid]})")
+            continue
+        seen[topic.qid] = topic.line
+        reader.entries += 1
+        yield topic
+    reader.finish("topics")
+
+
+def _tsv_topics(reader: _Reader) -> Iterator[TopicEntry]:
+    for lineno, line in reader.lines():
+        if not line.strip():
+            continue
+        reader.content = True
+        parts = line.split("\t")
+        if len(parts) not in (2, 3):
+            reader.error(
+                lineno,
+                f"expected 2 or 3 tab-separated fields 'qid<TAB>query[<TAB>segments]', found {len(parts)}",
+            )
+            continue
+        qid, query = parts[0].strip(), parts[1].strip()
+        problem = _id_problem(qid, "qid")
+        if problem is None and not query:
+            problem = f"topic {qid!r} has an empty query"
+        if problem:
+            reader.error(lineno, problem)
+            continue
+        segments = tuple(s.strip() for s in parts[2].split(",") if s.strip()) if len(parts) == 3 else ()
+        yield TopicEntry(qid, query, "", "", segments, lineno)
+
+
+def _jsonl_topics(reader: _Reader) -> Iterator[TopicEntry]:
+    for lineno, obj in _json_objects(reader):
+        try:
+            qid = _json_id(obj, ("qid",), "qid")
+            query = _json_text(obj, ("query",)).strip()
+            if not query:
+                raise _Invalid(
+                    f"topic {qid!r} has no query"
+                    if "query" not in obj
+                    else f"topic {qid!r} has an empty query"
+                )
+            description = _json_text(obj, ("description",)).strip()
+            narrative = _json_text(obj, ("narrative",)).strip()
+            raw_segments = obj.get("segments")
+            if raw_segments is None:
+                segments: tuple[str, ...] = ()
+            elif isinstance(raw_segments, list) and all(
+                isinstance(s, str) and s.strip() for s in raw_segments
+            ):
+                segments = tuple(s.strip() for s in raw_segments)
+            else:
+                raise _Invalid("field 'segments' must be an array of non-empty strings")
+        except _Invalid as exc:
+            reader.error(lineno, str(exc))
+            continue
+        yield TopicEntry(qid, query, description, narrative, segments, lineno)
+
+
+_TOP_TAG = re.compile(r"<(/?)top\s*>", re.IGNORECASE)
+_ANY_TAG = re.compile(r"<\s*(/?)\s*([A-Za-z][\w.-]*)[^>]*>")
+_TOPIC_PREFIXES = {
+    "num": re.compile(r"^number\s*:\s*", re.IGNORECASE),
+    "title": re.compile(r"^topic\s*:\s*", re.IGNORECASE),
+    "desc": re.compile(r"^description\s*:\s*", re.IGNORECASE),
+    "narr": re.compile(r"^narrative\s*:\s*", re.IGNORECASE),
+}
+_SPACES = re.compile(r"\s+")
+
+
+def _blocks(reader: _Reader, tag: re.Pattern[str], label: str) -> Iterator[tuple[int, str]]:
+    """The text inside each ``<X>…</X>`` block of an SGML-ish file, with the line where it opened.
+
+    ``tag`` matches the opening and closing tag, group 1 being ``/`` for a closing one. Blocks may start
+    and end anywhere on a line. Non-blank text outside blocks, a block opened inside an open block, a
+    stray closing tag and a block still open at the end of the file are errors.
+    """
+    opened: int | None = None
+    parts: list[str] = []
+    for lineno, line in reader.lines():
+        if line.strip():
+            reader.content = True
+        outside_text = False
+        position = 0
+        for match in tag.finditer(line):
+            chunk = line[position : match.start()]
+            position = match.end()
+            closing = bool(match.group(1))
+            if opened is None:
+                outside_text = outside_text or bool(chunk.strip())
+                if closing:
+                    reader.error(lineno, f"</{label}> without a matching <{label}>")
+                else:
+                    opened, parts = lineno, []
+                continue
+            parts.append(chunk)
+            if closing:
+                yield opened, "".join(parts)
+                opened, parts = None, []
+            else:
+                reader.error(
+                    opened, f"<{label}> opened here is not closed before the <{label}> on line {lineno}"
+                )
+                opened, parts = lineno, []
+        rest = line[position:]
+        if opened is None:
+            outside_text = outside_text or bool(rest.strip())
+        else:
+            parts.append(rest)
+            parts.append("\n")
+        if outside_text:
+            reader.error(lineno, f"text outside <{label}> … </{label}>")
+    if opened is not None:
+        reader.error(opened, f"<{label}> opened here is never closed (end of file)")
+
+
+def _trec_topics(reader: _Reader) -> Iterator[TopicEntry]:
+    for line, block in _blocks(reader, _TOP_TAG, "top"):
+        sections: dict[str, list[str]] = {}
+        current: str | None = None
+        position = 0
+        for match in _ANY_TAG.finditer(block):
+            if current is not None:
+                sections.setdefault(current, []).append(block[position : match.start()])
+            current = None if match.group(1) else match.group(2).lower()
+            position = match.end()
+        if current is not None:
+            sections.setdefault(current, []).append(block[position:])
+
+        def section(name: str, sections: dict[str, list[str]] = sections) -> str:
+            value = _SPACES.sub(" ", " ".join(sections.get(name, []))).strip()
+            prefix = _TOPIC_PREFIXES.get(name)
+            return prefix.sub("", value) if prefix else value
+
+        if "num" not in sections:
+            reader.error(line, "topic has no <num>")
+            continue
+        qid = section("num")
+        problem = _id_problem(qid, "qid")
+        if problem:
+            reader.error(line, problem)
+            continue
+        if qid.isdigit() and qid.isascii():
+            qid = qid.lstrip("0") or "0"
+        query = section("title")
+        if not query:
+            reader.error(line, f"topic {qid!r} has no <title> (empty query)")
+            continue
+        yield TopicEntry(qid, query, section("desc"), section("narr"), (), line)
+
+
+# ------------------------------------------------------------------------------------------ documents
+
+
+def read_documents(
+    path: Source, *, format: str | None = None, max_errors: int = 50
+) -> Iterator[DocumentEntry]:
+    """Yield the documents of a JSONL, TSV or TREC SGML file (``format`` from the extension when not
+    given, see :func:`guess_format`). A docid is required, non-empty, without whitespace, and unique in
+    the file.
+
+    - ``jsonl``: one object per line, ``{"docid", "title", "text", "url", "metadata"}``. The docid is a
+      string; an integer is accepted and converted with ``str`` (some collections number their
+      documents). Pyserini's and ir_datasets' spellings are accepted when ``docid``/``text`` are absent:
+      ``doc_id`` or ``id`` for the docid, ``contents`` or ``body`` for the text. title, text and url are
+      optional strings (null = ""), metadata an optional object (null = {}); any other key is kept in
+      metadata (unless metadata already has that key). A line that is not a JSON object is an error.
+    - ``tsv``: ``docid<TAB>title<TAB>text``, exactly 3 fields (title and text may be empty, the docid is
+      stripped of surrounding spaces). No header line, no unescaping.
+    - ``trec``: TREC SGML as the classic collections ship it, read document by document:
+      ``<DOC> <DOCNO>id</DOCNO> … <TEXT>…</TEXT> … </DOC>`` (tags case-insensitive). The title is the
+      first of ``<HEADLINE>``, ``<TITLE>``, ``<HEAD>``, ``<HL>`` present (all occurrences of that tag
+      joined). The text is every ``<TEXT>`` section joined by a blank line; without any ``<TEXT>``, it is
+      everything in the document except DOCNO, DOCHDR and the title. In title and text, SGML comments and
+      tags are removed, entities unescaped (``&amp;`` → ``&``) and whitespace collapsed to single spaces.
+      The url is ``<URL>`` if present; metadata is empty. A missing or repeated ``<DOCNO>``, a ``<DOC>``
+      not closed (at the end of the file or before the next ``<DOC>``; reported on the line where it
+      opened) and non-blank text outside ``<DOC>…</DOC>`` are errors.
+    """
+    format = format or guess_format(source_name(path), "documents")
+    if format not in DOCUMENT_FORMATS:
+        raise ValueError(
+            f"unknown documents format {format!r}; expected one of {', '.join(DOCUMENT_FORMATS)}"
+        )
+    reader = _Reader(path, max_errors)
+    seen: dict[str, int] = {}
+    parse = {"trec": _trec_documents, "tsv": _tsv_documents, "jsonl": _jsonl_documents}[format]
+    for document in parse(reader):
+        if document.docid in seen:
+            reader.error(
+                document.line, f"duplicate docid {document.docid!r} (first at line {seen[document.docid]})"
+            )
+            continue
+        seen[document.docid] = document.line
+        reader.entries += 1
+        yield document
+    reader.finish("documents")
+
+
+def _tsv_documents(reader: _Reader) -> Iterator[DocumentEntry]:
+    for lineno, line in reader.lines():
+        if not line.strip():
+            continue
+        reader.content = True
+        parts = line.split("\t")
+        if len(parts) != 3:
+            reader.error(
+                lineno, f"expected 3 tab-separated fields 'docid<TAB>title<TAB>text', found {len(parts)}"
+            )
+            continue
+        docid = parts[0].strip(" ")
+        problem = _id_problem(docid, "docid")
+        if problem:
+            reader.error(lineno, problem)
+            continue
+        yield DocumentEntry(docid, parts[1], parts[2], "", {}, lineno)
+
+
+_DOCUMENT_KEYS = {"docid", "doc_id", "id", "title", "text", "contents", "body", "url", "metadata"}
+
+
+def _jsonl_documents(reader: _Reader) -> Iterator[DocumentEntry]:
+    for lineno, obj in _json_objects(reader):
+        try:
+            docid = _json_id(obj, ("docid", "doc_id", "id"), "docid")
+            title = _json_text(obj, ("title",))
+            text = _json_text(obj, ("text", "contents", "body"))
+            url = _json_text(obj, ("url",))
+            metadata = obj.get("metadata")
+            if metadata is None:
+                metadata = {}
+            elif not isinstance(metadata, dict):
+                raise _Invalid(f"field 'metadata' must be an object, found {_json_type(metadata)}")
+        except _Invalid as exc:
+            reader.error(lineno, str(exc))
+            continue
+        extra = {
+            key: value for key, value in obj.items() if key not in _DOCUMENT_KEYS and key not in metadata
+        }
+        if extra:
+            metadata = {**metadata, **extra}
+        yield DocumentEntry(docid, title, text, url, metadata, lineno)
+
+
+_DOC_TAG = re.compile(r"<(/?)doc(?:\s[^>]*)?>", re.IGNORECASE)
+_DOCNO = re.compile(r"<docno(?:\s[^>]*)?>(.*?)</docno\s*>", re.IGNORECASE | re.DOTALL)
+_DOCHDR = re.compile(r"<dochdr(?:\s[^>]*)?>.*?(?:</dochdr\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+_TEXT = re.compile(r"<text(?:\s[^>]*)?>(.*?)(?:</text\s*>|\Z)", re.IGNORECASE | re.DOTALL)
+_URL = re.compile(r"<url(?:\s[^>]*)?>(.*?)</url\s*>", re.IGNORECASE | re.DOTALL)
+_TITLES = tuple(
+    re.compile(rf"<{tag}(?:\s[^>]*)?>(.*?)</{tag}\s*>", re.IGNORECASE | re.DOTALL)
+    for tag in ("headline", "title", "head", "hl")
+)
+_COMMENT = re.compile(r"<!--.*?-->", re.DOTALL)
+_MARKUP = re.compile(r"<[^>]*>")
+
+
+def _plain(markup: str) -> str:
+    """Tags and comments removed, entities unescaped, whitespace collapsed."""
+    return _SPACES.sub(" ", html.unescape(_MARKUP.sub(" ", _COMMENT.sub(" ", markup)))).strip()
+
+
+def _trec_documents(reader: _Reader) -> Iterator[DocumentEntry]:
+    for line, block in _blocks(reader, _DOC_TAG, "DOC"):
+        numbers = _DOCNO.findall(block)
+        if not numbers:
+            reader.error(line, "document has no <DOCNO>")
+            continue
+        if len(numbers) > 1:
+            reader.error(line, f"document has {len(numbers)} <DOCNO> elements")
+            continue
+        docid = _plain(numbers[0])
+        problem = _id_problem(docid, "docid")
+        if problem:
+            reader.error(line, problem)
+            continue
+        title = ""
+        body = _DOCHDR.sub(" ", _DOCNO.sub(" ", block))
+        for pattern in _TITLES:
+            titles = pattern.findall(block)
+            if titles:
+                title = _plain(" ".join(titles))
+                body = pattern.sub(" ", body)
+                break
+        sections = _TEXT.findall(block)
+        if sections:
+            text = "\n\n".join(part for part in (_plain(section) for section in sections) if part)
+        else:
+            text = _plain(body)
+        url_match = _URL.search(block)
+        url = _plain(url_match.group(1)) if url_match else ""
+        if not sections and url_match:
+            text = _plain(_URL.sub(" ", body))
+        yield DocumentEntry(docid, title, text, url, {}, line)
