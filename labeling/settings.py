@@ -167,3 +167,16 @@ LOGGING = {
     "handlers": {"console": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
 }
+
+# Cache: carries live progress of jobs running inside a transaction. Must be shared between the web
+# process and the workers in production (Redis); defaults to the broker when it is Redis.
+CACHE_URL = os.environ.get("CACHE_URL", "") or (
+    CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else ""
+)
+CACHES = {
+    "default": (
+        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        if CACHE_URL
+        else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
+    )
+}

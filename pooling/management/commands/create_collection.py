@@ -1,0 +1,22 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from pooling import services
+
+
+class Command(BaseCommand):
+    help = "Create an empty collection of documents."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name")
+        parser.add_argument("--description", default="")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            collection = services.create_collection(name=options["name"], description=options["description"])
+        except services.ImportFailed as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(f"created collection {collection.name}")

@@ -1,0 +1,190 @@
+"""Collections, documents, topics, runs and their rows, pools and pool items, and job status rows."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import models, transaction
+from django.utils import timezone
+
+
+class Collection(models.Model):
+    name = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class Document(models.Model):
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="documents")
+    docid = models.CharField(max_length=255)
+    title = models.TextField(blank=True)
+    text = models.TextField(blank=True)
+    url = models.URLField(max_length=2000, blank=True)
+    metadata = models.JSONField(default=dict, blank=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["collection", "docid"], name="document_unique_docid")]
+        ordering = ["collection", "docid"]
+
+    def __str__(self) -> str:
+        return self.docid
+
+
+class TopicQuerySet(models.QuerySet["Topic"]):
+    def in_segment(self, segment: str) -> list[Topic]:
+        """Topics tagged with `segment` (segments are a JSON list; filtered in Python for SQLite too)."""
+        return [topic for topic in self if segment in (topic.segments or [])]
+
+
+class Topic(models.Model):
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="topics")
+    qid = models.CharField(max_length=100)
+    query = models.TextField()
+    description = models.TextField(blank=True)
+    narrative = models.TextField(blank=True)
+    segments = models.JSONField(default=list, blank=True)
+
+    objects = TopicQuerySet.as_manager()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["collection", "qid"], name="topic_unique_qid")]
+        ordering = ["collection", "qid"]
+
+    def __str__(self) -> str:
+        return f"{self.qid}: {self.query}"
+
+
+class Run(models.Model):
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs")
+    name = models.CharField(max_length=200)
+    description = models.TextField(blank=True)
+    source_file = models.CharField(max_length=500, blank=True)
+    num_rows = models.PositiveIntegerField(default=0)
+    num_topics = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["collection", "name"], name="run_unique_name")]
+        ordering = ["collection", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def ranked_list(self, topic: Topic) -> list[tuple[str, float]]:
+        """One topic's ranked list in trec_eval order, as (docid, score), read in bulk through the index."""
+        rows = (
+            RunRow.objects.filter(run=self, topic=topic)
+            .order_by("rank")
+            .values_list("document__docid", "score")
+        )
+        return list(rows)
+
+
+class RunRow(models.Model):
+    """One retrieved document of a run. `rank` is the trec_eval rank (1 = first), computed at import.
+
+    The unique index (run, topic, rank) makes one topic's ranked list one index range scan. The foreign
+    keys carry no database constraint and no index of their own: the importer is the only writer and
+    validates topic and document ids itself, which keeps bulk loading close to COPY speed.
+    """
+
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="rows", db_index=False)
+    topic = models.ForeignKey(
+        Topic, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
+    document = models.ForeignKey(
+        Document, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
+    )
+    rank = models.PositiveIntegerField()
+    score = models.FloatField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["run", "topic", "rank"], name="runrow_unique_rank"),
+        ]
+
+
+class Job(models.Model):
+    """The status row of a long task (an import, a pool build, a release): what the UI and API read."""
+
+    class Kind(models.TextChoices):
+        DOCUMENTS = "documents"
+        TOPICS = "topics"
+        RUN = "run"
+        JUDGEMENTS = "judgements"
+        BUILD_POOL = "build_pool"
+        RELEASE = "release"
+        REPORT = "report"
+
+    class Status(models.TextChoices):
+        QUEUED = "queued"
+        RUNNING = "running"
+        DONE = "done"
+        FAILED = "failed"
+
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    collection = models.ForeignKey(Collection, null=True, blank=True, on_delete=models.CASCADE)
+    params = models.JSONField(default=dict, blank=True)
+    upload = models.FileField(upload_to="uploads/%Y/%m/", blank=True)
+    upload_name = models.CharField(max_length=300, blank=True)
+    progress = models.FloatField(default=0.0)
+    message = models.CharField(max_length=300, blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    errors = models.JSONField(default=list, blank=True)
+    warnings = models.JSONField(default=list, blank=True)
+    result = models.JSONField(default=dict, blank=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+    started_at = models.DateTimeField(null=True, blank=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} #{self.pk} ({self.status})"
+
+    @property
+    def finished(self) -> bool:
+        return self.status in (self.Status.DONE, self.Status.FAILED)
+
+    def report(self, *, progress: float | None = None, message: str | None = None, **fields: Any) -> None:
+        """Record progress without touching other columns (called from inside tasks).
+
+        Inside a transaction (an atomic import) a row update would stay invisible until the commit, so
+        live progress goes to the shared cache instead, where `live()` finds it.
+        """
+        values: dict[str, Any] = dict(fields)
+        if progress is not None:
+            values["progress"] = round(min(max(progress, 0.0), 1.0), 4)
+        if message is not None:
+            values["message"] = message[:300]
+        for key, value in values.items():
+            setattr(self, key, value)
+        if transaction.get_connection().in_atomic_block and not fields:
+            cache.set(self._cache_key, {"progress": self.progress, "message": self.message}, 3600)
+        else:
+            Job.objects.filter(pk=self.pk).update(**values)
+
+    @property
+    def _cache_key(self) -> str:
+        return f"job-progress:{self.pk}"
+
+    def live(self) -> dict[str, Any]:
+        """Progress and message, from the cache while the job runs inside a transaction."""
+        if self.status == self.Status.RUNNING:
+            cached = cache.get(self._cache_key)
+            if cached:
+                return cached
+        return {"progress": self.progress, "message": self.message}

@@ -1,0 +1,396 @@
+"""Writes for collections, documents, topics and runs. Every caller (CLI, API, admin, tasks) uses these.
+
+Imports stream the file through the pure readers of `pooling.formats` and run in one transaction: one bad
+line anywhere raises `ImportFailed` (the readers' `FILE:LINE: message` errors) and stores nothing.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from django.db import connection, transaction
+
+from pooling import formats
+from pooling.models import Collection, Document, Run, RunRow, Topic
+
+Progress = Callable[[float, str], None]
+BATCH = 5000
+
+
+class ImportFailed(Exception):
+    """An import stored nothing. `errors` are `FILE:LINE: message` strings."""
+
+    def __init__(self, errors: list[str]) -> None:
+        self.errors = errors
+        shown = errors[:20]
+        more = f"\n... and {len(errors) - 20} more" if len(errors) > 20 else ""
+        super().__init__("\n".join(shown) + more)
+
+
+@dataclass
+class ImportSummary:
+    kind: str
+    created: int = 0
+    updated: int = 0
+    rows: int = 0
+    topics: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        parts = [f"{self.kind}: {self.rows} rows"]
+        if self.topics:
+            parts.append(f"{self.topics} topics")
+        if self.created or self.updated:
+            parts.append(f"{self.created} created, {self.updated} updated")
+        parts.append(f"{self.seconds:.1f} s")
+        return ", ".join(parts)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "created": self.created,
+            "updated": self.updated,
+            "rows": self.rows,
+            "topics": self.topics,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class _CountingReader(io.RawIOBase):
+    """A binary file that reports how far it has been read, for progress by bytes."""
+
+    def __init__(self, raw: IO[bytes], size: int, progress: Progress | None, name: str) -> None:
+        self.raw = raw
+        self.size = max(size, 1)
+        self.progress = progress
+        self.name = name
+        self._last = 0.0
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self.raw.readinto(buffer)  # type: ignore[attr-defined]
+        if self.progress and n:
+            fraction = self.raw.tell() / self.size
+            if fraction - self._last >= 0.01:
+                self._last = fraction
+                self.progress(fraction, "")
+        return n or 0
+
+
+def _open_source(path: str | Path, display_name: str | None, progress: Progress | None) -> IO[bytes]:
+    path = Path(path)
+    if not path.exists():
+        raise ImportFailed([f"{display_name or path}: file not found"])
+    raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    return _CountingReader(raw, os.path.getsize(path), progress, display_name or str(path))  # type: ignore[return-value]
+
+
+def _errors(exc: formats.FormatError) -> list[str]:
+    return [str(error) for error in exc.errors]
+
+
+def _by_line(errors: list[str]) -> list[str]:
+    """Errors in file order (the readers' and the importer's own checks interleave)."""
+
+    def line(error: str) -> int:
+        parts = error.split(":")
+        return int(parts[1]) if len(parts) > 2 and parts[1].isdigit() else 0
+
+    return sorted(errors, key=line)
+
+
+def create_collection(*, name: str, description: str = "") -> Collection:
+    """Create an empty collection; a duplicate name is refused with ImportFailed."""
+    if Collection.objects.filter(name=name).exists():
+        raise ImportFailed([f"collection {name!r} already exists"])
+    return Collection.objects.create(name=name, description=description)
+
+
+def import_documents(
+    *,
+    collection: Collection,
+    path: str | Path,
+    format: str | None = None,
+    display_name: str | None = None,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import documents (JSONL, TSV or TREC SGML, `.gz` too) atomically; an existing docid is updated."""
+    started = time.monotonic()
+    name = display_name or str(path)
+    fmt = format or formats.guess_format(name, "documents")
+    summary = ImportSummary(kind="documents")
+    existing = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
+    try:
+        with _open_source(path, name, progress) as source, transaction.atomic():
+            new: list[Document] = []
+            changed: list[Document] = []
+            for entry in formats.read_documents(source, format=fmt):
+                doc = Document(
+                    collection=collection,
+                    docid=entry.docid,
+                    title=entry.title,
+                    text=entry.text,
+                    url=entry.url,
+                    metadata=entry.metadata,
+                )
+                if entry.docid in existing:
+                    doc.id = existing[entry.docid]
+                    changed.append(doc)
+                else:
+                    new.append(doc)
+                summary.rows += 1
+                if len(new) >= BATCH:
+                    Document.objects.bulk_create(new)
+                    summary.created += len(new)
+                    new.clear()
+                if len(changed) >= BATCH:
+                    Document.objects.bulk_update(changed, ["title", "text", "url", "metadata"])
+                    summary.updated += len(changed)
+                    changed.clear()
+            Document.objects.bulk_create(new)
+            summary.created += len(new)
+            Document.objects.bulk_update(changed, ["title", "text", "url", "metadata"], batch_size=BATCH)
+            summary.updated += len(changed)
+    except formats.FormatError as exc:
+        raise ImportFailed(_errors(exc)) from None
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def import_topics(
+    *,
+    collection: Collection,
+    path: str | Path,
+    format: str | None = None,
+    display_name: str | None = None,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import topics (TREC, TSV or JSONL) atomically; an existing qid is updated."""
+    started = time.monotonic()
+    name = display_name or str(path)
+    fmt = format or formats.guess_format(name, "topics")
+    summary = ImportSummary(kind="topics")
+    existing = {t.qid: t for t in Topic.objects.filter(collection=collection)}
+    try:
+        with _open_source(path, name, progress) as source, transaction.atomic():
+            for entry in formats.read_topics(source, format=fmt):
+                values = {
+                    "query": entry.query,
+                    "description": entry.description,
+                    "narrative": entry.narrative,
+                    "segments": list(entry.segments),
+                }
+                topic = existing.get(entry.qid)
+                if topic is None:
+                    Topic.objects.create(collection=collection, qid=entry.qid, **values)
+                    summary.created += 1
+                else:
+                    Topic.objects.filter(pk=topic.pk).update(**values)
+                    summary.updated += 1
+                summary.rows += 1
+    except formats.FormatError as exc:
+        raise ImportFailed(_errors(exc)) from None
+    summary.topics = summary.rows
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+class _RowWriter:
+    """Writes run rows in bulk: COPY on PostgreSQL, batched executemany elsewhere."""
+
+    columns = "(run_id, topic_id, document_id, rank, score)"
+
+    def __init__(self) -> None:
+        self.table = RunRow._meta.db_table
+        self.cursor = connection.cursor()
+        self.copy: Any = None
+        self.pending: list[tuple[int, int, int, int, float]] = []
+        if connection.vendor == "postgresql":
+            raw = self.cursor.cursor  # the psycopg cursor under Django's wrapper
+            self.copy_cm = raw.copy(f"COPY {self.table} {self.columns} FROM STDIN")
+            self.copy = self.copy_cm.__enter__()
+
+    def write(self, run_id: int, topic_id: int, doc_ids: list[int], scores: list[float], start: int) -> None:
+        if self.copy is not None:
+            prefix = f"{run_id}\t{topic_id}\t"
+            self.copy.write(
+                "".join(
+                    f"{prefix}{doc}\t{rank}\t{score!r}\n"
+                    for rank, (doc, score) in enumerate(zip(doc_ids, scores, strict=True), start)
+                )
+            )
+            return
+        self.pending.extend(
+            (run_id, topic_id, doc, rank, score)
+            for rank, (doc, score) in enumerate(zip(doc_ids, scores, strict=True), start)
+        )
+        if len(self.pending) >= BATCH * 4:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.pending:
+            self.cursor.executemany(
+                f"INSERT INTO {self.table} {self.columns} VALUES (%s, %s, %s, %s, %s)", self.pending
+            )
+            self.pending.clear()
+
+    def close(self, failed: bool = False) -> None:
+        if self.copy is not None:
+            self.copy_cm.__exit__(*(  # noqa: B009 - end the COPY (or abort it on failure)
+                (RuntimeError, RuntimeError("import failed"), None) if failed else (None, None, None)
+            ))
+            self.copy = None
+        elif not failed:
+            self.flush()
+        self.cursor.close()
+
+
+def _validated(
+    entries: Iterable[formats.RunEntry],
+    *,
+    name: str,
+    topics: dict[str, int],
+    documents: dict[str, int],
+    skip_unknown_topics: bool,
+    skipped: dict[str, int],
+    errors: list[str],
+) -> Iterator[formats.RunEntry]:
+    """Pass on the rows whose topic and document the collection knows; collect the others as errors."""
+    for entry in entries:
+        if entry.qid not in topics:
+            if skip_unknown_topics:
+                skipped[entry.qid] = skipped.get(entry.qid, 0) + 1
+                continue
+            if len(errors) < 50:
+                errors.append(f"{name}:{entry.line}: unknown topic {entry.qid!r} (not in the collection)")
+            continue
+        if entry.docid not in documents:
+            if len(errors) < 50:
+                errors.append(f"{name}:{entry.line}: unknown document {entry.docid!r} (not in the collection)")
+            continue
+        yield entry
+
+
+def import_run(
+    *,
+    collection: Collection,
+    path: str | Path,
+    name: str | None = None,
+    description: str = "",
+    replace: bool = False,
+    skip_unknown_topics: bool = False,
+    display_name: str | None = None,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import a TREC run atomically, storing each row with its trec_eval rank (score desc, docid desc).
+
+    The file streams through in contiguous per-topic blocks; memory holds one topic's list, the
+    collection's docid map and the set of topics seen. A name already taken is refused unless `replace`,
+    which swaps the rows of the existing run (pools that use it keep their items). Unknown topics are
+    errors unless `skip_unknown_topics` (then one warning with the count); unknown documents are errors.
+    """
+    started = time.monotonic()
+    display = display_name or str(path)
+    run_name = name or Path(display).name.removesuffix(".gz").rsplit(".", 1)[0]
+    summary = ImportSummary(kind="run")
+    existing = Run.objects.filter(collection=collection, name=run_name).first()
+    if existing and not replace:
+        raise ImportFailed([f"{display}: a run named {run_name!r} already exists (use --replace)"])
+    topics = dict(Topic.objects.filter(collection=collection).values_list("qid", "id"))
+    documents = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
+    errors: list[str] = []
+    skipped: dict[str, int] = {}
+    continued: set[int] = set()
+    written_topics: set[int] = set()
+    try:
+        with _open_source(path, display, progress) as source, transaction.atomic():
+            if existing:
+                run = existing
+                RunRow.objects.filter(run=run)._raw_delete(RunRow.objects.db)  # type: ignore[attr-defined]
+                run.description = description or run.description
+            else:
+                run = Run.objects.create(collection=collection, name=run_name, description=description)
+            writer = _RowWriter()
+            failed = True
+            try:
+                entries = _validated(
+                    formats.read_run(source),
+                    name=display,
+                    topics=topics,
+                    documents=documents,
+                    skip_unknown_topics=skip_unknown_topics,
+                    skipped=skipped,
+                    errors=errors,
+                )
+                offsets: dict[int, int] = {}
+                for block in formats.ranked_lists(entries, path=display):
+                    topic_id = topics[block.qid]
+                    start = offsets.get(topic_id, 0) + 1
+                    if block.continued or topic_id in written_topics:
+                        continued.add(topic_id)
+                    written_topics.add(topic_id)
+                    writer.write(run.id, topic_id, [documents[d] for d in block.docids], block.scores, start)
+                    offsets[topic_id] = start - 1 + len(block.docids)
+                    summary.rows += len(block.docids)
+                if errors:
+                    raise ImportFailed(errors)
+                failed = False
+            finally:
+                writer.close(failed=failed)
+            for topic_id in continued:
+                _rerank_topic(run=run, topic_id=topic_id, display=display)
+            if summary.rows == 0:
+                raise ImportFailed([f"{display}: no rows to import"])
+            summary.topics = len(written_topics)
+            run.num_rows = summary.rows
+            run.num_topics = summary.topics
+            run.source_file = Path(display).name
+            run.save()
+    except formats.FormatError as exc:
+        raise ImportFailed(_by_line(errors + _errors(exc))) from None
+    if skipped:
+        summary.warnings.append(
+            f"{display}: skipped {sum(skipped.values())} rows of {len(skipped)} topics the collection "
+            f"does not know: {', '.join(sorted(skipped)[:10])}{' ...' if len(skipped) > 10 else ''}"
+        )
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _rerank_topic(*, run: Run, topic_id: int, display: str) -> None:
+    """Re-rank a topic whose rows were not contiguous in the file (rare): check duplicates, sort, rewrite."""
+    rows = list(
+        RunRow.objects.filter(run=run, topic_id=topic_id).values_list("document_id", "document__docid", "score")
+    )
+    seen: set[int] = set()
+    for doc_id, docid, _score in rows:
+        if doc_id in seen:
+            qid = Topic.objects.get(pk=topic_id).qid
+            raise ImportFailed([f"{display}: duplicate document {docid!r} in topic {qid!r}"])
+        seen.add(doc_id)
+    rows.sort(key=lambda row: row[1], reverse=True)
+    rows.sort(key=lambda row: row[2], reverse=True)
+    RunRow.objects.filter(run=run, topic_id=topic_id).delete()
+    RunRow.objects.bulk_create(
+        RunRow(run=run, topic_id=topic_id, document_id=doc_id, rank=rank, score=score)
+        for rank, (doc_id, _docid, score) in enumerate(rows, 1)
+    )
+
+
+def delete_run(*, run: Run) -> None:
+    """Delete a run and its rows (pools keep the items it contributed that have judgements)."""
+    with transaction.atomic():
+        RunRow.objects.filter(run=run)._raw_delete(RunRow.objects.db)  # type: ignore[attr-defined]
+        run.delete()

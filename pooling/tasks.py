@@ -1,0 +1,66 @@
+"""Celery tasks of the pooling app: take ids, load the row, call one service, record on the Job row."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from celery import shared_task
+from django.utils import timezone
+
+from pooling import services
+from pooling.models import Job
+
+
+def run_job(job: Job, work: Any) -> None:
+    """Run `work(job)` recording status, progress, counts and errors on the job row. Safe to re-run."""
+    if job.status == Job.Status.DONE:
+        return
+    job.report(status=Job.Status.RUNNING, started_at=timezone.now(), errors=[], progress=0.0)
+    try:
+        summary = work(job)
+    except services.ImportFailed as exc:
+        job.report(status=Job.Status.FAILED, errors=exc.errors, finished_at=timezone.now())
+        return
+    except Exception as exc:  # the status row must say what happened, whatever it was
+        job.report(status=Job.Status.FAILED, errors=[f"internal error: {exc}"], finished_at=timezone.now())
+        raise
+    counts = summary.as_dict() if hasattr(summary, "as_dict") else dict(summary or {})
+    job.report(
+        status=Job.Status.DONE,
+        progress=1.0,
+        counts=counts,
+        warnings=list(getattr(summary, "warnings", [])),
+        finished_at=timezone.now(),
+    )
+
+
+def _import(job: Job) -> services.ImportSummary:
+    params = job.params
+    assert job.collection is not None
+    common: dict[str, Any] = {
+        "collection": job.collection,
+        "path": job.upload.path,
+        "display_name": job.upload_name or job.upload.name,
+        "progress": lambda fraction, message: job.report(progress=fraction * 0.99, message=message),
+    }
+    if job.kind == Job.Kind.DOCUMENTS:
+        return services.import_documents(format=params.get("format"), **common)
+    if job.kind == Job.Kind.TOPICS:
+        return services.import_topics(format=params.get("format"), **common)
+    if job.kind == Job.Kind.RUN:
+        return services.import_run(
+            name=params.get("name") or None,
+            description=params.get("description", ""),
+            replace=bool(params.get("replace")),
+            skip_unknown_topics=bool(params.get("skip_unknown_topics")),
+            **common,
+        )
+    raise services.ImportFailed([f"unknown import kind {job.kind!r}"])
+
+
+@shared_task
+def import_file(job_id: int) -> None:
+    """Import the uploaded file of job `job_id` (documents, topics or a run)."""
+    job = Job.objects.filter(pk=job_id).first()
+    if job is not None:
+        run_job(job, _import)

@@ -1,0 +1,94 @@
+"""Shared fixtures: named personas, the API client, and the service checks for CI."""
+
+from __future__ import annotations
+
+import os
+import socket
+
+import pytest
+from django.contrib.auth.models import Group, User
+from rest_framework.test import APIClient
+
+from labeling.celery import app as celery_app
+from pooling.permissions import MANAGERS_GROUP
+
+IN_CI = os.environ.get("CI", "").lower() == "true"
+
+
+def service_up(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def require_services() -> None:
+    """Tests of the production setup need PostgreSQL and Redis: under CI they fail, never skip."""
+    from django.conf import settings
+
+    missing = []
+    if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        missing.append("DATABASE_URL pointing at PostgreSQL")
+    if not settings.CELERY_BROKER_URL.startswith("redis") or not service_up("127.0.0.1", 6379):
+        missing.append("CELERY_BROKER_URL pointing at a running Redis")
+    if missing:
+        message = "needs " + " and ".join(missing)
+        if IN_CI:
+            pytest.fail(message)
+        pytest.skip(message)
+
+
+@pytest.fixture(autouse=True)
+def eager_celery():
+    """Tasks run in process in tests unless a test starts a real worker (see test_worker)."""
+    previous = celery_app.conf.task_always_eager
+    celery_app.conf.task_always_eager = True
+    yield
+    celery_app.conf.task_always_eager = previous
+
+
+@pytest.fixture(autouse=True)
+def media_root(tmp_path, settings):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    return settings.MEDIA_ROOT
+
+
+@pytest.fixture
+def admin_user(db):
+    return User.objects.create_user("admin", password="admin-pass-123", is_staff=True, is_superuser=True)
+
+
+@pytest.fixture
+def manager(db):
+    user = User.objects.create_user("manager", password="manager-pass-123")
+    group, _ = Group.objects.get_or_create(name=MANAGERS_GROUP)
+    user.groups.add(group)
+    return user
+
+
+@pytest.fixture
+def rater(db):
+    return User.objects.create_user("rater", password="rater-pass-123")
+
+
+@pytest.fixture
+def second_rater(db):
+    return User.objects.create_user("rater2", password="rater2-pass-123")
+
+
+@pytest.fixture
+def outsider(db):
+    return User.objects.create_user("outsider", password="outsider-pass-123")
+
+
+@pytest.fixture
+def api():
+    return APIClient()
+
+
+def client_for(user) -> APIClient:
+    client = APIClient()
+    if user is not None:
+        client.force_authenticate(user)
+    return client
