@@ -542,26 +542,37 @@ def topic_seed(seed: int, qid: str) -> int:
 def allocate_budget(budget: int, capacities: Mapping[str, int]) -> dict[str, int]:
     """Split a global budget of judgements across topics: even shares, leftovers redistributed.
 
-    Water-filling: every topic with room gets ``budget // n`` (the first ``budget % n`` topics in sorted
-    qid order one more), capped at its capacity (the number of candidates it has); what a capped topic
-    could not use is split again the same way among the topics that still have room, until the budget is
-    spent or every topic is full. The result sums to ``min(budget, sum(capacities))``, and no two uncapped
-    topics differ by more than one. This is the classic per-topic setting (each topic then runs its own
-    chooser); the cross-topic "global" bandit of Losada et al. is not implemented.
+    Water-filling: find the largest level L such that giving every topic ``min(capacity, L)`` stays within
+    the budget; give that, then one more each to the first ``leftover`` topics (sorted qid order) whose
+    capacity exceeds L. So every topic gets an even share capped at its capacity (the number of candidates
+    it has), what small topics cannot use goes to the others, the result sums to
+    ``min(budget, sum(capacities))``, and no topic gets more than one above a topic that still has room.
+    This is the classic per-topic setting (each topic then runs its own chooser); the cross-topic "global"
+    bandit of Losada et al. is not implemented.
     """
     if budget < 0:
         raise ValueError("budget must be non-negative")
-    allocation = dict.fromkeys(sorted(capacities), 0)
-    remaining = budget
-    while remaining > 0:
-        open_topics = [qid for qid in allocation if allocation[qid] < capacities[qid]]
-        if not open_topics:
+    qids = sorted(capacities)
+    caps = {qid: max(0, int(capacities[qid])) for qid in qids}
+
+    def spent(level: int) -> int:
+        return sum(min(cap, level) for cap in caps.values())
+
+    low, high = 0, max(caps.values(), default=0)
+    while low < high:  # largest level with spent(level) <= budget
+        middle = (low + high + 1) // 2
+        if spent(middle) <= budget:
+            low = middle
+        else:
+            high = middle - 1
+    allocation = {qid: min(caps[qid], low) for qid in qids}
+    leftover = budget - spent(low)
+    for qid in qids:
+        if leftover == 0:
             break
-        share, extra = divmod(remaining, len(open_topics))
-        for i, qid in enumerate(open_topics):
-            give = min(share + (1 if i < extra else 0), capacities[qid] - allocation[qid])
-            allocation[qid] += give
-            remaining -= give
+        if caps[qid] > low:
+            allocation[qid] += 1
+            leftover -= 1
     return allocation
 
 
