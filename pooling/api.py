@@ -50,7 +50,16 @@ class RunSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Run
-        fields = ["id", "collection", "name", "description", "source_file", "num_rows", "num_topics", "created_at"]
+        fields = [
+            "id",
+            "collection",
+            "name",
+            "description",
+            "source_file",
+            "num_rows",
+            "num_topics",
+            "created_at",
+        ]
 
 
 class JobSerializer(serializers.ModelSerializer):
@@ -138,7 +147,9 @@ class CollectionViewSet(
     @action(detail=True, methods=["get"])
     def documents(self, request: Request, name: str | None = None) -> Response:
         collection = self.get_object()
-        return self._page(Document.objects.filter(collection=collection).order_by("docid"), DocumentSerializer)
+        return self._page(
+            Document.objects.filter(collection=collection).order_by("docid"), DocumentSerializer
+        )
 
     def _page(self, queryset: Any, serializer_class: Any) -> Response:
         page = self.paginate_queryset(queryset)

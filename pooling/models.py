@@ -111,6 +111,9 @@ class RunRow(models.Model):
             models.UniqueConstraint(fields=["run", "topic", "rank"], name="runrow_unique_rank"),
         ]
 
+    def __str__(self) -> str:
+        return f"run {self.run_id} topic {self.topic_id} rank {self.rank}"
+
 
 class Job(models.Model):
     """The status row of a long task (an import, a pool build, a release): what the UI and API read."""
@@ -188,3 +191,131 @@ class Job(models.Model):
             if cached:
                 return cached
         return {"progress": self.progress, "message": self.message}
+
+
+class PoolQuerySet(models.QuerySet["Pool"]):
+    def visible_to_manager(self) -> PoolQuerySet:
+        return self
+
+
+class Pool(models.Model):
+    """A judging campaign over a collection's topics: contributing runs, strategy and its parameters."""
+
+    class Strategy(models.TextChoices):
+        DEPTH = "depth", "depth-k"
+        MTF = "mtf", "move-to-front"
+        MAXMEAN = "bandit-maxmean", "bandit (MaxMean)"
+        THOMPSON = "bandit-thompson", "bandit (Thompson sampling)"
+
+    class Status(models.TextChoices):
+        DRAFT = "draft"
+        BUILDING = "building"
+        BUILT = "built"
+        FAILED = "failed"
+
+    name = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    collection = models.ForeignKey(Collection, on_delete=models.PROTECT, related_name="pools")
+    segment = models.CharField(
+        max_length=100, blank=True, help_text="Only topics with this segment; blank for all topics."
+    )
+    runs = models.ManyToManyField(Run, through="PoolRun", related_name="pools", blank=True)
+    strategy = models.CharField(max_length=20, choices=Strategy.choices, default=Strategy.DEPTH)
+    depth = models.PositiveIntegerField(default=10)
+    budget = models.PositiveIntegerField(
+        null=True, blank=True, help_text="Judgement budget (items) for the adaptive strategies."
+    )
+    seed = models.IntegerField(default=0)
+    judgements_per_item = models.PositiveSmallIntegerField(default=1)
+    double_judge_fraction = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="If set, only this random fraction of items gets judgements_per_item judgements; "
+        "the others need one.",
+    )
+    relevance_level = models.PositiveSmallIntegerField(default=1)
+    price_per_judgement = models.DecimalField(max_digits=8, decimal_places=2, default=1)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    created_at = models.DateTimeField(default=timezone.now)
+    built_at = models.DateTimeField(null=True, blank=True)
+
+    objects = PoolQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    @property
+    def adaptive(self) -> bool:
+        return self.strategy != self.Strategy.DEPTH
+
+    def topics(self) -> list[Topic]:
+        topics = Topic.objects.filter(collection=self.collection_id).order_by("qid")
+        if self.segment:
+            return topics.in_segment(self.segment)
+        return list(topics)
+
+
+class PoolRun(models.Model):
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="pool_runs")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    added_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pool", "run"], name="poolrun_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.pool_id}:{self.run_id}"
+
+
+class PoolItemQuerySet(models.QuerySet["PoolItem"]):
+    def selected(self) -> PoolItemQuerySet:
+        """Items raters judge: every item of a depth pool; those chosen so far in an adaptive pool."""
+        return self.filter(selected=True)
+
+
+class PoolItem(models.Model):
+    """A (topic, document) of a pool. Its provenance rows say which runs put it in, at which rank.
+
+    `blind_key` is a keyed hash of the docid: the order raters see within a topic, which says nothing
+    about runs or ranks. `num_judgements` is kept by the judging services (removing a run never deletes
+    an item that has a judgement). In an adaptive pool, `selected` marks the candidates the strategy has
+    chosen for judging, in the order `selected_order`; the others stay `unpooled`.
+    """
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="items")
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    blind_key = models.BigIntegerField(default=0)
+    required_judgements = models.PositiveSmallIntegerField(default=1)
+    num_judgements = models.PositiveIntegerField(default=0)
+    selected = models.BooleanField(default=True)
+    selected_order = models.PositiveIntegerField(null=True, blank=True)
+    added_at = models.DateTimeField(default=timezone.now)
+
+    objects = PoolItemQuerySet.as_manager()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["pool", "topic", "document"], name="poolitem_unique"),
+        ]
+        indexes = [models.Index(fields=["pool", "topic", "blind_key"], name="poolitem_blind_order")]
+
+    def __str__(self) -> str:
+        return f"{self.pool.name}: {self.topic.qid}/{self.document.docid}"
+
+
+class Provenance(models.Model):
+    """One (run, rank ≤ depth) that put an item in its pool."""
+
+    item = models.ForeignKey(PoolItem, on_delete=models.CASCADE, related_name="provenance")
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    rank = models.PositiveIntegerField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "run"], name="provenance_unique")]
+
+    def __str__(self) -> str:
+        return f"item {self.item_id} run {self.run_id} rank {self.rank}"

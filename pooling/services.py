@@ -6,6 +6,7 @@ line anywhere raises `ImportFailed` (the readers' `FILE:LINE: message` errors) a
 
 from __future__ import annotations
 
+import hashlib
 import io
 import os
 import time
@@ -14,10 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+from django.conf import settings
 from django.db import connection, transaction
+from django.utils import timezone
 
 from pooling import formats
-from pooling.models import Collection, Document, Run, RunRow, Topic
+from pooling.models import Collection, Document, Pool, PoolItem, PoolRun, Provenance, Run, RunRow, Topic
 
 Progress = Callable[[float, str], None]
 BATCH = 5000
@@ -248,9 +251,11 @@ class _RowWriter:
 
     def close(self, failed: bool = False) -> None:
         if self.copy is not None:
-            self.copy_cm.__exit__(*(  # noqa: B009 - end the COPY (or abort it on failure)
-                (RuntimeError, RuntimeError("import failed"), None) if failed else (None, None, None)
-            ))
+            self.copy_cm.__exit__(
+                *(  # noqa: B009 - end the COPY (or abort it on failure)
+                    (RuntimeError, RuntimeError("import failed"), None) if failed else (None, None, None)
+                )
+            )
             self.copy = None
         elif not failed:
             self.flush()
@@ -278,7 +283,9 @@ def _validated(
             continue
         if entry.docid not in documents:
             if len(errors) < 50:
-                errors.append(f"{name}:{entry.line}: unknown document {entry.docid!r} (not in the collection)")
+                errors.append(
+                    f"{name}:{entry.line}: unknown document {entry.docid!r} (not in the collection)"
+                )
             continue
         yield entry
 
@@ -372,7 +379,9 @@ def import_run(
 def _rerank_topic(*, run: Run, topic_id: int, display: str) -> None:
     """Re-rank a topic whose rows were not contiguous in the file (rare): check duplicates, sort, rewrite."""
     rows = list(
-        RunRow.objects.filter(run=run, topic_id=topic_id).values_list("document_id", "document__docid", "score")
+        RunRow.objects.filter(run=run, topic_id=topic_id).values_list(
+            "document_id", "document__docid", "score"
+        )
     )
     seen: set[int] = set()
     for doc_id, docid, _score in rows:
@@ -394,3 +403,303 @@ def delete_run(*, run: Run) -> None:
     with transaction.atomic():
         RunRow.objects.filter(run=run)._raw_delete(RunRow.objects.db)  # type: ignore[attr-defined]
         run.delete()
+
+
+# --------------------------------------------------------------------------------------------- pools
+
+
+class PoolError(Exception):
+    """A pool operation was refused; nothing changed."""
+
+
+@dataclass
+class BuildSummary:
+    items_added: int = 0
+    provenance_added: int = 0
+    items_removed: int = 0
+    topics: int = 0
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "items_added": self.items_added,
+            "provenance_added": self.provenance_added,
+            "items_removed": self.items_removed,
+            "topics": self.topics,
+            "seconds": round(self.seconds, 3),
+        }
+
+    def line(self) -> str:
+        return (
+            f"pool: {self.items_added} items added, {self.provenance_added} provenance rows, "
+            f"{self.items_removed} removed, {self.topics} topics, {self.seconds:.1f} s"
+        )
+
+
+def create_pool(
+    *,
+    name: str,
+    collection: Collection,
+    runs: Iterable[Run],
+    strategy: str = "depth",
+    depth: int = 10,
+    budget: int | None = None,
+    seed: int = 0,
+    judgements_per_item: int = 1,
+    double_judge_fraction: float | None = None,
+    relevance_level: int = 1,
+    segment: str = "",
+    price_per_judgement: float = 1.0,
+    description: str = "",
+) -> Pool:
+    """Configure a pool (not yet built). Validates every parameter; nothing is stored on an error."""
+    runs = list(runs)
+    problems: list[str] = []
+    if Pool.objects.filter(name=name).exists():
+        problems.append(f"a pool named {name!r} already exists")
+    if strategy not in Pool.Strategy.values:
+        problems.append(f"unknown strategy {strategy!r}; choose from {', '.join(Pool.Strategy.values)}")
+    if depth < 1:
+        problems.append("depth must be at least 1")
+    if strategy != Pool.Strategy.DEPTH and not budget:
+        problems.append(f"strategy {strategy!r} needs a judgement budget (--budget)")
+    if budget is not None and budget < 1:
+        problems.append("budget must be at least 1")
+    if judgements_per_item < 1:
+        problems.append("judgements per item must be at least 1")
+    if double_judge_fraction is not None and not 0.0 <= double_judge_fraction <= 1.0:
+        problems.append("double_judge_fraction must be between 0 and 1")
+    if not runs:
+        problems.append("a pool needs at least one run")
+    foreign = [run.name for run in runs if run.collection_id != collection.id]
+    if foreign:
+        problems.append(f"runs not in collection {collection.name!r}: {', '.join(foreign)}")
+    if segment and not Topic.objects.filter(collection=collection).in_segment(segment):
+        problems.append(f"no topic of collection {collection.name!r} has segment {segment!r}")
+    if problems:
+        raise PoolError("; ".join(problems))
+    with transaction.atomic():
+        pool = Pool.objects.create(
+            name=name,
+            description=description,
+            collection=collection,
+            strategy=strategy,
+            depth=depth,
+            budget=budget,
+            seed=seed,
+            judgements_per_item=judgements_per_item,
+            double_judge_fraction=double_judge_fraction,
+            relevance_level=relevance_level,
+            segment=segment,
+            price_per_judgement=price_per_judgement,
+        )
+        PoolRun.objects.bulk_create(PoolRun(pool=pool, run=run) for run in runs)
+    return pool
+
+
+def _blind_key_sql(pool: Pool) -> tuple[str, list[Any]]:
+    """SQL for the keyed hash of a docid (60 bits of MD5(key || docid)), for the blind order."""
+    key = f"{settings.BLIND_ORDER_KEY}:{pool.pk}:"
+    if connection.vendor == "postgresql":
+        return "('x' || substr(md5(%s || d.docid), 1, 15))::bit(60)::bigint", [key]
+    connection.ensure_connection()
+    connection.connection.create_function("blind_key", 2, _blind_key_python, deterministic=True)
+    return "blind_key(%s, d.docid)", [key]
+
+
+def _blind_key_python(key: str, docid: str) -> int:
+    return int(hashlib.md5((key + docid).encode(), usedforsecurity=False).hexdigest()[:15], 16)
+
+
+def _topic_filter(pool: Pool) -> tuple[str, list[Any]]:
+    if not pool.segment:
+        return "", []
+    ids = [topic.id for topic in pool.topics()]
+    return f" AND rr.topic_id IN ({', '.join(['%s'] * len(ids))})", ids
+
+
+def _add_items(*, pool: Pool, run_ids: list[int]) -> tuple[int, int]:
+    """Insert the depth-k union of `run_ids` into the pool, with provenance, in two set-based statements.
+
+    Existing items are kept as they are (ON CONFLICT DO NOTHING), so re-running is harmless and adding a
+    run adds only documents not yet pooled, plus its provenance on the ones already there.
+    """
+    if not run_ids:
+        return 0, 0
+    item = PoolItem._meta.db_table
+    prov = Provenance._meta.db_table
+    rows = RunRow._meta.db_table
+    doc = Document._meta.db_table
+    runs_sql = ", ".join(["%s"] * len(run_ids))
+    topics_sql, topic_ids = _topic_filter(pool)
+    blind_sql, blind_params = _blind_key_sql(pool)
+    fraction = pool.double_judge_fraction
+    if fraction is None or pool.judgements_per_item == 1:
+        required_sql, required_params = "%s", [pool.judgements_per_item]
+    else:
+        # The blind key is a keyed hash: a pseudo-random, reproducible draw of the double-judged fraction.
+        required_sql = "CASE WHEN ((k.bk / 7) %% 1000000) < %s THEN %s ELSE 1 END"
+        required_params = [int(fraction * 1_000_000), pool.judgements_per_item]
+    now = timezone.now()
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            INSERT INTO {item} (pool_id, topic_id, document_id, blind_key, required_judgements,
+                                num_judgements, selected, added_at)
+            SELECT %s, k.topic_id, k.document_id, k.bk, {required_sql}, 0, %s, %s
+            FROM (
+                SELECT c.topic_id, c.document_id, {blind_sql} AS bk
+                FROM (SELECT DISTINCT rr.topic_id, rr.document_id FROM {rows} rr
+                      WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql}) c
+                JOIN {doc} d ON d.id = c.document_id
+            ) k
+            WHERE true
+            ON CONFLICT (pool_id, topic_id, document_id) DO NOTHING
+            """,
+            [pool.pk, *required_params, not pool.adaptive, now, *blind_params, *run_ids, pool.depth,
+             *topic_ids],
+        )  # fmt: skip
+        items_added = cursor.rowcount
+        cursor.execute(
+            f"""
+            INSERT INTO {prov} (item_id, run_id, rank)
+            SELECT pi.id, rr.run_id, rr.rank
+            FROM {rows} rr
+            JOIN {item} pi
+              ON pi.pool_id = %s AND pi.topic_id = rr.topic_id AND pi.document_id = rr.document_id
+            WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql}
+            ON CONFLICT (item_id, run_id) DO NOTHING
+            """,
+            [pool.pk, *run_ids, pool.depth, *topic_ids],
+        )
+        provenance_added = cursor.rowcount
+    return max(items_added, 0), max(provenance_added, 0)
+
+
+def build_pool(*, pool: Pool, progress: Progress | None = None) -> BuildSummary:
+    """Build (or complete) the pool from all its runs: set-based SQL, idempotent, atomic.
+
+    Depth pools select every item for judging. Adaptive pools store the depth-k candidates with their
+    provenance, unselected: the strategy selects them one by one as judgements arrive (`select_next`).
+    """
+    started = time.monotonic()
+    run_ids = list(pool.pool_runs.values_list("run_id", flat=True))
+    if not run_ids:
+        raise PoolError(f"pool {pool.name!r} has no runs")
+    summary = BuildSummary()
+    Pool.objects.filter(pk=pool.pk).update(status=Pool.Status.BUILDING)
+    try:
+        with transaction.atomic():
+            for index, chunk in enumerate(_chunks(run_ids, 10)):
+                items, provenance = _add_items(pool=pool, run_ids=chunk)
+                summary.items_added += items
+                summary.provenance_added += provenance
+                if progress:
+                    progress((index + 1) * 10 / max(len(run_ids), 1), f"{summary.items_added} items")
+            pool.status = Pool.Status.BUILT
+            pool.built_at = timezone.now()
+            pool.save(update_fields=["status", "built_at"])
+    except Exception:
+        Pool.objects.filter(pk=pool.pk).update(status=Pool.Status.FAILED)
+        raise
+    summary.topics = PoolItem.objects.filter(pool=pool).values("topic_id").distinct().count()
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _chunks(values: list[int], size: int) -> Iterator[list[int]]:
+    for start in range(0, len(values), size):
+        yield values[start : start + size]
+
+
+def add_runs(*, pool: Pool, runs: Iterable[Run], progress: Progress | None = None) -> BuildSummary:
+    """Add runs to a pool. A built pool gains only documents not already pooled; nothing judged changes."""
+    started = time.monotonic()
+    runs = list(runs)
+    foreign = [run.name for run in runs if run.collection_id != pool.collection_id]
+    if foreign:
+        raise PoolError(f"runs not in collection {pool.collection.name!r}: {', '.join(foreign)}")
+    summary = BuildSummary()
+    with transaction.atomic():
+        present = set(pool.pool_runs.values_list("run_id", flat=True))
+        new = [run for run in runs if run.id not in present]
+        PoolRun.objects.bulk_create(PoolRun(pool=pool, run=run) for run in new)
+        if pool.status == Pool.Status.BUILT:
+            items, provenance = _add_items(pool=pool, run_ids=[run.id for run in new])
+            summary.items_added, summary.provenance_added = items, provenance
+    if progress:
+        progress(1.0, f"{summary.items_added} items added")
+    summary.topics = PoolItem.objects.filter(pool=pool).values("topic_id").distinct().count()
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def remove_run(*, pool: Pool, run: Run) -> BuildSummary:
+    """Take a run out of a pool: its provenance goes, and the items only it contributed go too — unless
+    they have a judgement (those stay, judged evidence is never thrown away)."""
+    summary = BuildSummary()
+    with transaction.atomic():
+        PoolRun.objects.filter(pool=pool, run=run).delete()
+        Provenance.objects.filter(item__pool=pool, run=run).delete()
+        orphans = PoolItem.objects.filter(pool=pool, num_judgements=0, provenance__isnull=True)
+        summary.items_removed, _ = PoolItem.objects.filter(
+            pk__in=list(orphans.values_list("pk", flat=True))
+        ).delete()
+    return summary
+
+
+def estimate_pool(*, pool: Pool) -> dict[str, Any]:
+    """Size and cost of a pool before it is built: distinct (topic, document) pairs within depth k."""
+    rows = RunRow._meta.db_table
+    run_ids = list(pool.pool_runs.values_list("run_id", flat=True))
+    if not run_ids:
+        return {"items": 0, "judgements": 0, "cost": 0.0}
+    runs_sql = ", ".join(["%s"] * len(run_ids))
+    topics_sql, topic_ids = _topic_filter(pool)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT COUNT(*) FROM (SELECT DISTINCT rr.topic_id, rr.document_id FROM {rows} rr "
+            f"WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql}) c",
+            [*run_ids, pool.depth, *topic_ids],
+        )
+        candidates = int(cursor.fetchone()[0])
+    items = min(candidates, pool.budget) if pool.adaptive and pool.budget else candidates
+    per_item = pool.judgements_per_item
+    if pool.double_judge_fraction is not None:
+        per_item = 1 + (pool.judgements_per_item - 1) * pool.double_judge_fraction
+    judgements = round(items * per_item)
+    return {
+        "candidates": candidates,
+        "items": items,
+        "judgements": judgements,
+        "cost": round(judgements * float(pool.price_per_judgement), 2),
+    }
+
+
+def export_pool(*, pool: Pool, out: IO[str]) -> int:
+    """Write `qid<TAB>docid<TAB>run,run,...` (run names sorted), one line per item, sorted by qid then
+    docid in byte order. Streams; returns the number of lines."""
+    from django.db.models.functions import Collate
+
+    collation = "C" if connection.vendor == "postgresql" else "BINARY"
+    rows = (
+        Provenance.objects.filter(item__pool=pool)
+        .annotate(q=Collate("item__topic__qid", collation), d=Collate("item__document__docid", collation))
+        .order_by("q", "d", "item_id")
+        .values_list("item_id", "q", "d", "run__name")
+    )
+    lines = 0
+    current: int | None = None
+    key: tuple[str, str] = ("", "")
+    names: list[str] = []
+    for item_id, qid, docid, run_name in rows.iterator(chunk_size=10000):
+        if item_id != current:
+            if current is not None:
+                out.write(f"{key[0]}\t{key[1]}\t{','.join(sorted(names))}\n")
+                lines += 1
+            current, key, names = item_id, (qid, docid), []
+        names.append(run_name)
+    if current is not None:
+        out.write(f"{key[0]}\t{key[1]}\t{','.join(sorted(names))}\n")
+        lines += 1
+    return lines

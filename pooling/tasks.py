@@ -64,3 +64,24 @@ def import_file(job_id: int) -> None:
     job = Job.objects.filter(pk=job_id).first()
     if job is not None:
         run_job(job, _import)
+
+
+@shared_task
+def build_pool(job_id: int) -> None:
+    """Build the pool named in job `job_id` (progress on the job row)."""
+    from pooling.models import Pool
+
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None:
+        return
+
+    def work(job: Job) -> services.BuildSummary:
+        pool = Pool.objects.get(pk=job.params["pool"])
+        try:
+            return services.build_pool(
+                pool=pool, progress=lambda fraction, message: job.report(progress=fraction, message=message)
+            )
+        except services.PoolError as exc:
+            raise services.ImportFailed([str(exc)]) from None
+
+    run_job(job, work)

@@ -1,0 +1,24 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from pooling import services
+from pooling.management.commands._base import get_pool, get_runs
+
+
+class Command(BaseCommand):
+    help = "Add runs to a pool: only documents not already pooled are added; judgements stay."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name")
+        parser.add_argument("runs", help="comma-separated run names")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        pool = get_pool(options["name"])
+        try:
+            summary = services.add_runs(pool=pool, runs=get_runs(pool.collection, options["runs"]))
+        except services.PoolError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(summary.line())

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from labeling.progress import ProgressBar
+from pooling import services
+from pooling.management.commands._base import get_pool
+
+
+class Command(BaseCommand):
+    help = "Build a pool from its runs (safe to re-run: existing items are kept)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        pool = get_pool(options["name"])
+        bar = ProgressBar("build")
+        try:
+            summary = services.build_pool(pool=pool, progress=bar)
+        except services.PoolError as exc:
+            raise CommandError(str(exc)) from None
+        finally:
+            bar.close()
+        self.stdout.write(summary.line())

@@ -1,0 +1,54 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from pooling import services
+from pooling.management.commands._base import get_collection, get_runs
+from pooling.models import Pool
+
+
+class Command(BaseCommand):
+    help = "Configure a pool over a collection's runs; prints its size and cost before it is built."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name")
+        parser.add_argument("--collection", required=True)
+        parser.add_argument("--runs", required=True, help="comma-separated run names")
+        parser.add_argument("--depth", type=int, required=True)
+        parser.add_argument("--strategy", choices=Pool.Strategy.values, default="depth")
+        parser.add_argument("--budget", type=int, help="judgement budget for the adaptive strategies")
+        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--judgements-per-item", type=int, default=1)
+        parser.add_argument("--double-judge-fraction", type=float, default=None)
+        parser.add_argument("--relevance-level", type=int, default=1)
+        parser.add_argument("--price", type=float, default=1.0, help="price per judgement")
+        parser.add_argument("--topics", default="", help="only topics of this segment")
+        parser.add_argument("--description", default="")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        collection = get_collection(options["collection"])
+        try:
+            pool = services.create_pool(
+                name=options["name"],
+                collection=collection,
+                runs=get_runs(collection, options["runs"]),
+                strategy=options["strategy"],
+                depth=options["depth"],
+                budget=options["budget"],
+                seed=options["seed"],
+                judgements_per_item=options["judgements_per_item"],
+                double_judge_fraction=options["double_judge_fraction"],
+                relevance_level=options["relevance_level"],
+                segment=options["topics"],
+                price_per_judgement=options["price"],
+                description=options["description"],
+            )
+        except services.PoolError as exc:
+            raise CommandError(str(exc)) from None
+        estimate = services.estimate_pool(pool=pool)
+        self.stdout.write(
+            f"created pool {pool.name}: {estimate['items']} items, {estimate['judgements']} judgements, "
+            f"estimated cost {estimate['cost']:.2f} (build it with build_pool {pool.name})"
+        )

@@ -1,0 +1,26 @@
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandParser
+
+from pooling import services
+from pooling.management.commands._base import get_pool
+
+
+class Command(BaseCommand):
+    help = "Write a pool as qid<TAB>docid<TAB>run,run,... (run names sorted), one line per item."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name")
+        parser.add_argument("-o", "--output", help="file to write (default: standard output)")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        pool = get_pool(options["name"])
+        if options["output"]:
+            with open(options["output"], "w", encoding="utf-8", newline="\n") as out:
+                lines = services.export_pool(pool=pool, out=out)
+            self.stderr.write(f"wrote {lines} items to {options['output']}")
+        else:
+            services.export_pool(pool=pool, out=getattr(self.stdout, "_out", sys.stdout))
