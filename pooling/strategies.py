@@ -382,7 +382,9 @@ class MoveToFrontChooser(Chooser):
     unjudged document within ``depth``; documents already judged (through another run or externally) are
     skipped at no cost and the run advances. A relevant grade (``>= relevance_level``) keeps the run (its
     priority unchanged); a non-relevant or unrateable grade lowers its priority by one and the next choice
-    starts over. A run with nothing left within depth is dropped.
+    starts over. A run with nothing left within depth is dropped. (With this fixed tie order the
+    highest-priority rule would pick the same run again after a relevant grade anyway; the explicit "stay"
+    keeps the rule as stated independent of the tie-break.)
     """
 
     strategy = "mtf"
