@@ -26,7 +26,7 @@ import hashlib
 import json
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, ClassVar
+from typing import Any, ClassVar, cast
 
 import numpy as np
 from scipy.stats import kendalltau
@@ -56,7 +56,7 @@ __all__ = [
 ]
 
 Ranked = Mapping[str, Sequence[str]]
-Provenance = dict[str, list[tuple[str, int]]]
+Provenance = list[tuple[str, int]]  # [(run, rank), ...] of one pooled document
 Qrels = Mapping[str, Mapping[str, int]]
 Item = tuple[str, str]
 
@@ -192,12 +192,13 @@ def _rng_state_in(saved: Mapping[str, Any]) -> np.random.Generator:
     if saved["bit_generator"] != "PCG64":
         raise ValueError(f"unsupported bit generator {saved['bit_generator']!r}")
     bit_generator = np.random.PCG64()
-    bit_generator.state = {
+    restored: dict[str, Any] = {
         "bit_generator": "PCG64",
         "state": {name: int(value) for name, value in saved["state"].items()},
         "has_uint32": int(saved["has_uint32"]),
         "uinteger": int(saved["uinteger"]),
     }
+    bit_generator.state = cast(Any, restored)
     return np.random.Generator(bit_generator)
 
 
