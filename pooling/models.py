@@ -280,8 +280,10 @@ class PoolItem(models.Model):
     """A (topic, document) of a pool. Its provenance rows say which runs put it in, at which rank.
 
     `blind_key` is a keyed hash of the docid: the order raters see within a topic, which says nothing
-    about runs or ranks. `num_judgements` is kept by the judging services (removing a run never deletes
-    an item that has a judgement). In an adaptive pool, `selected` marks the candidates the strategy has
+    about runs or ranks. `num_judgements` and `active_leases` are kept by the judging services on the row
+    itself, so that `SELECT ... FOR UPDATE SKIP LOCKED` re-checks them when a concurrent lease commits
+    (and removing a run never deletes an item that has a judgement). `gold` items are served to every
+    rater, unannounced. In an adaptive pool, `selected` marks the candidates the strategy has
     chosen for judging, in the order `selected_order`; the others stay `unpooled`.
     """
 
@@ -291,6 +293,8 @@ class PoolItem(models.Model):
     blind_key = models.BigIntegerField(default=0)
     required_judgements = models.PositiveSmallIntegerField(default=1)
     num_judgements = models.PositiveIntegerField(default=0)
+    active_leases = models.PositiveIntegerField(default=0)
+    gold = models.BooleanField(default=False)
     selected = models.BooleanField(default=True)
     selected_order = models.PositiveIntegerField(null=True, blank=True)
     added_at = models.DateTimeField(default=timezone.now)

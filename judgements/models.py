@@ -1,0 +1,197 @@
+"""Rubrics, pool membership, leases, judgements with their revisions, gold labels and adjudications."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+from django.utils import timezone
+
+from pooling.models import Pool, PoolItem
+
+
+class Rubric(models.Model):
+    """An ordered grade scale with optional facets. A rubric with judgements is versioned, not edited:
+    `services.update_rubric` makes version n+1 under the same name."""
+
+    name = models.CharField(max_length=100)
+    version = models.PositiveIntegerField(default=1)
+    description = models.TextField(blank=True)
+    allow_unrateable = models.BooleanField(default=True)
+    unrateable_key = models.CharField(max_length=1, default="x")
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["name", "version"], name="rubric_unique_version")]
+        ordering = ["name", "-version"]
+
+    def __str__(self) -> str:
+        return f"{self.name} v{self.version}"
+
+    @property
+    def labels(self) -> list[int]:
+        """The full label set, lowest first: agreement statistics always take all of it."""
+        return sorted(self.grades.values_list("value", flat=True))
+
+    def has_judgements(self) -> bool:
+        return Judgement.objects.filter(rubric=self).exists()
+
+
+class Grade(models.Model):
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="grades")
+    value = models.IntegerField()
+    label = models.CharField(max_length=100)
+    description = models.TextField(blank=True)
+    key = models.CharField(max_length=1)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["rubric", "value"], name="grade_unique_value"),
+            models.UniqueConstraint(fields=["rubric", "key"], name="grade_unique_key"),
+        ]
+        ordering = ["rubric", "-value"]
+
+    def __str__(self) -> str:
+        return f"{self.value} {self.label}"
+
+
+class Facet(models.Model):
+    """A question asked beside relevance (freshness, authority): one of `choices`, optional or not."""
+
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="facets")
+    name = models.SlugField(max_length=50)
+    label = models.CharField(max_length=100)
+    choices = models.JSONField(default=list)
+    required = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["rubric", "name"], name="facet_unique_name")]
+        ordering = ["rubric", "id"]
+
+    def __str__(self) -> str:
+        return self.label
+
+
+class JudgingQuerySet(models.QuerySet["Judging"]):
+    def for_rater(self, user: settings.AUTH_USER_MODEL) -> JudgingQuerySet:  # type: ignore[valid-type]
+        return self.filter(raters=user)
+
+
+class Judging(models.Model):
+    """How a pool is judged: its rubric, its raters, lease length and the adjudication gap."""
+
+    pool = models.OneToOneField(Pool, on_delete=models.CASCADE, related_name="judging")
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="+")
+    raters = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="judging_pools", blank=True)
+    lease_minutes = models.PositiveIntegerField(default=10)
+    adjudication_gap = models.PositiveSmallIntegerField(default=2)
+
+    objects = JudgingQuerySet.as_manager()
+
+    def __str__(self) -> str:
+        return f"judging of {self.pool.name}"
+
+
+class Assignment(models.Model):
+    """One rater's lease on one item. One row per (item, rater): a re-lease after expiry reuses it."""
+
+    class State(models.TextChoices):
+        ACTIVE = "active"
+        DONE = "done"
+        SKIPPED = "skipped"
+        EXPIRED = "expired"
+
+    item = models.ForeignKey(PoolItem, on_delete=models.CASCADE, related_name="assignments")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    state = models.CharField(max_length=10, choices=State.choices, default=State.ACTIVE)
+    leased_at = models.DateTimeField(default=timezone.now)
+    expires_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["item", "rater"], name="assignment_unique_rater")]
+        indexes = [
+            models.Index(fields=["rater", "state"], name="assignment_rater_state"),
+            models.Index(fields=["state", "expires_at"], name="assignment_expiry"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.rater_id} on {self.item_id} ({self.state})"
+
+
+class Judgement(models.Model):
+    """A rater's current label for an item; every change is kept in `JudgementRevision`."""
+
+    item = models.ForeignKey(PoolItem, on_delete=models.CASCADE, related_name="judgements")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judgements")
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="+")
+    grade = models.IntegerField(null=True, blank=True)
+    unrateable = models.BooleanField(default=False)
+    facets = models.JSONField(default=dict, blank=True)
+    note = models.TextField(blank=True)
+    seconds = models.FloatField(default=0.0)
+    imported = models.BooleanField(default=False)
+    created_at = models.DateTimeField(default=timezone.now)
+    updated_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["item", "rater"], name="judgement_unique_rater"),
+            models.CheckConstraint(
+                condition=models.Q(unrateable=True, grade__isnull=True)
+                | models.Q(unrateable=False, grade__isnull=False),
+                name="judgement_grade_xor_unrateable",
+            ),
+        ]
+        indexes = [models.Index(fields=["rater", "-updated_at"], name="judgement_rater_recent")]
+
+    def __str__(self) -> str:
+        return f"{self.rater_id} on {self.item_id}: {'unrateable' if self.unrateable else self.grade}"
+
+
+class JudgementRevision(models.Model):
+    """One change of a judgement: who, when, the old and the new label."""
+
+    judgement = models.ForeignKey(Judgement, on_delete=models.CASCADE, related_name="revisions")
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    changed_at = models.DateTimeField(default=timezone.now)
+    old_grade = models.IntegerField(null=True, blank=True)
+    old_unrateable = models.BooleanField(default=False)
+    old_facets = models.JSONField(default=dict, blank=True)
+    old_note = models.TextField(blank=True)
+    new_grade = models.IntegerField(null=True, blank=True)
+    new_unrateable = models.BooleanField(default=False)
+    new_facets = models.JSONField(default=dict, blank=True)
+    new_note = models.TextField(blank=True)
+
+    class Meta:
+        ordering = ["judgement", "changed_at", "id"]
+
+    def __str__(self) -> str:
+        return f"revision of {self.judgement_id} at {self.changed_at:%Y-%m-%d %H:%M}"
+
+
+class GoldLabel(models.Model):
+    """A known grade for an item, served to every rater unannounced to measure accuracy."""
+
+    item = models.OneToOneField(PoolItem, on_delete=models.CASCADE, related_name="gold_label")
+    grade = models.IntegerField()
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"gold {self.grade} for {self.item_id}"
+
+
+class Adjudication(models.Model):
+    """An adjudicator's decision on an item whose grades disagree; overrides every aggregation policy."""
+
+    item = models.OneToOneField(PoolItem, on_delete=models.CASCADE, related_name="adjudication")
+    grade = models.IntegerField(null=True, blank=True)
+    unrateable = models.BooleanField(default=False)
+    note = models.TextField(blank=True)
+    adjudicator = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
+    decided_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"adjudication of {self.item_id}: {'unrateable' if self.unrateable else self.grade}"

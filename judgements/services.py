@@ -1,0 +1,639 @@
+"""Every change of judging state goes through these functions, whoever calls them (views, API, admin,
+tasks, commands): rubrics, pool membership, leases, judgements and their revisions, gold, adjudication."""
+
+from __future__ import annotations
+
+import time
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from judgements.models import (
+    Adjudication,
+    Assignment,
+    Facet,
+    GoldLabel,
+    Grade,
+    Judgement,
+    JudgementRevision,
+    Judging,
+    Rubric,
+)
+from pooling import formats
+from pooling import services as pooling_services
+from pooling.models import Pool, PoolItem
+
+DEFAULT_GRADES: list[dict[str, Any]] = [
+    {"value": 3, "label": "Perfect", "key": "3",
+     "description": "Highly relevant: answers the question fully; the document a searcher hoped for."},
+    {"value": 2, "label": "Good", "key": "2",
+     "description": "Relevant: answers a substantial part of the question, or answers it less directly."},
+    {"value": 1, "label": "Marginal", "key": "1",
+     "description": "On the topic but barely useful: mentions the subject without answering the question."},
+    {"value": 0, "label": "Not relevant", "key": "0",
+     "description": "Does not help with the question at all."},
+]  # fmt: skip
+
+
+class JudgingError(Exception):
+    """A judging action was refused; nothing changed."""
+
+
+# ------------------------------------------------------------------------------------------- rubrics
+
+
+def create_rubric(
+    *,
+    name: str,
+    grades: Sequence[dict[str, Any]] = DEFAULT_GRADES,
+    facets: Sequence[dict[str, Any]] = (),
+    description: str = "",
+    allow_unrateable: bool = True,
+    unrateable_key: str = "x",
+) -> Rubric:
+    """Create version 1 of a rubric (or the next version if the name exists). Grades need distinct
+    values and distinct one-character keys; the unrateable key may not clash with a grade key."""
+    _check_grades(grades, allow_unrateable=allow_unrateable, unrateable_key=unrateable_key)
+    with transaction.atomic():
+        latest = Rubric.objects.filter(name=name).order_by("-version").first()
+        rubric = Rubric.objects.create(
+            name=name,
+            version=(latest.version + 1) if latest else 1,
+            description=description,
+            allow_unrateable=allow_unrateable,
+            unrateable_key=unrateable_key,
+        )
+        Grade.objects.bulk_create(
+            Grade(
+                rubric=rubric,
+                value=int(g["value"]),
+                label=str(g["label"]),
+                description=str(g.get("description", "")),
+                key=str(g["key"]),
+            )
+            for g in grades
+        )
+        Facet.objects.bulk_create(
+            Facet(
+                rubric=rubric,
+                name=str(f["name"]),
+                label=str(f.get("label", f["name"])),
+                choices=list(f.get("choices", [])),
+                required=bool(f.get("required", False)),
+            )
+            for f in facets
+        )
+    return rubric
+
+
+def _check_grades(grades: Sequence[dict[str, Any]], *, allow_unrateable: bool, unrateable_key: str) -> None:
+    if not grades:
+        raise JudgingError("a rubric needs at least one grade")
+    values = [g.get("value") for g in grades]
+    keys = [str(g.get("key", "")) for g in grades]
+    if any(not isinstance(v, int) or isinstance(v, bool) for v in values):
+        raise JudgingError("grade values must be integers")
+    if any(v < 0 for v in values):
+        raise JudgingError("grade values must be 0 or more (negative labels mean 'unjudged' in qrels)")
+    if len(set(values)) != len(values):
+        raise JudgingError("grade values must be distinct")
+    if any(len(k) != 1 for k in keys) or len(set(keys)) != len(keys):
+        raise JudgingError("every grade needs its own one-character key")
+    if allow_unrateable and unrateable_key in keys:
+        raise JudgingError(f"the unrateable key {unrateable_key!r} is also a grade key")
+    reserved = {"u", "s", "n"} & set(keys)
+    if reserved:
+        raise JudgingError(f"keys {sorted(reserved)} are reserved (u revise, s skip, n note)")
+
+
+def default_rubric() -> Rubric:
+    """The four-grade scale of SPEC §5 (3 perfect … 0 not relevant), created on first use."""
+    rubric = Rubric.objects.filter(name="relevance-4").order_by("-version").first()
+    return rubric or create_rubric(name="relevance-4", description="The classic four-grade relevance scale.")
+
+
+def update_rubric(
+    *,
+    rubric: Rubric,
+    grades: Sequence[dict[str, Any]] | None = None,
+    facets: Sequence[dict[str, Any]] | None = None,
+    description: str | None = None,
+    allow_unrateable: bool | None = None,
+) -> Rubric:
+    """Change a rubric. One that has judgements is never edited in place: a new version is made (pools
+    keep the version their judgements were made under until moved on purpose). Returns the rubric to use."""
+    new_grades = (
+        grades if grades is not None else list(rubric.grades.values("value", "label", "description", "key"))
+    )
+    new_facets = (
+        facets if facets is not None else list(rubric.facets.values("name", "label", "choices", "required"))
+    )
+    allow = rubric.allow_unrateable if allow_unrateable is None else allow_unrateable
+    _check_grades(new_grades, allow_unrateable=allow, unrateable_key=rubric.unrateable_key)
+    if rubric.has_judgements():
+        return create_rubric(
+            name=rubric.name,
+            grades=new_grades,
+            facets=new_facets,
+            description=rubric.description if description is None else description,
+            allow_unrateable=allow,
+            unrateable_key=rubric.unrateable_key,
+        )
+    with transaction.atomic():
+        if description is not None:
+            rubric.description = description
+        rubric.allow_unrateable = allow
+        rubric.save()
+        if grades is not None:
+            rubric.grades.all().delete()
+            Grade.objects.bulk_create(
+                Grade(rubric=rubric, value=int(g["value"]), label=g["label"],
+                      description=g.get("description", ""), key=g["key"])
+                for g in grades
+            )  # fmt: skip
+        if facets is not None:
+            rubric.facets.all().delete()
+            Facet.objects.bulk_create(
+                Facet(rubric=rubric, name=f["name"], label=f.get("label", f["name"]),
+                      choices=list(f.get("choices", [])), required=bool(f.get("required", False)))
+                for f in facets
+            )  # fmt: skip
+    return rubric
+
+
+# ------------------------------------------------------------------------------------ pool membership
+
+
+def setup_judging(
+    *,
+    pool: Pool,
+    rubric: Rubric | None = None,
+    raters: Iterable[AbstractBaseUser] = (),
+    lease_minutes: int | None = None,
+    adjudication_gap: int = 2,
+) -> Judging:
+    """Give a pool its rubric and raters (idempotent: updates an existing setup, adds raters)."""
+    from django.conf import settings
+
+    judging, _ = Judging.objects.get_or_create(
+        pool=pool,
+        defaults={
+            "rubric": rubric or default_rubric(),
+            "lease_minutes": lease_minutes or settings.LEASE_MINUTES,
+            "adjudication_gap": adjudication_gap,
+        },
+    )
+    changed = False
+    if rubric is not None and judging.rubric_id != rubric.id:
+        judging.rubric = rubric
+        changed = True
+    if lease_minutes is not None and judging.lease_minutes != lease_minutes:
+        judging.lease_minutes = lease_minutes
+        changed = True
+    if judging.adjudication_gap != adjudication_gap:
+        judging.adjudication_gap = adjudication_gap
+        changed = True
+    if changed:
+        judging.save()
+    raters = list(raters)
+    if raters:
+        judging.raters.add(*raters)
+    return judging
+
+
+def remove_rater(*, pool: Pool, rater: AbstractBaseUser) -> None:
+    """Take a rater off a pool: their live leases are released, their judgements stay."""
+    with transaction.atomic():
+        judging = Judging.objects.get(pool=pool)
+        judging.raters.remove(rater)
+        for assignment in Assignment.objects.filter(
+            item__pool=pool, rater=rater, state=Assignment.State.ACTIVE
+        ).select_for_update():
+            _release(assignment, Assignment.State.EXPIRED)
+
+
+# -------------------------------------------------------------------------------------------- leases
+
+
+_NEXT_SQL = """
+SELECT pi.id FROM pooling_poolitem pi
+WHERE pi.pool_id = %(pool)s AND pi.selected {topic_clause}
+  AND (pi.gold OR pi.num_judgements + pi.active_leases < pi.required_judgements)
+  AND NOT EXISTS (SELECT 1 FROM judgements_assignment a
+                  WHERE a.item_id = pi.id AND a.rater_id = %(rater)s AND a.state <> 'expired')
+  AND NOT EXISTS (SELECT 1 FROM judgements_judgement j WHERE j.item_id = pi.id AND j.rater_id = %(rater)s)
+ORDER BY pi.topic_id, pi.blind_key
+LIMIT 1 {lock}
+"""
+
+
+def _find_open_item(*, pool: Pool, rater: AbstractBaseUser, topic_id: int | None) -> int | None:
+    lock = "FOR UPDATE OF pi SKIP LOCKED" if connection.vendor == "postgresql" else ""
+    params = {"pool": pool.pk, "rater": rater.pk, "topic": topic_id}
+    with connection.cursor() as cursor:
+        if topic_id is not None:
+            cursor.execute(_NEXT_SQL.format(topic_clause="AND pi.topic_id = %(topic)s", lock=lock), params)
+            row = cursor.fetchone()
+            if row:
+                return int(row[0])
+        cursor.execute(_NEXT_SQL.format(topic_clause="", lock=lock), params)
+        row = cursor.fetchone()
+    return int(row[0]) if row else None
+
+
+def current_assignment(*, pool: Pool, rater: AbstractBaseUser) -> Assignment | None:
+    """The rater's live lease in this pool, if any (a rater resumes where they were)."""
+    return (
+        Assignment.objects.select_related("item__topic", "item__document")
+        .filter(item__pool=pool, rater=rater, state=Assignment.State.ACTIVE, expires_at__gt=timezone.now())
+        .order_by("-leased_at")
+        .first()
+    )
+
+
+def next_item(*, pool: Pool, rater: AbstractBaseUser) -> Assignment | None:
+    """Lease the rater an item that still needs judgements and that they have not judged, preferring the
+    topic they are on. Concurrency-safe: on PostgreSQL the item row is locked with SKIP LOCKED and its
+    lease counter is re-checked, so no item is ever leased beyond what it still needs. Returns None when
+    nothing is left for this rater."""
+    if not Judging.objects.filter(pool=pool, raters=rater).exists():
+        raise JudgingError("you are not a rater of this pool")
+    live = current_assignment(pool=pool, rater=rater)
+    if live is not None:
+        return live
+    last = (
+        Assignment.objects.filter(item__pool=pool, rater=rater)
+        .order_by("-leased_at")
+        .values_list("item__topic_id", flat=True)
+        .first()
+    )
+    for _attempt in range(3):
+        try:
+            with transaction.atomic():
+                assignment = _lease(pool=pool, rater=rater, topic_id=last)
+                if assignment is None and pool.adaptive and _select_adaptive(pool=pool):
+                    assignment = _lease(pool=pool, rater=rater, topic_id=last)
+                return assignment
+        except IntegrityError:
+            continue  # the same rater raced themself (two tabs): try again
+    return None
+
+
+def _lease(*, pool: Pool, rater: AbstractBaseUser, topic_id: int | None) -> Assignment | None:
+    item_id = _find_open_item(pool=pool, rater=rater, topic_id=topic_id)
+    if item_id is None:
+        return None
+    now = timezone.now()
+    minutes = Judging.objects.filter(pool=pool).values_list("lease_minutes", flat=True).first() or 10
+    PoolItem.objects.filter(pk=item_id).update(active_leases=F("active_leases") + 1)
+    updated = Assignment.objects.filter(item_id=item_id, rater=rater, state=Assignment.State.EXPIRED).update(
+        state=Assignment.State.ACTIVE, leased_at=now, expires_at=now + timedelta(minutes=minutes)
+    )
+    if updated:
+        assignment = Assignment.objects.get(item_id=item_id, rater=rater)
+    else:
+        assignment = Assignment.objects.create(
+            item_id=item_id, rater=rater, leased_at=now, expires_at=now + timedelta(minutes=minutes)
+        )
+    return Assignment.objects.select_related("item__topic", "item__document").get(pk=assignment.pk)
+
+
+def _select_adaptive(*, pool: Pool) -> bool:
+    """Ask the pool's strategy for more items, for every topic whose selected items are all judged."""
+    selected_any = False
+    for topic in pool.topics():
+        items = PoolItem.objects.filter(pool=pool, topic=topic, selected=True)
+        if items.filter(num_judgements__lt=F("required_judgements")).exists():
+            continue
+        outcomes = consensus_outcomes(items)
+        if pooling_services.select_next(pool=pool, topic=topic, outcomes=outcomes) is not None:
+            selected_any = True
+    return selected_any
+
+
+def consensus_outcomes(items: Any) -> dict[str, int | None]:
+    """docid → the lower median of an item's grades (None if most said unrateable), for the strategies."""
+    grades: dict[str, list[int | None]] = {}
+    for docid, grade in Judgement.objects.filter(item__in=items).values_list(
+        "item__document__docid", "grade"
+    ):
+        grades.setdefault(docid, []).append(grade)
+    outcomes: dict[str, int | None] = {}
+    for docid, values in grades.items():
+        rated = sorted(v for v in values if v is not None)
+        outcomes[docid] = rated[(len(rated) - 1) // 2] if len(rated) * 2 > len(values) - 1 and rated else None
+    return outcomes
+
+
+def _release(assignment: Assignment, state: str) -> None:
+    if assignment.state == Assignment.State.ACTIVE:
+        PoolItem.objects.filter(pk=assignment.item_id).update(active_leases=F("active_leases") - 1)
+    assignment.state = state
+    assignment.save(update_fields=["state"])
+
+
+def skip_item(*, assignment: Assignment) -> None:
+    """Give an item back: the lease ends and this rater is not offered it again."""
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if locked.state != Assignment.State.ACTIVE:
+            raise JudgingError("this item is no longer leased to you")
+        _release(locked, Assignment.State.SKIPPED)
+
+
+def sweep_expired_leases(*, now: Any = None) -> int:
+    """Expire leases past their time and give their items back. Returns how many expired."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        expired = list(
+            Assignment.objects.select_for_update(skip_locked=True)
+            .filter(state=Assignment.State.ACTIVE, expires_at__lte=now)
+            .values_list("id", "item_id")
+        )
+        if not expired:
+            return 0
+        Assignment.objects.filter(pk__in=[pk for pk, _ in expired]).update(state=Assignment.State.EXPIRED)
+        per_item = Counter(item_id for _, item_id in expired)
+        by_count: dict[int, list[int]] = {}
+        for item_id, count in per_item.items():
+            by_count.setdefault(count, []).append(item_id)
+        for count, item_ids in by_count.items():
+            PoolItem.objects.filter(pk__in=item_ids).update(active_leases=F("active_leases") - count)
+    return len(expired)
+
+
+# ---------------------------------------------------------------------------------------- judgements
+
+
+def _validate_label(
+    rubric: Rubric, grade: int | None, unrateable: bool, facets: dict[str, Any] | None
+) -> dict[str, Any]:
+    if unrateable:
+        if not rubric.allow_unrateable:
+            raise JudgingError("this rubric has no 'unrateable' choice")
+        if grade is not None:
+            raise JudgingError("an unrateable judgement has no grade")
+    else:
+        if grade is None:
+            raise JudgingError("choose a grade")
+        if grade not in rubric.labels:
+            raise JudgingError(f"grade {grade} is not on the rubric ({', '.join(map(str, rubric.labels))})")
+    facets = dict(facets or {})
+    known = {facet.name: facet for facet in rubric.facets.all()}
+    unknown = sorted(set(facets) - set(known))
+    if unknown:
+        raise JudgingError(f"unknown facets: {', '.join(unknown)}")
+    for name, facet in known.items():
+        value = facets.get(name)
+        if value in (None, ""):
+            if facet.required and not unrateable:
+                raise JudgingError(f"facet {facet.label!r} is required")
+            facets.pop(name, None)
+        elif facet.choices and value not in facet.choices:
+            raise JudgingError(f"{value!r} is not a choice of facet {facet.label!r}")
+    return facets
+
+
+def submit_judgement(
+    *,
+    assignment: Assignment,
+    grade: int | None,
+    unrateable: bool = False,
+    facets: dict[str, Any] | None = None,
+    note: str = "",
+    seconds: float = 0.0,
+) -> Judgement:
+    """Record the rater's label for their leased item and end the lease. A lease that has expired is
+    still honoured if the item has room for this judgement."""
+    with transaction.atomic():
+        locked = (
+            Assignment.objects.select_for_update()
+            .select_related("item__pool__judging__rubric")
+            .get(pk=assignment.pk)
+        )
+        rubric = locked.item.pool.judging.rubric
+        facets = _validate_label(rubric, grade, unrateable, facets)
+        if locked.state == Assignment.State.DONE:
+            raise JudgingError("you have judged this item already (press u to revise it)")
+        if locked.state == Assignment.State.SKIPPED:
+            raise JudgingError("you skipped this item")
+        if locked.state == Assignment.State.EXPIRED:
+            item = PoolItem.objects.select_for_update().get(pk=locked.item_id)
+            if not item.gold and item.num_judgements + item.active_leases >= item.required_judgements:
+                raise JudgingError("your lease on this item expired and it went to another rater")
+        now = timezone.now()
+        judgement = Judgement.objects.create(
+            item_id=locked.item_id,
+            rater_id=locked.rater_id,
+            rubric=rubric,
+            grade=None if unrateable else grade,
+            unrateable=unrateable,
+            facets=facets,
+            note=note.strip(),
+            seconds=max(0.0, min(float(seconds), 24 * 3600.0)),
+            created_at=now,
+            updated_at=now,
+        )
+        leases = 1 if locked.state == Assignment.State.ACTIVE else 0
+        PoolItem.objects.filter(pk=locked.item_id).update(
+            num_judgements=F("num_judgements") + 1, active_leases=F("active_leases") - leases
+        )
+        locked.state = Assignment.State.DONE
+        locked.save(update_fields=["state"])
+    return judgement
+
+
+def revise_judgement(
+    *,
+    judgement: Judgement,
+    by: AbstractBaseUser,
+    grade: int | None,
+    unrateable: bool = False,
+    facets: dict[str, Any] | None = None,
+    note: str | None = None,
+) -> Judgement:
+    """Change a judgement, keeping the old and new label as a revision (who, when, old, new)."""
+    with transaction.atomic():
+        locked = Judgement.objects.select_for_update().select_related("rubric").get(pk=judgement.pk)
+        facets = _validate_label(locked.rubric, grade, unrateable, facets)
+        new_note = locked.note if note is None else note.strip()
+        new_grade = None if unrateable else grade
+        if (locked.grade, locked.unrateable, locked.facets, locked.note) == (
+            new_grade, unrateable, facets, new_note
+        ):  # fmt: skip
+            return locked
+        JudgementRevision.objects.create(
+            judgement=locked,
+            changed_by=by,
+            old_grade=locked.grade,
+            old_unrateable=locked.unrateable,
+            old_facets=locked.facets,
+            old_note=locked.note,
+            new_grade=new_grade,
+            new_unrateable=unrateable,
+            new_facets=facets,
+            new_note=new_note,
+        )
+        locked.grade, locked.unrateable, locked.facets, locked.note = new_grade, unrateable, facets, new_note
+        locked.updated_at = timezone.now()
+        locked.save()
+    return locked
+
+
+# ------------------------------------------------------------------------------ gold and adjudication
+
+
+def set_gold(*, item: PoolItem, grade: int, by: AbstractBaseUser) -> GoldLabel:
+    """Give an item a known grade; it is then served to every rater of the pool, unannounced."""
+    rubric = item.pool.judging.rubric
+    if grade not in rubric.labels:
+        raise JudgingError(f"grade {grade} is not on the rubric")
+    with transaction.atomic():
+        gold, _ = GoldLabel.objects.update_or_create(item=item, defaults={"grade": grade, "created_by": by})
+        PoolItem.objects.filter(pk=item.pk).update(gold=True)
+    return gold
+
+
+def remove_gold(*, item: PoolItem) -> None:
+    with transaction.atomic():
+        GoldLabel.objects.filter(item=item).delete()
+        PoolItem.objects.filter(pk=item.pk).update(gold=False)
+
+
+def adjudication_queue(*, pool: Pool, gap: int | None = None) -> list[dict[str, Any]]:
+    """Items whose grades differ by at least `gap` (default: the pool's setting), not yet adjudicated,
+    largest spread first. Unrateable beside a grade counts as a disagreement of any size."""
+    gap = pool.judging.adjudication_gap if gap is None else gap
+    rows = (
+        Judgement.objects.filter(item__pool=pool, item__adjudication__isnull=True)
+        .order_by("item_id")
+        .values_list("item_id", "grade", "unrateable")
+    )
+    grades: dict[int, list[int | None]] = {}
+    for item_id, grade, unrateable in rows:
+        grades.setdefault(item_id, []).append(None if unrateable else grade)
+    queue = []
+    for item_id, values in grades.items():
+        if len(values) < 2:
+            continue
+        rated = [v for v in values if v is not None]
+        mixed = 0 < len(rated) < len(values)
+        spread = (max(rated) - min(rated)) if rated else 0
+        if spread >= gap or mixed:
+            queue.append({"item_id": item_id, "spread": spread, "unrateable_votes": len(values) - len(rated)})
+    queue.sort(key=lambda row: (-row["spread"], row["item_id"]))
+    return queue
+
+
+def adjudicate(
+    *,
+    item: PoolItem,
+    adjudicator: AbstractBaseUser,
+    grade: int | None,
+    unrateable: bool = False,
+    note: str = "",
+) -> Adjudication:
+    """Record the adjudicator's decision on an item; it overrides every aggregation policy."""
+    rubric = item.pool.judging.rubric
+    _validate_label(rubric, grade, unrateable, {})
+    adjudication, _ = Adjudication.objects.update_or_create(
+        item=item,
+        defaults={
+            "grade": None if unrateable else grade,
+            "unrateable": unrateable,
+            "note": note.strip(),
+            "adjudicator": adjudicator,
+            "decided_at": timezone.now(),
+        },
+    )
+    return adjudication
+
+
+# ------------------------------------------------------------------------------------------- imports
+
+
+@dataclass
+class JudgementImportSummary:
+    rows: int = 0
+    created: int = 0
+    updated: int = 0
+    skipped_unpooled: int = 0
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        return (
+            f"judgements: {self.rows} rows, {self.created} created, {self.updated} updated, "
+            f"{self.skipped_unpooled} unpooled skipped, {self.seconds:.1f} s"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rows": self.rows, "created": self.created, "updated": self.updated,
+                "skipped_unpooled": self.skipped_unpooled, "seconds": round(self.seconds, 3)}  # fmt: skip
+
+
+def import_judgements(
+    *,
+    pool: Pool,
+    path: str | Path,
+    rater: AbstractBaseUser,
+    skip_unpooled: bool = False,
+    display_name: str | None = None,
+) -> JudgementImportSummary:
+    """Import earlier labels (qrels format) as `rater`'s judgements, atomically. A negative label (unjudged)
+    is skipped; a grade not on the rubric is an error; lines for documents outside the pool are errors
+    unless `skip_unpooled`. An existing judgement of this rater is revised (with a revision row)."""
+    started = time.monotonic()
+    display = display_name or str(path)
+    judging = Judging.objects.select_related("rubric").get(pool=pool)
+    labels = set(judging.rubric.labels)
+    items = {
+        (qid, docid): pk
+        for pk, qid, docid in PoolItem.objects.filter(pool=pool).values_list(
+            "pk", "topic__qid", "document__docid"
+        )
+    }
+    summary = JudgementImportSummary()
+    errors: list[str] = []
+    try:
+        with transaction.atomic():
+            existing = {j.item_id: j for j in Judgement.objects.filter(item__pool=pool, rater=rater)}
+            for entry in formats.read_qrels(path):
+                summary.rows += 1
+                if entry.rel < 0:
+                    continue
+                item_id = items.get((entry.qid, entry.docid))
+                if item_id is None:
+                    if skip_unpooled:
+                        summary.skipped_unpooled += 1
+                    elif len(errors) < 50:
+                        errors.append(
+                            f"{display}:{entry.line}: {entry.qid} {entry.docid} is not in pool {pool.name}"
+                        )
+                    continue
+                if entry.rel not in labels:
+                    if len(errors) < 50:
+                        errors.append(f"{display}:{entry.line}: grade {entry.rel} is not on the rubric")
+                    continue
+                if item_id in existing:
+                    revise_judgement(judgement=existing[item_id], by=rater, grade=entry.rel)
+                    summary.updated += 1
+                else:
+                    existing[item_id] = Judgement.objects.create(
+                        item_id=item_id, rater=rater, rubric=judging.rubric, grade=entry.rel, imported=True
+                    )
+                    PoolItem.objects.filter(pk=item_id).update(num_judgements=F("num_judgements") + 1)
+                    summary.created += 1
+            if errors:
+                raise pooling_services.ImportFailed(errors)
+    except formats.FormatError as exc:
+        raise pooling_services.ImportFailed(errors + [str(e) for e in exc.errors]) from None
+    summary.seconds = time.monotonic() - started
+    return summary
