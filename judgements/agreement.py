@@ -403,13 +403,18 @@ class RatingData:
         return int(self.pair_a.size)
 
     def item_confusions(self, mask: np.ndarray | None = None) -> np.ndarray:
-        """(I, K, K): per item, the confusion matrix of its pairs (optionally only pairs in ``mask``)."""
+        """(P, K, K): the confusion matrix of each item's pairs, for the P items that have a pair
+        (optionally counting only the pairs selected by ``mask``, a boolean mask or an index array)."""
         k = self.labels.size
-        code = self.pair_item * k * k + self.pair_a * k + self.pair_b
+        item, a, b = self.pair_item, self.pair_a, self.pair_b
         if mask is not None:
-            code = code[mask]
-        n_items = len(self.items)
-        return np.bincount(code, minlength=n_items * k * k).reshape(n_items, k, k)
+            item, a, b = item[mask], a[mask], b[mask]
+        if item.size == 0:
+            return np.zeros((0, k, k), dtype=np.int64)
+        _, group = np.unique(item, return_inverse=True)
+        n_groups = int(group.max()) + 1
+        code = group * k * k + a * k + b
+        return np.bincount(code, minlength=n_groups * k * k).reshape(n_groups, k, k)
 
 
 def rating_data(records: Iterable[Sequence[Any]], *, labels: Sequence[int]) -> RatingData:
@@ -844,12 +849,24 @@ def agreement_summary(
         out["binary"] = _kappa_batch(binarise_confusion(confs, labels=lab, level=relevance_level), w2)
         return out
 
-    def boot(mask: np.ndarray | None, rng: np.random.Generator) -> dict[str, np.ndarray] | None:
-        conf_items = data.item_confusions(mask)
-        conf_items = conf_items[conf_items.sum(axis=(1, 2)) > 0]
+    def boot(
+        select: np.ndarray | None, rng: np.random.Generator, *, all_kinds: bool = True
+    ) -> dict[str, np.ndarray] | None:
+        conf_items = data.item_confusions(select)
         if conf_items.shape[0] == 0:
             return None
-        return kappas_of(_resampled_confusions(conf_items, n_bootstrap, rng))
+        confs = _resampled_confusions(conf_items, n_bootstrap, rng)
+        if all_kinds:
+            return kappas_of(confs)
+        return {"unweighted": _kappa_batch(confs, w["unweighted"])}
+
+    def groups(keys: np.ndarray) -> dict[int, np.ndarray]:
+        """Pair indices per group key, in one sort rather than one scan per group."""
+        if keys.size == 0:
+            return {}
+        order = np.argsort(keys, kind="stable")
+        uniq, starts = np.unique(keys[order], return_index=True)
+        return dict(zip(uniq.tolist(), np.split(order, starts[1:]), strict=True))
 
     def iv(samples: dict[str, np.ndarray] | None, name: str) -> Interval:
         if samples is None:
@@ -884,9 +901,10 @@ def agreement_summary(
     pairs: list[dict[str, Any]] = []
     matrix: list[list[float | None]] = [[None] * n_r for _ in range(n_r)]
     matrix_n: list[list[int]] = [[0] * n_r for _ in range(n_r)]
-    for g in np.unique(pair_group).tolist():
+    for g, select in groups(pair_group).items():
         ra, rb = divmod(g, n_r)
-        interval = iv(boot(pair_group == g, np.random.default_rng([seed, 1, g])), "unweighted")
+        samples_g = boot(select, np.random.default_rng([seed, 1, g]), all_kinds=False)
+        interval = iv(samples_g, "unweighted")
         entry: dict[str, Any] = {
             "rater_a": _json_key(data.raters[ra]),
             "rater_b": _json_key(data.raters[rb]),
@@ -906,8 +924,13 @@ def agreement_summary(
     topic_kappas = kappas_of(topic_confs)
     topic_items = np.bincount(data.item_topic[np.unique(data.pair_item)], minlength=n_t)
     topics: list[dict[str, Any]] = []
+    topic_pairs = groups(pair_topic)
     for t in range(n_t):
-        interval = iv(boot(pair_topic == t, np.random.default_rng([seed, 2, t])), "unweighted")
+        select_t = topic_pairs.get(t)
+        samples_t = (
+            None if select_t is None else boot(select_t, np.random.default_rng([seed, 2, t]), all_kinds=False)
+        )
+        interval = iv(samples_t, "unweighted")
         entry = {"topic": _json_key(data.topics[t]), "n_items": int(topic_items[t])}
         entry["n_pairs"] = int(topic_confs[t].sum())
         entry.update({name: fig(topic_kappas[name][t]) for name in _KAPPA_KINDS})
@@ -922,14 +945,13 @@ def agreement_summary(
         "ratings_per_item": ft.n_ratings or None,
         "n_items_dropped": ft.n_dropped,
     }
-    values = lab.astype(np.float64).tolist()
+    # Krippendorff's ordinal and interval levels order the grades by value, whatever the order of labels.
+    by_value = np.argsort(lab, kind="stable")
+    values = lab[by_value].astype(np.float64).tolist()
     kripp = {
-        level: krippendorff_alpha_from_counts(data.item_counts, values=values, level=level)
+        level: krippendorff_alpha_from_counts(data.item_counts[:, by_value], values=values, level=level)
         for level in ("nominal", "ordinal", "interval")
     }
-    if k > 1 and (np.diff(lab) <= 0).any():
-        # Ordinal and interval need the labels in ascending order; nominal does not.
-        kripp["ordinal"] = kripp["interval"] = None
 
     n_pairs = data.n_pairs
     return {

@@ -478,3 +478,12 @@ def test_it_writes_a_noise_floor_sentence_with_the_band_and_interval():
 )  # fmt: skip
 def test_it_names_landis_koch_bands(kappa, band):
     assert landis_koch_band(kappa) == band
+
+
+def test_it_orders_grades_by_value_for_krippendorff_whatever_the_label_order():
+    records = make_campaign(seed=4)
+    up = agreement_summary(records, labels=[0, 1, 2, 3], relevance_level=2, n_bootstrap=20)
+    down = agreement_summary(records, labels=[3, 2, 1, 0], relevance_level=2, n_bootstrap=20)
+    for level in ("nominal", "ordinal", "interval"):
+        assert down["krippendorff"][level] == pytest.approx(up["krippendorff"][level], abs=1e-12)
+    assert down["cohen"]["binary"]["kappa"] == pytest.approx(up["cohen"]["binary"]["kappa"], abs=1e-12)
