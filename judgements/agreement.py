@@ -517,7 +517,8 @@ class PairAgreement:
 
 @dataclass(frozen=True)
 class TopicAgreement:
-    """Cohen's kappa over the judgement pairs of one topic (pairs as in the module docstring)."""
+    """Cohen's kappa over the judgement pairs of one topic (pairs as in the module docstring);
+    ``n_items`` counts the topic's items graded by at least two raters."""
 
     topic: Hashable
     kappa: float | None
