@@ -1,0 +1,813 @@
+"""Ranking metrics with trec_eval's semantics, vectorised with numpy (pure: no Django).
+
+Every metric takes a ``Ranked`` — the ranked lists of all topics, flattened into arrays, built by
+``rank_lists`` — and returns one float64 value per topic (``Ranked.topics`` order). ``evaluate`` does it all
+for a notebook: dicts or ``trec_io`` tables in, a ``Result`` with per-topic values and means out.
+
+Conventions, exactly as trec_eval 10 (SPEC §8):
+
+- The ranked list of a topic is its run rows ordered by score descending (as doubles), ties broken by
+  docid descending in byte order (``strcmp(b, a)``); rank 1 is the first. The run's rank column is ignored.
+- Each retrieved document has a label: its qrels grade if the qrels judge it with a grade >= 0; otherwise
+  it is unjudged — either absent from the qrels (``UNPOOLED``) or present with a negative grade, "in the
+  pool but not judged" (``UNJUDGED``).
+- Relevant means judged with grade >= the relevance level (default 1). R = number of judged documents of
+  the topic with grade >= the level, whether retrieved or not; N = judged documents with 0 <= grade < level.
+- Unjudged policy ``nonrelevant`` (trec_eval's default): unjudged documents stay in the list and count as
+  non-relevant everywhere (bpref and infAP have their own rules, see them). ``condensed`` (trec_eval -J):
+  unjudged documents are removed from the list first and the rest re-ranked 1, 2, ...
+- Depth (trec_eval -M): only the first ``depth`` documents of each list are used, cut before condensing.
+- A measure with a zero denominator (R = 0, an ideal DCG of 0) is 0.
+- Averaging ``common`` (trec_eval's default): over qrels topics the run has. ``all`` (trec_eval -c): over all
+  qrels topics, a topic the run lacks scoring 0 on every measure (num_rel still counts its R). Run topics
+  without qrels are ignored, as trec_eval does. The aggregate of ``num_ret``, ``num_rel`` and
+  ``num_rel_ret`` is their sum, as trec_eval prints it; every other measure is averaged.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Literal
+
+import numpy as np
+
+from evaluation.trec_io import QrelsTable, RunTable
+
+__all__ = [
+    "DEFAULT_CUTOFFS",
+    "MEASURE_FAMILIES",
+    "UNJUDGED",
+    "UNPOOLED",
+    "MissingTopicsWarning",
+    "PairedTest",
+    "Ranked",
+    "Result",
+    "P_k",
+    "Rprec",
+    "bpref",
+    "evaluate",
+    "infAP",
+    "judged_k",
+    "map",
+    "ndcg",
+    "ndcg_cut_k",
+    "num_rel",
+    "num_rel_ret",
+    "num_ret",
+    "paired_randomisation_test",
+    "paired_t_test",
+    "parse_measures",
+    "rank_lists",
+    "recall_k",
+    "recip_rank",
+    "segment_means",
+]
+
+Gain = Literal["linear", "exp"]
+Unjudged = Literal["nonrelevant", "condensed"]
+Average = Literal["common", "all"]
+
+UNPOOLED = -1  # retrieved, absent from the qrels (trec_eval's RELVALUE_NONPOOL)
+UNJUDGED = -2  # retrieved, in the qrels with a negative grade (trec_eval's RELVALUE_UNJUDGED)
+INFAP_EPSILON = 0.00001  # trec_eval's INFAP_EPSILON
+
+#: trec_eval's default cutoffs for P, recall and ndcg_cut (also used for judged).
+DEFAULT_CUTOFFS: tuple[int, ...] = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
+
+
+class MissingTopicsWarning(UserWarning):
+    """Averaging over common topics while the run lacks some qrels topics."""
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Ranked lists
+
+
+@dataclass(eq=False)
+class Ranked:
+    """The evaluated ranked lists of every qrels topic, flattened.
+
+    Rows ``offsets[t]:offsets[t + 1]`` are topic t's list in rank order; ``label[i]`` is the qrels grade of
+    row i, or ``UNPOOLED`` / ``UNJUDGED``. ``judged`` holds, per topic, the grades >= 0 of every judged
+    document (retrieved or not) in descending order, at ``judged_offsets`` — the material of the ideal
+    ranking. ``present[t]`` says whether the run has topic t at all.
+    """
+
+    topics: list[str]
+    offsets: np.ndarray
+    label: np.ndarray
+    judged: np.ndarray
+    judged_offsets: np.ndarray
+    present: np.ndarray
+    relevance_level: int = 1
+
+    @property
+    def n_topics(self) -> int:
+        return len(self.topics)
+
+    @cached_property
+    def row_topic(self) -> np.ndarray:
+        """Topic index of each row."""
+        return np.repeat(np.arange(self.n_topics), np.diff(self.offsets))
+
+    @cached_property
+    def rank(self) -> np.ndarray:
+        """1-based rank of each row within its topic."""
+        return np.arange(len(self.label)) - self.offsets[self.row_topic] + 1
+
+    @cached_property
+    def is_rel(self) -> np.ndarray:
+        return self.label >= self.relevance_level
+
+    @cached_property
+    def is_judged(self) -> np.ndarray:
+        return self.label >= 0
+
+    @cached_property
+    def num_rel(self) -> np.ndarray:
+        """R per topic: judged documents with grade >= the relevance level."""
+        topic = np.repeat(np.arange(self.n_topics), np.diff(self.judged_offsets))
+        return np.bincount(topic[self.judged >= self.relevance_level], minlength=self.n_topics)
+
+    @cached_property
+    def num_nonrel(self) -> np.ndarray:
+        """N per topic: judged documents with 0 <= grade < the relevance level."""
+        return np.diff(self.judged_offsets) - self.num_rel
+
+    def per_topic_sum(self, rows: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Sum of ``weights`` (or count) over the selected rows (a boolean mask), per topic."""
+        topic = self.row_topic[rows]
+        w = None if weights is None else weights[rows]
+        return np.bincount(topic, weights=w, minlength=self.n_topics).astype(np.float64)
+
+    def so_far(self, mask: np.ndarray) -> np.ndarray:
+        """Per row: how many rows of its topic at or above it satisfy ``mask`` (a grouped cumulative sum)."""
+        total = np.cumsum(mask, dtype=np.int64)
+        before = np.concatenate(([0], total))[self.offsets[:-1]]
+        return total - before[self.row_topic]
+
+
+def _join(qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: np.ndarray) -> np.ndarray:
+    """Per run row: the row index of the same (topic, docid) in the qrels, or -1.
+
+    Rows are matched by their 64-bit key (see ``trec_io.hash_bytes``); a key match is confirmed by comparing
+    topic and docid, and if two qrels rows share a key the join is done exactly with a dict instead.
+    """
+    n_run = len(run)
+    found = np.full(n_run, -1, dtype=np.intp)
+    if not len(qrels) or not n_run:
+        return found
+    qkeys = qrels.key
+    qorder = np.argsort(qkeys)
+    sorted_keys = qkeys[qorder]
+    if np.any(sorted_keys[1:] == sorted_keys[:-1]):
+        return _join_exact(qrels, run, run_topic, qrels_topic)
+    pos = np.searchsorted(sorted_keys, run.key)
+    np.minimum(pos, len(sorted_keys) - 1, out=pos)
+    hit = np.flatnonzero(sorted_keys[pos] == run.key)
+    candidates = qorder[pos[hit]]
+    same = (run_topic[hit] == qrels_topic[candidates]) & (run.docid[hit] == qrels.docid[candidates])
+    found[hit[same]] = candidates[same]
+    return found
+
+
+def _join_exact(
+    qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: np.ndarray
+) -> np.ndarray:
+    index = {
+        (t, d): i for i, (t, d) in enumerate(zip(qrels_topic.tolist(), qrels.docid.tolist(), strict=True))
+    }
+    return np.array(
+        [index.get(key, -1) for key in zip(run_topic.tolist(), run.docid.tolist(), strict=True)],
+        dtype=np.intp,
+    )
+
+
+def _trec_order(topic: np.ndarray, score: np.ndarray, docid: np.ndarray, n_topics: int) -> np.ndarray:
+    """Permutation putting rows in trec_eval order: topic, score descending, docid descending (bytes)."""
+    n = len(topic)
+    if n == 0:
+        return np.zeros(0, dtype=np.intp)
+    # Most runs are written in this order already: check it in O(n) and only reorder whole topic blocks.
+    same_topic = topic[1:] == topic[:-1]
+    heads = np.flatnonzero(np.concatenate(([True], ~same_topic)))
+    block_topic = topic[heads]
+    if len(np.unique(block_topic)) == len(heads):
+        drop = score[1:] > score[:-1]
+        tie = score[1:] == score[:-1]
+        ordered = not np.any(drop & same_topic)
+        if ordered:
+            tied = np.flatnonzero(tie & same_topic)
+            ordered = bool(np.all(docid[tied + 1] < docid[tied])) if len(tied) else True
+        if ordered:
+            lengths = np.diff(np.append(heads, n))
+            block_order = np.argsort(block_topic, kind="stable")
+            if np.all(block_order[1:] > block_order[:-1]):
+                return np.arange(n)
+            starts = heads[block_order]
+            sizes = lengths[block_order]
+            out_starts = np.cumsum(sizes) - sizes
+            return np.repeat(starts - out_starts, sizes) + np.arange(n)
+    # General case: sort by score, then stably by topic; then order tied scores by docid descending.
+    order = np.argsort(-score, kind="stable")
+    key_dtype = np.int16 if n_topics < 2**15 else np.int64
+    order = order[np.argsort(topic[order].astype(key_dtype), kind="stable")]
+    s = score[order]
+    t = topic[order]
+    tie = (s[1:] == s[:-1]) & (t[1:] == t[:-1])
+    if np.any(tie):
+        in_tie = np.zeros(n, dtype=bool)
+        in_tie[1:] |= tie
+        in_tie[:-1] |= tie
+        positions = np.flatnonzero(in_tie)
+        rows = order[positions]
+        group = np.cumsum(np.concatenate(([True], ~tie[positions[1:] - 1])))
+        _, doc_rank = np.unique(docid[rows], return_inverse=True)
+        order[positions] = rows[np.lexsort((-doc_rank.reshape(-1), group))]
+    return order
+
+
+def _as_qrels(qrels: QrelsTable | Mapping[str, Mapping[str, int]]) -> QrelsTable:
+    return qrels if isinstance(qrels, QrelsTable) else QrelsTable.from_dict(qrels)
+
+
+def _as_run(run: RunTable | Mapping[str, Mapping[str, float]]) -> RunTable:
+    return run if isinstance(run, RunTable) else RunTable.from_dict(run)
+
+
+def rank_lists(
+    qrels: QrelsTable | Mapping[str, Mapping[str, int]],
+    run: RunTable | Mapping[str, Mapping[str, float]],
+    *,
+    relevance_level: int = 1,
+    unjudged: Unjudged = "nonrelevant",
+    depth: int | None = None,
+) -> Ranked:
+    """Build the ranked, labelled lists of every qrels topic (topics sorted by qid in byte order).
+
+    Run rows of topics absent from the qrels are dropped. ``depth`` keeps the first ``depth`` documents of
+    each list; then ``unjudged="condensed"`` removes the unjudged ones (trec_eval applies -M before -J).
+    """
+    if unjudged not in ("nonrelevant", "condensed"):
+        raise ValueError(f"unjudged must be 'nonrelevant' or 'condensed', not {unjudged!r}")
+    if depth is not None and depth < 1:
+        raise ValueError(f"depth must be a positive integer, not {depth!r}")
+    if relevance_level < 0:
+        raise ValueError(f"relevance_level must be >= 0, not {relevance_level!r}")
+    qt = _as_qrels(qrels)
+    rt = _as_run(run)
+
+    topics = sorted(set(qt.topic_ids), key=lambda q: q.encode("utf-8"))
+    code = {q: i for i, q in enumerate(topics)}
+    n_topics = len(topics)
+    q_map = np.array([code[q] for q in qt.topic_ids], dtype=np.intp)
+    r_map = np.array([code.get(q, -1) for q in rt.topic_ids], dtype=np.intp)
+    qrels_topic = q_map[qt.topic] if len(qt) else np.zeros(0, dtype=np.intp)
+    run_topic = r_map[rt.topic] if len(rt) else np.zeros(0, dtype=np.intp)
+
+    present = np.zeros(n_topics, dtype=bool)
+    present[r_map[r_map >= 0]] = True
+
+    # Label each run row from the qrels.
+    match = _join(qt, rt, run_topic, qrels_topic)
+    grade = qt.grade[np.maximum(match, 0)] if len(qt) else np.zeros(len(rt), dtype=np.int64)
+    label = np.where(match < 0, UNPOOLED, np.where(grade < 0, UNJUDGED, grade))
+
+    keep = run_topic >= 0
+    if not keep.all():
+        rows = np.flatnonzero(keep)
+        run_topic, score, docid, label = run_topic[rows], rt.score[rows], rt.docid[rows], label[rows]
+    else:
+        score, docid = rt.score, rt.docid
+    order = _trec_order(run_topic, score, docid, n_topics)
+    label = label[order]
+    row_topic = run_topic[order]
+
+    if depth is not None or unjudged == "condensed":
+        counts = np.bincount(row_topic, minlength=n_topics)
+        offsets = np.concatenate(([0], np.cumsum(counts)))
+        rank = np.arange(len(label)) - offsets[row_topic] + 1
+        mask = np.ones(len(label), dtype=bool)
+        if depth is not None:
+            mask &= rank <= depth
+        if unjudged == "condensed":
+            mask &= label >= 0
+        label = label[mask]
+        row_topic = row_topic[mask]
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(row_topic, minlength=n_topics))))
+
+    # The ideal ranking's material: every judged grade (>= 0) per topic, descending.
+    judged_rows = np.flatnonzero(qt.grade >= 0) if len(qt) else np.zeros(0, dtype=np.intp)
+    jt = qrels_topic[judged_rows]
+    jg = qt.grade[judged_rows]
+    jorder = np.lexsort((-jg, jt))
+    judged = jg[jorder]
+    judged_offsets = np.concatenate(([0], np.cumsum(np.bincount(jt, minlength=n_topics))))
+
+    return Ranked(
+        topics=topics,
+        offsets=offsets.astype(np.intp),
+        label=label.astype(np.int64),
+        judged=judged.astype(np.int64),
+        judged_offsets=judged_offsets.astype(np.intp),
+        present=present,
+        relevance_level=relevance_level,
+    )
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Metrics: each returns one value per topic of the Ranked.
+
+
+def _safe_div(num: np.ndarray, den: np.ndarray) -> np.ndarray:
+    out = np.zeros(len(num), dtype=np.float64)
+    nz = den > 0
+    out[nz] = num[nz] / den[nz]
+    return out
+
+
+def num_ret(ranked: Ranked) -> np.ndarray:
+    """Number of documents in the evaluated list (after the depth limit, and condensing if asked)."""
+    return np.diff(ranked.offsets).astype(np.float64)
+
+
+def num_rel(ranked: Ranked) -> np.ndarray:
+    """R: judged documents of the topic with grade >= the relevance level, retrieved or not."""
+    return ranked.num_rel.astype(np.float64)
+
+
+def num_rel_ret(ranked: Ranked) -> np.ndarray:
+    """Relevant documents (grade >= the level) in the evaluated list."""
+    return ranked.per_topic_sum(ranked.is_rel)
+
+
+def P_k(ranked: Ranked, k: int) -> np.ndarray:
+    """Precision at k: relevant documents among ranks 1..k, divided by k (by k even when fewer than k were
+    retrieved). Unjudged documents count as non-relevant."""
+    return ranked.per_topic_sum(ranked.is_rel & (ranked.rank <= k)) / k
+
+
+def recall_k(ranked: Ranked, k: int) -> np.ndarray:
+    """Recall at k: relevant documents among ranks 1..k, divided by R (0 if R = 0)."""
+    return _safe_div(ranked.per_topic_sum(ranked.is_rel & (ranked.rank <= k)), ranked.num_rel)
+
+
+def recip_rank(ranked: Ranked) -> np.ndarray:
+    """Reciprocal rank: 1 / rank of the first relevant document, 0 if none is retrieved."""
+    out = np.zeros(ranked.n_topics, dtype=np.float64)
+    rows = np.flatnonzero(ranked.is_rel)
+    if len(rows):
+        topic = ranked.row_topic[rows]
+        first = np.flatnonzero(np.concatenate(([True], topic[1:] != topic[:-1])))
+        out[topic[first]] = 1.0 / ranked.rank[rows[first]]
+    return out
+
+
+def map(ranked: Ranked) -> np.ndarray:  # noqa: A001 - trec_eval's name
+    """Average precision: Σ over relevant retrieved documents of (relevant at or above it) / its rank,
+    divided by R (0 if R = 0). Unretrieved relevant documents thus contribute 0."""
+    rel = ranked.is_rel
+    precision = ranked.so_far(rel) / ranked.rank
+    return _safe_div(ranked.per_topic_sum(rel, precision), ranked.num_rel)
+
+
+def Rprec(ranked: Ranked) -> np.ndarray:
+    """R-precision: relevant documents among ranks 1..R, divided by R (0 if R = 0)."""
+    r = ranked.num_rel
+    within = ranked.is_rel & (ranked.rank <= r[ranked.row_topic])
+    return _safe_div(ranked.per_topic_sum(within), r)
+
+
+def _gains(values: np.ndarray, gain: Gain) -> np.ndarray:
+    positive = np.maximum(values, 0).astype(np.float64)
+    if gain == "linear":
+        return positive
+    if gain == "exp":
+        return np.exp2(positive) - 1.0
+    raise ValueError(f"gain must be 'linear' or 'exp', not {gain!r}")
+
+
+def _dcg(ranked: Ranked, k: int | None, gain: Gain) -> np.ndarray:
+    rows = ranked.label > 0
+    if k is not None:
+        rows &= ranked.rank <= k
+    g = _gains(ranked.label, gain) / np.log2(ranked.rank + 1.0)
+    return ranked.per_topic_sum(rows, g)
+
+
+def _ideal_dcg(ranked: Ranked, k: int | None, gain: Gain) -> np.ndarray:
+    topic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
+    position = np.arange(len(ranked.judged)) - ranked.judged_offsets[topic] + 1
+    rows = ranked.judged > 0
+    if k is not None:
+        rows &= position <= k
+    g = _gains(ranked.judged, gain) / np.log2(position + 1.0)
+    return np.bincount(topic[rows], weights=g[rows], minlength=ranked.n_topics).astype(np.float64)
+
+
+def ndcg(ranked: Ranked, gain: Gain = "linear") -> np.ndarray:
+    """nDCG over the whole list: DCG = Σ_i gain(grade_i) / log2(i + 1) over ranks i = 1, 2, ...; gain
+    ``linear`` = the grade (trec_eval's), ``exp`` = 2^grade − 1; unjudged documents and grades <= 0 gain 0.
+    Divided by the DCG of the ideal ranking — every judged document of the topic (grade >= 0, retrieved or
+    not) by grade descending — or 0 if that is 0. Ties in the run were already broken by docid."""
+    return _safe_div(_dcg(ranked, None, gain), _ideal_dcg(ranked, None, gain))
+
+
+def ndcg_cut_k(ranked: Ranked, k: int, gain: Gain = "linear") -> np.ndarray:
+    """nDCG at k: as ``ndcg`` with both the list and the ideal ranking cut at rank k."""
+    return _safe_div(_dcg(ranked, k, gain), _ideal_dcg(ranked, k, gain))
+
+
+def bpref(ranked: Ranked) -> np.ndarray:
+    """bpref (Buckley & Voorhees 2004, trec_eval's m_bpref.c): (1/R) Σ over relevant retrieved documents r
+    of [1 − min(n_above(r), R) / min(N, R)], where n_above(r) counts judged non-relevant documents
+    (0 <= grade < level) ranked above r and the term is 1 when n_above(r) = 0. Unjudged documents are
+    skipped: they neither count nor shift anything. 0 if R = 0."""
+    rel = ranked.is_rel
+    nonrel = ranked.is_judged & ~rel
+    above = ranked.so_far(nonrel)[rel].astype(np.float64)
+    t = ranked.row_topic[rel]
+    r = ranked.num_rel[t].astype(np.float64)
+    n = ranked.num_nonrel[t].astype(np.float64)
+    term = np.ones(len(above))
+    some = above > 0
+    term[some] = 1.0 - np.minimum(above[some], r[some]) / np.minimum(n[some], r[some])
+    sums = np.bincount(t, weights=term, minlength=ranked.n_topics).astype(np.float64)
+    return _safe_div(sums, ranked.num_rel)
+
+
+def infAP(ranked: Ranked) -> np.ndarray:
+    """Inferred AP (Yilmaz & Aslam 2006), exactly as trec_eval's m_infap.c. For the relevant document at
+    0-based position j (positions count every retrieved document), with rel, nonrel and unj the relevant,
+    judged non-relevant and in-pool-unjudged (negative grade) documents above it and ε = 1e-5:
+    term = 1 if j = 0, else 1/(j+1) + (j/(j+1)) · ((rel + nonrel + unj)/j) · ((rel + ε)/(rel + nonrel + 2ε)).
+    infAP = Σ term / R (0 if R = 0). Documents absent from the qrels are skipped in the counts."""
+    rel_mask = ranked.is_rel
+    nonrel_mask = ranked.is_judged & ~rel_mask
+    unj_mask = ranked.label == UNJUDGED
+    rows = np.flatnonzero(rel_mask)
+    j = (ranked.rank[rows] - 1).astype(np.float64)
+    rel_above = (ranked.so_far(rel_mask)[rows] - 1).astype(np.float64)
+    nonrel_above = ranked.so_far(nonrel_mask)[rows].astype(np.float64)
+    unj_above = ranked.so_far(unj_mask)[rows].astype(np.float64)
+    term = np.ones(len(rows))
+    later = j > 0
+    jl = j[later]
+    ra, na, ua = rel_above[later], nonrel_above[later], unj_above[later]
+    term[later] = 1.0 / (jl + 1.0) + (jl / (jl + 1.0)) * ((ra + na + ua) / jl) * (
+        (ra + INFAP_EPSILON) / (ra + na + 2 * INFAP_EPSILON)
+    )
+    sums = np.bincount(ranked.row_topic[rows], weights=term, minlength=ranked.n_topics).astype(np.float64)
+    return _safe_div(sums, ranked.num_rel)
+
+
+def judged_k(ranked: Ranked, k: int) -> np.ndarray:
+    """Judged at k: documents among ranks 1..k with a grade >= 0 in the qrels, divided by k. A negative
+    qrels grade (in the pool, not judged) is NOT judged. Computed on the evaluated list, so under
+    ``condensed`` it is the share of the k slots that judged documents fill."""
+    return ranked.per_topic_sum(ranked.is_judged & (ranked.rank <= k)) / k
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Measure names (trec_eval's and pytrec_eval's syntax)
+
+#: Families in output order, with whether they take cutoffs.
+MEASURE_FAMILIES: dict[str, bool] = {
+    "num_ret": False,
+    "num_rel": False,
+    "num_rel_ret": False,
+    "map": False,
+    "Rprec": False,
+    "bpref": False,
+    "recip_rank": False,
+    "infAP": False,
+    "P": True,
+    "recall": True,
+    "ndcg": False,
+    "ndcg_cut": True,
+    "judged": True,
+}
+_NICKNAMES: dict[str, list[str]] = {
+    "official": ["num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank", "P"],
+    "all_trec": list(MEASURE_FAMILIES),
+}
+_SUMMED = ("num_ret", "num_rel", "num_rel_ret")
+_NAME = re.compile(r"^(?P<family>[A-Za-z_]+?)(?:[._](?P<params>\d+(?:,\d+)*))?$")
+
+
+def parse_measures(specs: Iterable[str]) -> list[str]:
+    """Expand measure names into canonical per-cutoff names, in trec_eval-like output order.
+
+    Accepts trec_eval's syntax (``P.5,10``, ``ndcg_cut.10``, ``recall.100``, ``map``, a bare ``P`` for its
+    default cutoffs, the nicknames ``official`` and ``all_trec``) and pytrec_eval's (``P_5``,
+    ``ndcg_cut_10``). Returns e.g. ``['map', 'P_5', 'P_10', 'ndcg_cut_10']``. Unknown names: ValueError.
+    """
+    chosen: dict[str, set[int] | None] = {}
+    for spec in specs:
+        for part in spec.split():
+            for family, cutoffs in _parse_one(part):
+                if family in chosen and chosen[family] is not None and cutoffs is not None:
+                    chosen[family] |= cutoffs  # type: ignore[operator]
+                elif family not in chosen or cutoffs is not None:
+                    chosen[family] = cutoffs
+    names: list[str] = []
+    for family, takes_cutoffs in MEASURE_FAMILIES.items():
+        if family not in chosen:
+            continue
+        if takes_cutoffs:
+            cutoffs = chosen[family] or set(DEFAULT_CUTOFFS)
+            names.extend(f"{family}_{k}" for k in sorted(cutoffs))
+        else:
+            names.append(family)
+    return names
+
+
+def _parse_one(part: str) -> list[tuple[str, set[int] | None]]:
+    if part in _NICKNAMES:
+        return [(f, None) for f in _NICKNAMES[part]]
+    if part in MEASURE_FAMILIES:
+        return [(part, None)]
+    match = _NAME.match(part)
+    if (
+        match
+        and match["family"] in MEASURE_FAMILIES
+        and MEASURE_FAMILIES[match["family"]]
+        and match["params"]
+    ):
+        cutoffs = {int(p) for p in match["params"].split(",")}
+        if min(cutoffs) < 1:
+            raise ValueError(f"cutoffs must be positive in measure {part!r}")
+        return [(match["family"], cutoffs)]
+    raise ValueError(f"unknown measure {part!r}")
+
+
+def _measure_function(name: str, gain: Gain) -> Callable[[Ranked], np.ndarray]:
+    simple: dict[str, Callable[[Ranked], np.ndarray]] = {
+        "num_ret": num_ret,
+        "num_rel": num_rel,
+        "num_rel_ret": num_rel_ret,
+        "map": map,
+        "Rprec": Rprec,
+        "bpref": bpref,
+        "recip_rank": recip_rank,
+        "infAP": infAP,
+        "ndcg": lambda r: ndcg(r, gain),
+    }
+    if name in simple:
+        return simple[name]
+    family, _, k = name.rpartition("_")
+    cut: dict[str, Callable[[Ranked, int], np.ndarray]] = {
+        "P": P_k,
+        "recall": recall_k,
+        "ndcg_cut": lambda r, c: ndcg_cut_k(r, c, gain),
+        "judged": judged_k,
+    }
+    if family in cut and k.isdigit():
+        return lambda r: cut[family](r, int(k))
+    raise ValueError(f"unknown measure {name!r}")
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Evaluation
+
+
+@dataclass(frozen=True)
+class Result:
+    """Per-topic values and their aggregate for one run.
+
+    ``values[measure][i]`` is the value of ``topics[i]``; the topics are those averaged over (common or
+    all qrels topics, byte order of qid). ``means`` is trec_eval's ``all`` line: the arithmetic mean over
+    those topics, except the sum for num_ret, num_rel and num_rel_ret.
+    """
+
+    topics: tuple[str, ...]
+    measures: tuple[str, ...]
+    values: Mapping[str, np.ndarray]
+    relevance_level: int
+    gain: Gain
+    unjudged: Unjudged
+    depth: int | None
+    average: Average
+    missing_topics: tuple[str, ...] = ()
+    ignored_topics: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+    run_name: str = ""
+
+    @property
+    def means(self) -> dict[str, float]:
+        return {m: _aggregate(m, self.values[m]) for m in self.measures}
+
+    @property
+    def per_topic(self) -> dict[str, dict[str, float]]:
+        """``{qid: {measure: value}}``, pytrec_eval's layout."""
+        columns = [self.values[m].tolist() for m in self.measures]
+        return (
+            {
+                qid: dict(zip(self.measures, row, strict=True))
+                for qid, row in zip(self.topics, zip(*columns, strict=True), strict=True)
+            }
+            if self.measures
+            else {qid: {} for qid in self.topics}
+        )
+
+    def topic_values(self, measure: str) -> dict[str, float]:
+        """``{qid: value}`` of one measure."""
+        return dict(zip(self.topics, self.values[measure].tolist(), strict=True))
+
+    def segment_means(self, segments: Mapping[str, Iterable[str]]) -> dict[str, dict[str, float]]:
+        """See ``segment_means``."""
+        return segment_means(self, segments)
+
+
+def _aggregate(measure: str, values: np.ndarray) -> float:
+    if measure in _SUMMED:
+        return float(values.sum())
+    if not len(values):
+        return math.nan
+    return float(values.mean())
+
+
+def evaluate(
+    qrels: QrelsTable | Mapping[str, Mapping[str, int]],
+    run: RunTable | Mapping[str, Mapping[str, float]],
+    measures: Iterable[str] | str = ("map", "ndcg_cut_10", "P_10", "recall_100", "recip_rank"),
+    *,
+    relevance_level: int = 1,
+    gain: Gain = "linear",
+    unjudged: Unjudged = "nonrelevant",
+    depth: int | None = None,
+    average: Average = "common",
+) -> Result:
+    """Score a run on qrels with trec_eval's semantics (see the module docstring).
+
+    ``qrels`` is ``{qid: {docid: grade}}`` or a ``trec_io.QrelsTable``; ``run`` is ``{qid: {docid: score}}``
+    or a ``trec_io.RunTable``. ``measures`` uses trec_eval's or pytrec_eval's names (``parse_measures``).
+    With ``average="common"`` a ``MissingTopicsWarning`` names the qrels topics the run lacks (also kept in
+    ``Result.warnings``).
+    """
+    if isinstance(measures, str):
+        measures = [measures]
+    names = parse_measures(measures)
+    if gain not in ("linear", "exp"):
+        raise ValueError(f"gain must be 'linear' or 'exp', not {gain!r}")
+    if average not in ("common", "all"):
+        raise ValueError(f"average must be 'common' or 'all', not {average!r}")
+    qt = _as_qrels(qrels)
+    rt = _as_run(run)
+    ranked = rank_lists(qt, rt, relevance_level=relevance_level, unjudged=unjudged, depth=depth)
+    values_all = {name: _measure_function(name, gain)(ranked) for name in names}
+
+    missing = tuple(t for t, p in zip(ranked.topics, ranked.present.tolist(), strict=True) if not p)
+    qrels_topics = set(ranked.topics)
+    ignored = tuple(sorted((t for t in set(rt.topic_ids) if t not in qrels_topics), key=str.encode))
+    notes: list[str] = []
+    if average == "common":
+        keep = np.flatnonzero(ranked.present)
+        topics = tuple(ranked.topics[i] for i in keep.tolist())
+        values = {name: v[keep] for name, v in values_all.items()}
+        if missing:
+            shown = ", ".join(missing[:20]) + (f", ... ({len(missing)} in all)" if len(missing) > 20 else "")
+            notes.append(
+                f"the run has no results for {len(missing)} of {len(ranked.topics)} qrels topics, "
+                f"left out of the means (use average='all' / -c to count them as 0): {shown}"
+            )
+            warnings.warn(notes[-1], MissingTopicsWarning, stacklevel=2)
+    else:
+        topics = tuple(ranked.topics)
+        values = values_all
+    return Result(
+        topics=topics,
+        measures=tuple(names),
+        values=values,
+        relevance_level=relevance_level,
+        gain=gain,
+        unjudged=unjudged,
+        depth=depth,
+        average=average,
+        missing_topics=missing,
+        ignored_topics=ignored,
+        warnings=tuple(notes),
+        run_name=rt.name,
+    )
+
+
+def segment_means(result: Result, segments: Mapping[str, Iterable[str]]) -> dict[str, dict[str, float]]:
+    """Aggregate per segment: ``segments`` maps qid -> its segments (e.g. ``{"301": ["head", "nav"]}``).
+
+    Returns ``{segment: {"num_q": topics, measure: aggregate, ...}}`` over the result's topics in each
+    segment (aggregate as ``Result.means``: mean, or sum for num_*). Topics without segments are left out.
+    """
+    members: dict[str, list[int]] = {}
+    for i, qid in enumerate(result.topics):
+        for segment in dict.fromkeys(segments.get(qid, ())):
+            members.setdefault(segment, []).append(i)
+    out: dict[str, dict[str, float]] = {}
+    for segment in sorted(members):
+        index = np.array(members[segment], dtype=np.intp)
+        row: dict[str, float] = {"num_q": float(len(index))}
+        for measure in result.measures:
+            row[measure] = _aggregate(measure, result.values[measure][index])
+        out[segment] = row
+    return out
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Paired significance tests between two runs' per-topic values
+
+
+@dataclass(frozen=True)
+class PairedTest:
+    """A paired test over the topics both runs have: ``mean_difference`` = mean(x − y)."""
+
+    test: str
+    n: int
+    mean_x: float
+    mean_y: float
+    mean_difference: float
+    statistic: float
+    p_value: float
+    details: dict[str, Any] = field(default_factory=dict)
+
+
+def _paired(
+    x: Mapping[str, float] | Result, y: Mapping[str, float] | Result, measure: str | None
+) -> tuple[np.ndarray, np.ndarray]:
+    def as_map(v: Mapping[str, float] | Result) -> Mapping[str, float]:
+        if isinstance(v, Result):
+            if measure is None:
+                raise ValueError("give measure= when passing Results")
+            return v.topic_values(measure)
+        return v
+
+    xm, ym = as_map(x), as_map(y)
+    common = sorted(set(xm) & set(ym))
+    if len(common) < 2:
+        raise ValueError(f"a paired test needs at least 2 common topics, found {len(common)}")
+    return (
+        np.array([xm[q] for q in common], dtype=np.float64),
+        np.array([ym[q] for q in common], dtype=np.float64),
+    )
+
+
+def paired_t_test(
+    x: Mapping[str, float] | Result, y: Mapping[str, float] | Result, *, measure: str | None = None
+) -> PairedTest:
+    """Two-sided paired Student t-test on the per-topic values of the topics both have
+    (``scipy.stats.ttest_rel``). Pass ``{qid: value}`` maps, or two Results and ``measure=``."""
+    from scipy import stats
+
+    a, b = _paired(x, y, measure)
+    diff = a - b
+    if np.all(diff == diff[0]):
+        statistic, p_value = (0.0, 1.0) if diff[0] == 0 else (math.copysign(math.inf, diff[0]), 0.0)
+    else:
+        res = stats.ttest_rel(a, b)
+        statistic, p_value = float(res.statistic), float(res.pvalue)
+    return PairedTest(
+        "paired t-test", len(a), float(a.mean()), float(b.mean()), float(diff.mean()), statistic, p_value
+    )
+
+
+def paired_randomisation_test(
+    x: Mapping[str, float] | Result,
+    y: Mapping[str, float] | Result,
+    *,
+    measure: str | None = None,
+    n_permutations: int = 10_000,
+    seed: int = 0,
+) -> PairedTest:
+    """Two-sided paired randomisation (sign-flip permutation) test on the mean difference.
+
+    Each permutation swaps the two runs' values of each common topic with probability 1/2 (seeded
+    ``numpy.random.default_rng(seed)``); p = (1 + #{|mean diff*| >= |mean diff|}) / (1 + n_permutations).
+    """
+    a, b = _paired(x, y, measure)
+    diff = a - b
+    observed = abs(diff.mean())
+    rng = np.random.default_rng(seed)
+    extreme = 0
+    batch = max(1, min(n_permutations, 2_000_000 // max(len(diff), 1)))
+    done = 0
+    tolerance = 1e-12 * max(1.0, observed)
+    while done < n_permutations:
+        size = min(batch, n_permutations - done)
+        signs = rng.integers(0, 2, size=(size, len(diff)), dtype=np.int8) * 2 - 1
+        means = np.abs(signs @ diff) / len(diff)
+        extreme += int(np.count_nonzero(means >= observed - tolerance))
+        done += size
+    p_value = (1 + extreme) / (1 + n_permutations)
+    return PairedTest(
+        "paired randomisation test",
+        len(a),
+        float(a.mean()),
+        float(b.mean()),
+        float(diff.mean()),
+        float(diff.mean()),
+        p_value,
+        {"n_permutations": n_permutations, "seed": seed},
+    )
