@@ -415,7 +415,7 @@ def submit_judgement(
     still honoured if the item has room for this judgement."""
     with transaction.atomic():
         locked = (
-            Assignment.objects.select_for_update()
+            Assignment.objects.select_for_update(of=("self",))
             .select_related("item__pool__judging__rubric")
             .get(pk=assignment.pk)
         )
@@ -462,7 +462,9 @@ def revise_judgement(
 ) -> Judgement:
     """Change a judgement, keeping the old and new label as a revision (who, when, old, new)."""
     with transaction.atomic():
-        locked = Judgement.objects.select_for_update().select_related("rubric").get(pk=judgement.pk)
+        locked = (
+            Judgement.objects.select_for_update(of=("self",)).select_related("rubric").get(pk=judgement.pk)
+        )
         facets = _validate_label(locked.rubric, grade, unrateable, facets)
         new_note = locked.note if note is None else note.strip()
         new_grade = None if unrateable else grade

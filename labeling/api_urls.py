@@ -1,7 +1,9 @@
-"""The API router: every app registers its viewsets here."""
+"""The API router: every app registers its viewsets here (each app's `api.register(router)`)."""
 
 from rest_framework.routers import DefaultRouter
 
+from evaluation import api as evaluation_api
+from judgements import api as judgements_api
 from pooling import api as pooling_api
 
 router = DefaultRouter()
@@ -10,5 +12,8 @@ router.register("topics", pooling_api.TopicViewSet, basename="topic")
 router.register("documents", pooling_api.DocumentViewSet, basename="document")
 router.register("runs", pooling_api.RunViewSet, basename="run")
 router.register("jobs", pooling_api.JobViewSet, basename="job")
+pooling_api.register(router)
+judgements_api.register(router)
+evaluation_api.register(router)
 
 urlpatterns = router.urls

@@ -10,4 +10,7 @@ urlpatterns = [
     path("api/", include("labeling.api_urls")),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    path("pools/", include("pooling.urls")),
+    path("evaluation/", include("evaluation.urls")),
+    path("", include("judgements.urls")),
 ]

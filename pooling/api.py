@@ -195,3 +195,7 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet):
     permission_classes = [IsManager]
     serializer_class = JobSerializer
     queryset = Job.objects.select_related("collection")
+
+
+def register(router: Any) -> None:
+    """Pool endpoints (configuration, build, statistics) are registered here."""

@@ -545,8 +545,8 @@ def _add_items(*, pool: Pool, run_ids: list[int]) -> tuple[int, int]:
         cursor.execute(
             f"""
             INSERT INTO {item} (pool_id, topic_id, document_id, blind_key, required_judgements,
-                                num_judgements, selected, added_at)
-            SELECT %s, k.topic_id, k.document_id, k.bk, {required_sql}, 0, %s, %s
+                                num_judgements, active_leases, gold, selected, added_at)
+            SELECT %s, k.topic_id, k.document_id, k.bk, {required_sql}, 0, 0, false, %s, %s
             FROM (
                 SELECT c.topic_id, c.document_id, {blind_sql} AS bk
                 FROM (SELECT DISTINCT rr.topic_id, rr.document_id FROM {rows} rr

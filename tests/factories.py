@@ -1,0 +1,87 @@
+"""Small `make_*` helpers with keyword defaults, shared by the tests."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Sequence
+
+from django.contrib.auth.models import User
+
+from judgements import services as judging
+from pooling import services
+from pooling.models import Collection, Document, Pool, Run, RunRow, Topic
+
+_counter = itertools.count(1)
+
+
+def make_collection(
+    *, name: str | None = None, docs: int = 20, topics: Sequence[str] = ("q1", "q2")
+) -> Collection:
+    collection = Collection.objects.create(name=name or f"c{next(_counter)}")
+    Document.objects.bulk_create(
+        Document(
+            collection=collection, docid=f"d{i:03d}", title=f"Document {i}", text=f"text of document {i}"
+        )
+        for i in range(docs)
+    )
+    Topic.objects.bulk_create(
+        Topic(collection=collection, qid=qid, query=f"query {qid}", segments=["head" if n % 2 else "tail"])
+        for n, qid in enumerate(topics)
+    )
+    return collection
+
+
+def make_run(*, collection: Collection, name: str, lists: dict[str, Sequence[str]]) -> Run:
+    """A run whose ranked list for each qid is exactly `lists[qid]` (rank 1 first)."""
+    run = Run.objects.create(collection=collection, name=name)
+    topics = dict(Topic.objects.filter(collection=collection).values_list("qid", "id"))
+    docs = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
+    RunRow.objects.bulk_create(
+        RunRow(run=run, topic_id=topics[qid], document_id=docs[docid], rank=rank, score=100.0 - rank)
+        for qid, docids in lists.items()
+        for rank, docid in enumerate(docids, 1)
+    )
+    run.num_rows = sum(len(v) for v in lists.values())
+    run.num_topics = len(lists)
+    run.save()
+    return run
+
+
+def make_pool(
+    *,
+    collection: Collection | None = None,
+    runs: Sequence[Run] | None = None,
+    name: str | None = None,
+    depth: int = 5,
+    judgements_per_item: int = 1,
+    raters: Sequence[User] = (),
+    build: bool = True,
+    **options,
+) -> Pool:
+    """A built pool with the default rubric and the given raters; two runs over q1, q2 if none given."""
+    if collection is None:
+        collection = make_collection()
+    if runs is None:
+        runs = [
+            make_run(collection=collection, name="alpha",
+                     lists={"q1": ["d001", "d002", "d003", "d004"], "q2": ["d010", "d011", "d012"]}),
+            make_run(collection=collection, name="beta",
+                     lists={"q1": ["d003", "d005", "d001", "d006"], "q2": ["d013", "d010"]}),
+        ]  # fmt: skip
+    pool = services.create_pool(
+        name=name or f"pool{next(_counter)}",
+        collection=collection,
+        runs=runs,
+        depth=depth,
+        judgements_per_item=judgements_per_item,
+        **options,
+    )
+    if build:
+        services.build_pool(pool=pool)
+        pool.refresh_from_db()
+    judging.setup_judging(pool=pool, raters=raters)
+    return pool
+
+
+def make_user(username: str, *, password: str = "pass-word-123", **fields) -> User:
+    return User.objects.create_user(username, password=password, **fields)

@@ -1,0 +1,72 @@
+"""32 raters at once against PostgreSQL: no item is ever leased beyond what it needs."""
+
+from __future__ import annotations
+
+import threading
+from collections import Counter
+
+import pytest
+from django.db import connection
+
+from judgements import services
+from judgements.models import Judgement
+from pooling.models import Document, PoolItem, Run, RunRow, Topic
+from tests.conftest import require_services
+from tests.factories import make_collection, make_pool, make_user
+
+RATERS = 32
+J = 3
+
+
+@pytest.mark.django_db(transaction=True)
+def test_it_gives_every_item_exactly_j_judgements_from_j_raters_under_32_concurrent_raters():
+    require_services()
+    collection = make_collection(docs=400, topics=[f"t{i}" for i in range(8)])
+    topics = list(Topic.objects.filter(collection=collection))
+    docs = list(Document.objects.filter(collection=collection).values_list("id", flat=True))
+    runs = []
+    for r in range(3):
+        run = Run.objects.create(collection=collection, name=f"run{r}")
+        RunRow.objects.bulk_create(
+            RunRow(run=run, topic=topic, document_id=docs[(t * 37 + r * 11 + rank * 7) % len(docs)],
+                   rank=rank + 1, score=-rank)
+            for t, topic in enumerate(topics) for rank in range(20)
+        )  # fmt: skip
+        runs.append(run)
+    raters = [make_user(f"r{i}") for i in range(RATERS)]
+    pool = make_pool(collection=collection, runs=runs, depth=20, judgements_per_item=J, raters=raters)
+    items = PoolItem.objects.filter(pool=pool).count()
+    assert items > 100
+    barrier = threading.Barrier(RATERS)
+    failures: list[BaseException] = []
+    overleased: list[int] = []
+
+    def work(rater) -> None:
+        try:
+            barrier.wait()
+            while True:
+                assignment = services.next_item(pool=pool, rater=rater)
+                if assignment is None:
+                    return
+                item = PoolItem.objects.get(pk=assignment.item_id)
+                if item.num_judgements + item.active_leases > item.required_judgements:
+                    overleased.append(item.pk)
+                services.submit_judgement(assignment=assignment, grade=(item.pk + rater.pk) % 4)
+        except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+            failures.append(exc)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=work, args=(rater,)) for rater in raters]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=300)
+    assert not failures, failures[:3]
+    assert not overleased
+    per_item = Counter(Judgement.objects.filter(item__pool=pool).values_list("item_id", flat=True))
+    assert len(per_item) == items
+    assert set(per_item.values()) == {J}
+    pairs = Judgement.objects.filter(item__pool=pool).values_list("item_id", "rater_id")
+    assert len(set(pairs)) == items * J
+    assert not PoolItem.objects.filter(pool=pool).exclude(active_leases=0).exists()
