@@ -1,7 +1,12 @@
-"""Web pages of this app."""
+"""Rater pages: the rater's pools, the judging page."""
 
 from __future__ import annotations
 
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from judgements import views
+
+app_name = "judgements"
+urlpatterns = [
+    path("", views.home, name="home"),
+]

@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from pooling import views
+
+app_name = "pooling"
+urlpatterns = [
+    path("", views.pool_list, name="pool-list"),
+]

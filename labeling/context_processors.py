@@ -1,0 +1,13 @@
+"""Template context shared by every page."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest
+
+from pooling.permissions import is_manager
+
+
+def roles(request: HttpRequest) -> dict[str, Any]:
+    return {"is_manager": is_manager(request.user)}
