@@ -11,6 +11,7 @@ urlpatterns = [
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("pools/", include("pooling.urls")),
+    path("manage/", include("judgements.manager_urls")),
     path("evaluation/", include("evaluation.urls")),
     path("", include("judgements.urls")),
 ]
