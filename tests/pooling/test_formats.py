@@ -1,0 +1,844 @@
+"""Tests for pooling.formats: the pure, streaming file readers."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import pickle
+import tracemalloc
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import pytrec_eval
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from pooling.formats import (
+    DocumentEntry,
+    FormatError,
+    LineError,
+    QrelEntry,
+    RankedList,
+    RunEntry,
+    TopicEntry,
+    guess_format,
+    open_lines,
+    ranked_lists,
+    read_documents,
+    read_qrels,
+    read_run,
+    read_topics,
+)
+
+DATA = Path(__file__).resolve().parent.parent / "data"
+GOOD = DATA / "good"
+BAD = DATA / "bad"
+
+
+# ------------------------------------------------------------------------------------------- helpers
+
+
+def make_file(
+    tmp_path: Path, content: str | bytes, *, name: str = "file.txt", compress: bool = False
+) -> Path:
+    data = content.encode() if isinstance(content, str) else content
+    path = tmp_path / name
+    path.write_bytes(gzip.compress(data) if compress else data)
+    return path
+
+
+def read_all_runs(path: Any) -> list[RankedList]:
+    return list(ranked_lists(read_run(path), path=path))
+
+
+def errors_of(read: Callable[[], Any]) -> list[LineError]:
+    with pytest.raises(FormatError) as info:
+        read()
+    return info.value.errors
+
+
+def consume(iterator: Iterator[Any]) -> tuple[list[Any], FormatError | None]:
+    """Everything the iterator yields before it raises, and the FormatError it raised (if any)."""
+    entries: list[Any] = []
+    try:
+        for entry in iterator:
+            entries.append(entry)
+    except FormatError as exc:
+        return entries, exc
+    return entries, None
+
+
+EXPECTED_DOCS = [
+    (
+        "d01",
+        "Mafia networks cross borders",
+        "Police in three countries arrested members of an organized crime network "
+        "smuggling drugs and weapons.",
+    ),
+    (
+        "d02",
+        "Interpol report on trafficking",
+        "Interpol says international criminal groups launder money through shell companies.",
+    ),
+    ("d03", "Local bakery wins award", "A family bakery won the regional bread prize for the third year."),
+    (
+        "d04",
+        "Customs seize counterfeit goods",
+        "Customs officers seized counterfeit watches linked to a crime syndicate.",
+    ),
+    (
+        "d05",
+        "Polio survivors report new weakness",
+        "Decades after the illness, many polio survivors report fatigue and muscle weakness known as "
+        "post-polio syndrome.",
+    ),
+    (
+        "d06",
+        "Vaccination campaign reaches villages",
+        "The polio vaccination campaign reached remote villages this spring.",
+    ),
+    ("d07", "Marathon results", "The city marathon was won in record time."),
+    (
+        "d08",
+        "Understanding post-polio syndrome",
+        "Post-polio syndrome is a condition that affects survivors years after recovery "
+        "from acute poliomyelitis.",
+    ),
+    (
+        "d09",
+        "Hubble images distant galaxies",
+        "The Hubble Space Telescope captured images of galaxies more than ten billion light years away.",
+    ),
+    (
+        "d10",
+        "Repairs extend telescope life",
+        "Astronauts replaced gyroscopes and cameras, extending the telescope's working life.",
+    ),
+    ("d11", "Amateur astronomy club meets", "The astronomy club meets on Fridays & welcomes beginners."),
+    (
+        "d12",
+        "Telescope mirror flaw corrected",
+        "Corrective optics fixed the flaw in Hubble's primary mirror in 1993.",
+    ),
+]
+
+EXPECTED_TOPICS = [
+    (
+        "301",
+        "international organized crime",
+        "Identify organizations that participate in international criminal activity.",
+        "A relevant document must name an organization and the countries it operates in.",
+        ("head",),
+    ),
+    (
+        "302",
+        "poliomyelitis and post-polio",
+        "Is the disease of poliomyelitis (polio) under control in the world?",
+        "Relevant documents discuss polio cases, vaccination or post-polio syndrome.",
+        ("tail",),
+    ),
+    (
+        "303",
+        "hubble telescope achievements",
+        "Identify positive accomplishments of the Hubble telescope since it was launched.",
+        "Documents about the telescope's repairs alone are not relevant.",
+        ("head", "navigational"),
+    ),
+]
+
+
+# ------------------------------------------------------------------------------------- good corpus
+
+
+@pytest.mark.parametrize("name", ["docs.jsonl", "docs.jsonl.gz", "docs.tsv", "docs.trec"])
+def test_it_reads_every_good_documents_file_to_the_same_documents(name: str) -> None:
+    documents = list(read_documents(GOOD / name))
+    assert [(d.docid, d.title, d.text) for d in documents] == EXPECTED_DOCS
+
+
+def test_it_reads_urls_and_metadata_from_good_jsonl_and_trec_documents() -> None:
+    jsonl = {d.docid: d for d in read_documents(GOOD / "docs.jsonl")}
+    assert jsonl["d01"].url == "https://news.example.org/1991/mafia-networks"
+    assert jsonl["d01"].metadata == {"source": "newswire", "year": 1991}
+    assert jsonl["d05"].metadata == {"source": "health-weekly", "year": 1992}
+    assert jsonl["d02"].url == "" and jsonl["d02"].metadata == {}
+    assert [d.line for d in jsonl.values()] == list(range(1, 13))
+    trec = {d.docid: d for d in read_documents(GOOD / "docs.trec")}
+    assert trec["d09"].url == "https://news.example.org/1994/hubble-galaxies"
+    assert trec["d02"].url == "" and trec["d01"].metadata == {}
+    assert trec["d01"].line == 1 and trec["d02"].line == 12
+
+
+def test_it_reads_the_good_topics_in_every_format() -> None:
+    jsonl = list(read_topics(GOOD / "topics.jsonl"))
+    assert [(t.qid, t.query, t.description, t.narrative, t.segments) for t in jsonl] == EXPECTED_TOPICS
+    trec = list(read_topics(GOOD / "topics.trec"))
+    assert [(t.qid, t.query, t.description, t.narrative) for t in trec] == [e[:4] for e in EXPECTED_TOPICS]
+    assert all(t.segments == () for t in trec)
+    assert [t.line for t in trec] == [1, 16, 28]
+    tsv = list(read_topics(GOOD / "topics.tsv"))
+    assert [(t.qid, t.query, t.segments) for t in tsv] == [(e[0], e[1], e[4]) for e in EXPECTED_TOPICS]
+    assert all(t.description == "" and t.narrative == "" for t in tsv)
+
+
+def test_it_reads_the_good_runs_in_trec_eval_order() -> None:
+    run_a = read_all_runs(GOOD / "run_a.txt")
+    assert [(b.qid, b.docids, b.scores, b.first_line, b.continued) for b in run_a] == [
+        ("301", ["d01", "d04", "d02", "d03"], [12.5, 9.75, 9.75, 3.0], 2, False),
+        ("302", ["d08", "d05", "d07"], [8.0, 7.5, 1.25], 6, False),
+        ("303", ["d09", "d12", "d11"], [11.0, 10.0, 2.5], 9, False),
+    ]
+    run_b = read_all_runs(GOOD / "run_b.txt.gz")
+    assert [(b.qid, b.docids, b.scores) for b in run_b] == [
+        ("301", ["d02", "d01", "d05"], [-1.2, -2.5, -3.0]),
+        ("302", ["d05", "d06", "d08"], [-0.5, -0.9, -1.1]),
+        ("303", ["d10", "d12", "d09"], [-0.3, -0.4, -0.4]),
+    ]
+
+
+def test_it_reads_the_good_qrels() -> None:
+    qrels = list(read_qrels(GOOD / "qrels.txt"))
+    assert len(qrels) == 13
+    assert qrels[0] == QrelEntry("301", "d01", 3, 1)
+    assert QrelEntry("301", "d05", -1, 5) in qrels
+    assert {q.qid for q in qrels} == {"301", "302", "303"}
+
+
+def test_it_keeps_the_good_files_consistent_with_each_other() -> None:
+    docids = {d.docid for d in read_documents(GOOD / "docs.jsonl")}
+    qids = {t.qid for t in read_topics(GOOD / "topics.jsonl")}
+    for name in ("run_a.txt", "run_b.txt.gz"):
+        for block in read_all_runs(GOOD / name):
+            assert block.qid in qids and set(block.docids) <= docids
+    qrels = {(q.qid, q.docid) for q in read_qrels(GOOD / "qrels.txt")}
+    assert {q for q, _ in qrels} == qids and {d for _, d in qrels} <= docids
+    retrieved = {
+        (b.qid, d) for n in ("run_a.txt", "run_b.txt.gz") for b in read_all_runs(GOOD / n) for d in b.docids
+    }
+    assert retrieved == qrels
+
+
+def test_it_scores_the_good_run_like_pytrec_eval() -> None:
+    qrels: dict[str, dict[str, int]] = {}
+    for q in read_qrels(GOOD / "qrels.txt"):
+        qrels.setdefault(q.qid, {})[q.docid] = q.rel
+    run = {b.qid: dict(zip(b.docids, b.scores, strict=True)) for b in read_all_runs(GOOD / "run_a.txt")}
+    result = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank", "P.1"}).evaluate(run)
+    # 302's top document under trec_eval order is d08 (grade 3), 301's is d01 (grade 3).
+    assert result["301"]["P_1"] == 1.0 and result["302"]["P_1"] == 1.0
+    assert result["303"]["recip_rank"] == 1.0
+
+
+# -------------------------------------------------------------------------------------- bad corpus
+
+# (file, kind, line or None for file-level (or a line that depends on gzip chunking: "any"), text in message)
+BAD_CASES: list[tuple[str, str, int | None | str, str]] = [
+    ("run_short_line.txt", "run", 3, "expected 6 fields"),
+    ("run_nan_score.txt", "run", 2, "score 'nan' is not a finite number"),
+    ("run_inf_score.txt", "run", 3, "score '-inf' is not a finite number"),
+    ("run_non_numeric_score.txt", "run", 2, "score 'high' is not a number"),
+    ("run_duplicate_doc.txt", "run", 3, "duplicate docid 'd01'"),
+    ("run_invalid_utf8.txt", "run", 2, "invalid UTF-8"),
+    ("run_truncated.txt.gz", "run", "any", "truncated gzip file"),
+    ("run_corrupt_gzip.txt.gz", "run", 3, "corrupt gzip file: CRC check failed"),
+    ("run_empty.txt", "run", None, "file is empty"),
+    ("run_only_comments.txt", "run", None, "no run rows found"),
+    ("qrels_non_integer.txt", "qrels", 2, "relevance '1.5' is not an integer"),
+    ("qrels_short_line.txt", "qrels", 3, "expected 4 fields"),
+    ("qrels_duplicate_pair.txt", "qrels", 3, "duplicate judgement"),
+    ("topics_unclosed_top.trec", "topics", 7, "<top> opened here is never closed"),
+    ("topics_missing_num.trec", "topics", 1, "topic has no <num>"),
+    ("topics_missing_query.jsonl", "topics", 2, "topic '302' has no query"),
+    ("topics_not_object.jsonl", "topics", 2, "expected a JSON object, found an array"),
+    ("topics_bad_json.jsonl", "topics", 2, "invalid JSON"),
+    ("topics_duplicate_qid.tsv", "topics", 3, "duplicate qid '301' (first at line 1)"),
+    ("topics_empty_query.tsv", "topics", 2, "empty query"),
+    ("topics_too_many_fields.tsv", "topics", 1, "expected 2 or 3 tab-separated fields"),
+    ("docs_not_object.jsonl", "documents", 2, "expected a JSON object, found a string"),
+    ("docs_missing_docid.jsonl", "documents", 2, "missing required field 'docid'"),
+    ("docs_duplicate_docid.jsonl", "documents", 3, "duplicate docid 'd01' (first at line 1)"),
+    ("docs_docid_whitespace.jsonl", "documents", 1, "contains whitespace"),
+    ("docs_metadata_not_object.jsonl", "documents", 1, "'metadata' must be an object"),
+    ("docs_bad_json.jsonl", "documents", 2, "invalid JSON"),
+    ("docs_short_tsv.tsv", "documents", 2, "expected 3 tab-separated fields"),
+    ("docs_invalid_utf8.tsv", "documents", 3, "invalid UTF-8 (byte 0xe9"),
+    ("docs_truncated.jsonl.gz", "documents", "any", "truncated gzip file"),
+    ("docs_empty.jsonl", "documents", None, "file is empty"),
+    ("docs_unclosed_doc.trec", "documents", 7, "<DOC> opened here is never closed"),
+    ("docs_nested_doc.trec", "documents", 1, "not closed before the <DOC> on line 5"),
+    ("docs_missing_docno.trec", "documents", 6, "document has no <DOCNO>"),
+    ("docs_text_outside_doc.trec", "documents", 5, "text outside <DOC>"),
+]
+# Syntactically valid: only the importer, which knows the collection and the other blocks, rejects them.
+IMPORTER_ONLY = ["run_duplicate_doc_noncontiguous.txt", "run_unknown_topic.txt"]
+
+READERS: dict[str, Callable[[Path], list[Any]]] = {
+    "run": read_all_runs,
+    "qrels": lambda path: list(read_qrels(path)),
+    "topics": lambda path: list(read_topics(path)),
+    "documents": lambda path: list(read_documents(path)),
+}
+
+
+@pytest.mark.parametrize(("name", "kind", "line", "message"), BAD_CASES, ids=[case[0] for case in BAD_CASES])
+def test_it_rejects_each_bad_file_naming_file_and_line(
+    name: str, kind: str, line: int | None | str, message: str
+) -> None:
+    path = BAD / name
+    with pytest.raises(FormatError) as info:
+        READERS[kind](path)
+    text = str(info.value)
+    assert name in text and message in text
+    assert len(info.value.errors) == 1
+    error = info.value.errors[0]
+    assert error.path == str(path) and message in error.message
+    if line == "any":
+        assert error.line is not None and error.line > 1
+        assert f"{name}:{error.line}: " in text
+    elif line is None:
+        assert error.line is None and text == f"{path}: {error.message}"
+    else:
+        assert error.line == line and f"{name}:{line}: " in text
+
+
+def test_it_covers_every_bad_file_in_the_table_and_the_readme() -> None:
+    files = {p.name for p in BAD.iterdir() if p.name != "README.md"}
+    assert files == {case[0] for case in BAD_CASES} | set(IMPORTER_ONLY)
+    assert len(files) >= 20
+    readme = (BAD / "README.md").read_text()
+    for name in files:
+        assert f"`{name}`" in readme, name
+
+
+def test_it_leaves_a_noncontiguous_duplicate_to_the_importer_as_a_continued_block() -> None:
+    blocks = read_all_runs(BAD / "run_duplicate_doc_noncontiguous.txt")
+    assert [(b.qid, b.docids, b.first_line, b.continued) for b in blocks] == [
+        ("301", ["d01"], 1, False),
+        ("302", ["d05"], 2, False),
+        ("301", ["d01"], 3, True),
+    ]
+
+
+def test_it_reads_a_run_with_an_unknown_topic_as_valid() -> None:
+    assert [b.qid for b in read_all_runs(BAD / "run_unknown_topic.txt")] == ["301", "999"]
+
+
+def test_it_yields_the_good_lines_before_a_truncated_gzip_error() -> None:
+    entries, error = consume(read_run(BAD / "run_truncated.txt.gz"))
+    assert error is not None and "truncated gzip file" in str(error)
+    assert len(entries) > 100
+    assert entries[-1].line == error.errors[0].line - 1
+    assert entries[:2] == [RunEntry("300", "doc00000", 1000.0, 1), RunEntry("300", "doc00001", 999.0001, 2)]
+
+
+# ------------------------------------------------------------------------------------ errors, API
+
+
+def test_it_formats_line_errors_with_and_without_a_line() -> None:
+    assert str(LineError("runs/a.txt", 7, "bad score")) == "runs/a.txt:7: bad score"
+    assert str(LineError("runs/a.txt", None, "file is empty")) == "runs/a.txt: file is empty"
+
+
+def test_it_shows_twenty_errors_then_counts_the_rest() -> None:
+    error = FormatError([LineError("f", n, "bad") for n in range(1, 26)])
+    lines = str(error).split("\n")
+    assert lines[:2] == ["f:1: bad", "f:2: bad"]
+    assert len(lines) == 21 and lines[-1] == "... and 5 more"
+    assert isinstance(error, ValueError) and len(error.errors) == 25
+
+
+def test_it_pickles_a_format_error_with_its_errors() -> None:
+    error = FormatError([LineError("f", 3, "bad"), LineError("f", None, "worse")])
+    copy = pickle.loads(pickle.dumps(error))  # noqa: S301 (our own bytes)
+    assert copy.errors == error.errors and str(copy) == "f:3: bad\nf: worse"
+
+
+def test_it_reports_a_missing_file_as_a_file_level_error(tmp_path: Path) -> None:
+    missing = tmp_path / "nope.txt"
+    for read in (read_run, read_qrels, read_topics, read_documents):
+        errors = errors_of(lambda read=read: list(read(missing)))
+        assert errors == [LineError(str(missing), None, "file not found")]
+
+
+def test_it_raises_at_the_end_after_yielding_every_good_entry(tmp_path: Path) -> None:
+    path = make_file(tmp_path, "1 0 a 1\n1 0 b x\n1 0 c 0\n2 0 d\n2 0 e 2\n")
+    entries, error = consume(read_qrels(path))
+    assert [e.docid for e in entries] == ["a", "c", "e"]
+    assert error is not None and [e.line for e in error.errors] == [2, 4]
+
+
+def test_it_stops_reading_after_max_errors(tmp_path: Path) -> None:
+    path = make_file(tmp_path, "".join(f"q Q0 d{i} 1 bad t\n" for i in range(100)))
+    errors = errors_of(lambda: list(read_run(path, max_errors=5)))
+    assert [e.line for e in errors] == [1, 2, 3, 4, 5, 6]
+    assert errors[-1].message == "stopped reading after 5 errors"
+    assert len(errors_of(lambda: list(read_run(path)))) == 51
+
+
+def test_it_rejects_an_unknown_format_or_kind() -> None:
+    with pytest.raises(ValueError, match="unknown topics format"):
+        list(read_topics(GOOD / "topics.tsv", format="csv"))
+    with pytest.raises(ValueError, match="unknown documents format"):
+        list(read_documents(GOOD / "docs.tsv", format="xml"))
+    with pytest.raises(ValueError, match="unknown kind"):
+        guess_format("x.txt", "judgements")
+
+
+@pytest.mark.parametrize(
+    ("path", "kind", "expected"),
+    [
+        ("docs.jsonl", "documents", "jsonl"),
+        ("docs.json.gz", "documents", "jsonl"),
+        ("docs.tsv", "documents", "tsv"),
+        ("DOCS.TXT", "documents", "tsv"),
+        ("docs.trec", "documents", "trec"),
+        ("docs.sgml.gz", "documents", "trec"),
+        ("docs.xml", "documents", "trec"),
+        ("disk4/ft/FT911_1", "documents", "trec"),
+        ("topics.jsonl", "topics", "jsonl"),
+        ("topics.jsonl.gz", "topics", "jsonl"),
+        ("topics.tsv", "topics", "tsv"),
+        ("topics.301-350", "topics", "trec"),
+        ("topics.txt", "topics", "trec"),
+        ("run.txt.gz", "run", "trec"),
+        ("qrels.txt", "qrels", "trec"),
+    ],
+)
+def test_it_guesses_the_format_from_the_extension(path: str, kind: str, expected: str) -> None:
+    assert guess_format(path, kind) == expected
+
+
+# --------------------------------------------------------------------------- open_lines, gzip, UTF-8
+
+
+def test_it_reads_gzip_transparently_by_suffix_or_magic_bytes(tmp_path: Path) -> None:
+    content = "q1 Q0 a 1 2.0 t\nq1 Q0 b 2 1.0 t\n"
+    plain = list(read_run(make_file(tmp_path, content, name="run.txt")))
+    assert plain == list(read_run(make_file(tmp_path, content, name="run.txt.gz", compress=True)))
+    assert plain == list(read_run(make_file(tmp_path, content, name="run_no_suffix.txt", compress=True)))
+
+
+def test_it_reads_an_open_binary_upload_using_its_name(tmp_path: Path) -> None:
+    upload = io.BytesIO(b"q1 0 a 1\nq1 0 b oops\n")
+    upload.name = "upload.qrels"
+    entries, error = consume(read_qrels(upload))
+    assert entries == [QrelEntry("q1", "a", 1, 1)]
+    assert error is not None and str(error) == "upload.qrels:2: relevance 'oops' is not an integer"
+    assert not upload.closed
+    zipped = io.BytesIO(gzip.compress(b'{"docid": "x", "text": "y"}\n'))
+    zipped.name = "docs.jsonl.gz"
+    assert [d.docid for d in read_documents(zipped)] == ["x"]
+    with (tmp_path / "t.tsv").open("wb") as handle:
+        handle.write(b"1\tquery\n")
+    with (tmp_path / "t.tsv").open("rb") as handle:
+        assert [t.qid for t in read_topics(handle)] == ["1"]
+
+
+def test_it_refuses_a_text_mode_file(tmp_path: Path) -> None:
+    path = make_file(tmp_path, "q Q0 d 1 1 t\n")
+    with path.open() as handle, pytest.raises(TypeError, match="binary"):
+        list(read_run(handle))  # type: ignore[arg-type]
+
+
+def test_it_names_the_line_of_invalid_utf8_and_reads_on(tmp_path: Path) -> None:
+    path = make_file(tmp_path, b"q Q0 a 1 1 t\nq Q0 \xc3\x28 2 1 t\nq Q0 b 3 1 t\nq Q0 c 4 x t\n")
+    entries, error = consume(read_run(path))
+    assert [e.docid for e in entries] == ["a", "b"]
+    assert error is not None
+    assert [str(e) for e in error.errors] == [
+        f"{path}:2: invalid UTF-8 (byte 0xc3 at byte column 6)",
+        f"{path}:4: score 'x' is not a number",
+    ]
+
+
+def test_it_raises_from_open_lines_without_an_error_list(tmp_path: Path) -> None:
+    path = make_file(tmp_path, b"ok\n\xff\n")
+    with pytest.raises(FormatError, match=r":2: invalid UTF-8"):
+        list(open_lines(path))
+
+
+def test_it_strips_line_ends_and_a_byte_order_mark(tmp_path: Path) -> None:
+    path = make_file(tmp_path, b"\xef\xbb\xbfone\r\ntwo\n\nthree")
+    assert list(open_lines(path)) == [(1, "one"), (2, "two"), (3, ""), (4, "three")]
+
+
+def test_it_reports_a_truncated_gzip_before_any_line_as_file_level(tmp_path: Path) -> None:
+    path = make_file(tmp_path, gzip.compress(b"q Q0 a 1 1 t\n" * 10)[:12], name="run.txt.gz")
+    errors = errors_of(lambda: list(read_run(path)))
+    assert errors == [LineError(str(path), None, "truncated gzip file (the compressed data ends early)")]
+
+
+def test_it_reports_a_gz_name_on_data_that_is_not_gzip(tmp_path: Path) -> None:
+    path = make_file(tmp_path, "q Q0 a 1 1 t\n", name="run.txt.gz")
+    [error] = errors_of(lambda: list(read_run(path)))
+    assert error.line is None and error.message.startswith("corrupt gzip file")
+
+
+# ------------------------------------------------------------------------------------------- runs
+
+
+def test_it_splits_run_lines_like_trec_eval(tmp_path: Path) -> None:
+    path = make_file(
+        tmp_path,
+        "# comment\n\n  q1 \t Q0\ta  1 1.5 tag extra fields\r\n   \nq1 Q0 b notarank .5e1 t\nq1 x c 3 -0 t\n"
+        "   # indented comment\nq1 Q0 d 4 +1E-2 t\n",
+    )
+    assert list(read_run(path)) == [
+        RunEntry("q1", "a", 1.5, 3),
+        RunEntry("q1", "b", 5.0, 5),
+        RunEntry("q1", "c", 0.0, 6),
+        RunEntry("q1", "d", 0.01, 8),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("score", "message"),
+    [
+        ("nan", "is not a finite number"),
+        ("NaN", "is not a finite number"),
+        ("inf", "is not a finite number"),
+        ("+Infinity", "is not a finite number"),
+        ("1e999", "is not a finite number"),
+        ("high", "is not a number"),
+        ("1_000", "is not a number"),
+        ("0x10", "is not a number"),
+        ("1.2.3", "is not a number"),
+        ("١٢", "is not a number"),
+        ("1,5", "is not a number"),
+    ],
+)
+def test_it_rejects_a_score_that_is_not_a_finite_number(tmp_path: Path, score: str, message: str) -> None:
+    path = make_file(tmp_path, f"q Q0 a 1 1 t\nq Q0 b 2 {score} t\n")
+    [error] = errors_of(lambda: list(read_run(path)))
+    assert error.line == 2 and error.message == f"score {score!r} {message}"
+
+
+def test_it_rejects_a_run_line_with_fewer_than_six_fields(tmp_path: Path) -> None:
+    path = make_file(tmp_path, "q Q0 a 1 1\n")
+    [error] = errors_of(lambda: list(read_run(path)))
+    assert str(error) == f"{path}:1: expected 6 fields 'qid Q0 docid rank score tag', found 5"
+
+
+def test_it_orders_ties_by_docid_descending_in_byte_order() -> None:
+    rows = [("b", 1.0), ("a", 2.0), ("B", 1.0), ("é", 1.0), ("c", 1.0), ("ab", 1.0), ("z", 0.5), ("x", -3.0)]
+    entries = [RunEntry("q", docid, score, n) for n, (docid, score) in enumerate(rows, start=1)]
+    [block] = ranked_lists(entries, path="run")
+    assert block.docids == ["a", "é", "c", "b", "ab", "B", "z", "x"]
+    assert block.scores == [2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.5, -3.0]
+    # Python str order is UTF-8 byte order (what trec_eval's strcmp compares).
+    assert sorted(block.docids[1:6], key=lambda d: d.encode(), reverse=True) == block.docids[1:6]
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    st.lists(
+        st.tuples(
+            st.sampled_from(["a", "b", "B", "aa", "a1", "é", "z", "Z", "日", "0", "10", "9"]),
+            st.sampled_from([0.0, 1.0, 1.5, -2.0, 1e-9]),
+        ),
+        min_size=1,
+        max_size=12,
+        unique_by=lambda row: row[0],
+    )
+)
+def test_it_ranks_exactly_as_trec_eval_does(rows: list[tuple[str, float]]) -> None:
+    entries = [RunEntry("q", docid, score, n) for n, (docid, score) in enumerate(rows, start=1)]
+    [block] = ranked_lists(entries, path="run")
+    # One topic per document, with only that document relevant: trec_eval's recip_rank is 1/its rank.
+    run = {f"q{docid}": dict(rows) for docid, _ in rows}
+    qrels = {f"q{docid}": {docid: 1} for docid, _ in rows}
+    result = pytrec_eval.RelevanceEvaluator(qrels, {"recip_rank"}).evaluate(run)
+    trec_eval_ranks = {docid: round(1 / result[f"q{docid}"]["recip_rank"]) for docid, _ in rows}
+    assert {docid: rank for rank, docid in enumerate(block.docids, start=1)} == trec_eval_ranks
+
+
+def test_it_flags_a_topic_that_comes_back_as_a_continued_block() -> None:
+    entries = [
+        RunEntry(q, d, 1.0, n)
+        for n, (q, d) in enumerate(
+            [("1", "a"), ("1", "b"), ("2", "a"), ("1", "c"), ("3", "a"), ("2", "b"), ("2", "c")], start=1
+        )
+    ]
+    blocks = list(ranked_lists(entries, path="run"))
+    assert [(b.qid, b.docids, b.first_line, b.continued) for b in blocks] == [
+        ("1", ["b", "a"], 1, False),
+        ("2", ["a"], 3, False),
+        ("1", ["c"], 4, True),
+        ("3", ["a"], 5, False),
+        ("2", ["c", "b"], 6, True),
+    ]
+
+
+def test_it_reports_a_duplicate_within_a_block_on_the_second_line_and_keeps_the_first() -> None:
+    entries = [RunEntry("q", "a", 3.0, 1), RunEntry("q", "b", 2.0, 2), RunEntry("q", "a", 9.0, 3)]
+    blocks, error = consume(ranked_lists(entries, path="run.txt"))
+    assert [(b.docids, b.scores) for b in blocks] == [(["a", "b"], [3.0, 2.0])]
+    assert error is not None
+    assert str(error) == "run.txt:3: duplicate docid 'a' for qid 'q' (first at line 1)"
+
+
+def test_it_merges_reader_errors_and_duplicates_in_line_order(tmp_path: Path) -> None:
+    path = make_file(tmp_path, "q Q0 a 1 1 t\nq Q0 a 2 1 t\nq Q0 b 3 x t\nq Q0 b 4 1 t\nq Q0 b 5 2 t\n")
+    blocks, error = consume(ranked_lists(read_run(path), path=path))
+    assert [b.docids for b in blocks] == [["b", "a"]]
+    assert error is not None
+    assert [(e.line, e.message.split(" ")[0]) for e in error.errors] == [
+        (2, "duplicate"),
+        (3, "score"),
+        (5, "duplicate"),
+    ]
+
+
+def test_it_lists_a_bounded_number_of_duplicates() -> None:
+    entries = [RunEntry("q", "a", 1.0, n) for n in range(1, 11)]
+    errors = errors_of(lambda: list(ranked_lists(entries, path="r", max_errors=3)))
+    assert [e.line for e in errors] == [2, 3, 4, None]
+    assert errors[-1].message == "... and 6 more duplicate docids"
+
+
+def test_it_propagates_an_empty_run_through_ranked_lists(tmp_path: Path) -> None:
+    path = make_file(tmp_path, "")
+    assert errors_of(lambda: read_all_runs(path)) == [LineError(str(path), None, "file is empty")]
+
+
+def test_it_streams_a_large_run_in_flat_memory(tmp_path: Path) -> None:
+    topics, depth = 200, 1000  # 200,000 lines, ~7 MB
+    path = tmp_path / "big.run"
+    with path.open("w") as handle:
+        for t in range(topics):
+            handle.write("".join(f"{t} Q0 doc{t}-{r} {r} {depth - r}.5 big\n" for r in range(depth)))
+    tracemalloc.start()
+    try:
+        blocks = 0
+        rows = 0
+        for block in ranked_lists(read_run(path), path=path):
+            blocks += 1
+            rows += len(block.docids)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert (blocks, rows) == (topics, topics * depth)
+    assert peak < 5 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
+
+
+# ------------------------------------------------------------------------------------------ qrels
+
+
+def test_it_reads_qrels_with_negative_grades_and_extra_fields(tmp_path: Path) -> None:
+    path = make_file(tmp_path, "# header\n301\t0\td1\t2\n301 0 d2 -1 extra\n\n302 ignored d1 +0\n")
+    assert list(read_qrels(path)) == [
+        QrelEntry("301", "d1", 2, 2),
+        QrelEntry("301", "d2", -1, 3),
+        QrelEntry("302", "d1", 0, 5),
+    ]
+
+
+@pytest.mark.parametrize("rel", ["1.0", "one", "1e0", "", "١"])
+def test_it_rejects_a_non_integer_grade(tmp_path: Path, rel: str) -> None:
+    path = make_file(tmp_path, f"301 0 d1 {rel}\n")
+    [error] = errors_of(lambda: list(read_qrels(path)))
+    assert error.line == 1
+    assert error.message in (
+        f"relevance {rel!r} is not an integer",
+        "expected 4 fields 'qid iter docid rel', found 3",
+    )
+
+
+# ----------------------------------------------------------------------------------------- topics
+
+
+def test_it_parses_trec_topics_with_unclosed_and_closed_tags(tmp_path: Path) -> None:
+    path = make_file(
+        tmp_path,
+        "<TOP>\n<NUM> Number: 051\n<TITLE> Topic:  Airbus   Subsidies\n"
+        "<dom> Domain: International Economics\n"
+        "<desc> Description:\nDocument will discuss\n  government assistance.\n<smry> Summary: ignored\n"
+        "<narr> Narrative:\nTo be relevant, a document must\ncite assistance.\n</TOP>\n"
+        "<top><num>Number: 0</num><title>zero</title></top>   <top> <num> MB-7 <title> micro blog </top>\n",
+        name="topics.51-52",
+    )
+    assert list(read_topics(path)) == [
+        TopicEntry(
+            "51",
+            "Airbus Subsidies",
+            "Document will discuss government assistance.",
+            "To be relevant, a document must cite assistance.",
+            (),
+            1,
+        ),
+        TopicEntry("0", "zero", "", "", (), 13),
+        TopicEntry("MB-7", "micro blog", "", "", (), 13),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "message"),
+    [
+        (
+            "<top>\n<num> 1\n<title> a\n<top>\n<num> 2\n<title> b\n</top>\n",
+            1,
+            "<top> opened here is not closed before the <top> on line 4",
+        ),
+        ("<top>\n<num> 1\n<title> a\n</top>\nstray\n", 5, "text outside <top> … </top>"),
+        ("</top>\n<top><num> 1 <title> a</top>\n", 1, "</top> without a matching <top>"),
+        ("<top>\n<num> Number:\n<title> a\n</top>\n", 1, "qid is empty"),
+        ("<top>\n<num> Number: 1 2\n<title> a\n</top>\n", 1, "qid '1 2' contains whitespace"),
+        (
+            "<top>\n<num> Number: 7\n<title>\n<desc> only a description\n</top>\n",
+            1,
+            "topic '7' has no <title> (empty query)",
+        ),
+        (
+            "<top><num>1<title>a</top>\n\n<top><num>01<title>b</top>\n",
+            3,
+            "duplicate qid '1' (first at line 1)",
+        ),
+    ],
+)
+def test_it_rejects_malformed_trec_topics(tmp_path: Path, content: str, line: int, message: str) -> None:
+    path = make_file(tmp_path, content, name="topics.trec")
+    errors = errors_of(lambda: list(read_topics(path)))
+    assert (errors[0].line, errors[0].message) == (line, message)
+
+
+def test_it_parses_tsv_topics_with_optional_segments(tmp_path: Path) -> None:
+    path = make_file(tmp_path, "1\tfirst query\n\n 2 \t second \t head, ,tail \n3\tthird\t\n")
+    assert [(t.qid, t.query, t.segments, t.line) for t in read_topics(path, format="tsv")] == [
+        ("1", "first query", (), 1),
+        ("2", "second", ("head", "tail"), 3),
+        ("3", "third", (), 4),
+    ]
+
+
+def test_it_parses_jsonl_topics_with_optional_fields(tmp_path: Path) -> None:
+    path = make_file(
+        tmp_path,
+        '{"qid": 7, "query": " seven ", "description": null, "segments": null, "other": 1}\n'
+        '{"qid": "8", "query": "eight", "narrative": "n", "segments": ["tail"]}\n',
+        name="topics.jsonl",
+    )
+    assert list(read_topics(path)) == [
+        TopicEntry("7", "seven", "", "", (), 1),
+        TopicEntry("8", "eight", "", "n", ("tail",), 2),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"qid": true, "query": "q"}', "field 'qid' must be a string, found a boolean"),
+        ('{"qid": "", "query": "q"}', "qid is empty"),
+        ('{"query": "q"}', "missing required field 'qid'"),
+        ('{"qid": "1", "query": ""}', "topic '1' has an empty query"),
+        ('{"qid": "1", "query": 5}', "field 'query' must be a string, found a number"),
+        (
+            '{"qid": "1", "query": "q", "segments": "head"}',
+            "field 'segments' must be an array of non-empty strings",
+        ),
+        (
+            '{"qid": "1", "query": "q", "segments": [""]}',
+            "field 'segments' must be an array of non-empty strings",
+        ),
+        (
+            '{"qid": "1", "query": "q", "description": ["x"]}',
+            "field 'description' must be a string, found an array",
+        ),
+        ("null", "expected a JSON object, found null"),
+    ],
+)
+def test_it_rejects_malformed_jsonl_topics(tmp_path: Path, line: str, message: str) -> None:
+    path = make_file(tmp_path, '{"qid": "0", "query": "ok"}\n' + line + "\n", name="topics.jsonl")
+    [error] = errors_of(lambda: list(read_topics(path)))
+    assert (error.line, error.message) == (2, message)
+
+
+# -------------------------------------------------------------------------------------- documents
+
+
+def test_it_parses_classic_trec_sgml_documents(tmp_path: Path) -> None:
+    path = make_file(
+        tmp_path,
+        "<DOC>\n<DOCNO> FT911-1 </DOCNO>\n<PROFILE>_AN-BEOA7AAIFT</PROFILE>\n<HEADLINE>\nFT  14 MAY 91 / "
+        "<B>Bold</B> &amp; new\n</HEADLINE>\n<TEXT>\nFirst   section\nwraps.\n</TEXT>\n<!-- PJG comment -->\n"
+        "<TEXT><P>Second</P> &lt;section&gt;</TEXT>\n</DOC>\n"
+        "<doc><docno>LA010189-0001</docno><head>one</head><HEAD>two</HEAD><text></text><text>x</text></doc>\n"
+        "<DOC>\n<DOCNO>GX000-00</DOCNO>\n<DOCHDR>\nhttp://x/ HTTP/1.1 200\n</DOCHDR>\n"
+        "<URL> http://x/ </URL>\n"
+        "<TITLE>Page</TITLE>\n<html><body><p>Hello <i>web</i></p></body></html>\n</DOC>\n",
+        name="collection.sgml",
+    )
+    assert list(read_documents(path)) == [
+        DocumentEntry(
+            "FT911-1", "FT 14 MAY 91 / Bold & new", "First section wraps.\n\nSecond <section>", "", {}, 1
+        ),
+        DocumentEntry("LA010189-0001", "one two", "x", "", {}, 14),
+        DocumentEntry("GX000-00", "Page", "Hello web", "http://x/", {}, 15),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("content", "line", "message"),
+    [
+        ("<DOC>\n<DOCNO>a</DOCNO><DOCNO>b</DOCNO>\n</DOC>\n", 1, "document has 2 <DOCNO> elements"),
+        ("<DOC>\n<DOCNO> </DOCNO>\n</DOC>\n", 1, "docid is empty"),
+        (
+            "<DOC><DOCNO>a</DOCNO></DOC>\n<DOC>\n<DOCNO>a</DOCNO>\n</DOC>\n",
+            2,
+            "duplicate docid 'a' (first at line 1)",
+        ),
+        ("</DOC>\n", 1, "</DOC> without a matching <DOC>"),
+    ],
+)
+def test_it_rejects_malformed_trec_documents(tmp_path: Path, content: str, line: int, message: str) -> None:
+    path = make_file(tmp_path, content, name="docs.trec")
+    [error] = errors_of(lambda: list(read_documents(path)))
+    assert (error.line, error.message) == (line, message)
+
+
+def test_it_parses_jsonl_documents_with_int_ids_aliases_and_extra_keys(tmp_path: Path) -> None:
+    path = make_file(
+        tmp_path,
+        '{"docid": 42, "title": null, "text": "t", "metadata": {"a": 1}, "lang": "en", "a": 2}\n'
+        '{"id": "p1", "contents": "pyserini style"}\n'
+        '{"doc_id": "i1", "body": "ir_datasets style", "url": "http://u"}\n',
+        name="docs.jsonl",
+    )
+    assert list(read_documents(path)) == [
+        DocumentEntry("42", "", "t", "", {"a": 1, "lang": "en"}, 1),
+        DocumentEntry("p1", "", "pyserini style", "", {}, 2),
+        DocumentEntry("i1", "", "ir_datasets style", "http://u", {}, 3),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ('{"docid": 1.5}', "field 'docid' must be a string, found a number"),
+        ('{"docid": null}', "missing required field 'docid'"),
+        ('{"docid": "x", "title": 3}', "field 'title' must be a string, found a number"),
+        ('{"docid": "x", "url": {}}', "field 'url' must be a string, found an object"),
+        ("[1, 2]", "expected a JSON object, found an array"),
+        ("{'docid': 'x'}", "invalid JSON: Expecting property name enclosed in double quotes (column 2)"),
+    ],
+)
+def test_it_rejects_malformed_jsonl_documents(tmp_path: Path, line: str, message: str) -> None:
+    path = make_file(tmp_path, line + "\n", name="docs.jsonl")
+    [error] = errors_of(lambda: list(read_documents(path)))
+    assert (error.line, error.message) == (1, message)
+
+
+def test_it_parses_tsv_documents_with_empty_text_and_rejects_extra_fields(tmp_path: Path) -> None:
+    path = make_file(tmp_path, "a\tTitle\t\nb\t\tbody only\nc\tx\ty\tz\n", name="docs.tsv")
+    entries, error = consume(read_documents(path))
+    assert [(d.docid, d.title, d.text) for d in entries] == [("a", "Title", ""), ("b", "", "body only")]
+    assert error is not None and str(error) == (
+        f"{path}:3: expected 3 tab-separated fields 'docid<TAB>title<TAB>text', found 4"
+    )
+
+
+def test_it_reads_documents_gzipped_in_every_format(tmp_path: Path) -> None:
+    for name in ("docs.tsv", "docs.trec", "docs.jsonl"):
+        zipped = make_file(tmp_path, (GOOD / name).read_bytes(), name=name + ".gz", compress=True)
+        assert list(read_documents(zipped)) == list(read_documents(GOOD / name))
