@@ -112,6 +112,7 @@ STATICFILES_DIRS = [BASE_DIR / "static"]
 # without collectstatic (demo, tests) it finds them in place.
 WHITENOISE_USE_FINDERS = True
 WHITENOISE_AUTOREFRESH = DEBUG
+STATIC_ROOT.mkdir(parents=True, exist_ok=True)
 MEDIA_ROOT = Path(os.environ.get("MEDIA_ROOT", DATA_DIR / "media"))
 MEDIA_URL = "/media/"
 # Uploaded files above this size are streamed to a temporary file, never held in memory.

@@ -110,7 +110,8 @@ class CollectionViewSet(
         )
 
     def perform_create(self, serializer: Any) -> None:
-        serializer.save()
+        collection = serializer.save()
+        collection.num_documents = collection.num_topics = collection.num_runs = 0
 
     @extend_schema(request=ImportSerializer, responses={202: JobSerializer})
     @action(detail=True, methods=["post"], parser_classes=[MultiPartParser, FormParser])

@@ -356,8 +356,15 @@ def import_run(
                 failed = False
             finally:
                 writer.close(failed=failed)
-            for topic_id in continued:
-                _rerank_topic(run=run, topic_id=topic_id, display=display)
+            try:
+                for topic_id in continued:
+                    _rerank_topic(run=run, topic_id=topic_id, display=display)
+            except _CrossBlockDuplicate as dup:
+                line = _duplicate_line(path, dup.qid, dup.docid)
+                where = f"{display}:{line}" if line else display
+                raise ImportFailed(
+                    [f"{where}: duplicate document {dup.docid!r} in topic {dup.qid!r}"]
+                ) from None
             if summary.rows == 0:
                 raise ImportFailed([f"{display}: no rows to import"])
             summary.topics = len(written_topics)
@@ -376,6 +383,25 @@ def import_run(
     return summary
 
 
+class _CrossBlockDuplicate(Exception):
+    def __init__(self, qid: str, docid: str) -> None:
+        self.qid, self.docid = qid, docid
+
+
+def _duplicate_line(path: str | Path, qid: str, docid: str) -> int | None:
+    """The line of the second (qid, docid) in a run file: an error path, so reading it again is fine."""
+    seen = False
+    try:
+        for entry in formats.read_run(path):
+            if entry.qid == qid and entry.docid == docid:
+                if seen:
+                    return entry.line
+                seen = True
+    except formats.FormatError:
+        return None
+    return None
+
+
 def _rerank_topic(*, run: Run, topic_id: int, display: str) -> None:
     """Re-rank a topic whose rows were not contiguous in the file (rare): check duplicates, sort, rewrite."""
     rows = list(
@@ -386,8 +412,7 @@ def _rerank_topic(*, run: Run, topic_id: int, display: str) -> None:
     seen: set[int] = set()
     for doc_id, docid, _score in rows:
         if doc_id in seen:
-            qid = Topic.objects.get(pk=topic_id).qid
-            raise ImportFailed([f"{display}: duplicate document {docid!r} in topic {qid!r}"])
+            raise _CrossBlockDuplicate(Topic.objects.get(pk=topic_id).qid, docid)
         seen.add(doc_id)
     rows.sort(key=lambda row: row[1], reverse=True)
     rows.sort(key=lambda row: row[2], reverse=True)
