@@ -12,7 +12,8 @@ Error semantics, shared by every reader:
   carrying all the errors. Callers consume inside one database transaction, so that exception rolls back
   everything: one bad line anywhere stores nothing.
 - After ``max_errors`` errors the reader stops reading; one more error, ``stopped reading after N
-  errors``, names the line where it stopped (so ``len(exc.errors) <= max_errors + 1``).
+  errors``, names the line where it stopped (a line adds at most one error, except in TREC SGML
+  files, where a block can add two).
 - Fatal problems are errors too: file not found (``path: file not found``), a truncated or corrupt gzip
   stream (named with the line being read when it broke, or file-level if no line was read), an empty file
   (``path: file is empty``: no non-blank line at all) or a file without a single entry
@@ -38,7 +39,7 @@ import operator
 import os
 import re
 import zlib
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Generator, Iterable, Iterator
 from dataclasses import dataclass
 from typing import IO, Any
 
@@ -242,8 +243,11 @@ class _ReadAdapter(io.RawIOBase):
 
 def open_lines(
     path_or_file: Source, *, errors: list[LineError] | None = None, max_errors: int | None = None
-) -> Iterator[tuple[int, str]]:
+) -> Generator[tuple[int, str], None, bool]:
     """Yield ``(line_number, text)`` for each line of a file, 1-based, without its line end.
+
+    The generator's return value (``yield from``) is True when it read to the end of the file, False
+    when it stopped early (a fatal problem, or ``max_errors``).
 
     Reads a path or a binary file object (not closed afterwards), gunzips transparently (gzip magic bytes
     or a ``.gz`` name), decodes each line strictly as UTF-8, drops a leading byte-order mark and the
@@ -269,13 +273,13 @@ def open_lines(
             owned = open(path_or_file, "rb")  # noqa: SIM115 (closed in the finally below)
         except FileNotFoundError:
             fail(None, "file not found")
-            return
+            return False
         except IsADirectoryError:
             fail(None, "is a directory, not a file")
-            return
+            return False
         except OSError as exc:
             fail(None, f"cannot open file: {exc.strerror or exc}")
-            return
+            return False
         buffered: Any = owned
     else:
         if isinstance(path_or_file, io.TextIOBase):
@@ -289,7 +293,7 @@ def open_lines(
             is_gzip = buffered.peek(2)[:2] == b"\x1f\x8b" or name.lower().endswith(".gz")
         except OSError as exc:
             fail(None, f"cannot read file: {exc}")
-            return
+            return False
         if is_gzip:
             stream = gzip.GzipFile(fileobj=buffered, mode="rb")
         # Read in blocks of whole lines and decode a block at a time: far fewer objects per line than
@@ -302,11 +306,11 @@ def open_lines(
                 chunk = stream.read1(_BLOCK_SIZE)
             except EOFError:
                 fail(lineno + 1 if lineno else None, "truncated gzip file (the compressed data ends early)")
-                return
+                return False
             except (OSError, zlib.error) as exc:
                 what = "corrupt gzip file" if is_gzip else "cannot read file"
                 fail(lineno + 1 if lineno else None, f"{what}: {exc}")
-                return
+                return False
             if chunk:
                 cut = chunk.rfind(b"\n")
                 if cut < 0:
@@ -318,19 +322,21 @@ def open_lines(
             elif tail:
                 block, tail = b"".join(tail), []  # a last line without a line end
             else:
-                return
+                return True
             if lineno == 0 and block.startswith(b"\xef\xbb\xbf"):
                 block = block[3:]  # a UTF-8 byte-order mark
+                if not block and not chunk:
+                    return True  # nothing but the mark
             try:
                 lines: list[str] | list[bytes] = block.decode("utf-8").split("\n")
             except UnicodeDecodeError:
                 lines = block.split(b"\n")  # decoded line by line, to name the bad ones
             stopped = yield from _numbered(lines, lineno, name, errors, max_errors, fail)
             if stopped:
-                return
+                return False
             lineno += len(lines)
             if not chunk:
-                return
+                return True
     finally:
         if stream is not buffered:
             stream.close()
@@ -350,7 +356,7 @@ def _numbered(
     errors: list[LineError] | None,
     max_errors: int | None,
     fail: Callable[[int | None, str], None],
-) -> Iterator[tuple[int, str]]:
+) -> Generator[tuple[int, str], None, bool]:
     """Yield ``(number, text)`` for the lines after ``lineno``, without a trailing ``\\r``.
 
     ``bytes`` lines (from a block that is not valid UTF-8) are decoded one by one and the invalid ones
@@ -384,9 +390,10 @@ class _Reader:
         self.errors: list[LineError] = []
         self.entries = 0
         self.content = False  # a non-blank line was seen
+        self.complete = False  # the file was read to its end
 
     def lines(self) -> Iterator[tuple[int, str]]:
-        return open_lines(self.source, errors=self.errors, max_errors=self.max_errors)
+        self.complete = yield from open_lines(self.source, errors=self.errors, max_errors=self.max_errors)
 
     def error(self, line: int | None, message: str) -> None:
         self.errors.append(LineError(self.path, line, message))
@@ -803,7 +810,7 @@ def _blocks(reader: _Reader, tag: re.Pattern[str], label: str) -> Iterator[tuple
             parts.append("\n")
         if outside_text:
             reader.error(lineno, f"text outside <{label}> … </{label}>")
-    if opened is not None:
+    if opened is not None and reader.complete:
         reader.error(opened, f"<{label}> opened here is never closed (end of file)")
 
 
@@ -967,21 +974,18 @@ def _trec_documents(reader: _Reader) -> Iterator[DocumentEntry]:
         if problem:
             reader.error(line, problem)
             continue
-        title = ""
-        body = _DOCHDR.sub(" ", _DOCNO.sub(" ", block))
+        title, title_pattern = "", None
         for pattern in _TITLES:
             titles = pattern.findall(block)
             if titles:
-                title = _plain(" ".join(titles))
-                body = pattern.sub(" ", body)
+                title, title_pattern = _plain(" ".join(titles)), pattern
                 break
+        url_match = _URL.search(block)
+        url = _plain(url_match.group(1)) if url_match else ""
         sections = _TEXT.findall(block)
         if sections:
             text = "\n\n".join(part for part in (_plain(section) for section in sections) if part)
-        else:
-            text = _plain(body)
-        url_match = _URL.search(block)
-        url = _plain(url_match.group(1)) if url_match else ""
-        if not sections and url_match:
-            text = _plain(_URL.sub(" ", body))
+        else:  # no <TEXT>: everything but the number, the HTTP header, the URL and the title
+            body = _URL.sub(" ", _DOCHDR.sub(" ", _DOCNO.sub(" ", block)))
+            text = _plain(title_pattern.sub(" ", body) if title_pattern else body)
         yield DocumentEntry(docid, title, text, url, {}, line)

@@ -15,6 +15,7 @@ import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from pooling import formats
 from pooling.formats import (
     DocumentEntry,
     FormatError,
@@ -842,3 +843,86 @@ def test_it_reads_documents_gzipped_in_every_format(tmp_path: Path) -> None:
     for name in ("docs.tsv", "docs.trec", "docs.jsonl"):
         zipped = make_file(tmp_path, (GOOD / name).read_bytes(), name=name + ".gz", compress=True)
         assert list(read_documents(zipped)) == list(read_documents(GOOD / name))
+
+
+# ------------------------------------------------------------------------- block-wise line reading
+
+
+def reference_lines(data: bytes, name: str) -> tuple[list[tuple[int, str]], list[LineError]]:
+    """What open_lines must produce, computed the obvious (whole-file) way."""
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    raws = data.split(b"\n")
+    if raws[-1] == b"":
+        raws.pop()
+    lines: list[tuple[int, str]] = []
+    errors: list[LineError] = []
+    for number, raw in enumerate(raws, start=1):
+        raw = raw[:-1] if raw.endswith(b"\r") else raw
+        try:
+            lines.append((number, raw.decode("utf-8")))
+        except UnicodeDecodeError as exc:
+            message = f"invalid UTF-8 (byte 0x{raw[exc.start]:02x} at byte column {exc.start + 1})"
+            errors.append(LineError(name, number, message))
+    return lines, errors
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    pieces=st.lists(
+        st.sampled_from(
+            [b"a", b"bc", b" ", b"\n", b"\r\n", b"\r", b"\xff", "é".encode(), b"\xc3", b"\xef\xbb\xbf"]
+        ),
+        max_size=60,
+    ),
+    block_size=st.integers(min_value=1, max_value=9),
+    compress=st.booleans(),
+)
+def test_it_splits_lines_across_block_boundaries_like_a_whole_file_read(
+    pieces: list[bytes], block_size: int, compress: bool
+) -> None:
+    data = b"".join(pieces)
+    upload = io.BytesIO(gzip.compress(data) if compress else data)
+    upload.name = "f.gz" if compress else "f"
+    errors: list[LineError] = []
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(formats, "_BLOCK_SIZE", block_size)
+        lines = list(open_lines(upload, errors=errors))
+    assert (lines, errors) == reference_lines(data, upload.name)
+
+
+def test_it_numbers_lines_correctly_deep_into_a_large_file(tmp_path: Path) -> None:
+    rows = [f"q{i // 100} Q0 d{i} 1 {i}.0 t" for i in range(50_000)]
+    rows[30_000] = "q300 Q0 d\udcff 1 1 t"  # becomes an invalid UTF-8 byte below
+    rows[40_000] = "q400 Q0 d40000 1 many t"
+    rows[45_000] = "q450 Q0 " + "x" * 300_000 + " 1 1 t"  # a line longer than several blocks
+    data = "\r\n".join(rows).encode("utf-8", "surrogateescape")  # CRLF, no final line end
+    path = make_file(tmp_path, data, name="big.txt.gz", compress=True)
+    entries, error = consume(read_run(path))
+    assert error is not None
+    assert [(e.line, e.message.split(" (")[0]) for e in error.errors] == [
+        (30_001, "invalid UTF-8"),
+        (40_001, "score 'many' is not a number"),
+    ]
+    assert len(entries) == 49_998
+    assert entries[-1] == RunEntry("q499", "d49999", 49999.0, 50_000)
+    assert entries[45_000 - 2].docid == "x" * 300_000 and entries[45_000 - 2].line == 45_001
+
+
+def test_it_stops_after_max_errors_of_invalid_utf8(tmp_path: Path) -> None:
+    path = make_file(tmp_path, b"caf\xe9 Q0 d 1 1 t\n" * 1000)
+    errors = errors_of(lambda: list(read_run(path, max_errors=3)))
+    assert [e.line for e in errors] == [1, 2, 3, 4]
+    assert errors[-1].message == "stopped reading after 3 errors"
+
+
+def test_it_does_not_call_a_document_unclosed_when_the_gzip_stream_broke(tmp_path: Path) -> None:
+    docs = "".join(
+        f"<DOC>\n<DOCNO>d{i}</DOCNO>\n<TEXT>\nbody {i} {i * 7919}\n</TEXT>\n</DOC>\n" for i in range(3000)
+    )
+    path = make_file(tmp_path, gzip.compress(docs.encode())[:5000], name="docs.trec.gz")
+    entries, error = consume(read_documents(path))
+    assert entries and entries[0].docid == "d0"
+    assert error is not None and [e.message for e in error.errors] == [
+        "truncated gzip file (the compressed data ends early)"
+    ]
