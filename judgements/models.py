@@ -195,3 +195,31 @@ class Adjudication(models.Model):
 
     def __str__(self) -> str:
         return f"adjudication of {self.item_id}: {'unrateable' if self.unrateable else self.grade}"
+
+
+class Release(models.Model):
+    """An immutable qrels snapshot of a pool under one aggregation policy. Its files live in
+    MEDIA_ROOT/releases/<pool>/<id>/ and are never rewritten; `files` maps names to their SHA-256."""
+
+    class Unjudged(models.TextChoices):
+        EXPLICIT = "explicit", "explicit (-1 lines)"
+        OMIT = "omit", "omitted"
+
+    pool = models.ForeignKey(Pool, on_delete=models.PROTECT, related_name="releases")
+    policy = models.CharField(max_length=120, default="majority")
+    unjudged = models.CharField(max_length=10, choices=Unjudged.choices, default=Unjudged.EXPLICIT)
+    rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="+")
+    directory = models.CharField(max_length=500)
+    files = models.JSONField(default=dict)
+    counts = models.JSONField(default=dict)
+    manifest = models.JSONField(default=dict)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"release {self.pk} of {self.pool.name} ({self.policy})"

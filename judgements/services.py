@@ -639,3 +639,347 @@ def import_judgements(
         raise pooling_services.ImportFailed(errors + [str(e) for e in exc.errors]) from None
     summary.seconds = time.monotonic() - started
     return summary
+
+
+# ------------------------------------------------------------------------------------------ releases
+
+
+def agreement_records(*, pool: Pool) -> list[tuple[int, str, str, int | None]]:
+    """Every current judgement of a pool as (item, qid, rater username, grade or None if unrateable)."""
+    return list(
+        Judgement.objects.filter(item__pool=pool)
+        .order_by("item_id", "rater_id")
+        .values_list("item_id", "item__topic__qid", "rater__username", "grade")
+    )
+
+
+def pool_agreement(*, pool: Pool, seed: int = 0, n_bootstrap: int = 1000) -> dict[str, Any]:
+    """The agreement summary of a pool's judgements over its rubric's full label set (SPEC §6)."""
+    from judgements import agreement
+
+    judging = Judging.objects.select_related("rubric").get(pool=pool)
+    summary = agreement.agreement_summary(
+        agreement_records(pool=pool),
+        labels=judging.rubric.labels,
+        relevance_level=pool.relevance_level,
+        seed=seed,
+        n_bootstrap=n_bootstrap,
+    )
+    summary["sentence"] = agreement.noise_floor_sentence(summary)
+    return summary
+
+
+def unpooled_by_run(*, pool: Pool) -> dict[str, dict[str, int]]:
+    """For every run of the collection: documents it retrieved for the pool's topics, and how many of
+    them were never pooled (no selected item) — the `unpooled` state of SPEC §1."""
+    from pooling.models import Run, RunRow
+
+    topic_ids = [topic.id for topic in pool.topics()]
+    if not topic_ids:
+        return {}
+    marks = ", ".join(["%s"] * len(topic_ids))
+    sql = f"""
+        SELECT r.name, COUNT(*), SUM(CASE WHEN i.id IS NULL THEN 1 ELSE 0 END)
+        FROM {RunRow._meta.db_table} rr
+        JOIN {Run._meta.db_table} r ON r.id = rr.run_id
+        LEFT JOIN {PoolItem._meta.db_table} i
+          ON i.pool_id = %s AND i.topic_id = rr.topic_id AND i.document_id = rr.document_id AND i.selected
+        WHERE r.collection_id = %s AND rr.topic_id IN ({marks})
+        GROUP BY r.name ORDER BY r.name
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [pool.pk, pool.collection_id, *topic_ids])
+        return {name: {"retrieved": int(n), "unpooled": int(u or 0)} for name, n, u in cursor.fetchall()}
+
+
+def _iso(value: Any) -> str | None:
+    """A timestamp as ISO 8601 UTC with microseconds (SQLite hands back strings, PostgreSQL datetimes)."""
+    from datetime import UTC, datetime
+
+    if value is None:
+        return None
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if value.tzinfo is None:
+        value = value.replace(tzinfo=UTC)
+    return value.astimezone(UTC).strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _json_value(value: Any) -> Any:
+    if isinstance(value, str):
+        import json
+
+        return json.loads(value) if value else {}
+    return value or {}
+
+
+@dataclass
+class _ItemVotes:
+    item_id: int
+    qid: str
+    docid: str
+    required: int
+    adjudicated: int | str | None
+    votes: list[tuple[Any, int | None]]
+
+
+def _stream_items(*, pool: Pool) -> Any:
+    """Yield every selected item of the pool with its current judgements, in qrels order (qid, docid by
+    byte order), reading through a server-side cursor so memory stays flat."""
+    from pooling.models import Document, Topic
+
+    collate = ' COLLATE "C"' if connection.vendor == "postgresql" else ""
+    sql = f"""
+        SELECT i.id, t.qid, d.docid, i.required_judgements, a.id, a.grade, a.unrateable,
+               j.rater_id, j.grade, j.unrateable, j.facets, j.note, j.seconds, j.created_at, j.updated_at,
+               j.imported
+        FROM {PoolItem._meta.db_table} i
+        JOIN {Topic._meta.db_table} t ON t.id = i.topic_id
+        JOIN {Document._meta.db_table} d ON d.id = i.document_id
+        LEFT JOIN {Judgement._meta.db_table} j ON j.item_id = i.id
+        LEFT JOIN {Adjudication._meta.db_table} a ON a.item_id = i.id
+        WHERE i.pool_id = %s AND i.selected
+        ORDER BY t.qid{collate}, d.docid{collate}, j.rater_id
+    """
+    cursor = connection.chunked_cursor()
+    try:
+        cursor.execute(sql, [pool.pk])
+        current: _ItemVotes | None = None
+        rows: list[tuple[Any, ...]] = []
+        while True:
+            batch = cursor.fetchmany(20000)
+            if not batch:
+                break
+            for row in batch:
+                item_id = row[0]
+                if current is None or current.item_id != item_id:
+                    if current is not None:
+                        yield current, rows
+                    adjudicated = None
+                    if row[4] is not None:
+                        adjudicated = "unrateable" if row[6] else row[5]
+                    current = _ItemVotes(item_id, row[1], row[2], row[3], adjudicated, [])
+                    rows = []
+                if row[7] is not None:
+                    current.votes.append((row[7], None if row[9] else row[8]))
+                    rows.append(row)
+        if current is not None:
+            yield current, rows
+    finally:
+        cursor.close()
+
+
+def create_release(
+    *,
+    pool: Pool,
+    policy: str = "majority",
+    unjudged: str = "explicit",
+    by: AbstractBaseUser | None = None,
+    progress: Any = None,
+) -> Any:
+    """Aggregate a pool's judgements under `policy` and write an immutable release (SPEC §7):
+
+    - `qrels.txt`: `qid 0 docid grade`, sorted by qid then docid (byte order), one line per judged item;
+      with `unjudged="explicit"` every pending and unrateable item is written with grade -1, with `omit`
+      they are left out;
+    - `judgements.jsonl`: every current judgement, rater pseudonymised, with state, grade, facets, note,
+      seconds and times;
+    - `manifest.json`: pool, policy, rubric version, counts per state, unpooled documents per run, the
+      agreement summary (Cohen's kappa, no bootstrap) and the SHA-256 of each file.
+
+    Nothing in the files depends on when the release is made, so two releases of unchanged data are
+    byte-identical. Streams: memory does not grow with the number of judgements.
+    """
+    import hashlib
+    import json
+    import os
+    import shutil
+    import tempfile
+
+    import numpy as np
+    from django.conf import settings
+
+    from judgements import aggregation, agreement
+    from judgements.models import Release
+
+    if unjudged not in Release.Unjudged.values:
+        raise JudgingError(f"unjudged must be one of {', '.join(Release.Unjudged.values)}")
+    try:
+        parsed = aggregation.parse_policy(policy)
+    except ValueError as exc:
+        raise JudgingError(str(exc)) from None
+    judging = Judging.objects.select_related("rubric").filter(pool=pool).first()
+    if judging is None:
+        raise JudgingError(f"pool {pool.name!r} has no judging set-up (rubric, raters)")
+    rubric = judging.rubric
+    labels = rubric.labels
+    if parsed.kind == "rater":
+        from django.contrib.auth import get_user_model
+
+        user = get_user_model().objects.filter(username=parsed.rater).first()
+        if user is None:
+            raise JudgingError(f"no user named {parsed.rater!r}")
+        parsed = aggregation.Policy("rater", str(user.pk))  # votes are keyed by rater id
+    secret = f"{settings.SECRET_KEY}:{pool.pk}:".encode()
+    pseudonyms: dict[int, str] = {}
+
+    def pseudonym(rater_id: int) -> str:
+        name = pseudonyms.get(rater_id)
+        if name is None:
+            name = "rater-" + hashlib.sha256(secret + str(rater_id).encode()).hexdigest()[:10]
+            pseudonyms[rater_id] = name
+        return name
+
+    total = max(PoolItem.objects.filter(pool=pool, selected=True).count(), 1)
+    counts = {"judged": 0, "unrateable": 0, "pending": 0, "ties": 0, "judgements": 0}
+    grades_count: Counter[int] = Counter()
+    pair_a: list[int] = []
+    pair_b: list[int] = []
+    latest = ""
+    release_root = Path(settings.MEDIA_ROOT) / "releases" / pool.name
+    release_root.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".tmp-", dir=release_root))
+    try:
+        qrels_path = work / "qrels.txt"
+        jsonl_path = work / "judgements.jsonl"
+        with (
+            transaction.atomic(),
+            open(qrels_path, "w", encoding="utf-8", newline="\n") as qrels,
+            open(jsonl_path, "w", encoding="utf-8", newline="\n") as jsonl,
+        ):
+            qrels_lines: list[str] = []
+            jsonl_lines: list[str] = []
+            for done, (item, rows) in enumerate(_stream_items(pool=pool), 1):
+                result = aggregation.aggregate(
+                    item.votes,
+                    policy=parsed,
+                    required=item.required,
+                    adjudicated=item.adjudicated,
+                )
+                counts[result.state] += 1
+                counts["ties"] += int(result.tie)
+                if result.state == "judged":
+                    grades_count[result.grade] += 1  # type: ignore[index]
+                    qrels_lines.append(f"{item.qid} 0 {item.docid} {result.grade}\n")
+                elif unjudged == "explicit":
+                    qrels_lines.append(f"{item.qid} 0 {item.docid} -1\n")
+                graded = [g for _, g in item.votes if g is not None]
+                for x in range(len(graded)):
+                    for y in range(x + 1, len(graded)):
+                        pair_a.append(graded[x])
+                        pair_b.append(graded[y])
+                for row in rows:
+                    counts["judgements"] += 1
+                    updated = _iso(row[14])
+                    latest = max(latest, updated or "")
+                    jsonl_lines.append(
+                        json.dumps(
+                            {
+                                "qid": item.qid,
+                                "docid": item.docid,
+                                "rater": pseudonym(row[7]),
+                                "state": "unrateable" if row[9] else "graded",
+                                "grade": None if row[9] else row[8],
+                                "facets": _json_value(row[10]),
+                                "note": row[11] or "",
+                                "seconds": round(float(row[12] or 0.0), 3),
+                                "created_at": _iso(row[13]),
+                                "updated_at": updated,
+                                "imported": bool(row[15]),
+                                "consensus": result.state,
+                            },
+                            sort_keys=True,
+                            ensure_ascii=False,
+                        )
+                        + "\n"
+                    )
+                if len(jsonl_lines) >= 10000 or len(qrels_lines) >= 10000:
+                    qrels.writelines(qrels_lines)
+                    jsonl.writelines(jsonl_lines)
+                    qrels_lines.clear()
+                    jsonl_lines.clear()
+                    if progress:
+                        progress(done / total, f"{done} items")
+            qrels.writelines(qrels_lines)
+            jsonl.writelines(jsonl_lines)
+            adjudicated = Adjudication.objects.filter(item__pool=pool).order_by("-decided_at").first()
+            if adjudicated:
+                latest = max(latest, _iso(adjudicated.decided_at) or "")
+
+        def sha256(path: Path) -> str:
+            digest = hashlib.sha256()
+            with open(path, "rb") as handle:
+                for block in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(block)
+            return digest.hexdigest()
+
+        a = np.asarray(pair_a, dtype=np.int64)
+        b = np.asarray(pair_b, dtype=np.int64)
+        kappas = {
+            name: (agreement.cohen_kappa(a, b, labels=labels, weights=weights) if a.size else None)
+            for name, weights in (("unweighted", None), ("linear", "linear"), ("quadratic", "quadratic"))
+        }
+        files = {
+            "qrels.txt": {"sha256": sha256(qrels_path), "lines": counts["judged"] + (
+                counts["pending"] + counts["unrateable"] if unjudged == "explicit" else 0)},
+            "judgements.jsonl": {"sha256": sha256(jsonl_path), "lines": counts["judgements"]},
+        }  # fmt: skip
+        candidates = PoolItem.objects.filter(pool=pool, selected=False).count()
+        manifest = {
+            "format": "relevance-release/1",
+            "pool": pool.name,
+            "collection": pool.collection.name,
+            "strategy": pool.strategy,
+            "depth": pool.depth,
+            "policy": policy,
+            "unjudged": unjudged,
+            "unjudged_label": -1 if unjudged == "explicit" else None,
+            "relevance_level": pool.relevance_level,
+            "rubric": {"name": rubric.name, "version": rubric.version, "labels": labels},
+            "counts": {
+                "items": counts["judged"] + counts["unrateable"] + counts["pending"],
+                "judged": counts["judged"],
+                "unrateable": counts["unrateable"],
+                "pending": counts["pending"],
+                "ties": counts["ties"],
+                "judgements": counts["judgements"],
+                "unselected_candidates": candidates,
+                "grades": {str(g): grades_count[g] for g in labels},
+            },
+            "runs": unpooled_by_run(pool=pool),
+            "agreement": {
+                "pairs": int(a.size),
+                "cohen_kappa": kappas,
+                "band": agreement.landis_koch_band(kappas["unweighted"]),
+            },
+            "data_as_of": latest or None,
+            "files": files,
+        }
+        (work / "manifest.json").write_text(
+            json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+        )
+        files["manifest.json"] = {"sha256": sha256(work / "manifest.json"), "lines": 0}
+        with transaction.atomic():
+            release = Release.objects.create(
+                pool=pool,
+                policy=policy,
+                unjudged=unjudged,
+                rubric=rubric,
+                directory="",
+                files={name: info["sha256"] for name, info in files.items()},
+                counts=manifest["counts"],
+                manifest=manifest,
+                created_by=by if by is not None and by.is_authenticated else None,
+            )
+            final = release_root / str(release.pk)
+            os.replace(work, final)
+            for name in files:
+                os.chmod(final / name, 0o444)
+            release.directory = str(final.relative_to(Path(settings.MEDIA_ROOT)))
+            release.save(update_fields=["directory"])
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    if progress:
+        progress(1.0, "released")
+    return release

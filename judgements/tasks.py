@@ -11,3 +11,33 @@ from judgements import services
 def sweep_expired_leases() -> int:
     """Periodic (beat, every minute): give the items of expired leases back to the pool."""
     return services.sweep_expired_leases()
+
+
+@shared_task
+def create_release(job_id: int) -> None:
+    """Write a qrels release for the pool named in job `job_id` (progress on the job row)."""
+    from pooling.models import Job, Pool
+    from pooling.tasks import run_job
+
+    job = Job.objects.filter(pk=job_id).first()
+    if job is None:
+        return
+
+    def work(job: Job) -> dict:
+        pool = Pool.objects.get(pk=job.params["pool"])
+        try:
+            release = services.create_release(
+                pool=pool,
+                policy=job.params.get("policy", "majority"),
+                unjudged=job.params.get("unjudged", "explicit"),
+                by=job.created_by,
+                progress=lambda fraction, message: job.report(progress=fraction, message=message),
+            )
+        except services.JudgingError as exc:
+            from pooling.services import ImportFailed
+
+            raise ImportFailed([str(exc)]) from None
+        job.report(result={"release": release.pk})
+        return release.counts
+
+    run_job(job, work)

@@ -1,0 +1,58 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from judgements import services
+from judgements.models import Judging
+from pooling.models import Pool
+
+
+def _fmt(value: float | None) -> str:
+    return "undefined" if value is None else f"{value:.4f}"
+
+
+class Command(BaseCommand):
+    help = (
+        "Inter-rater agreement of a pool: Cohen's kappa (overall, per pair, per topic), Fleiss, Krippendorff."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("pool")
+        parser.add_argument("--weights", choices=["none", "linear", "quadratic"], default="none")
+        parser.add_argument("--format", choices=["text", "json"], default="text")
+        parser.add_argument(
+            "--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals"
+        )
+        parser.add_argument("--seed", type=int, default=0)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        pool = Pool.objects.filter(name=options["pool"]).first()
+        if pool is None or not Judging.objects.filter(pool=pool).exists():
+            raise CommandError(f"no judged pool named {options['pool']!r}")
+        summary = services.pool_agreement(pool=pool, seed=options["seed"], n_bootstrap=options["bootstrap"])
+        key = {"none": "unweighted", "linear": "linear", "quadratic": "quadratic"}[options["weights"]]
+        chosen = summary["cohen"][key]
+        if options["format"] == "json":
+            summary["cohen_kappa"] = chosen["kappa"]
+            summary["weights"] = options["weights"]
+            self.stdout.write(json.dumps(summary, indent=2, sort_keys=True))
+            return
+        self.stdout.write(
+            f"pool {pool.name}: {summary['n_judgements']} judgements, {summary['n_pairs']} pairs"
+        )
+        self.stdout.write(
+            f"cohen_kappa ({key})\t{_fmt(chosen['kappa'])}\t95% CI [{_fmt(chosen['ci_low'])}, "
+            f"{_fmt(chosen['ci_high'])}]\t{chosen['band']}"
+        )
+        for name in ("unweighted", "linear", "quadratic", "binary"):
+            self.stdout.write(f"  {name:<10}\t{_fmt(summary['cohen'][name]['kappa'])}")
+        self.stdout.write(f"fleiss_kappa\t{_fmt(summary['fleiss']['kappa'])}")
+        for level in ("nominal", "ordinal", "interval"):
+            self.stdout.write(f"krippendorff_alpha ({level})\t{_fmt(summary['krippendorff'][level])}")
+        self.stdout.write(f"worst topics ({key}):")
+        for topic in summary["topics"][:10]:
+            self.stdout.write(f"  {topic['topic']}\t{_fmt(topic[key])}\t{topic['n_items']} items")
+        self.stdout.write(summary["sentence"])

@@ -1,0 +1,49 @@
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from judgements import services
+from labeling.progress import ProgressBar
+from pooling.models import Pool
+
+
+class Command(BaseCommand):
+    help = "Release a pool's qrels (qrels.txt, judgements.jsonl, manifest.json) under an aggregation policy."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("pool")
+        parser.add_argument("--policy", default="majority", help="majority, median, mean or rater:USERNAME")
+        parser.add_argument("--unjudged", choices=["explicit", "omit"], default="explicit")
+        parser.add_argument("-o", "--output", help="also copy the release files into this directory")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        pool = Pool.objects.filter(name=options["pool"]).first()
+        if pool is None:
+            raise CommandError(f"no pool named {options['pool']!r}")
+        bar = ProgressBar("release")
+        try:
+            release = services.create_release(
+                pool=pool, policy=options["policy"], unjudged=options["unjudged"], progress=bar
+            )
+        except services.JudgingError as exc:
+            raise CommandError(str(exc)) from None
+        finally:
+            bar.close()
+        source = Path(settings.MEDIA_ROOT) / release.directory
+        where = source
+        if options["output"]:
+            where = Path(options["output"])
+            where.mkdir(parents=True, exist_ok=True)
+            for name in release.files:
+                shutil.copyfile(source / name, where / name)
+        counts = release.counts
+        self.stdout.write(
+            f"release {release.pk} of {pool.name} ({release.policy}, unjudged {release.unjudged}): "
+            f"{counts['judged']} judged, {counts['unrateable']} unrateable, {counts['pending']} pending "
+            f"-> {where}"
+        )
