@@ -983,3 +983,27 @@ def create_release(
     if progress:
         progress(1.0, "released")
     return release
+
+
+def current_qrels(*, pool: Pool, policy: str = "majority") -> dict[str, dict[str, int]]:
+    """The pool's labels right now under `policy`, as `{qid: {docid: grade}}`, with -1 for every pending or
+    unrateable item (trec_eval's "in the pool, unjudged"), exactly as an explicit release would write them."""
+    from judgements import aggregation
+
+    parsed = aggregation.parse_policy(policy)
+    if parsed.kind == "rater":
+        from django.contrib.auth import get_user_model
+
+        user = get_user_model().objects.filter(username=parsed.rater).first()
+        if user is None:
+            raise JudgingError(f"no user named {parsed.rater!r}")
+        parsed = aggregation.Policy("rater", str(user.pk))
+    qrels: dict[str, dict[str, int]] = {}
+    with transaction.atomic():
+        for item, _rows in _stream_items(pool=pool):
+            result = aggregation.aggregate(
+                item.votes, policy=parsed, required=item.required, adjudicated=item.adjudicated
+            )
+            grade = result.grade if result.state == "judged" and result.grade is not None else -1
+            qrels.setdefault(item.qid, {})[item.docid] = grade
+    return qrels
