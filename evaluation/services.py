@@ -1,0 +1,275 @@
+"""Scoring a pool's runs on its labels: reports under both unjudged policies, per segment, with paired
+significance; the leave-one-run-out pool-bias table; the two-stage (retrieval vs ranking) diagnosis."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+from evaluation import metrics
+from judgements.services import current_qrels
+from pooling.models import Pool, Provenance, Run, RunRow
+
+MEASURES = ("ndcg_cut_10", "P_10", "map", "recall_100", "recip_rank")
+KEY_MEASURE = "ndcg_cut_10"
+
+
+def run_as_dict(*, run: Run, qids: Iterable[str] | None = None) -> dict[str, dict[str, float]]:
+    """A stored run as `{qid: {docid: score}}` (optionally only some topics), read in one query."""
+    rows = RunRow.objects.filter(run=run)
+    if qids is not None:
+        rows = rows.filter(topic__qid__in=list(qids))
+    result: dict[str, dict[str, float]] = {}
+    for qid, docid, score in rows.values_list("topic__qid", "document__docid", "score").iterator(
+        chunk_size=20000
+    ):
+        result.setdefault(qid, {})[docid] = score
+    return result
+
+
+def _clean(value: float) -> float | None:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else round(value, 6)
+
+
+def _runs(pool: Pool, names: Sequence[str] | None) -> list[Run]:
+    runs = Run.objects.filter(collection=pool.collection_id).order_by("name")
+    if names:
+        runs = runs.filter(name__in=list(names))
+    return list(runs)
+
+
+def pool_report(
+    *,
+    pool: Pool,
+    policy: str = "majority",
+    gain: str = "linear",
+    measures: Sequence[str] = MEASURES,
+    runs: Sequence[str] | None = None,
+    n_permutations: int = 5000,
+) -> dict[str, Any]:
+    """Every run of the pool's collection scored on the pool's current labels (-1 for unjudged), under
+    both unjudged policies (`nonrelevant`, trec_eval's default, and `condensed`, trec_eval -J), with
+    judged@10 beside, per segment, and paired t and randomisation tests between every two runs on
+    nDCG@10 (nonrelevant). Contributing runs are flagged: a run outside the pool is scored on labels it
+    did not help make, and its judged@10 says how far to trust that."""
+    qrels = current_qrels(pool=pool, policy=policy)
+    topics = {topic.qid: topic.segments or [] for topic in pool.topics()}
+    contributing = set(pool.pool_runs.values_list("run__name", flat=True))
+    names = list(dict.fromkeys([*measures, "judged_10"]))
+    rows = []
+    per_topic: dict[str, dict[str, float]] = {}
+    segments: dict[str, dict[str, dict[str, float | None]]] = {}
+    for run in _runs(pool, runs):
+        run_dict = run_as_dict(run=run, qids=topics)
+        if not run_dict:
+            continue
+        scored = {}
+        for unjudged in ("nonrelevant", "condensed"):
+            with _quiet():
+                scored[unjudged] = metrics.evaluate(
+                    qrels, run_dict, names, relevance_level=pool.relevance_level, gain=gain, unjudged=unjudged
+                )
+        base = scored["nonrelevant"]
+        rows.append(
+            {
+                "run": run.name,
+                "contributing": run.name in contributing,
+                "topics": len(base.topics),
+                "nonrelevant": {m: _clean(v) for m, v in base.means.items()},
+                "condensed": {m: _clean(v) for m, v in scored["condensed"].means.items()},
+                "judged_10": _clean(base.means["judged_10"]),
+            }
+        )
+        per_topic[run.name] = base.topic_values(KEY_MEASURE)
+        by_segment = base.segment_means({q: s for q, s in topics.items() if s})
+        segments[run.name] = {
+            seg: {m: _clean(v) for m, v in means.items() if m in (KEY_MEASURE, "judged_10")}
+            for seg, means in by_segment.items()
+        }
+    tests = []
+    for a, b in itertools.combinations(sorted(per_topic), 2):
+        try:
+            t = metrics.paired_t_test(per_topic[a], per_topic[b])
+            r = metrics.paired_randomisation_test(per_topic[a], per_topic[b], n_permutations=n_permutations)
+        except ValueError:
+            continue
+        tests.append(
+            {
+                "a": a,
+                "b": b,
+                "n": t.n,
+                "mean_difference": _clean(t.mean_difference),
+                "t_p": _clean(t.p_value),
+                "randomisation_p": _clean(r.p_value),
+            }
+        )
+    return {
+        "pool": pool.name,
+        "policy": policy,
+        "gain": gain,
+        "relevance_level": pool.relevance_level,
+        "measures": names,
+        "key_measure": KEY_MEASURE,
+        "runs": rows,
+        "segments": segments,
+        "significance": tests,
+        "topics": len(topics),
+        "judged_topics": sum(1 for docs in qrels.values() if any(g >= 0 for g in docs.values())),
+    }
+
+
+class _quiet:
+    """Silence the missing-topics warning: reports show the topic counts instead."""
+
+    def __enter__(self) -> None:
+        import warnings
+
+        self._catch = warnings.catch_warnings()
+        self._catch.__enter__()
+        warnings.simplefilter("ignore", metrics.MissingTopicsWarning)
+
+    def __exit__(self, *exc: object) -> None:
+        self._catch.__exit__(*exc)
+
+
+def unique_items(*, pool: Pool) -> dict[str, set[tuple[str, str]]]:
+    """Per contributing run: the (qid, docid) items no other run of the pool put in."""
+    owners: dict[tuple[str, str], set[str]] = {}
+    rows = Provenance.objects.filter(item__pool=pool, item__selected=True).values_list(
+        "item__topic__qid", "item__document__docid", "run__name"
+    )
+    for qid, docid, run_name in rows.iterator(chunk_size=20000):
+        owners.setdefault((qid, docid), set()).add(run_name)
+    unique: dict[str, set[tuple[str, str]]] = {
+        name: set() for name in pool.pool_runs.values_list("run__name", flat=True)
+    }
+    for item, names in owners.items():
+        if len(names) == 1:
+            unique.setdefault(next(iter(names)), set()).add(item)
+    return unique
+
+
+def pool_bias(
+    *, pool: Pool, policy: str = "majority", measure: str = KEY_MEASURE, gain: str = "linear"
+) -> dict[str, Any]:
+    """Leave-one-run-out (Zobel 1998): for each contributing run, the items only it contributed become
+    unjudged; the run is re-scored, and the system ranking with that score is compared with the full one
+    (Kendall's τ). A run that loses much was helped by being in the pool: a new run outside it would be
+    underestimated by about as much."""
+    from pooling import strategies
+
+    qrels = current_qrels(pool=pool, policy=policy)
+    qids = {topic.qid for topic in pool.topics()}
+    unique = unique_items(pool=pool)
+    runs = {run.name: run_as_dict(run=run, qids=qids) for run in _runs(pool, sorted(unique))}
+
+    def score(run_dict: dict[str, dict[str, float]], labels: dict[str, dict[str, int]]) -> float:
+        with _quiet():
+            result = metrics.evaluate(
+                labels, run_dict, [measure], relevance_level=pool.relevance_level, gain=gain
+            )
+        return float(result.means[measure]) if result.topics else float("nan")
+
+    full = {name: score(run_dict, qrels) for name, run_dict in runs.items() if run_dict}
+    rows = []
+    for name in sorted(full):
+        removed = unique.get(name, set())
+        reduced = {qid: dict(docs) for qid, docs in qrels.items()}
+        relevant_removed = 0
+        for qid, docid in removed:
+            grade = reduced.get(qid, {}).pop(docid, None)
+            if grade is not None and grade >= pool.relevance_level:
+                relevant_removed += 1
+        left_out = score(runs[name], reduced)
+        others = dict(full)
+        others[name] = left_out
+        tau = strategies.kendall_tau(full, others) if len(full) >= 2 else float("nan")
+        rank_full = sorted(full, key=lambda n: -full[n]).index(name) + 1
+        rank_loo = sorted(others, key=lambda n: -others[n]).index(name) + 1
+        rows.append(
+            {
+                "run": name,
+                "unique_items": len(removed),
+                "unique_relevant": relevant_removed,
+                "full": _clean(full[name]),
+                "left_out": _clean(left_out),
+                "change": _clean(left_out - full[name]),
+                "relative_change": _clean((left_out - full[name]) / full[name]) if full[name] else None,
+                "rank_full": rank_full,
+                "rank_left_out": rank_loo,
+                "kendall_tau": _clean(tau),
+            }
+        )
+    rows.sort(key=lambda row: row["change"] if row["change"] is not None else 0.0)
+    return {"pool": pool.name, "measure": measure, "policy": policy, "runs": rows}
+
+
+def two_stage(
+    *,
+    pool: Pool,
+    candidate: str,
+    reranked: str,
+    k: int = 100,
+    policy: str = "majority",
+    recall_threshold: float = 0.5,
+    ndcg_threshold: float = 0.5,
+) -> dict[str, Any]:
+    """recall@k of a candidate-generation run beside nDCG@10 of the run that reranks it, per topic, with a
+    verdict: low nDCG with high recall is a ranking problem (the reranker misses what the candidates
+    hold), low with low recall a retrieval problem (the relevant documents never reached the reranker)."""
+    qrels = current_qrels(pool=pool, policy=policy)
+    qids = {topic.qid for topic in pool.topics()}
+    runs = {r.name: r for r in _runs(pool, [candidate, reranked])}
+    for name in (candidate, reranked):
+        if name not in runs:
+            raise ValueError(f"no run named {name!r} in collection {pool.collection.name!r}")
+    with _quiet():
+        recall = metrics.evaluate(
+            qrels,
+            run_as_dict(run=runs[candidate], qids=qids),
+            [f"recall_{k}"],
+            relevance_level=pool.relevance_level,
+        )
+        ndcg = metrics.evaluate(
+            qrels,
+            run_as_dict(run=runs[reranked], qids=qids),
+            ["ndcg_cut_10"],
+            relevance_level=pool.relevance_level,
+        )
+    recall_by_topic = recall.topic_values(f"recall_{k}")
+    ndcg_by_topic = ndcg.topic_values("ndcg_cut_10")
+    topics = []
+    verdicts = {"fine": 0, "ranking problem": 0, "retrieval problem": 0}
+    for qid in sorted(set(recall_by_topic) & set(ndcg_by_topic)):
+        r, n = recall_by_topic[qid], ndcg_by_topic[qid]
+        verdict = (
+            "fine"
+            if n >= ndcg_threshold
+            else ("ranking problem" if r >= recall_threshold else "retrieval problem")
+        )
+        verdicts[verdict] += 1
+        topics.append({"qid": qid, "recall": _clean(r), "ndcg_10": _clean(n), "verdict": verdict})
+    mean_recall = sum(t["recall"] for t in topics) / len(topics) if topics else None
+    mean_ndcg = sum(t["ndcg_10"] for t in topics) / len(topics) if topics else None
+    if not topics:
+        overall = "no topic has both runs and labels"
+    elif verdicts["ranking problem"] > verdicts["retrieval problem"]:
+        overall = "mostly a ranking problem: the candidates hold relevant documents the reranker leaves low"
+    elif verdicts["retrieval problem"] > 0:
+        overall = "mostly a retrieval problem: relevant documents never reach the reranker"
+    else:
+        overall = "both stages do their job on most topics"
+    return {
+        "candidate": candidate,
+        "reranked": reranked,
+        "k": k,
+        "recall_threshold": recall_threshold,
+        "ndcg_threshold": ndcg_threshold,
+        "mean_recall": _clean(mean_recall) if mean_recall is not None else None,
+        "mean_ndcg_10": _clean(mean_ndcg) if mean_ndcg is not None else None,
+        "verdicts": verdicts,
+        "verdict": overall,
+        "topics": topics,
+    }
