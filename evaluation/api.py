@@ -1,9 +1,77 @@
-"""REST API of this app."""
+"""Evaluation API (managers): a pool's report, its pool-bias table, the two-stage diagnosis."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from evaluation import services
+from evaluation.views import cached
+from pooling.models import Pool
+from pooling.permissions import IsManager
+
+
+class TwoStageSerializer(serializers.Serializer):
+    candidate = serializers.CharField()
+    reranked = serializers.CharField()
+    k = serializers.IntegerField(min_value=1, max_value=10000, default=100)
+    policy = serializers.CharField(default="majority")
+
+
+class ReportSerializer(serializers.Serializer):
+    policy = serializers.CharField(default="majority")
+    gain = serializers.ChoiceField(choices=["linear", "exp"], default="linear")
+
+
+class EvaluationViewSet(viewsets.ViewSet):
+    """Scores of the runs of a pool's collection on the pool's current labels."""
+
+    permission_classes = [IsManager]
+    lookup_field = "name"
+
+    def _pool(self, name: str | None) -> Pool:
+        return get_object_or_404(Pool, name=name)
+
+    @extend_schema(parameters=[ReportSerializer], responses={200: OpenApiResponse(description="report")})
+    @action(detail=True, methods=["get"])
+    def report(self, request: Request, name: str | None = None) -> Response:
+        params = ReportSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        try:
+            data = cached(self._pool(name), "report", services.pool_report, **params.validated_data)
+        except ValueError as exc:
+            raise serializers.ValidationError({"policy": [str(exc)]}) from None
+        return Response(data)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("policy", str, default="majority")],
+        responses={200: OpenApiResponse(description="pool bias")},
+    )
+    @action(detail=True, methods=["get"], url_path="pool-bias")
+    def pool_bias(self, request: Request, name: str | None = None) -> Response:
+        policy = request.query_params.get("policy", "majority")
+        try:
+            return Response(cached(self._pool(name), "bias", services.pool_bias, policy=policy))
+        except ValueError as exc:
+            raise serializers.ValidationError({"policy": [str(exc)]}) from None
+
+    @extend_schema(parameters=[TwoStageSerializer], responses={200: OpenApiResponse(description="diagnosis")})
+    @action(detail=True, methods=["get"], url_path="two-stage")
+    def two_stage(self, request: Request, name: str | None = None) -> Response:
+        params = TwoStageSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        try:
+            data = cached(self._pool(name), "two-stage", services.two_stage, **params.validated_data)
+        except ValueError as exc:
+            raise serializers.ValidationError({"candidate": [str(exc)]}) from None
+        return Response(data)
+
 
 def register(router: Any) -> None:
-    """Register this app's viewsets on the project router."""
+    router.register("evaluation", EvaluationViewSet, basename="evaluation")

@@ -155,24 +155,52 @@ class Ranked:
 def _join(qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: np.ndarray) -> np.ndarray:
     """Per run row: the row index of the same (topic, docid) in the qrels, or -1.
 
-    Rows are matched by their 64-bit key (see ``trec_io.hash_bytes``); a key match is confirmed by comparing
-    topic and docid, and if two qrels rows share a key the join is done exactly with a dict instead.
+    Rows are matched by their 64-bit key (see ``trec_io.hash_bytes``) through an open-addressing hash table
+    of the qrels keys, built and probed with vectorised rounds; a key match is confirmed by comparing topic
+    and docid. If two qrels rows share a key the join is done exactly with a dict instead.
     """
     n_run = len(run)
     found = np.full(n_run, -1, dtype=np.intp)
     if not len(qrels) or not n_run:
         return found
     qkeys = qrels.key
-    qorder = np.argsort(qkeys)
-    sorted_keys = qkeys[qorder]
-    if np.any(sorted_keys[1:] == sorted_keys[:-1]):
-        return _join_exact(qrels, run, run_topic, qrels_topic)
-    pos = np.searchsorted(sorted_keys, run.key)
-    np.minimum(pos, len(sorted_keys) - 1, out=pos)
-    hit = np.flatnonzero(sorted_keys[pos] == run.key)
-    candidates = qorder[pos[hit]]
-    same = (run_topic[hit] == qrels_topic[candidates]) & (run.docid[hit] == qrels.docid[candidates])
-    found[hit[same]] = candidates[same]
+    bits = max(4, int(len(qkeys) * 4 - 1).bit_length())
+    table_size = 1 << bits
+    mask = table_size - 1
+    shift = np.uint64(64 - bits)
+    table_keys = np.zeros(table_size, dtype=np.uint64)
+    table_rows = np.full(table_size, -1, dtype=np.intp)
+
+    pending = np.arange(len(qkeys))
+    slots = (qkeys >> shift).astype(np.intp)
+    while len(pending):
+        free = table_rows[slots] == -1
+        slot_free, rows_free = slots[free], pending[free]
+        taken, first = np.unique(slot_free, return_index=True)
+        winners = rows_free[first]
+        table_rows[taken] = winners
+        table_keys[taken] = qkeys[winners]
+        placed = np.zeros(len(pending), dtype=bool)
+        placed[np.flatnonzero(free)[first]] = True
+        pending, slots = pending[~placed], slots[~placed]
+        if len(pending) and np.any(table_keys[slots] == qkeys[pending]):
+            return _join_exact(qrels, run, run_topic, qrels_topic)  # two qrels rows share a key
+        slots = (slots + 1) & mask
+
+    rkeys = run.key
+    slots = (rkeys >> shift).astype(np.intp)
+    active = np.arange(n_run)
+    while len(active):
+        rows = table_rows[slots]
+        occupied = rows >= 0
+        hit = occupied & (table_keys[slots] == rkeys[active])
+        found[active[hit]] = rows[hit]
+        more = occupied & ~hit
+        active, slots = active[more], (slots[more] + 1) & mask
+    hit = np.flatnonzero(found >= 0)
+    candidates = found[hit]
+    wrong = (run_topic[hit] != qrels_topic[candidates]) | (run.docid[hit] != qrels.docid[candidates])
+    found[hit[wrong]] = -1
     return found
 
 
@@ -193,40 +221,35 @@ def _trec_order(topic: np.ndarray, score: np.ndarray, docid: np.ndarray, n_topic
     n = len(topic)
     if n == 0:
         return np.zeros(0, dtype=np.intp)
-    # Most runs are written in this order already: check it in O(n) and only reorder whole topic blocks.
+    order: np.ndarray | None = None
+    # Most runs are written topic by topic, by score: check it in O(n) and only move whole topic blocks.
     same_topic = topic[1:] == topic[:-1]
     heads = np.flatnonzero(np.concatenate(([True], ~same_topic)))
     block_topic = topic[heads]
-    if len(np.unique(block_topic)) == len(heads):
-        drop = score[1:] > score[:-1]
-        tie = score[1:] == score[:-1]
-        ordered = not np.any(drop & same_topic)
-        if ordered:
-            tied = np.flatnonzero(tie & same_topic)
-            ordered = bool(np.all(docid[tied + 1] < docid[tied])) if len(tied) else True
-        if ordered:
+    if len(np.unique(block_topic)) == len(heads) and not np.any((score[1:] > score[:-1]) & same_topic):
+        block_order = np.argsort(block_topic, kind="stable")
+        if np.all(block_order[1:] > block_order[:-1]):
+            order = np.arange(n)
+        else:
             lengths = np.diff(np.append(heads, n))
-            block_order = np.argsort(block_topic, kind="stable")
-            if np.all(block_order[1:] > block_order[:-1]):
-                return np.arange(n)
-            starts = heads[block_order]
-            sizes = lengths[block_order]
-            out_starts = np.cumsum(sizes) - sizes
-            return np.repeat(starts - out_starts, sizes) + np.arange(n)
-    # General case: sort by score, then stably by topic; then order tied scores by docid descending.
-    order = np.argsort(-score, kind="stable")
-    key_dtype = np.int16 if n_topics < 2**15 else np.int64
-    order = order[np.argsort(topic[order].astype(key_dtype), kind="stable")]
+            starts, sizes = heads[block_order], lengths[block_order]
+            order = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(n)
+    if order is None:
+        # By score (unstable is fine: ties are settled below), then stably by topic (a radix sort).
+        order = np.argsort(-score)
+        key_dtype = np.int16 if n_topics < 2**15 else np.int64
+        order = order[np.argsort(topic[order].astype(key_dtype), kind="stable")]
+    # Equal scores within a topic: docid descending.
     s = score[order]
     t = topic[order]
     tie = (s[1:] == s[:-1]) & (t[1:] == t[:-1])
     if np.any(tie):
-        in_tie = np.zeros(n, dtype=bool)
-        in_tie[1:] |= tie
-        in_tie[:-1] |= tie
-        positions = np.flatnonzero(in_tie)
+        positions = np.flatnonzero(np.concatenate((tie, [False])) | np.concatenate(([False], tie)))
         rows = order[positions]
-        group = np.cumsum(np.concatenate(([True], ~tie[positions[1:] - 1])))
+        pairs = np.flatnonzero(tie[positions[:-1]] & (positions[1:] == positions[:-1] + 1))
+        new_group = np.ones(len(positions), dtype=bool)
+        new_group[pairs + 1] = False
+        group = np.cumsum(new_group)
         _, doc_rank = np.unique(docid[rows], return_inverse=True)
         order[positions] = rows[np.lexsort((-doc_rank.reshape(-1), group))]
     return order

@@ -39,7 +39,7 @@ __all__ = [
     "read_run",
 ]
 
-_CHUNK_BYTES = 1 << 25  # 32 MiB of whole lines per parsing step
+_CHUNK_BYTES = 1 << 20  # 1 MiB of whole lines per parsing step: temporaries stay in cache and are reused
 _PAD = 64  # zero bytes after each chunk, so short tokens can be gathered with a strided view
 _MAX_ERRORS = 50
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -387,7 +387,7 @@ def _split(
         len(ws_pos) == min_fields * n_lines
         and is_newline[min_fields - 1 :: min_fields].all()
         and not ws[0]
-        and not np.any(ws[1:] & ws[:-1])
+        and not np.any(ws[1:] & ws[:-1])  # no two whitespace bytes in a row: no empty field
     ):
         grid = ws_pos.reshape(n_lines, min_fields)
         line_starts = np.empty(n_lines, dtype=np.intp)
@@ -426,13 +426,16 @@ def _split(
     return _Fields(n_lines, lines, starts, ends)
 
 
-def _gather(padded: np.ndarray, size: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
-    """The tokens [starts, ends) of ``padded`` as a ``numpy.bytes_`` array (one bulk copy)."""
+def _gather(padded: np.ndarray, size: int, starts: np.ndarray, ends: np.ndarray, align: bool) -> np.ndarray:
+    """The tokens [starts, ends) of ``padded`` as a ``numpy.bytes_`` array (one bulk copy). With ``align``
+    the width is a multiple of 8, so that ``hash_bytes`` reads the array without copying it."""
     n = len(starts)
     if n == 0:
-        return np.zeros(0, dtype="S1")
+        return np.zeros(0, dtype="S8" if align else "S1")
     lengths = ends - starts
     width = int(lengths.max())
+    if align:
+        width = -(-width // 8) * 8
     if width <= _PAD:
         view = as_strided(padded, shape=(size, width), strides=(1, 1), writeable=False)
         matrix = view[starts]
@@ -465,12 +468,18 @@ def _read_columns(
         first_line += fields.n_lines
         padded = buffer[start:]
         for j in range(len(columns)):
-            col_parts[j].append(_gather(padded, end - start, fields.starts[j], fields.ends[j]))
+            aligned = columns[j] == 2  # the docid column, hashed next
+            col_parts[j].append(_gather(padded, end - start, fields.starts[j], fields.ends[j], aligned))
         lines_parts.append(fields.lines)
     if not lines_parts:
         return np.zeros(0, dtype=np.int64), [np.zeros(0, dtype="S1") for _ in columns], buffer, any_bytes
     lines = np.concatenate(lines_parts) if len(lines_parts) > 1 else lines_parts[0]
     cols = [np.concatenate(parts) if len(parts) > 1 else parts[0] for parts in col_parts]
+    if len(col_parts[0]) > 1 and 2 in columns:
+        docids = cols[columns.index(2)]
+        width = -(-docids.dtype.itemsize // 8) * 8
+        if width != docids.dtype.itemsize:
+            cols[columns.index(2)] = docids.astype(f"S{width}")
     return lines, cols, buffer, any_bytes
 
 

@@ -1,7 +1,14 @@
-"""Web pages of this app."""
+"""Evaluation pages (managers)."""
 
 from __future__ import annotations
 
-from django.urls import path  # noqa: F401
+from django.urls import path
 
-urlpatterns: list = []
+from evaluation import views
+
+app_name = "evaluation"
+urlpatterns = [
+    path("<slug:name>/", views.report, name="report"),
+    path("<slug:name>/pool-bias/", views.pool_bias, name="pool-bias"),
+    path("<slug:name>/two-stage/", views.two_stage, name="two-stage"),
+]

@@ -4,6 +4,7 @@ from rest_framework.routers import DefaultRouter
 
 from evaluation import api as evaluation_api
 from judgements import api as judgements_api
+from judgements import release_api
 from pooling import api as pooling_api
 
 router = DefaultRouter()
@@ -14,6 +15,7 @@ router.register("runs", pooling_api.RunViewSet, basename="run")
 router.register("jobs", pooling_api.JobViewSet, basename="job")
 pooling_api.register(router)
 judgements_api.register(router)
+release_api.register(router)
 evaluation_api.register(router)
 
 urlpatterns = router.urls

@@ -12,6 +12,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     path("pools/", include("pooling.urls")),
     path("manage/", include("judgements.manager_urls")),
+    path("campaigns/", include("judgements.release_urls")),
     path("evaluation/", include("evaluation.urls")),
     path("", include("judgements.urls")),
 ]

@@ -1,0 +1,107 @@
+"""API for qrels releases and agreement (managers and admins)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+from django.http import FileResponse, Http404
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from judgements import aggregation
+from judgements.models import Judging, Release
+from judgements.release_views import RELEASE_FILES, cached_agreement
+from pooling.api import JobSerializer
+from pooling.models import Job, Pool
+from pooling.permissions import IsManager
+
+
+class ReleaseSerializer(serializers.ModelSerializer):
+    pool = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    rubric = serializers.StringRelatedField()
+
+    class Meta:
+        model = Release
+        fields = ["id", "pool", "policy", "unjudged", "rubric", "files", "counts", "manifest", "created_at"]
+
+
+class ReleaseRequestSerializer(serializers.Serializer):
+    pool = serializers.SlugRelatedField(slug_field="name", queryset=Pool.objects.all())
+    policy = serializers.CharField(default="majority", max_length=120)
+    unjudged = serializers.ChoiceField(choices=Release.Unjudged.values, default="explicit")
+
+    def validate_policy(self, value: str) -> str:
+        try:
+            aggregation.parse_policy(value)
+        except ValueError as exc:
+            raise serializers.ValidationError(str(exc)) from None
+        return value
+
+    def validate_pool(self, value: Pool) -> Pool:
+        if not Judging.objects.filter(pool=value).exists():
+            raise serializers.ValidationError("this pool has no judging set-up (rubric, raters)")
+        return value
+
+
+class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Immutable qrels releases. POST makes one as a Celery task (202 with the job to poll)."""
+
+    permission_classes = [IsManager]
+    serializer_class = ReleaseSerializer
+
+    def get_queryset(self) -> Any:
+        queryset = Release.objects.select_related("pool", "rubric")
+        pool = self.request.query_params.get("pool")
+        return queryset.filter(pool__name=pool) if pool else queryset
+
+    @extend_schema(request=ReleaseRequestSerializer, responses={202: JobSerializer})
+    def create(self, request: Request) -> Response:
+        from judgements.tasks import create_release
+
+        form = ReleaseRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        job = Job.objects.create(
+            kind=Job.Kind.RELEASE,
+            params={"pool": data["pool"].pk, "policy": data["policy"], "unjudged": data["unjudged"]},
+            created_by=request.user,
+        )
+        transaction.on_commit(lambda: create_release.delay(job.pk))
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(responses={200: OpenApiResponse(description="the file")})
+    @action(detail=True, methods=["get"], url_path=r"files/(?P<filename>[\w.]+)")
+    def files(self, request: Request, pk: str | None = None, filename: str = "") -> FileResponse:
+        release = self.get_object()
+        if filename not in RELEASE_FILES:
+            raise Http404
+        path = Path(settings.MEDIA_ROOT) / release.directory / filename
+        if not path.exists():
+            raise Http404
+        return FileResponse(path.open("rb"), as_attachment=True, filename=filename)
+
+
+class AgreementViewSet(viewsets.ViewSet):
+    """Inter-rater agreement of a pool (Cohen, Fleiss, Krippendorff, per pair and per topic)."""
+
+    permission_classes = [IsManager]
+    lookup_field = "name"
+
+    @extend_schema(responses={200: OpenApiResponse(description="the agreement summary")})
+    def retrieve(self, request: Request, name: str | None = None) -> Response:
+        pool = get_object_or_404(Pool, name=name)
+        if not Judging.objects.filter(pool=pool).exists():
+            raise Http404
+        return Response(cached_agreement(pool))
+
+
+def register(router: Any) -> None:
+    router.register("releases", ReleaseViewSet, basename="release")
+    router.register("agreement", AgreementViewSet, basename="agreement")

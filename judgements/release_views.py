@@ -1,0 +1,149 @@
+"""Manager pages for a pool's agreement and its qrels releases."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
+from django.db import transaction
+from django.db.models import Max
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from judgements import services
+from judgements.models import Judgement, Judging, Release
+from labeling import plots
+from labeling.svg import cache_key, trusted_svg
+from pooling.models import Job, Pool
+from pooling.permissions import is_manager
+
+RELEASE_FILES = ("qrels.txt", "judgements.jsonl", "manifest.json")
+
+
+def _managed_pool(request: HttpRequest, name: str) -> Pool:
+    if not is_manager(request.user):
+        raise PermissionDenied
+    return get_object_or_404(Pool.objects.select_related("collection"), name=name)
+
+
+def cached_agreement(pool: Pool) -> dict[str, Any]:
+    """The pool's agreement summary, recomputed only when a judgement changed."""
+    stamp = Judgement.objects.filter(item__pool=pool).aggregate(m=Max("updated_at"), n=Max("id"))
+    key = cache_key(f"agreement:{pool.pk}", stamp["m"], stamp["n"])
+    summary = cache.get(key)
+    if summary is None:
+        summary = services.pool_agreement(pool=pool)
+        cache.set(key, summary, 3600)
+    return summary
+
+
+@login_required
+def agreement(request: HttpRequest, name: str) -> HttpResponse:
+    pool = _managed_pool(request, name)
+    if not Judging.objects.filter(pool=pool).exists():
+        raise Http404("this pool has no judging set-up")
+    summary = cached_agreement(pool)
+    figures: dict[str, str] = {}
+    matrix = summary.get("pair_matrix") or {}
+    raters = [str(r) for r in matrix.get("raters", [])]
+    if len(raters) >= 2:
+        figures["pairs"] = plots.heatmap(
+            matrix["unweighted"], raters, raters, title="Cohen's kappa (unweighted) per rater pair",
+            vmin=-0.2, vmax=1.0, scale_label="κ",
+        )  # fmt: skip
+    labels = [str(label) for label in summary["labels"]]
+    if summary.get("n_pairs"):
+        figures["confusion"] = plots.heatmap(
+            summary["confusion"], labels, labels, title="Confusion over all pairs (rows: first rater)",
+            decimals=0, scale_label="pairs",
+        )  # fmt: skip
+    topics = [t for t in summary["topics"] if t.get("unweighted") is not None]
+    if topics:
+        figures["topics"] = plots.hbar_chart(
+            [t["topic"] for t in topics[:30]], [t["unweighted"] for t in topics[:30]],
+            title="Per-topic kappa, worst first", decimals=2, vmax=1.0,
+        )  # fmt: skip
+    return render(
+        request,
+        "judgements/campaign/agreement.html",
+        {"pool": pool, "summary": summary, "figures": {k: trusted_svg(v) for k, v in figures.items()}},
+    )
+
+
+@login_required
+def releases(request: HttpRequest, name: str) -> HttpResponse:
+    pool = _managed_pool(request, name)
+    context = {
+        "pool": pool,
+        "releases": Release.objects.filter(pool=pool),
+        "jobs": Job.objects.filter(kind=Job.Kind.RELEASE, params__pool=pool.pk)[:5],
+        "runs": services.unpooled_by_run(pool=pool),
+        "state": pool_state_counts(pool),
+    }
+    return render(request, "judgements/campaign/releases.html", context)
+
+
+def pool_state_counts(pool: Pool) -> dict[str, int]:
+    """Items judged enough / still pending right now (the release decides judged vs unrateable)."""
+    from django.db.models import Count, F, Q
+
+    counts = pool.items.filter(selected=True).aggregate(
+        items=Count("id"),
+        complete=Count("id", filter=Q(num_judgements__gte=F("required_judgements"))),
+        started=Count("id", filter=Q(num_judgements__gt=0, num_judgements__lt=F("required_judgements"))),
+    )
+    counts["untouched"] = counts["items"] - counts["complete"] - counts["started"]
+    counts["unselected"] = pool.items.filter(selected=False).count()
+    return counts
+
+
+@login_required
+@require_POST
+def create_release(request: HttpRequest, name: str) -> HttpResponse:
+    from judgements.tasks import create_release as task
+
+    pool = _managed_pool(request, name)
+    policy = request.POST.get("policy", "majority").strip() or "majority"
+    unjudged = request.POST.get("unjudged", "explicit")
+    from judgements import aggregation
+
+    try:
+        aggregation.parse_policy(policy)
+        if unjudged not in Release.Unjudged.values:
+            raise ValueError(f"unjudged must be one of {', '.join(Release.Unjudged.values)}")
+    except ValueError as exc:
+        messages.error(request, str(exc))
+        return redirect("campaigns:releases", name=pool.name)
+    job = Job.objects.create(
+        kind=Job.Kind.RELEASE, params={"pool": pool.pk, "policy": policy, "unjudged": unjudged},
+        created_by=request.user,
+    )  # fmt: skip
+    transaction.on_commit(lambda: task.delay(job.pk))
+    messages.info(request, f"Release queued (job {job.pk}).")
+    return redirect("campaigns:releases", name=pool.name)
+
+
+@login_required
+def release_detail(request: HttpRequest, name: str, release_id: int) -> HttpResponse:
+    pool = _managed_pool(request, name)
+    release = get_object_or_404(Release, pool=pool, pk=release_id)
+    return render(request, "judgements/campaign/release.html", {"pool": pool, "release": release})
+
+
+@login_required
+def release_file(request: HttpRequest, name: str, release_id: int, filename: str) -> FileResponse:
+    pool = _managed_pool(request, name)
+    release = get_object_or_404(Release, pool=pool, pk=release_id)
+    if filename not in RELEASE_FILES:
+        raise Http404
+    path = Path(settings.MEDIA_ROOT) / release.directory / filename
+    if not path.exists():
+        raise Http404
+    content_type = "application/json" if filename.endswith(".json") else "text/plain; charset=utf-8"
+    return FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type=content_type)
