@@ -47,6 +47,7 @@ __all__ = [
     "PairedTest",
     "Ranked",
     "Result",
+    "Rows",
     "P_k",
     "Rprec",
     "bpref",
@@ -110,23 +111,30 @@ class Ranked:
     def n_topics(self) -> int:
         return len(self.topics)
 
-    @cached_property
-    def row_topic(self) -> np.ndarray:
-        """Topic index of each row."""
-        return np.repeat(np.arange(self.n_topics), np.diff(self.offsets))
+    def topic_of(self, rows: np.ndarray) -> np.ndarray:
+        """Topic index of the given (sorted) rows."""
+        return np.searchsorted(self.offsets, rows, side="right") - 1
+
+    def select(self, mask: np.ndarray) -> Rows:
+        """The rows satisfying ``mask``, with their topic and 1-based rank."""
+        rows = np.flatnonzero(mask)
+        topic = self.topic_of(rows)
+        return Rows(rows, topic, rows - self.offsets[topic] + 1)
 
     @cached_property
-    def rank(self) -> np.ndarray:
-        """1-based rank of each row within its topic."""
-        return np.arange(len(self.label)) - self.offsets[self.row_topic] + 1
+    def relevant(self) -> Rows:
+        """Retrieved relevant documents: grade >= the relevance level."""
+        return self.select(self.label >= self.relevance_level)
 
     @cached_property
-    def is_rel(self) -> np.ndarray:
-        return self.label >= self.relevance_level
+    def judged_rows(self) -> Rows:
+        """Retrieved judged documents: grade >= 0."""
+        return self.select(self.label >= 0)
 
     @cached_property
-    def is_judged(self) -> np.ndarray:
-        return self.label >= 0
+    def positive(self) -> Rows:
+        """Retrieved documents with a grade > 0 (the only ones with a gain)."""
+        return self.select(self.label > 0)
 
     @cached_property
     def num_rel(self) -> np.ndarray:
@@ -139,17 +147,31 @@ class Ranked:
         """N per topic: judged documents with 0 <= grade < the relevance level."""
         return np.diff(self.judged_offsets) - self.num_rel
 
-    def per_topic_sum(self, rows: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
-        """Sum of ``weights`` (or count) over the selected rows (a boolean mask), per topic."""
-        topic = self.row_topic[rows]
-        w = None if weights is None else weights[rows]
-        return np.bincount(topic, weights=w, minlength=self.n_topics).astype(np.float64)
+    def count(self, topic: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
+        """Per topic: how many of the given row topics (or the sum of their weights)."""
+        return np.bincount(topic, weights=weights, minlength=self.n_topics).astype(np.float64)
 
-    def so_far(self, mask: np.ndarray) -> np.ndarray:
-        """Per row: how many rows of its topic at or above it satisfy ``mask`` (a grouped cumulative sum)."""
-        total = np.cumsum(mask, dtype=np.int64)
-        before = np.concatenate(([0], total))[self.offsets[:-1]]
-        return total - before[self.row_topic]
+    def count_above(self, mask: np.ndarray, rows: Rows) -> np.ndarray:
+        """For each of ``rows``: rows of the same topic ranked strictly above it that satisfy ``mask``."""
+        marked = np.flatnonzero(mask)
+        return np.searchsorted(marked, rows.rows) - np.searchsorted(marked, self.offsets[rows.topic])
+
+    @staticmethod
+    def rank_among(rows: Rows) -> np.ndarray:
+        """For each of ``rows``: its 1-based position among ``rows`` of its topic."""
+        n_topics = int(rows.topic[-1]) + 1 if len(rows.topic) else 0
+        counts = np.bincount(rows.topic, minlength=n_topics)
+        first = np.cumsum(counts) - counts
+        return np.arange(len(rows.rows)) - first[rows.topic] + 1
+
+
+@dataclass(frozen=True)
+class Rows:
+    """A subset of a Ranked's rows (in order), with the topic index and 1-based rank of each."""
+
+    rows: np.ndarray
+    topic: np.ndarray
+    rank: np.ndarray
 
 
 def _join(qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: np.ndarray) -> np.ndarray:
@@ -189,7 +211,12 @@ def _join(qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: 
 
     rkeys = run.key
     slots = (rkeys >> shift).astype(np.intp)
-    active = np.arange(n_run)
+    rows = table_rows[slots]
+    hit = table_keys[slots] == rkeys
+    hit &= rows >= 0
+    found[hit] = rows[hit]
+    active = np.flatnonzero((rows >= 0) & ~hit)  # probed an occupied slot of another key: go on probing
+    slots = (slots[active] + 1) & mask
     while len(active):
         rows = table_rows[slots]
         occupied = rows >= 0
@@ -216,11 +243,12 @@ def _join_exact(
     )
 
 
-def _trec_order(topic: np.ndarray, score: np.ndarray, docid: np.ndarray, n_topics: int) -> np.ndarray:
-    """Permutation putting rows in trec_eval order: topic, score descending, docid descending (bytes)."""
+def _trec_order(topic: np.ndarray, score: np.ndarray, docid: np.ndarray, n_topics: int) -> np.ndarray | None:
+    """Permutation putting rows in trec_eval order: topic, score descending, docid descending (bytes);
+    None if they are in that order already."""
     n = len(topic)
     if n == 0:
-        return np.zeros(0, dtype=np.intp)
+        return None
     order: np.ndarray | None = None
     # Most runs are written topic by topic, by score: check it in O(n) and only move whole topic blocks.
     same_topic = topic[1:] == topic[:-1]
@@ -228,28 +256,33 @@ def _trec_order(topic: np.ndarray, score: np.ndarray, docid: np.ndarray, n_topic
     block_topic = topic[heads]
     if len(np.unique(block_topic)) == len(heads) and not np.any((score[1:] > score[:-1]) & same_topic):
         block_order = np.argsort(block_topic, kind="stable")
-        if np.all(block_order[1:] > block_order[:-1]):
-            order = np.arange(n)
-        else:
+        if np.any(block_order[1:] < block_order[:-1]):
             lengths = np.diff(np.append(heads, n))
             starts, sizes = heads[block_order], lengths[block_order]
             order = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(n)
-    if order is None:
+        tie = (score[1:] == score[:-1]) & same_topic
+        tie_pos = np.flatnonzero(tie)
+        if order is not None and len(tie_pos):
+            # Re-express the tied pairs in the block order (a pair never straddles two blocks).
+            inverse = np.empty(n, dtype=np.intp)
+            inverse[order] = np.arange(n)
+            tie_pos = np.sort(inverse[tie_pos])
+    else:
         # By score (unstable is fine: ties are settled below), then stably by topic (a radix sort).
         order = np.argsort(-score)
         key_dtype = np.int16 if n_topics < 2**15 else np.int64
         order = order[np.argsort(topic[order].astype(key_dtype), kind="stable")]
-    # Equal scores within a topic: docid descending.
-    s = score[order]
-    t = topic[order]
-    tie = (s[1:] == s[:-1]) & (t[1:] == t[:-1])
-    if np.any(tie):
-        positions = np.flatnonzero(np.concatenate((tie, [False])) | np.concatenate(([False], tie)))
+        s, t = score[order], topic[order]
+        tie_pos = np.flatnonzero((s[1:] == s[:-1]) & (t[1:] == t[:-1]))
+    if len(tie_pos):
+        # Equal scores within a topic: docid descending. tie_pos[i] = p means rows p and p+1 are tied.
+        if order is None:
+            order = np.arange(n)
+        positions = np.union1d(tie_pos, tie_pos + 1)
         rows = order[positions]
-        pairs = np.flatnonzero(tie[positions[:-1]] & (positions[1:] == positions[:-1] + 1))
-        new_group = np.ones(len(positions), dtype=bool)
-        new_group[pairs + 1] = False
-        group = np.cumsum(new_group)
+        continues = np.zeros(len(positions), dtype=bool)
+        continues[np.searchsorted(positions, tie_pos + 1)] = True
+        group = np.cumsum(~continues)
         _, doc_rank = np.unique(docid[rows], return_inverse=True)
         order[positions] = rows[np.lexsort((-doc_rank.reshape(-1), group))]
     return order
@@ -298,31 +331,30 @@ def rank_lists(
 
     # Label each run row from the qrels.
     match = _join(qt, rt, run_topic, qrels_topic)
-    grade = qt.grade[np.maximum(match, 0)] if len(qt) else np.zeros(len(rt), dtype=np.int64)
-    label = np.where(match < 0, UNPOOLED, np.where(grade < 0, UNJUDGED, grade))
+    label = np.full(len(rt), UNPOOLED, dtype=np.int64)
+    matched = np.flatnonzero(match >= 0)
+    grade = qt.grade[match[matched]]
+    label[matched] = np.where(grade < 0, UNJUDGED, grade)
 
-    keep = run_topic >= 0
-    if not keep.all():
-        rows = np.flatnonzero(keep)
+    if len(run_topic) and run_topic.min() < 0:
+        rows = np.flatnonzero(run_topic >= 0)
         run_topic, score, docid, label = run_topic[rows], rt.score[rows], rt.docid[rows], label[rows]
     else:
         score, docid = rt.score, rt.docid
     order = _trec_order(run_topic, score, docid, n_topics)
-    label = label[order]
-    row_topic = run_topic[order]
+    if order is not None:
+        label = label[order]
+        run_topic = run_topic[order]
+    offsets = np.concatenate(([0], np.cumsum(np.bincount(run_topic, minlength=n_topics))))
 
     if depth is not None or unjudged == "condensed":
-        counts = np.bincount(row_topic, minlength=n_topics)
-        offsets = np.concatenate(([0], np.cumsum(counts)))
-        rank = np.arange(len(label)) - offsets[row_topic] + 1
-        mask = np.ones(len(label), dtype=bool)
+        keep = np.ones(len(label), dtype=bool)
         if depth is not None:
-            mask &= rank <= depth
+            keep &= np.arange(len(label)) - offsets[run_topic] < depth
         if unjudged == "condensed":
-            mask &= label >= 0
-        label = label[mask]
-        row_topic = row_topic[mask]
-    offsets = np.concatenate(([0], np.cumsum(np.bincount(row_topic, minlength=n_topics))))
+            keep &= label >= 0
+        label = label[keep]
+        offsets = np.concatenate(([0], np.cumsum(np.bincount(run_topic[keep], minlength=n_topics))))
 
     # The ideal ranking's material: every judged grade (>= 0) per topic, descending.
     judged_rows = np.flatnonzero(qt.grade >= 0) if len(qt) else np.zeros(0, dtype=np.intp)
@@ -366,44 +398,45 @@ def num_rel(ranked: Ranked) -> np.ndarray:
 
 def num_rel_ret(ranked: Ranked) -> np.ndarray:
     """Relevant documents (grade >= the level) in the evaluated list."""
-    return ranked.per_topic_sum(ranked.is_rel)
+    return ranked.count(ranked.relevant.topic)
 
 
 def P_k(ranked: Ranked, k: int) -> np.ndarray:
     """Precision at k: relevant documents among ranks 1..k, divided by k (by k even when fewer than k were
     retrieved). Unjudged documents count as non-relevant."""
-    return ranked.per_topic_sum(ranked.is_rel & (ranked.rank <= k)) / k
+    rel = ranked.relevant
+    return ranked.count(rel.topic[rel.rank <= k]) / k
 
 
 def recall_k(ranked: Ranked, k: int) -> np.ndarray:
     """Recall at k: relevant documents among ranks 1..k, divided by R (0 if R = 0)."""
-    return _safe_div(ranked.per_topic_sum(ranked.is_rel & (ranked.rank <= k)), ranked.num_rel)
+    rel = ranked.relevant
+    return _safe_div(ranked.count(rel.topic[rel.rank <= k]), ranked.num_rel)
 
 
 def recip_rank(ranked: Ranked) -> np.ndarray:
     """Reciprocal rank: 1 / rank of the first relevant document, 0 if none is retrieved."""
     out = np.zeros(ranked.n_topics, dtype=np.float64)
-    rows = np.flatnonzero(ranked.is_rel)
-    if len(rows):
-        topic = ranked.row_topic[rows]
-        first = np.flatnonzero(np.concatenate(([True], topic[1:] != topic[:-1])))
-        out[topic[first]] = 1.0 / ranked.rank[rows[first]]
+    rel = ranked.relevant
+    if len(rel.rows):
+        first = np.flatnonzero(np.concatenate(([True], rel.topic[1:] != rel.topic[:-1])))
+        out[rel.topic[first]] = 1.0 / rel.rank[first]
     return out
 
 
 def map(ranked: Ranked) -> np.ndarray:  # noqa: A001 - trec_eval's name
-    """Average precision: Σ over relevant retrieved documents of (relevant at or above it) / its rank,
-    divided by R (0 if R = 0). Unretrieved relevant documents thus contribute 0."""
-    rel = ranked.is_rel
-    precision = ranked.so_far(rel) / ranked.rank
-    return _safe_div(ranked.per_topic_sum(rel, precision), ranked.num_rel)
+    """Average precision: Σ over relevant retrieved documents of (relevant documents at or above it) / its
+    rank, divided by R (0 if R = 0). Unretrieved relevant documents thus contribute 0."""
+    rel = ranked.relevant
+    precision = ranked.rank_among(rel) / rel.rank
+    return _safe_div(ranked.count(rel.topic, precision), ranked.num_rel)
 
 
 def Rprec(ranked: Ranked) -> np.ndarray:
     """R-precision: relevant documents among ranks 1..R, divided by R (0 if R = 0)."""
+    rel = ranked.relevant
     r = ranked.num_rel
-    within = ranked.is_rel & (ranked.rank <= r[ranked.row_topic])
-    return _safe_div(ranked.per_topic_sum(within), r)
+    return _safe_div(ranked.count(rel.topic[rel.rank <= r[rel.topic]]), r)
 
 
 def _gains(values: np.ndarray, gain: Gain) -> np.ndarray:
@@ -416,11 +449,12 @@ def _gains(values: np.ndarray, gain: Gain) -> np.ndarray:
 
 
 def _dcg(ranked: Ranked, k: int | None, gain: Gain) -> np.ndarray:
-    rows = ranked.label > 0
+    pos = ranked.positive
+    rows, topic, rank = pos.rows, pos.topic, pos.rank
     if k is not None:
-        rows &= ranked.rank <= k
-    g = _gains(ranked.label, gain) / np.log2(ranked.rank + 1.0)
-    return ranked.per_topic_sum(rows, g)
+        within = rank <= k
+        rows, topic, rank = rows[within], topic[within], rank[within]
+    return ranked.count(topic, _gains(ranked.label[rows], gain) / np.log2(rank + 1.0))
 
 
 def _ideal_dcg(ranked: Ranked, k: int | None, gain: Gain) -> np.ndarray:
@@ -429,8 +463,8 @@ def _ideal_dcg(ranked: Ranked, k: int | None, gain: Gain) -> np.ndarray:
     rows = ranked.judged > 0
     if k is not None:
         rows &= position <= k
-    g = _gains(ranked.judged, gain) / np.log2(position + 1.0)
-    return np.bincount(topic[rows], weights=g[rows], minlength=ranked.n_topics).astype(np.float64)
+    g = _gains(ranked.judged[rows], gain) / np.log2(position[rows] + 1.0)
+    return ranked.count(topic[rows], g)
 
 
 def ndcg(ranked: Ranked, gain: Gain = "linear") -> np.ndarray:
@@ -451,17 +485,15 @@ def bpref(ranked: Ranked) -> np.ndarray:
     of [1 − min(n_above(r), R) / min(N, R)], where n_above(r) counts judged non-relevant documents
     (0 <= grade < level) ranked above r and the term is 1 when n_above(r) = 0. Unjudged documents are
     skipped: they neither count nor shift anything. 0 if R = 0."""
-    rel = ranked.is_rel
-    nonrel = ranked.is_judged & ~rel
-    above = ranked.so_far(nonrel)[rel].astype(np.float64)
-    t = ranked.row_topic[rel]
-    r = ranked.num_rel[t].astype(np.float64)
-    n = ranked.num_nonrel[t].astype(np.float64)
+    rel = ranked.relevant
+    nonrel = (ranked.label >= 0) & (ranked.label < ranked.relevance_level)
+    above = ranked.count_above(nonrel, rel).astype(np.float64)
+    r = ranked.num_rel[rel.topic].astype(np.float64)
+    n = ranked.num_nonrel[rel.topic].astype(np.float64)
     term = np.ones(len(above))
     some = above > 0
     term[some] = 1.0 - np.minimum(above[some], r[some]) / np.minimum(n[some], r[some])
-    sums = np.bincount(t, weights=term, minlength=ranked.n_topics).astype(np.float64)
-    return _safe_div(sums, ranked.num_rel)
+    return _safe_div(ranked.count(rel.topic, term), ranked.num_rel)
 
 
 def infAP(ranked: Ranked) -> np.ndarray:
@@ -470,30 +502,29 @@ def infAP(ranked: Ranked) -> np.ndarray:
     judged non-relevant and in-pool-unjudged (negative grade) documents above it and ε = 1e-5:
     term = 1 if j = 0, else 1/(j+1) + (j/(j+1)) · ((rel + nonrel + unj)/j) · ((rel + ε)/(rel + nonrel + 2ε)).
     infAP = Σ term / R (0 if R = 0). Documents absent from the qrels are skipped in the counts."""
-    rel_mask = ranked.is_rel
-    nonrel_mask = ranked.is_judged & ~rel_mask
-    unj_mask = ranked.label == UNJUDGED
-    rows = np.flatnonzero(rel_mask)
-    j = (ranked.rank[rows] - 1).astype(np.float64)
-    rel_above = (ranked.so_far(rel_mask)[rows] - 1).astype(np.float64)
-    nonrel_above = ranked.so_far(nonrel_mask)[rows].astype(np.float64)
-    unj_above = ranked.so_far(unj_mask)[rows].astype(np.float64)
-    term = np.ones(len(rows))
+    rel = ranked.relevant
+    j = (rel.rank - 1).astype(np.float64)
+    rel_above = (ranked.rank_among(rel) - 1).astype(np.float64)
+    nonrel_above = ranked.count_above((ranked.label >= 0) & (ranked.label < ranked.relevance_level), rel)
+    unj_above = ranked.count_above(ranked.label == UNJUDGED, rel)
+    term = np.ones(len(j))
     later = j > 0
     jl = j[later]
-    ra, na, ua = rel_above[later], nonrel_above[later], unj_above[later]
+    ra = rel_above[later]
+    na = nonrel_above[later].astype(np.float64)
+    ua = unj_above[later].astype(np.float64)
     term[later] = 1.0 / (jl + 1.0) + (jl / (jl + 1.0)) * ((ra + na + ua) / jl) * (
         (ra + INFAP_EPSILON) / (ra + na + 2 * INFAP_EPSILON)
     )
-    sums = np.bincount(ranked.row_topic[rows], weights=term, minlength=ranked.n_topics).astype(np.float64)
-    return _safe_div(sums, ranked.num_rel)
+    return _safe_div(ranked.count(rel.topic, term), ranked.num_rel)
 
 
 def judged_k(ranked: Ranked, k: int) -> np.ndarray:
     """Judged at k: documents among ranks 1..k with a grade >= 0 in the qrels, divided by k. A negative
     qrels grade (in the pool, not judged) is NOT judged. Computed on the evaluated list, so under
     ``condensed`` it is the share of the k slots that judged documents fill."""
-    return ranked.per_topic_sum(ranked.is_judged & (ranked.rank <= k)) / k
+    judged = ranked.judged_rows
+    return ranked.count(judged.topic[judged.rank <= k]) / k
 
 
 # ---------------------------------------------------------------------------------------------------------
