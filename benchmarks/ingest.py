@@ -1,0 +1,296 @@
+"""Benchmark: `manage.py import_run` into PostgreSQL against PostgreSQL's own COPY of the same rows.
+
+A run of 5,000 topics × 1,000 documents (5 million lines, `qid Q0 docid rank score tag`, scores with 4
+decimals so that some tie) over a collection of 100,000 documents is imported with `manage.py import_run`
+in a subprocess (wall time, and its peak RSS from `os.wait4`). The topics and documents are imported
+first, through the same services, and not timed. The anchor is the floor for this database: the same
+rows, already resolved to ids and ranks (run_id, topic_id, document_id, rank, score) in a TSV file,
+loaded with psycopg's COPY into a plain unindexed table. A CHECKPOINT precedes each timed load. For
+reference, a 500,000-line slice (the first 500 topics) is imported into a fresh SQLite database.
+
+The benchmark creates its own database `labeling_bench` (dropped and recreated) on
+postgres://postgres@127.0.0.1:5432 and writes its files to a temp dir, removed at the end. The last line
+is `ratio import/COPY: X.XX` (target ≤ 2.0); peak RSS must stay under 400 MB.
+
+Usage: .venv/bin/python benchmarks/ingest.py [--small] [--topics N] [--profile N]
+  --small      500 topics instead of 5,000 (and a 50,000-line SQLite slice)
+  --profile N  also import the run in process under cProfile and print the N costliest functions
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import os
+import pstats
+import random
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SERVER = "postgres://postgres@127.0.0.1:5432"
+DATABASE = "labeling_bench"
+COLLECTION = "bench"
+DOCUMENTS = 100_000
+DEPTH = 1_000
+MEMORY_LIMIT_MB = 400
+TARGET = 2.0
+SETTINGS_VARIABLES = ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL")
+
+
+def child_env(database_url: str, data_dir: Path) -> dict[str, str]:
+    env = {key: value for key, value in os.environ.items() if key not in SETTINGS_VARIABLES}
+    env.update(
+        DJANGO_SETTINGS_MODULE="labeling.settings",
+        DATABASE_URL=database_url,
+        DATA_DIR=str(data_dir),
+        LOG_LEVEL="ERROR",
+    )
+    return env
+
+
+def recreate_database() -> None:
+    import psycopg
+
+    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {DATABASE}")
+
+
+def manage(env: dict[str, str], *args: str) -> tuple[float, str]:
+    """Run a management command; (wall seconds, stdout)."""
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "manage.py", *args, "--skip-checks"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    elapsed = time.perf_counter() - started
+    if done.returncode != 0:
+        raise SystemExit(f"manage.py {' '.join(args)} failed ({done.returncode}):\n{done.stderr}")
+    return elapsed, done.stdout
+
+
+def manage_measured(env: dict[str, str], *args: str) -> tuple[float, int, str]:
+    """Like `manage`, plus the peak RSS (kB) of this one child, from os.wait4 (not RUSAGE_CHILDREN, which
+    is the maximum over every child so far)."""
+    with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
+        started = time.perf_counter()
+        process = subprocess.Popen(
+            [sys.executable, "manage.py", *args, "--skip-checks"], cwd=ROOT, env=env, stdout=out, stderr=err
+        )
+        _, status, usage = os.wait4(process.pid, 0)
+        elapsed = time.perf_counter() - started
+        process.returncode = os.waitstatus_to_exitcode(status)
+        out.seek(0)
+        err.seek(0)
+        if process.returncode != 0:
+            raise SystemExit(f"manage.py {' '.join(args)} failed ({process.returncode}):\n{err.read()}")
+        return elapsed, usage.ru_maxrss, out.read()
+
+
+def write_collection(tmp: Path, topics: int) -> tuple[Path, Path]:
+    docs = tmp / "docs.tsv"
+    with docs.open("w") as out:
+        for i in range(DOCUMENTS):
+            out.write(f"doc{i:06d}\tdocument {i}\tbody of document {i}\n")
+    queries = tmp / "topics.tsv"
+    with queries.open("w") as out:
+        for t in range(topics):
+            out.write(f"{t + 1}\tquery {t + 1}\n")
+    return docs, queries
+
+
+def write_run(
+    tmp: Path,
+    topics: int,
+    *,
+    topic_ids: dict[str, int],
+    document_ids: dict[str, int],
+    run_id: int,
+    slice_topics: int,
+) -> tuple[Path, Path, Path]:
+    """The run file, its first `slice_topics` topics (for SQLite), and the COPY file of ids in trec order."""
+    rng = random.Random(20240601)
+    run_path, slice_path, copy_path = tmp / "bench.txt", tmp / "slice.txt", tmp / "copy.tsv"
+    docids = [f"doc{i:06d}" for i in range(DOCUMENTS)]
+    with run_path.open("w") as run, slice_path.open("w") as part, copy_path.open("w") as floor:
+        for t in range(topics):
+            qid = str(t + 1)
+            chosen = rng.sample(docids, DEPTH)
+            scores = sorted((f"{rng.uniform(0, 50):.4f}" for _ in range(DEPTH)), key=float, reverse=True)
+            lines = "".join(
+                f"{qid} Q0 {docid} {rank} {score} bench\n"
+                for rank, (docid, score) in enumerate(zip(chosen, scores, strict=True), 1)
+            )
+            run.write(lines)
+            if t < slice_topics:
+                part.write(lines)
+            # trec_eval order: score descending, ties by docid descending
+            ordered = sorted(zip(map(float, scores), chosen, strict=True), reverse=True)
+            topic_id = topic_ids[qid]
+            floor.write(
+                "".join(
+                    f"{run_id}\t{topic_id}\t{document_ids[docid]}\t{rank}\t{score!r}\n"
+                    for rank, (score, docid) in enumerate(ordered, 1)
+                )
+            )
+    return run_path, slice_path, copy_path
+
+
+def checkpoint() -> None:
+    import psycopg
+
+    with psycopg.connect(f"{SERVER}/{DATABASE}", autocommit=True) as conn:
+        conn.execute("CHECKPOINT")
+
+
+def copy_floor(copy_path: Path) -> float:
+    import psycopg
+
+    with psycopg.connect(f"{SERVER}/{DATABASE}") as conn:
+        conn.execute("DROP TABLE IF EXISTS copy_floor")
+        conn.execute(
+            "CREATE TABLE copy_floor (run_id bigint, topic_id bigint, document_id bigint, rank int, "
+            "score double precision)"
+        )
+        conn.commit()
+        checkpoint()
+        started = time.perf_counter()
+        with (
+            conn.cursor() as cursor,
+            cursor.copy("COPY copy_floor (run_id, topic_id, document_id, rank, score) FROM STDIN") as copy,
+            copy_path.open("rb") as source,
+        ):
+            while chunk := source.read(1 << 20):
+                copy.write(chunk)
+        conn.commit()
+        elapsed = time.perf_counter() - started
+        (count,) = conn.execute("SELECT count(*) FROM copy_floor").fetchone()  # type: ignore[misc]
+        conn.execute("DROP TABLE copy_floor")
+        conn.commit()
+    return elapsed if count else float("nan")
+
+
+def sqlite_reference(tmp: Path, docs: Path, queries: Path, slice_path: Path) -> tuple[int, float]:
+    data_dir = tmp / "sqlite"
+    data_dir.mkdir()
+    env = child_env(f"sqlite:///{data_dir / 'db.sqlite3'}", data_dir)
+    manage(env, "migrate", "--noinput", "-v0")
+    manage(env, "create_collection", COLLECTION)
+    manage(env, "import_topics", COLLECTION, str(queries))
+    manage(env, "import_documents", COLLECTION, str(docs))
+    elapsed, out = manage(env, "import_run", COLLECTION, str(slice_path), "--name", "slice")
+    rows = int(re.match(r"run: (\d+) rows", out).group(1))  # type: ignore[union-attr]
+    return rows, elapsed
+
+
+def profile_in_process(run_path: Path, limit: int) -> None:
+    from pooling import services
+    from pooling.models import Collection, Run
+
+    collection = Collection.objects.get(name=COLLECTION)
+    Run.objects.filter(name="profiled").delete()
+    profiler = cProfile.Profile()
+    profiler.enable()
+    summary = services.import_run(collection=collection, path=run_path, name="profiled")
+    profiler.disable()
+    print(f"profile ({summary.rows:,} rows in process, {summary.seconds:.1f} s under cProfile):")
+    buffer = io.StringIO()
+    pstats.Stats(profiler, stream=buffer).sort_stats("tottime").print_stats(limit)
+    print("\n".join(line for line in buffer.getvalue().splitlines() if line.strip()))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true", help="500 topics instead of 5,000")
+    parser.add_argument("--topics", type=int, help="number of topics (overrides --small)")
+    parser.add_argument("--profile", type=int, metavar="N", help="print the N costliest functions")
+    args = parser.parse_args()
+    topics = args.topics or (500 if args.small else 5_000)
+    slice_topics = max(1, min(500, topics // 10))
+
+    tmp = Path(tempfile.mkdtemp(prefix="ingest-bench-"))
+    database_url = f"{SERVER}/{DATABASE}"
+    env = child_env(database_url, tmp)
+    for key, value in env.items():
+        if key in SETTINGS_VARIABLES or key in ("DJANGO_SETTINGS_MODULE", "DATA_DIR", "LOG_LEVEL"):
+            os.environ[key] = value
+    for key in SETTINGS_VARIABLES:
+        if key not in env:
+            os.environ.pop(key, None)
+    sys.path.insert(0, str(ROOT))
+    try:
+        recreate_database()
+        import django
+
+        django.setup()
+        from django.core.management import call_command
+
+        from pooling import services
+        from pooling.models import Document, Topic
+
+        call_command("migrate", "--noinput", verbosity=0)
+        collection = services.create_collection(name=COLLECTION)
+        docs, queries = write_collection(tmp, topics)
+        services.import_topics(collection=collection, path=queries)
+        services.import_documents(collection=collection, path=docs)
+        topic_ids = dict(Topic.objects.filter(collection=collection).values_list("qid", "id"))
+        document_ids = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
+        # The import creates run id 1 in this fresh database; the floor file uses the same id.
+        run_path, slice_path, copy_path = write_run(
+            tmp, topics, topic_ids=topic_ids, document_ids=document_ids, run_id=1, slice_topics=slice_topics
+        )
+        lines = topics * DEPTH
+        size_mb = run_path.stat().st_size / 1e6
+        print(f"run: {topics:,} topics × {DEPTH:,} documents = {lines:,} lines ({size_mb:.0f} MB); "
+              f"collection of {DOCUMENTS:,} documents")  # fmt: skip
+
+        from django.db import connection
+
+        connection.close()
+        checkpoint()
+        import_s, peak_kb, out = manage_measured(
+            env, "import_run", COLLECTION, str(run_path), "--name", "bench"
+        )
+        service_s = float(re.search(r", ([\d.]+) s$", out.strip()).group(1))  # type: ignore[union-attr]
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT id, num_rows FROM pooling_run WHERE name = 'bench'")
+            run_id, num_rows = cursor.fetchone()
+        if (run_id, num_rows) != (1, lines):
+            raise SystemExit(
+                f"unexpected run after import: id {run_id}, {num_rows} rows (expected 1, {lines})"
+            )
+        connection.close()
+
+        copy_s = copy_floor(copy_path)
+        sqlite_rows, sqlite_s = sqlite_reference(tmp, docs, queries, slice_path)
+
+        if args.profile:
+            profile_in_process(slice_path, args.profile)
+
+        peak_mb = peak_kb / 1024
+        print(f"import_run (PostgreSQL): {import_s:7.2f} s wall ({service_s:.2f} s in the service), "
+              f"{lines / import_s:,.0f} rows/s")  # fmt: skip
+        print(f"COPY floor (PostgreSQL): {copy_s:7.2f} s, {lines / copy_s:,.0f} rows/s")
+        print(f"import_run peak RSS: {peak_mb:.0f} MB (limit {MEMORY_LIMIT_MB} MB)"
+              f"{'' if peak_mb < MEMORY_LIMIT_MB else '  OVER THE LIMIT'}")  # fmt: skip
+        print(f"import_run (SQLite, reference): {sqlite_rows:,} rows in {sqlite_s:.2f} s, "
+              f"{sqlite_rows / sqlite_s:,.0f} rows/s")  # fmt: skip
+        ratio = import_s / copy_s
+        print(f"target ≤ {TARGET}: {'met' if ratio <= TARGET else 'MISSED'}")
+        print(f"ratio import/COPY: {ratio:.2f}")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
