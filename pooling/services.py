@@ -707,11 +707,13 @@ def export_pool(*, pool: Pool, out: IO[str]) -> int:
     from django.db.models.functions import Collate
 
     collation = "C" if connection.vendor == "postgresql" else "BINARY"
+    # From the items, not the provenance: an item kept for its judgement after its only run was removed
+    # has no provenance and still gets its line (with an empty run list).
     rows = (
-        Provenance.objects.filter(item__pool=pool)
-        .annotate(q=Collate("item__topic__qid", collation), d=Collate("item__document__docid", collation))
-        .order_by("q", "d", "item_id")
-        .values_list("item_id", "q", "d", "run__name")
+        PoolItem.objects.filter(pool=pool)
+        .annotate(q=Collate("topic__qid", collation), d=Collate("document__docid", collation))
+        .order_by("q", "d", "id")
+        .values_list("id", "q", "d", "provenance__run__name")
     )
     lines = 0
     current: int | None = None
@@ -723,7 +725,8 @@ def export_pool(*, pool: Pool, out: IO[str]) -> int:
                 out.write(f"{key[0]}\t{key[1]}\t{','.join(sorted(names))}\n")
                 lines += 1
             current, key, names = item_id, (qid, docid), []
-        names.append(run_name)
+        if run_name is not None:
+            names.append(run_name)
     if current is not None:
         out.write(f"{key[0]}\t{key[1]}\t{','.join(sorted(names))}\n")
         lines += 1
