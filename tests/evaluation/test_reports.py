@@ -1,0 +1,129 @@
+"""Evaluation reports of a pool: values equal pytrec_eval's, both unjudged policies, pool bias, two-stage."""
+
+from __future__ import annotations
+
+import pytest
+import pytrec_eval
+from django.test import Client
+
+from evaluation import services
+from judgements.services import current_qrels
+from tests.conftest import client_for
+from tests.factories import make_pool, make_user
+from tests.judgements.test_releases import judge
+
+
+@pytest.fixture
+def scored_pool(db):
+    alice = make_user("alice")
+    pool = make_pool(raters=[alice], name="scored")
+    # alpha q1: d001 d002 d003 d004, q2: d010 d011 d012; beta q1: d003 d005 d001 d006, q2: d013 d010
+    judge(pool, alice, {("q1", "d001"): 2, ("q1", "d002"): 0, ("q1", "d003"): 1, ("q1", "d005"): 3,
+                        ("q2", "d010"): 1, ("q2", "d013"): 0})  # fmt: skip
+    return pool
+
+
+def pytrec(qrels, run, measure, *, judged_only=False):
+    if judged_only:
+        run = {
+            q: {d: s for d, s in docs.items() if qrels.get(q, {}).get(d, -1) >= 0} for q, docs in run.items()
+        }
+    values = pytrec_eval.RelevanceEvaluator(qrels, {measure}).evaluate(run)
+    key = measure if measure in ("map", "recip_rank") else measure
+    return {q: v[key] for q, v in values.items()}
+
+
+def test_it_scores_every_run_under_both_policies_as_pytrec_eval_does(scored_pool):
+    report = services.pool_report(pool=scored_pool)
+    qrels = current_qrels(pool=scored_pool)
+    assert qrels["q1"]["d004"] == -1  # pending stays explicit
+    rows = {row["run"]: row for row in report["runs"]}
+    assert set(rows) == {"alpha", "beta"} and all(row["contributing"] for row in rows.values())
+    for name, row in rows.items():
+        run = services.run_as_dict(run=scored_pool.runs.get(name=name))
+        for measure in ("ndcg_cut_10", "map", "recip_rank", "P_10"):
+            expected = pytrec(qrels, run, measure)
+            assert row["nonrelevant"][measure] == pytest.approx(
+                sum(expected.values()) / len(expected), abs=1e-6
+            )
+            condensed = pytrec(qrels, run, measure, judged_only=True)
+            assert row["condensed"][measure] == pytest.approx(
+                sum(condensed.values()) / len(condensed), abs=1e-6
+            )
+    # judged@10: alpha q1 has d004 unjudged among its 4, q2 has d011, d012 unjudged among 3
+    assert rows["alpha"]["judged_10"] == pytest.approx(((3 / 10) + (1 / 10)) / 2)
+    assert report["significance"][0]["a"] == "alpha" and report["significance"][0]["n"] == 2
+    assert set(report["segments"]["alpha"]) == {"head", "tail"}
+
+
+def test_pool_bias_leaves_each_runs_unique_documents_unjudged(scored_pool):
+    table = {row["run"]: row for row in services.pool_bias(pool=scored_pool)["runs"]}
+    # beta alone found d005 (grade 3), d006 on q1 and d013 on q2; alpha alone d002, d004, d011, d012
+    assert table["beta"]["unique_items"] == 3
+    assert table["beta"]["unique_relevant"] == 1
+    assert table["alpha"]["unique_relevant"] == 0
+    assert table["beta"]["change"] < 0  # losing d005 costs beta
+    assert table["alpha"]["change"] == pytest.approx(0.0)
+    qrels = current_qrels(pool=scored_pool)
+    run = services.run_as_dict(run=scored_pool.runs.get(name="beta"))
+    for qid, docid in (("q1", "d005"), ("q1", "d006"), ("q2", "d013")):
+        qrels[qid].pop(docid)
+    expected = pytrec(qrels, run, "ndcg_cut_10")
+    assert table["beta"]["left_out"] == pytest.approx(sum(expected.values()) / 2, abs=1e-6)
+
+
+def test_two_stage_names_a_retrieval_or_ranking_problem(scored_pool):
+    result = services.two_stage(pool=scored_pool, candidate="alpha", reranked="beta", k=4)
+    assert {t["qid"] for t in result["topics"]} == {"q1", "q2"}
+    assert sum(result["verdicts"].values()) == 2
+    with pytest.raises(ValueError):
+        services.two_stage(pool=scored_pool, candidate="nope", reranked="beta")
+
+
+@pytest.mark.parametrize(
+    "url", ["/evaluation/scored/", "/evaluation/scored/pool-bias/", "/evaluation/scored/two-stage/"]
+)
+@pytest.mark.parametrize(
+    ("persona", "expected"),
+    [("anonymous", 302), ("rater", 403), ("outsider", 403), ("manager", 200), ("admin_user", 200)],
+)
+def test_pages_answer_only_managers(scored_pool, request, url, persona, expected):
+    user = (
+        None
+        if persona == "anonymous"
+        else request.getfixturevalue("outsider" if persona == "rater" else persona)
+    )
+    if persona == "rater":
+        from django.contrib.auth.models import User
+
+        user = User.objects.get(username="alice")
+    client = Client()
+    if user:
+        client.force_login(user)
+    response = client.get(url)
+    assert response.status_code == expected
+    if expected == 200:
+        assert b"<svg" in response.content
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["/api/evaluation/scored/report/", "/api/evaluation/scored/pool-bias/",
+     "/api/evaluation/scored/two-stage/?candidate=alpha&reranked=beta"],
+)  # fmt: skip
+@pytest.mark.parametrize(
+    ("persona", "allowed"), [("anonymous", False), ("outsider", False), ("manager", True)]
+)
+def test_api_answers_only_managers(scored_pool, request, url, persona, allowed):
+    user = None if persona == "anonymous" else request.getfixturevalue(persona)
+    response = client_for(user).get(url)
+    assert response.status_code == 200 if allowed else response.status_code in (401, 403)
+
+
+def test_api_rejects_bad_parameters_with_400(scored_pool, manager):
+    api = client_for(manager)
+    assert api.get("/api/evaluation/scored/two-stage/?candidate=nope&reranked=beta").status_code == 400
+    assert api.get("/api/evaluation/scored/two-stage/?reranked=beta").status_code == 400
+    assert api.get("/api/evaluation/scored/report/?gain=cubic").status_code == 400
+    assert api.get("/api/evaluation/scored/report/?policy=loudest").status_code == 400
+    assert api.get("/api/evaluation/nope/report/").status_code == 404
