@@ -666,10 +666,13 @@ def remove_run(*, pool: Pool, run: Run) -> BuildSummary:
     with transaction.atomic():
         PoolRun.objects.filter(pool=pool, run=run).delete()
         Provenance.objects.filter(item__pool=pool, run=run).delete()
-        orphans = PoolItem.objects.filter(pool=pool, num_judgements=0, provenance__isnull=True)
-        summary.items_removed, _ = PoolItem.objects.filter(
-            pk__in=list(orphans.values_list("pk", flat=True))
-        ).delete()
+        # Locked (and on PostgreSQL re-checked) so a judgement committing meanwhile keeps its item.
+        orphans = PoolItem.objects.select_for_update(of=("self",)).filter(
+            pool=pool, num_judgements=0, provenance__isnull=True
+        )
+        _, deleted = PoolItem.objects.filter(pk__in=list(orphans.values_list("pk", flat=True))).delete()
+        # delete() also counts the rows it cascades to (leases...): report the items only.
+        summary.items_removed = deleted.get(PoolItem._meta.label, 0)
     return summary
 
 
