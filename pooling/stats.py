@@ -1,0 +1,257 @@
+"""Pool statistics, computed in the database with GROUP BY aggregates (never item by item in Python).
+
+Definitions (SPEC §4):
+
+- **items per topic**: pool items of the topic; *selected* are those raters judge (all of a depth pool,
+  the chosen ones of an adaptive pool); *judged* are selected items with
+  ``num_judgements >= required_judgements``.
+- **contributed** by a run: pool items whose provenance names the run (the run's top-k within the pool's
+  topics). **unique**: those of them no other run's provenance names.
+- **overlap** of runs a and b: the Jaccard index ``|A ∩ B| / |A ∪ B|`` of their contributed item sets,
+  from a self-join of the provenance on the item grouped by run pair; ``|A ∪ B| = |A| + |B| - |A ∩ B|``.
+  The diagonal is 1, and two runs that contributed nothing have overlap 1 (as
+  :func:`pooling.strategies.overlap_jaccard`).
+- **judgements required**: for a depth pool, the sum of ``required_judgements`` of the selected items;
+  for an adaptive pool, ``min(budget, candidates) × J`` where J is the judgements per item (with a
+  double-judge fraction f, J is the expected ``1 + (judgements_per_item - 1) × f``), rounded.
+  **Estimated cost** = judgements required × price per judgement.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from django.db import connection
+from django.db.models import Count, F, Q, Sum
+
+from pooling.models import Pool, PoolItem, PoolRun, Provenance, Run
+
+__all__ = [
+    "PoolStatistics",
+    "RunContribution",
+    "TopicCount",
+    "judgement_totals",
+    "overlap_matrix",
+    "pool_progress",
+    "pool_statistics",
+    "run_contributions",
+    "topic_counts",
+]
+
+
+@dataclass
+class TopicCount:
+    qid: str
+    items: int
+    selected: int
+    judged: int
+
+
+@dataclass
+class RunContribution:
+    run: str
+    contributed: int
+    unique: int
+
+
+@dataclass
+class PoolStatistics:
+    pool: str
+    topics: list[TopicCount]
+    runs: list[RunContribution]
+    overlap_runs: list[str]
+    overlap: list[list[float]]
+    items: int
+    selected: int
+    judged: int
+    judgements_required: int
+    judgements_done: int
+    cost: float
+    price_per_judgement: float
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def as_dict(self) -> dict[str, Any]:
+        """JSON-ready: the overlap as ``{run: {run: jaccard}}`` besides the row-ordered matrix."""
+        data = asdict(self)
+        data.pop("extra")
+        data["overlap"] = {
+            a: {b: self.overlap[i][j] for j, b in enumerate(self.overlap_runs)}
+            for i, a in enumerate(self.overlap_runs)
+        }
+        return data
+
+
+def topic_counts(pool: Pool) -> list[TopicCount]:
+    """Items, selected and judged items of every topic of the pool (zeros for a topic without items),
+    in qid order. One GROUP BY over the pool's items."""
+    judged = Q(selected=True, num_judgements__gte=F("required_judgements"))
+    rows = (
+        PoolItem.objects.filter(pool=pool)
+        .values("topic_id")
+        .annotate(
+            n=Count("id"),
+            n_selected=Count("id", filter=Q(selected=True)),
+            n_judged=Count("id", filter=judged),
+        )
+        .order_by()
+    )
+    by_topic = {row["topic_id"]: row for row in rows}
+    out = []
+    for topic in pool.topics():
+        row = by_topic.pop(topic.id, {"n": 0, "n_selected": 0, "n_judged": 0})
+        out.append(TopicCount(topic.qid, row["n"], row["n_selected"], row["n_judged"]))
+    if by_topic:  # items of topics that left the segment since the build: still items of the pool
+        from pooling.models import Topic
+
+        qids = dict(Topic.objects.filter(pk__in=by_topic).values_list("id", "qid"))
+        for topic_id, row in by_topic.items():
+            out.append(TopicCount(qids[topic_id], row["n"], row["n_selected"], row["n_judged"]))
+        out.sort(key=lambda t: t.qid)
+    return out
+
+
+def run_contributions(pool: Pool) -> list[RunContribution]:
+    """Per contributing run (name order, zeros included): items it contributed and items only it did.
+
+    One statement: the provenance joined to each item's provenance count, grouped by run.
+    """
+    prov = Provenance._meta.db_table
+    item = PoolItem._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT p.run_id, COUNT(*), SUM(CASE WHEN c.n = 1 THEN 1 ELSE 0 END)
+            FROM {prov} p
+            JOIN (SELECT p2.item_id, COUNT(*) AS n
+                  FROM {prov} p2 JOIN {item} i ON i.id = p2.item_id
+                  WHERE i.pool_id = %s
+                  GROUP BY p2.item_id) c ON c.item_id = p.item_id
+            GROUP BY p.run_id
+            """,
+            [pool.pk],
+        )
+        counts = {run_id: (int(n), int(unique or 0)) for run_id, n, unique in cursor.fetchall()}
+    runs = dict(Run.objects.filter(pk__in={*counts, *_pool_run_ids(pool)}).values_list("id", "name"))
+    return sorted(
+        (RunContribution(runs[run_id], *counts.get(run_id, (0, 0))) for run_id in runs),
+        key=lambda r: r.run,
+    )
+
+
+def _pool_run_ids(pool: Pool) -> list[int]:
+    return list(PoolRun.objects.filter(pool=pool).values_list("run_id", flat=True))
+
+
+def overlap_matrix(
+    pool: Pool, contributions: list[RunContribution] | None = None
+) -> tuple[list[str], list[list[float]]]:
+    """The runs (name order) and their pairwise Jaccard overlap within the pool (module docstring).
+
+    The intersections come from one self-join of the provenance on the item, grouped by run pair.
+    """
+    contributions = contributions if contributions is not None else run_contributions(pool)
+    names = [c.run for c in contributions]
+    size = {c.run: c.contributed for c in contributions}
+    prov = Provenance._meta.db_table
+    item = PoolItem._meta.db_table
+    run = Run._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT ra.name, rb.name, COUNT(*)
+            FROM {prov} a
+            JOIN {prov} b ON b.item_id = a.item_id AND b.run_id > a.run_id
+            JOIN {item} i ON i.id = a.item_id
+            JOIN {run} ra ON ra.id = a.run_id
+            JOIN {run} rb ON rb.id = b.run_id
+            WHERE i.pool_id = %s
+            GROUP BY ra.name, rb.name
+            """,
+            [pool.pk],
+        )
+        shared = {}
+        for a, b, n in cursor.fetchall():
+            shared[(a, b)] = shared[(b, a)] = int(n)
+    matrix: list[list[float]] = []
+    for a in names:
+        line = []
+        for b in names:
+            if a == b:
+                line.append(1.0)
+                continue
+            both = shared.get((a, b), 0)
+            union = size[a] + size[b] - both
+            line.append(1.0 if union == 0 else both / union)
+        matrix.append(line)
+    return names, matrix
+
+
+def judgement_totals(pool: Pool) -> dict[str, Any]:
+    """Items, selected, judged, judgements required and done, and the estimated cost (module docstring)."""
+    judged = Q(selected=True, num_judgements__gte=F("required_judgements"))
+    totals = PoolItem.objects.filter(pool=pool).aggregate(
+        n_items=Count("id"),
+        n_selected=Count("id", filter=Q(selected=True)),
+        n_judged=Count("id", filter=judged),
+        n_required=Sum("required_judgements", filter=Q(selected=True)),
+        n_done=Sum("num_judgements"),
+    )
+    if pool.adaptive:
+        per_item = float(pool.judgements_per_item)
+        if pool.double_judge_fraction is not None:
+            per_item = 1 + (pool.judgements_per_item - 1) * pool.double_judge_fraction
+        required = round(min(pool.budget or 0, totals["n_items"]) * per_item)
+    else:
+        required = int(totals["n_required"] or 0)
+    price = Decimal(str(pool.price_per_judgement))
+    return {
+        "items": totals["n_items"],
+        "selected": totals["n_selected"],
+        "judged": totals["n_judged"],
+        "judgements_required": required,
+        "judgements_done": int(totals["n_done"] or 0),
+        "cost": float(round(required * price, 2)),
+        "price_per_judgement": float(price),
+    }
+
+
+def pool_statistics(pool: Pool) -> PoolStatistics:
+    """Everything the statistics page and endpoint show, in a handful of aggregate queries."""
+    contributions = run_contributions(pool)
+    names, matrix = overlap_matrix(pool, contributions)
+    return PoolStatistics(
+        pool=pool.name,
+        topics=topic_counts(pool),
+        runs=contributions,
+        overlap_runs=names,
+        overlap=matrix,
+        **judgement_totals(pool),
+    )
+
+
+def pool_progress(pools: list[Pool]) -> dict[int, dict[str, int]]:
+    """For each pool id: runs, selected items and judged items (``num_judgements >= required``).
+
+    Two GROUP BY queries whatever the number of pools.
+    """
+    ids = [pool.pk for pool in pools]
+    out = {pk: {"runs": 0, "items": 0, "selected": 0, "judged": 0} for pk in ids}
+    judged = Q(selected=True, num_judgements__gte=F("required_judgements"))
+    rows = (
+        PoolItem.objects.filter(pool_id__in=ids)
+        .values("pool_id")
+        .annotate(
+            n=Count("id"),
+            n_selected=Count("id", filter=Q(selected=True)),
+            n_judged=Count("id", filter=judged),
+        )
+        .order_by()
+    )
+    for row in rows:
+        out[row["pool_id"]].update(items=row["n"], selected=row["n_selected"], judged=row["n_judged"])
+    runs = PoolRun.objects.filter(pool_id__in=ids).values("pool_id").annotate(n=Count("id")).order_by()
+    for row in runs:
+        out[row["pool_id"]]["runs"] = row["n"]
+    return out
