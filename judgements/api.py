@@ -1,9 +1,881 @@
-"""REST API of this app."""
+"""REST API of the judging app: what a rater and a pool manager do.
+
+Raters (members of a pool's `Judging.raters`):
+    GET  /api/judging/                     my pools, with progress (managers: every pool; `?mine=1` to narrow)
+    GET  /api/judging/<pool>/              one pool's setup, rubric and progress
+    POST /api/pools/<pool>/next/           lease the next item (200 with the item, 204 when nothing is left)
+    GET  /api/assignments/                 my live leases; GET /api/assignments/<id>/ one of mine
+    POST /api/assignments/<id>/judgement/  judge the leased item
+    POST /api/assignments/<id>/skip/       give it back (never offered again)
+    GET  /api/judgements/                  my judgements (`?pool=`); GET /api/judgements/<id>/
+    PATCH /api/judgements/<id>/            revise (the old label is kept as a revision)
+    GET  /api/judgements/<id>/history/     the revisions of one of my judgements
+
+Managers (the `pool managers` group) and admins:
+    /api/rubrics/                          CRUD; a judged rubric is versioned, never edited in place
+    POST /api/rubrics/default/             the default four-grade rubric (created on first use)
+    POST /api/judging/                     set up judging of a pool (rubric, raters, lease, gap)
+    PATCH /api/judging/<pool>/             change rubric, lease minutes, adjudication gap
+    POST /api/judging/<pool>/raters/       add raters; DELETE /api/judging/<pool>/raters/<username>/
+    GET/POST /api/judging/<pool>/gold/     gold labels; DELETE /api/judging/<pool>/gold/<item>/
+    GET  /api/judging/<pool>/stats/        per-rater statistics and gold accuracy
+    GET/POST /api/judging/<pool>/adjudication/  the queue (every grade, note, rater) and decisions
+    GET  /api/judging/<pool>/adjudications/     decisions recorded
+    GET  /api/judging/<pool>/judgements/   every judgement of the pool with its revisions
+
+Every queryset is scoped to the user: another rater's judgement, assignment or pool answers 404; a rater
+calling a manager endpoint answers 403. A refused action (`JudgingError`) answers 400 with its message.
+
+Blindness (SPEC §5): nothing a rater can reach carries run names, ranks, scores, other raters' grades,
+the consensus, or whether an item is gold.
+"""
 
 from __future__ import annotations
 
+import re
 from typing import Any
+from urllib.parse import urlsplit
+
+import nh3
+from django.contrib.auth import get_user_model
+from django.db import IntegrityError
+from django.db.models import Count, ProtectedError, QuerySet
+from django.http import Http404
+from django.shortcuts import get_object_or_404
+from django.utils.html import escape
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import mixins, serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import APIException, NotFound, PermissionDenied
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from judgements import services, stats
+from judgements.models import (
+    Adjudication,
+    Assignment,
+    GoldLabel,
+    Judgement,
+    JudgementRevision,
+    Judging,
+    Rubric,
+)
+from pooling.models import Pool, PoolItem
+from pooling.permissions import IsManager, is_manager
+
+# ------------------------------------------------------------------------------------------- plumbing
+
+
+class Refused(APIException):
+    """A judging action refused by the services: 400 with the service's message."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    default_code = "refused"
+    default_detail = "This action was refused."
+
+
+class JudgingAPIMixin:
+    """Maps `JudgingError` to a 400 with its message (the services are the one place rules live)."""
+
+    def handle_exception(self, exc: Exception) -> Response:
+        if isinstance(exc, services.JudgingError):
+            exc = Refused(str(exc))
+        return super().handle_exception(exc)  # type: ignore[misc]
+
+
+#: Tags a document body may keep (their text is kept when a tag is dropped); `BODY_DROPPED_WITH_CONTENT`
+#: go together with what they enclose. No image: a remote image would tell its server who is judging.
+BODY_TAGS = frozenset(
+    {"p", "br", "ul", "ol", "li", "b", "i", "em", "strong", "code", "pre", "blockquote", "h1", "h2", "h3",
+     "h4", "h5", "h6", "a", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption"}
+)  # fmt: skip
+BODY_DROPPED_WITH_CONTENT = frozenset(
+    {"script", "style", "iframe", "object", "embed", "noscript", "template", "svg", "math", "textarea",
+     "select", "frame", "frameset", "title", "head"}
+)  # fmt: skip
+
+
+_BODY_TAG_NAMES = "|".join(
+    sorted(BODY_TAGS | BODY_DROPPED_WITH_CONTENT | {"div", "span", "img", "hr", "body"})
+)
+#: HTML if it has a closing tag, or a bare or attributed opening tag, of a known element; anything else
+#: (`<object object>` in a docstring, `a < b`) is plain text.
+_LOOKS_HTML = re.compile(
+    rf"</(?:{_BODY_TAG_NAMES})\s*>|<(?:{_BODY_TAG_NAMES})(?:\s+[\w:-]+\s*=[^<>]*)*\s*/?>", re.IGNORECASE
+)
+
+
+def sanitise(text: str) -> str:
+    """A document body as HTML safe to insert into the rater's page.
+
+    Plain text is escaped and kept verbatim in `<pre class="doc-text">`. HTML goes through an allow-list
+    sanitiser (nh3): `BODY_TAGS` stay, scripts and styles go with their content, no event handler or style
+    attribute survives, links keep an absolute http(s)/mailto href only (rel="noopener noreferrer
+    nofollow")."""
+    text = text or ""
+    if not _LOOKS_HTML.search(text):
+        return f'<pre class="doc-text">{escape(text)}</pre>'
+    cleaned = nh3.clean(
+        text,
+        tags=set(BODY_TAGS),
+        clean_content_tags=set(BODY_DROPPED_WITH_CONTENT),
+        attributes={"a": {"href", "title"}, "td": {"colspan", "rowspan"}, "th": {"colspan", "rowspan"}},
+        url_schemes={"http", "https", "mailto"},
+        url_relative="deny",
+        link_rel="noopener noreferrer nofollow",
+        strip_comments=True,
+    )
+    return f'<div class="doc-html">{cleaned}</div>'
+
+
+def safe_url(url: str) -> str:
+    """The document's URL if it is http(s), else empty (never a `javascript:` link)."""
+    return url if urlsplit(url or "").scheme.lower() in {"http", "https"} else ""
+
+
+def _pool_item(pool: Pool, data: dict[str, Any]) -> PoolItem:
+    """The item named by `item` (id) or `qid` + `docid`, in `pool`; 404 otherwise."""
+    items = PoolItem.objects.filter(pool=pool).select_related("topic", "document", "pool__judging__rubric")
+    if data.get("item") is not None:
+        return get_object_or_404(items, pk=data["item"])
+    return get_object_or_404(items, topic__qid=data["qid"], document__docid=data["docid"])
+
+
+# ---------------------------------------------------------------------------------------- serializers
+
+
+class GradeSerializer(serializers.Serializer):
+    value = serializers.IntegerField(min_value=0)
+    label = serializers.CharField(max_length=100)
+    description = serializers.CharField(allow_blank=True, required=False, default="")
+    key = serializers.CharField(min_length=1, max_length=1)
+
+
+class FacetSerializer(serializers.Serializer):
+    name = serializers.SlugField(max_length=50)
+    label = serializers.CharField(max_length=100, required=False)
+    choices = serializers.ListField(child=serializers.CharField(max_length=100), required=False, default=list)
+    required = serializers.BooleanField(required=False, default=False)
+
+
+class RubricSerializer(serializers.ModelSerializer):
+    """A rubric: grades (highest first) and optional facets. Creating without grades gives the default
+    four-grade scale. Updating a judged rubric makes a new version (answered 201), an unjudged one is
+    changed in place (200); the name and the unrateable key never change."""
+
+    grades = GradeSerializer(many=True, required=False)
+    facets = FacetSerializer(many=True, required=False)
+    judged = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Rubric
+        fields = [
+            "id", "name", "version", "description", "allow_unrateable", "unrateable_key", "grades",
+            "facets", "judged", "created_at",
+        ]  # fmt: skip
+        read_only_fields = ["id", "version", "created_at"]
+        validators: list[Any] = []  # (name, version) is assigned by the service, never by the client
+
+    def get_judged(self, rubric: Rubric) -> bool:
+        return rubric.has_judgements()
+
+    def validate_facets(self, facets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        names = [facet["name"] for facet in facets]
+        if len(set(names)) != len(names):
+            raise serializers.ValidationError("facet names must be distinct")
+        return facets
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if self.instance is not None:
+            for name in ("name", "unrateable_key"):
+                if name in attrs and attrs[name] != getattr(self.instance, name):
+                    raise serializers.ValidationError({name: f"the {name} of a rubric cannot change"})
+        return attrs
+
+    def create(self, validated_data: dict[str, Any]) -> Rubric:
+        return services.create_rubric(
+            name=validated_data["name"],
+            grades=validated_data.get("grades") or services.DEFAULT_GRADES,
+            facets=validated_data.get("facets", ()),
+            description=validated_data.get("description", ""),
+            allow_unrateable=validated_data.get("allow_unrateable", True),
+            unrateable_key=validated_data.get("unrateable_key", "x"),
+        )
+
+    def update(self, instance: Rubric, validated_data: dict[str, Any]) -> Rubric:
+        return services.update_rubric(
+            rubric=instance,
+            grades=validated_data.get("grades"),
+            facets=validated_data.get("facets"),
+            description=validated_data.get("description"),
+            allow_unrateable=validated_data.get("allow_unrateable"),
+        )
+
+
+class RubricForRaterSerializer(serializers.ModelSerializer):
+    """The rubric as the judging page shows it: grades highest first with their keys, facets."""
+
+    grades = GradeSerializer(many=True, read_only=True)
+    facets = FacetSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Rubric
+        fields = [
+            "id", "name", "version", "description", "allow_unrateable", "unrateable_key", "grades", "facets",
+        ]  # fmt: skip
+
+
+class TopicForRaterSerializer(serializers.Serializer):
+    qid = serializers.CharField()
+    query = serializers.CharField()
+    description = serializers.CharField()
+    narrative = serializers.CharField()
+
+
+class DocumentForRaterSerializer(serializers.Serializer):
+    """`title` is plain text (render it as text); `body` is sanitised HTML; `url` is http(s) or empty."""
+
+    docid = serializers.CharField()
+    title = serializers.CharField()
+    url = serializers.SerializerMethodField()
+    body = serializers.SerializerMethodField()
+
+    def get_url(self, document: Any) -> str:
+        return safe_url(document.url)
+
+    def get_body(self, document: Any) -> str:
+        return sanitise(document.text)
+
+
+class AssignmentPayloadSerializer(serializers.ModelSerializer):
+    """A leased item as a rater sees it: the topic, the document and the rubric — blind: no run, rank,
+    score, other rater's grade, consensus, nor whether the item is gold."""
+
+    assignment = serializers.IntegerField(source="pk", read_only=True)
+    pool = serializers.CharField(source="item.pool.name", read_only=True)
+    topic = TopicForRaterSerializer(source="item.topic", read_only=True)
+    document = DocumentForRaterSerializer(source="item.document", read_only=True)
+    rubric = RubricForRaterSerializer(source="item.pool.judging.rubric", read_only=True)
+
+    class Meta:
+        model = Assignment
+        fields = ["assignment", "state", "leased_at", "expires_at", "pool", "topic", "document", "rubric"]
+
+
+class LabelInputSerializer(serializers.Serializer):
+    """A label: a grade of the rubric, or `unrateable: true` (then no grade); facets by name; a note."""
+
+    grade = serializers.IntegerField(required=False, allow_null=True, default=None)
+    unrateable = serializers.BooleanField(required=False, default=False)
+    facets = serializers.DictField(required=False, default=dict)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=10_000)
+
+
+class SubmitSerializer(LabelInputSerializer):
+    seconds = serializers.FloatField(required=False, default=0.0, min_value=0.0)
+
+
+class ReviseSerializer(serializers.Serializer):
+    """A revision: only the fields given change (`unrateable: true` clears the grade; a grade clears
+    `unrateable`)."""
+
+    grade = serializers.IntegerField(required=False, allow_null=True)
+    unrateable = serializers.BooleanField(required=False)
+    facets = serializers.DictField(required=False)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
+
+
+class JudgementSerializer(serializers.ModelSerializer):
+    """One of my judgements (never anyone else's)."""
+
+    pool = serializers.CharField(source="item.pool.name", read_only=True)
+    qid = serializers.CharField(source="item.topic.qid", read_only=True)
+    query = serializers.CharField(source="item.topic.query", read_only=True)
+    docid = serializers.CharField(source="item.document.docid", read_only=True)
+    title = serializers.CharField(source="item.document.title", read_only=True)
+    revisions = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Judgement
+        fields = [
+            "id", "pool", "qid", "query", "docid", "title", "grade", "unrateable", "facets", "note",
+            "seconds", "created_at", "updated_at", "revisions",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+    def get_revisions(self, judgement: Judgement) -> int:
+        """How many times it was revised."""
+        count = getattr(judgement, "num_revisions", None)
+        return int(count) if count is not None else judgement.revisions.count()
+
+
+class RevisionSerializer(serializers.ModelSerializer):
+    """One change of a judgement: who, when, the old and the new label."""
+
+    changed_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = JudgementRevision
+        fields = [
+            "id", "changed_by", "changed_at", "old_grade", "old_unrateable", "old_facets", "old_note",
+            "new_grade", "new_unrateable", "new_facets", "new_note",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class PoolJudgementSerializer(serializers.ModelSerializer):
+    """A judgement of a pool for its managers: the rater, the label and every revision."""
+
+    qid = serializers.CharField(source="item.topic.qid", read_only=True)
+    docid = serializers.CharField(source="item.document.docid", read_only=True)
+    rater = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    revisions = RevisionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Judgement
+        fields = [
+            "id", "item", "qid", "docid", "rater", "grade", "unrateable", "facets", "note", "seconds",
+            "imported", "created_at", "updated_at", "revisions",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class ProgressSerializer(serializers.Serializer):
+    items = serializers.IntegerField()
+    complete = serializers.IntegerField()
+    required = serializers.IntegerField()
+    judgements = serializers.IntegerField()
+    fraction = serializers.FloatField()
+    mine = serializers.IntegerField()
+    left_for_me = serializers.IntegerField()
+
+
+class JudgingSerializer(serializers.ModelSerializer):
+    """A pool's judging setup with its progress (for the requesting user); `raters` for managers only."""
+
+    pool = serializers.CharField(source="pool.name", read_only=True)
+    description = serializers.CharField(source="pool.description", read_only=True)
+    rubric = RubricForRaterSerializer(read_only=True)
+    raters = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Judging
+        fields = ["pool", "description", "rubric", "lease_minutes", "adjudication_gap", "raters", "progress"]
+        read_only_fields = fields
+
+    def get_raters(self, judging: Judging) -> list[str] | None:
+        """Usernames of the pool's raters (null unless the caller is a manager)."""
+        request = self.context.get("request")
+        if request is None or not is_manager(request.user):
+            return None
+        return sorted(judging.raters.values_list("username", flat=True))
+
+    @extend_schema_field(ProgressSerializer)
+    def get_progress(self, judging: Judging) -> dict[str, Any]:
+        request = self.context["request"]
+        return stats.pool_progress(pool=judging.pool, rater=request.user).as_dict()
+
+
+class JudgingSetupSerializer(serializers.Serializer):
+    """Set up (or update) judging of a pool; raters are added, never removed, by this call."""
+
+    pool = serializers.SlugRelatedField(slug_field="name", queryset=Pool.objects.all())
+    rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all(), required=False)
+    raters = serializers.ListField(child=serializers.CharField(max_length=150), required=False, default=list)
+    lease_minutes = serializers.IntegerField(required=False, min_value=1, max_value=24 * 60)
+    adjudication_gap = serializers.IntegerField(required=False, min_value=1, max_value=1000)
+
+    def validate_raters(self, usernames: list[str]) -> list[Any]:
+        return _users(usernames)
+
+
+class JudgingUpdateSerializer(serializers.Serializer):
+    rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all(), required=False)
+    lease_minutes = serializers.IntegerField(required=False, min_value=1, max_value=24 * 60)
+    adjudication_gap = serializers.IntegerField(required=False, min_value=1, max_value=1000)
+
+
+class RatersSerializer(serializers.Serializer):
+    usernames = serializers.ListField(child=serializers.CharField(max_length=150), min_length=1)
+
+    def validate_usernames(self, usernames: list[str]) -> list[Any]:
+        return _users(usernames)
+
+
+def _users(usernames: list[str]) -> list[Any]:
+    found = {user.get_username(): user for user in get_user_model().objects.filter(username__in=usernames)}
+    missing = [name for name in usernames if name not in found]
+    if missing:
+        raise serializers.ValidationError(f"no user named {', '.join(map(repr, missing))}")
+    return [found[name] for name in dict.fromkeys(usernames)]
+
+
+class ItemRefSerializer(serializers.Serializer):
+    """An item of the pool, by `item` id or by `qid` and `docid`."""
+
+    item = serializers.IntegerField(required=False, min_value=1)
+    qid = serializers.CharField(required=False, max_length=100)
+    docid = serializers.CharField(required=False, max_length=255)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("item") is None and not (attrs.get("qid") and attrs.get("docid")):
+            raise serializers.ValidationError({"item": "name the item by id, or by qid and docid"})
+        return attrs
+
+
+class GoldInputSerializer(ItemRefSerializer):
+    grade = serializers.IntegerField()
+
+
+class GoldSerializer(serializers.ModelSerializer):
+    qid = serializers.CharField(source="item.topic.qid", read_only=True)
+    docid = serializers.CharField(source="item.document.docid", read_only=True)
+    title = serializers.CharField(source="item.document.title", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = GoldLabel
+        fields = ["item", "qid", "docid", "title", "grade", "created_by", "created_at"]
+        read_only_fields = fields
+
+
+class GoldAccuracySerializer(serializers.Serializer):
+    n = serializers.IntegerField()
+    exact = serializers.IntegerField()
+    within_one = serializers.IntegerField()
+    exact_rate = serializers.FloatField(allow_null=True)
+    within_one_rate = serializers.FloatField(allow_null=True)
+
+
+class RaterStatsSerializer(serializers.Serializer):
+    """See `judgements.stats.RaterStats` for the exact definitions."""
+
+    rater = serializers.CharField()
+    member = serializers.BooleanField()
+    judgements = serializers.IntegerField()
+    median_seconds = serializers.FloatField(allow_null=True)
+    grades = serializers.DictField(child=serializers.IntegerField())
+    unrateable = serializers.IntegerField()
+    unrateable_share = serializers.FloatField(allow_null=True)
+    skips = serializers.IntegerField()
+    gold = GoldAccuracySerializer()
+
+
+class QueueJudgementSerializer(serializers.Serializer):
+    judgement_id = serializers.IntegerField()
+    rater = serializers.CharField()
+    grade = serializers.IntegerField(allow_null=True)
+    unrateable = serializers.BooleanField()
+    facets = serializers.DictField()
+    note = serializers.CharField()
+    seconds = serializers.FloatField()
+    updated_at = serializers.DateTimeField()
+
+
+class QueueEntrySerializer(serializers.Serializer):
+    item = serializers.IntegerField(source="item_id")
+    qid = serializers.CharField()
+    query = serializers.CharField()
+    docid = serializers.CharField()
+    title = serializers.CharField()
+    spread = serializers.IntegerField()
+    unrateable_votes = serializers.IntegerField()
+    gold = serializers.IntegerField(allow_null=True)
+    judgements = QueueJudgementSerializer(many=True)
+
+
+class AdjudicateSerializer(ItemRefSerializer):
+    grade = serializers.IntegerField(required=False, allow_null=True, default=None)
+    unrateable = serializers.BooleanField(required=False, default=False)
+    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=10_000)
+
+
+class AdjudicationSerializer(serializers.ModelSerializer):
+    qid = serializers.CharField(source="item.topic.qid", read_only=True)
+    docid = serializers.CharField(source="item.document.docid", read_only=True)
+    adjudicator = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Adjudication
+        fields = ["item", "qid", "docid", "grade", "unrateable", "note", "adjudicator", "decided_at"]
+        read_only_fields = fields
+
+
+# ------------------------------------------------------------------------------------------ viewsets
+
+
+class RubricViewSet(JudgingAPIMixin, viewsets.ModelViewSet):
+    """Rubrics, for managers. A judged rubric is never edited in place: an update makes a new version."""
+
+    permission_classes = [IsAuthenticated, IsManager]
+    serializer_class = RubricSerializer
+    queryset = Rubric.objects.prefetch_related("grades", "facets").order_by("name", "-version")
+
+    @extend_schema(responses={200: RubricSerializer, 201: RubricSerializer})
+    def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        partial = kwargs.pop("partial", False)
+        rubric = self.get_object()
+        form = self.get_serializer(rubric, data=request.data, partial=partial)
+        form.is_valid(raise_exception=True)
+        result = form.save()
+        fresh = Rubric.objects.get(pk=result.pk)  # the prefetched grades of `rubric` are stale now
+        code = status.HTTP_201_CREATED if fresh.pk != rubric.pk else status.HTTP_200_OK
+        return Response(self.get_serializer(fresh).data, status=code)
+
+    @extend_schema(responses={200: RubricSerializer, 201: RubricSerializer})
+    def partial_update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        return self.update(request, *args, partial=True, **kwargs)
+
+    def perform_destroy(self, instance: Rubric) -> None:
+        if instance.has_judgements() or Judging.objects.filter(rubric=instance).exists():
+            raise Refused("this rubric is in use by a pool or has judgements; it cannot be deleted")
+        try:
+            instance.delete()
+        except ProtectedError:
+            raise Refused("this rubric is in use; it cannot be deleted") from None
+
+    @extend_schema(request=None, responses={200: RubricSerializer})
+    @action(detail=False, methods=["post"])
+    def default(self, request: Request) -> Response:
+        """The default four-grade rubric (3 perfect, 2 good, 1 marginal, 0 not relevant)."""
+        return Response(self.get_serializer(services.default_rubric()).data)
+
+
+class RaterPoolViewSet(JudgingAPIMixin, viewsets.GenericViewSet):
+    """The rater's entry to a pool: lease the next item."""
+
+    serializer_class = AssignmentPayloadSerializer
+    queryset = Pool.objects.all()
+    lookup_field = "name"
+
+    def get_object(self) -> Pool:
+        name = self.kwargs["name"]
+        pool = Pool.objects.filter(name=name, judging__raters=self.request.user).first()
+        if pool is None:
+            if is_manager(self.request.user) and Pool.objects.filter(name=name).exists():
+                raise PermissionDenied("you are not a rater of this pool")
+            raise Http404
+        return pool
+
+    @extend_schema(
+        request=None,
+        responses={
+            200: AssignmentPayloadSerializer,
+            204: OpenApiResponse(description="Nothing is left for you in this pool."),
+        },
+    )
+    @action(detail=True, methods=["post"], url_path="next", url_name="next")
+    def next_item(self, request: Request, name: str | None = None) -> Response:
+        """Lease the next item (or resume the live lease): topic, document (sanitised), rubric."""
+        assignment = services.next_item(pool=self.get_object(), rater=request.user)
+        if assignment is None:
+            return Response(status=status.HTTP_204_NO_CONTENT)
+        return Response(AssignmentPayloadSerializer(assignment).data)
+
+
+@extend_schema(parameters=[OpenApiParameter("state", str, enum=[s.value for s in Assignment.State])])
+class AssignmentViewSet(
+    JudgingAPIMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    """The rater's own leases (only in pools they still rate); `?state=` (default `active`)."""
+
+    serializer_class = AssignmentPayloadSerializer
+
+    def get_queryset(self) -> QuerySet[Assignment]:
+        if getattr(self, "swagger_fake_view", False):
+            return Assignment.objects.none()
+        user = self.request.user
+        queryset = (
+            Assignment.objects.filter(rater=user, item__pool__judging__raters=user)
+            .select_related("item__pool__judging__rubric", "item__topic", "item__document")
+            .order_by("-leased_at", "-id")
+        )
+        if self.action == "list":
+            queryset = queryset.filter(state=self.request.query_params.get("state", Assignment.State.ACTIVE))
+        return queryset
+
+    @extend_schema(request=SubmitSerializer, responses={201: JudgementSerializer})
+    @action(detail=True, methods=["post"])
+    def judgement(self, request: Request, pk: str | None = None) -> Response:
+        """Judge the leased item: a grade of the rubric or `unrateable`, facets, a note, seconds spent."""
+        assignment = self.get_object()
+        form = SubmitSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        try:
+            judgement = services.submit_judgement(assignment=assignment, **form.validated_data)
+        except IntegrityError:
+            raise Refused("you have a judgement of this item already (revise it instead)") from None
+        return Response(JudgementSerializer(judgement).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(request=None, responses={204: OpenApiResponse(description="Skipped.")})
+    @action(detail=True, methods=["post"])
+    def skip(self, request: Request, pk: str | None = None) -> Response:
+        """Give the item back; it is not offered to you again."""
+        services.skip_item(assignment=self.get_object())
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+@extend_schema(parameters=[OpenApiParameter("pool", str, description="only this pool's judgements")])
+class JudgementViewSet(
+    JudgingAPIMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    """The rater's own judgements: list, revise (PATCH, keeping a revision), history."""
+
+    serializer_class = JudgementSerializer
+    http_method_names = ["get", "patch", "head", "options"]
+
+    def get_queryset(self) -> QuerySet[Judgement]:
+        if getattr(self, "swagger_fake_view", False):
+            return Judgement.objects.none()
+        queryset = (
+            Judgement.objects.filter(rater=self.request.user)
+            .select_related("item__pool", "item__topic", "item__document")
+            .annotate(num_revisions=Count("revisions"))
+            .order_by("-updated_at", "-id")
+        )
+        pool = self.request.query_params.get("pool")
+        if pool:
+            queryset = queryset.filter(item__pool__name=pool)
+        return queryset
+
+    @extend_schema(request=ReviseSerializer, responses={200: JudgementSerializer})
+    def partial_update(self, request: Request, pk: str | None = None) -> Response:
+        """Revise one of my judgements; the old label is kept as a revision (who, when, old, new)."""
+        judgement = self.get_object()
+        if not Judging.objects.filter(pool_id=judgement.item.pool_id, raters=request.user).exists():
+            raise PermissionDenied("you are no longer a rater of this pool")
+        form = ReviseSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        unrateable = data.get("unrateable", judgement.unrateable if "grade" not in data else False)
+        grade = None if unrateable else data.get("grade", judgement.grade)
+        revised = services.revise_judgement(
+            judgement=judgement,
+            by=request.user,
+            grade=grade,
+            unrateable=unrateable,
+            facets=data.get("facets", judgement.facets),
+            note=data.get("note"),
+        )
+        return Response(JudgementSerializer(revised).data)
+
+    @extend_schema(responses={200: RevisionSerializer(many=True)})
+    @action(detail=True, methods=["get"])
+    def history(self, request: Request, pk: str | None = None) -> Response:
+        """Every revision of one of my judgements, oldest first."""
+        judgement = self.get_object()
+        revisions = judgement.revisions.select_related("changed_by").order_by("changed_at", "id")
+        return Response(RevisionSerializer(revisions, many=True).data)
+
+
+MANAGER_ACTIONS = {
+    "create", "partial_update", "raters", "remove_rater", "gold", "remove_gold", "stats", "adjudication",
+    "adjudications", "judgements",
+}  # fmt: skip
+
+
+@extend_schema(parameters=[OpenApiParameter("mine", bool, description="only pools I am a rater of")])
+class JudgingViewSet(
+    JudgingAPIMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+):
+    """Pools as judging campaigns. Raters see the pools they belong to (with their progress); managers see
+    and configure every pool: rubric, raters, lease, adjudication gap, gold, statistics, adjudication."""
+
+    serializer_class = JudgingSerializer
+    lookup_field = "pool__name"
+    lookup_url_kwarg = "pool"
+    http_method_names = ["get", "post", "patch", "delete", "head", "options"]
+
+    def get_permissions(self) -> list[Any]:
+        if self.action in MANAGER_ACTIONS:
+            return [IsAuthenticated(), IsManager()]
+        return [IsAuthenticated()]
+
+    def get_queryset(self) -> QuerySet[Judging]:
+        if getattr(self, "swagger_fake_view", False):
+            return Judging.objects.none()
+        user = self.request.user
+        queryset = Judging.objects.select_related("pool", "rubric").prefetch_related(
+            "rubric__grades", "rubric__facets"
+        )
+        if not is_manager(user) or self.request.query_params.get("mine") in {"1", "true", "yes"}:
+            queryset = queryset.filter(raters=user)
+        return queryset.order_by("pool__name")
+
+    def _out(self, judging: Judging, code: int = status.HTTP_200_OK) -> Response:
+        fresh = self.get_queryset().get(pk=judging.pk)
+        return Response(self.get_serializer(fresh).data, status=code)
+
+    @extend_schema(request=JudgingSetupSerializer, responses={200: JudgingSerializer, 201: JudgingSerializer})
+    def create(self, request: Request) -> Response:
+        """Set up judging of a pool (rubric, raters to add, lease minutes, adjudication gap); idempotent."""
+        form = JudgingSetupSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        existing = Judging.objects.filter(pool=data["pool"]).first()
+        judging = services.setup_judging(
+            pool=data["pool"],
+            rubric=data.get("rubric"),
+            raters=data["raters"],
+            lease_minutes=data.get("lease_minutes"),
+            adjudication_gap=data.get("adjudication_gap", existing.adjudication_gap if existing else 2),
+        )
+        return self._out(judging, status.HTTP_200_OK if existing else status.HTTP_201_CREATED)
+
+    @extend_schema(request=JudgingUpdateSerializer, responses={200: JudgingSerializer})
+    def partial_update(self, request: Request, pool: str | None = None) -> Response:
+        """Change the rubric, lease minutes or adjudication gap of a pool."""
+        judging = self.get_object()
+        form = JudgingUpdateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        judging = services.setup_judging(
+            pool=judging.pool,
+            rubric=data.get("rubric"),
+            lease_minutes=data.get("lease_minutes"),
+            adjudication_gap=data.get("adjudication_gap", judging.adjudication_gap),
+        )
+        return self._out(judging)
+
+    @extend_schema(request=RatersSerializer, responses={200: JudgingSerializer})
+    @action(detail=True, methods=["post"])
+    def raters(self, request: Request, pool: str | None = None) -> Response:
+        """Add raters to the pool."""
+        judging = self.get_object()
+        form = RatersSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        services.setup_judging(
+            pool=judging.pool,
+            raters=form.validated_data["usernames"],
+            adjudication_gap=judging.adjudication_gap,
+        )
+        return self._out(judging)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("username", str, OpenApiParameter.PATH)],
+        request=None,
+        responses={204: OpenApiResponse(description="Removed; their judgements stay.")},
+    )
+    @action(detail=True, methods=["delete"], url_path=r"raters/(?P<username>[^/]+)", url_name="remove-rater")
+    def remove_rater(self, request: Request, pool: str | None = None, username: str = "") -> Response:
+        """Take a rater off the pool: their live leases are released, their judgements stay."""
+        judging = self.get_object()
+        rater = judging.raters.filter(username=username).first()
+        if rater is None:
+            raise NotFound(f"{username!r} is not a rater of this pool")
+        services.remove_rater(pool=judging.pool, rater=rater)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(methods=["GET"], responses={200: GoldSerializer(many=True)})
+    @extend_schema(methods=["POST"], request=GoldInputSerializer, responses={201: GoldSerializer})
+    @action(detail=True, methods=["get", "post"])
+    def gold(self, request: Request, pool: str | None = None) -> Response:
+        """Gold labels: items with a known grade, served to every rater unannounced."""
+        judging = self.get_object()
+        if request.method == "GET":
+            golds = GoldLabel.objects.filter(item__pool=judging.pool).select_related(
+                "item__topic", "item__document", "created_by"
+            )
+            return Response(GoldSerializer(golds.order_by("item__topic__qid", "item__document__docid"),
+                                           many=True).data)  # fmt: skip
+        form = GoldInputSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        item = _pool_item(judging.pool, form.validated_data)
+        gold = services.set_gold(item=item, grade=form.validated_data["grade"], by=request.user)
+        return Response(GoldSerializer(gold).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("item_id", int, OpenApiParameter.PATH)],
+        request=None,
+        responses={204: OpenApiResponse(description="The item is no longer gold.")},
+    )
+    @action(detail=True, methods=["delete"], url_path=r"gold/(?P<item_id>[0-9]+)", url_name="remove-gold")
+    def remove_gold(self, request: Request, pool: str | None = None, item_id: str = "") -> Response:
+        judging = self.get_object()
+        item = get_object_or_404(PoolItem, pool=judging.pool, pk=int(item_id), gold_label__isnull=False)
+        services.remove_gold(item=item)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(responses={200: RaterStatsSerializer(many=True)})
+    @action(detail=True, methods=["get"])
+    def stats(self, request: Request, pool: str | None = None) -> Response:
+        """Per rater: judgements, median seconds, grade distribution, unrateable share, skips, gold
+        accuracy (exact and within one grade)."""
+        judging = self.get_object()
+        rows = [row.as_dict() for row in stats.rater_statistics(pool=judging.pool)]
+        return Response(RaterStatsSerializer(rows, many=True).data)
+
+    @extend_schema(
+        methods=["GET"],
+        parameters=[OpenApiParameter("gap", int, description="override the pool's adjudication gap")],
+        responses={200: QueueEntrySerializer(many=True)},
+    )
+    @extend_schema(methods=["POST"], request=AdjudicateSerializer, responses={201: AdjudicationSerializer})
+    @action(detail=True, methods=["get", "post"])
+    def adjudication(self, request: Request, pool: str | None = None) -> Response:
+        """The queue of items whose grades differ by at least the gap, with every grade, note and rater;
+        POST records the adjudicator's decision (it overrides aggregation)."""
+        judging = self.get_object()
+        if request.method == "GET":
+            gap = request.query_params.get("gap")
+            if gap is not None and not gap.isdigit():
+                raise serializers.ValidationError({"gap": "a whole number of grades"})
+            queue = stats.adjudication_queue_details(pool=judging.pool, gap=int(gap) if gap else None)
+            return Response(QueueEntrySerializer(queue, many=True).data)
+        form = AdjudicateSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        item = _pool_item(judging.pool, data)
+        decision = services.adjudicate(
+            item=item, adjudicator=request.user, grade=data["grade"], unrateable=data["unrateable"],
+            note=data["note"],
+        )  # fmt: skip
+        return Response(AdjudicationSerializer(decision).data, status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={200: AdjudicationSerializer(many=True)})
+    @action(detail=True, methods=["get"])
+    def adjudications(self, request: Request, pool: str | None = None) -> Response:
+        """The decisions recorded in this pool."""
+        judging = self.get_object()
+        decisions = Adjudication.objects.filter(item__pool=judging.pool).select_related(
+            "item__topic", "item__document", "adjudicator"
+        )
+        return Response(AdjudicationSerializer(decisions.order_by("-decided_at"), many=True).data)
+
+    @extend_schema(
+        parameters=[
+            OpenApiParameter("rater", str, description="only this rater's judgements"),
+            OpenApiParameter("qid", str, description="only this topic's judgements"),
+        ],
+        responses={200: PoolJudgementSerializer(many=True)},
+    )
+    @action(detail=True, methods=["get"])
+    def judgements(self, request: Request, pool: str | None = None) -> Response:
+        """Every judgement of the pool with its revisions (paginated)."""
+        judging = self.get_object()
+        rows = (
+            Judgement.objects.filter(item__pool=judging.pool)
+            .select_related("item__topic", "item__document", "rater")
+            .prefetch_related("revisions__changed_by")
+            .order_by("item__topic__qid", "item__document__docid", "rater__username")
+        )
+        if request.query_params.get("rater"):
+            rows = rows.filter(rater__username=request.query_params["rater"])
+        if request.query_params.get("qid"):
+            rows = rows.filter(item__topic__qid=request.query_params["qid"])
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response(PoolJudgementSerializer(page, many=True).data)
 
 
 def register(router: Any) -> None:
     """Register this app's viewsets on the project router."""
+    router.register("rubrics", RubricViewSet, basename="rubric")
+    router.register("judging", JudgingViewSet, basename="judging")
+    router.register("assignments", AssignmentViewSet, basename="assignment")
+    router.register("judgements", JudgementViewSet, basename="judgement")
+    router.register("pools", RaterPoolViewSet, basename="judging-pool")
+    # The rater's `pools/<name>/next/` is a detail route only: moved first, it cannot shadow the pooling
+    # app's own `pools` routes, and theirs (registered later in the list) keeps the API root's link.
+    router.registry.insert(0, router.registry.pop())

@@ -1,8 +1,18 @@
-"""Manager pages of the judging app: rater statistics, gold items, the adjudication queue, agreement."""
+"""Manager pages of the judging app: rater statistics, gold items, the adjudication queue, item history."""
 
 from __future__ import annotations
 
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from judgements import manager_views as views
 
 app_name = "judging-manage"
-urlpatterns: list = []
+urlpatterns = [
+    path("", views.index, name="index"),
+    path("pools/<slug:pool>/", views.pool_stats, name="stats"),
+    path("pools/<slug:pool>/gold/", views.gold, name="gold"),
+    path("pools/<slug:pool>/gold/<int:item_id>/remove/", views.remove_gold, name="remove-gold"),
+    path("pools/<slug:pool>/adjudication/", views.adjudication, name="adjudication"),
+    path("pools/<slug:pool>/adjudication/<int:item_id>/", views.adjudicate, name="adjudicate"),
+    path("pools/<slug:pool>/items/<int:item_id>/history/", views.item_history, name="history"),
+]

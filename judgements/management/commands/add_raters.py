@@ -1,0 +1,89 @@
+"""`manage.py add_raters POOL USER[,USER...] [--create --password-file F]`: make users raters of a pool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.db import transaction
+
+from judgements import services
+from judgements.models import Judging
+from pooling.management.commands._base import get_pool
+
+
+class Command(BaseCommand):
+    help = (
+        "Add users as raters of a pool. The pool's judging is set up with the default four-grade rubric if "
+        "it has none. With --create, missing users are created (password from --password-file)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("pool")
+        parser.add_argument("users", help="comma-separated usernames")
+        parser.add_argument("--create", action="store_true", help="create users that do not exist")
+        parser.add_argument(
+            "--password-file",
+            help="with --create: a file whose first line is the password of every user created (kept out "
+            "of the shell history); without it, created users get no usable password",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        pool = get_pool(options["pool"])
+        names = list(dict.fromkeys(name.strip() for name in options["users"].split(",") if name.strip()))
+        if not names:
+            raise CommandError("name at least one user")
+        if options["password_file"] and not options["create"]:
+            raise CommandError("--password-file goes with --create")
+        password = self._password(options["password_file"]) if options["password_file"] else None
+        users_model = get_user_model()
+        existing = {user.get_username(): user for user in users_model.objects.filter(username__in=names)}
+        missing = [name for name in names if name not in existing]
+        if missing and not options["create"]:
+            raise CommandError(f"no user named {', '.join(map(repr, missing))} (--create to create them)")
+        with transaction.atomic():
+            created = []
+            for name in missing:
+                user = users_model(username=name)
+                if password is not None:
+                    try:
+                        validate_password(password, user)
+                    except ValidationError as exc:
+                        raise CommandError(
+                            f"password refused for {name!r}: {' '.join(exc.messages)}"
+                        ) from None
+                    user.set_password(password)
+                else:
+                    user.set_unusable_password()
+                user.save()
+                existing[name] = user
+                created.append(name)
+            judging = Judging.objects.filter(pool=pool).first()
+            before = set(judging.raters.values_list("username", flat=True)) if judging else set()
+            judging = services.setup_judging(
+                pool=pool,
+                raters=[existing[name] for name in names],
+                # setup_judging resets the gap to its default unless given: keep the pool's setting
+                adjudication_gap=judging.adjudication_gap if judging else 2,
+            )
+        added = [name for name in names if name not in before]
+        if created:
+            note = "" if password is not None else " (no usable password: set one with changepassword)"
+            self.stdout.write(f"created users: {', '.join(created)}{note}")
+        self.stdout.write(
+            f"pool {pool.name}: {len(added)} rater(s) added, {len(names) - len(added)} already raters, "
+            f"{judging.raters.count()} in all; rubric {judging.rubric}"
+        )
+
+    def _password(self, path: str) -> str:
+        try:
+            lines = Path(path).read_text(encoding="utf-8").splitlines()
+        except OSError as exc:
+            raise CommandError(f"{path}: {exc.strerror}") from None
+        if not lines or not lines[0].strip():
+            raise CommandError(f"{path}: the first line should hold the password")
+        return lines[0].strip()

@@ -1,0 +1,334 @@
+"""Manager pages of the judging app (pool managers and admins only; anyone else gets a 403, anonymous users
+the login page, a pool or item that does not exist a 404): rater statistics with a grade-distribution chart,
+gold items, the adjudication queue, and the history of an item's judgements.
+
+Managers see everything about a pool here, including every rater's grades; none of it is reachable from
+the rater pages or the rater API.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from functools import wraps
+from typing import Any
+
+from django import forms
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
+from django.db.models import Count, Q
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from judgements import services, stats
+from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
+from pooling.models import PoolItem
+from pooling.permissions import is_manager
+
+UNRATEABLE = "unrateable"
+
+
+def manager_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Logged-in pool managers and admins only: others get a 403."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not is_manager(request.user):
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return login_required(wrapped)
+
+
+def _judging(name: str) -> Judging:
+    return get_object_or_404(Judging.objects.select_related("pool", "rubric"), pool__name=name)
+
+
+class Labels:
+    """How labels read on these pages — `2 Good`, `unrateable`, `—` for none — with each rubric's grade
+    names loaded once."""
+
+    def __init__(self) -> None:
+        self._names: dict[int, dict[int, str]] = {}
+
+    def __call__(self, rubric: Rubric, grade: int | None, unrateable: bool) -> str:
+        if unrateable:
+            return UNRATEABLE
+        if grade is None:
+            return "—"
+        if rubric.pk not in self._names:
+            self._names[rubric.pk] = dict(rubric.grades.values_list("value", "label"))
+        name = self._names[rubric.pk].get(grade)
+        return f"{grade} {name}" if name else str(grade)
+
+
+# ---------------------------------------------------------------------------------------------- forms
+
+
+def _grade_choices(rubric: Rubric, *, unrateable: bool) -> list[tuple[str, str]]:
+    choices = [(str(g.value), f"{g.value} — {g.label}") for g in rubric.grades.order_by("-value")]
+    if unrateable and rubric.allow_unrateable:
+        choices.append((UNRATEABLE, "unrateable"))
+    return choices
+
+
+class GoldForm(forms.Form):
+    """A gold label: the item by qid and docid, and its known grade."""
+
+    qid = forms.CharField(max_length=100)
+    docid = forms.CharField(max_length=255)
+    grade = forms.TypedChoiceField(coerce=int, choices=())
+
+    def __init__(self, *args: Any, rubric: Rubric, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["grade"].choices = _grade_choices(rubric, unrateable=False)  # type: ignore[attr-defined]
+
+
+class DecisionForm(forms.Form):
+    """An adjudicator's decision: a grade of the rubric or unrateable, and a note."""
+
+    decision = forms.ChoiceField(choices=())
+    note = forms.CharField(required=False, max_length=10_000, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def __init__(self, *args: Any, rubric: Rubric, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["decision"].choices = _grade_choices(rubric, unrateable=True)  # type: ignore[attr-defined]
+
+    def label(self) -> tuple[int | None, bool]:
+        """(grade, unrateable) of a valid form."""
+        decision = self.cleaned_data["decision"]
+        return (None, True) if decision == UNRATEABLE else (int(decision), False)
+
+
+# ---------------------------------------------------------------------------------------------- chart
+
+#: Colours of grades, highest grade first; unrateable is grey.
+GRADE_COLOURS = ["#2f7d4f", "#7fb069", "#e0b040", "#d9822b", "#b3261e", "#7a1c16", "#4a3f8c", "#2458a6"]
+UNRATEABLE_COLOUR = "#9aa3ab"
+
+
+def grade_chart(
+    rows: Sequence[stats.RaterStats], labels: Sequence[int], *, width: int = 360, row: int = 24
+) -> dict[str, Any]:
+    """Geometry of a stacked horizontal bar per rater: the share of each grade (highest first, then
+    unrateable) in the rater's judgements, drawn as inline SVG by the template."""
+    ordered = sorted(labels, reverse=True)
+    colours = {grade: GRADE_COLOURS[i % len(GRADE_COLOURS)] for i, grade in enumerate(ordered)}
+    left = 130
+    bars = []
+    for n, entry in enumerate(rows):
+        x = float(left)
+        segments = []
+        total = entry.judgements
+        parts = [(str(g), entry.grades.get(g, 0), colours[g]) for g in ordered]
+        parts.append((UNRATEABLE, entry.unrateable, UNRATEABLE_COLOUR))
+        for name, count, colour in parts:
+            if not total or not count:
+                continue
+            w = width * count / total
+            segments.append(
+                {"x": round(x, 2), "width": round(w, 2), "colour": colour,
+                 "title": f"{entry.username}: {name} × {count} ({100 * count / total:.0f}%)"}
+            )  # fmt: skip
+            x += w
+        bars.append({"y": n * row, "label": entry.username, "total": total, "segments": segments})
+    names = [(str(g), colours[g]) for g in ordered] + [(UNRATEABLE, UNRATEABLE_COLOUR)]
+    height = max(1, len(rows)) * row
+    legend, x = [], float(left)
+    for name, colour in names:
+        legend.append({"name": name, "colour": colour, "x": round(x, 2), "text_x": round(x + 14, 2)})
+        x += 24 + 7 * len(name)
+    return {
+        "bars": bars,
+        "legend": legend,
+        "legend_y": height + 4,
+        "legend_text_y": height + 14,
+        "left": left,
+        "width": max(left + width + 60, int(x)),
+        "height": height + row,
+        "bar_height": row - 8,
+        "text_x": left - 6,
+        "total_x": left + width + 6,
+    }
+
+
+# ---------------------------------------------------------------------------------------------- pages
+
+
+@require_GET
+@manager_required
+def index(request: HttpRequest) -> HttpResponse:
+    """Every pool with a judging setup: raters, judgements, gold items, adjudications."""
+    judgings = (
+        Judging.objects.select_related("pool", "rubric")
+        .annotate(
+            num_raters=Count("raters", distinct=True),
+            num_gold=Count("pool__items", filter=Q(pool__items__gold=True), distinct=True),
+        )
+        .order_by("pool__name")
+    )
+    return render(request, "judgements/manage/index.html", {"judgings": judgings})
+
+
+@require_GET
+@manager_required
+def pool_stats(request: HttpRequest, pool: str) -> HttpResponse:
+    """Per-rater statistics of a pool and a bar chart of each rater's grade distribution."""
+    judging = _judging(pool)
+    rows = stats.rater_statistics(pool=judging.pool)
+    context = {
+        "judging": judging,
+        "rows": rows,
+        "chart": grade_chart(rows, judging.rubric.labels),
+        "labels": sorted(judging.rubric.labels, reverse=True),
+        "queue": len(services.adjudication_queue(pool=judging.pool)),
+        "num_gold": GoldLabel.objects.filter(item__pool=judging.pool).count(),
+        "judgements": Judgement.objects.filter(item__pool=judging.pool).count(),
+    }
+    return render(request, "judgements/manage/stats.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@manager_required
+def gold(request: HttpRequest, pool: str) -> HttpResponse:
+    """The pool's gold items, and a form to give an item (qid + docid) a known grade."""
+    judging = _judging(pool)
+    form = GoldForm(request.POST or None, rubric=judging.rubric)
+    if request.method == "POST" and form.is_valid():
+        item = PoolItem.objects.filter(
+            pool=judging.pool, topic__qid=form.cleaned_data["qid"], document__docid=form.cleaned_data["docid"]
+        ).first()
+        if item is None:
+            form.add_error(
+                "docid", f"{form.cleaned_data['qid']} {form.cleaned_data['docid']} is not in the pool"
+            )
+        else:
+            try:
+                services.set_gold(item=item, grade=form.cleaned_data["grade"], by=request.user)
+            except services.JudgingError as exc:
+                form.add_error("grade", str(exc))
+            else:
+                messages.success(request, f"{item.topic.qid} {item.document.docid} is gold now.")
+                return redirect("judging-manage:gold", pool=judging.pool.name)
+    golds = (
+        GoldLabel.objects.filter(item__pool=judging.pool)
+        .select_related("item__topic", "item__document", "created_by")
+        .annotate(num_judgements=Count("item__judgements"))
+        .order_by("item__topic__qid", "item__document__docid")
+    )
+    code = 400 if request.method == "POST" else 200
+    return render(
+        request,
+        "judgements/manage/gold.html",
+        {"judging": judging, "golds": golds, "form": form},
+        status=code,
+    )
+
+
+@require_POST
+@manager_required
+def remove_gold(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
+    judging = _judging(pool)
+    item = get_object_or_404(
+        PoolItem.objects.select_related("topic", "document"),
+        pool=judging.pool,
+        pk=item_id,
+        gold_label__isnull=False,
+    )
+    services.remove_gold(item=item)
+    messages.success(request, f"{item.topic.qid} {item.document.docid} is no longer gold.")
+    return redirect("judging-manage:gold", pool=judging.pool.name)
+
+
+def _queue_page(
+    request: HttpRequest,
+    judging: Judging,
+    *,
+    failed: int | None = None,
+    failed_form: DecisionForm | None = None,
+) -> HttpResponse:
+    label = Labels()
+    entries = []
+    for entry in stats.adjudication_queue_details(pool=judging.pool):
+        form = failed_form if entry.item_id == failed else DecisionForm(rubric=judging.rubric)
+        labels = [
+            {"judgement": j, "label": label(judging.rubric, j.grade, j.unrateable)} for j in entry.judgements
+        ]
+        gold = label(judging.rubric, entry.gold, False) if entry.gold is not None else None
+        entries.append({"entry": entry, "labels": labels, "form": form, "gold": gold})
+    context = {"judging": judging, "entries": entries}
+    return render(request, "judgements/manage/adjudication.html", context, status=400 if failed else 200)
+
+
+@require_GET
+@manager_required
+def adjudication(request: HttpRequest, pool: str) -> HttpResponse:
+    """Items whose grades differ by at least the pool's gap, with every grade, note and rater."""
+    return _queue_page(request, _judging(pool))
+
+
+@require_POST
+@manager_required
+def adjudicate(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
+    """Record the decision on an item; it overrides aggregation and leaves the queue."""
+    judging = _judging(pool)
+    item = get_object_or_404(
+        PoolItem.objects.select_related("topic", "document"), pool=judging.pool, pk=item_id
+    )
+    form = DecisionForm(request.POST, rubric=judging.rubric)
+    if form.is_valid():
+        grade, unrateable = form.label()
+        try:
+            services.adjudicate(
+                item=item, adjudicator=request.user, grade=grade, unrateable=unrateable,
+                note=form.cleaned_data["note"],
+            )  # fmt: skip
+        except services.JudgingError as exc:
+            form.add_error("decision", str(exc))
+        else:
+            messages.success(request, f"Decision recorded for {item.topic.qid} {item.document.docid}.")
+            return redirect("judging-manage:adjudication", pool=judging.pool.name)
+    return _queue_page(request, judging, failed=item.pk, failed_form=form)
+
+
+@require_GET
+@manager_required
+def item_history(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
+    """Every judgement of an item and every revision of it (who, when, old, new); gold and decision."""
+    judging = _judging(pool)
+    item = get_object_or_404(
+        PoolItem.objects.select_related("topic", "document"), pool=judging.pool, pk=item_id
+    )
+    rubric = judging.rubric
+    label = Labels()
+    judgements = []
+    for judgement in (
+        Judgement.objects.filter(item=item)
+        .select_related("rater", "rubric")
+        .prefetch_related("revisions__changed_by")
+        .order_by("created_at", "id")
+    ):
+        revisions = [
+            {
+                "revision": revision,
+                "old": label(judgement.rubric, revision.old_grade, revision.old_unrateable),
+                "new": label(judgement.rubric, revision.new_grade, revision.new_unrateable),
+            }
+            for revision in judgement.revisions.all()
+        ]
+        judgements.append(
+            {"judgement": judgement, "label": label(judgement.rubric, judgement.grade, judgement.unrateable),
+             "revisions": revisions}
+        )  # fmt: skip
+    gold_label = GoldLabel.objects.filter(item=item).first()
+    decision = Adjudication.objects.filter(item=item).select_related("adjudicator").first()
+    context = {
+        "judging": judging,
+        "item": item,
+        "judgements": judgements,
+        "gold": label(rubric, gold_label.grade, False) if gold_label else None,
+        "decision": decision,
+        "decision_label": label(rubric, decision.grade, decision.unrateable) if decision else None,
+    }
+    return render(request, "judgements/manage/history.html", context)

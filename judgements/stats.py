@@ -1,0 +1,290 @@
+"""Read-only figures about judging: per-rater statistics, accuracy against gold, and pool progress.
+
+Nothing here writes; every function takes a pool (and a rater where it is about one rater) and answers with
+plain dataclasses that views, the API and templates read.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import datetime
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import AbstractBaseUser
+from django.db.models import Count, Exists, F, OuterRef, Q, Sum
+
+from judgements import services
+from judgements.models import Assignment, GoldLabel, Judgement, Judging
+from pooling.models import Pool, PoolItem
+
+
+@dataclass
+class GoldAccuracy:
+    """A rater's agreement with the gold labels of one pool.
+
+    `n` counts the rater's judgements of gold items (an unrateable answer counts, and is wrong); `exact`
+    those whose grade equals the gold grade; `within_one` those whose grade differs from it by at most 1.
+    """
+
+    n: int = 0
+    exact: int = 0
+    within_one: int = 0
+
+    @property
+    def exact_rate(self) -> float | None:
+        """exact / n, or None when the rater has judged no gold item."""
+        return self.exact / self.n if self.n else None
+
+    @property
+    def within_one_rate(self) -> float | None:
+        """within_one / n, or None when the rater has judged no gold item."""
+        return self.within_one / self.n if self.n else None
+
+
+@dataclass
+class RaterStats:
+    """One rater's work in one pool.
+
+    - `judgements`: the rater's current judgements in the pool (imported ones included);
+    - `median_seconds`: the median of `seconds` over the judgements made in the judging interface
+      (imported ones carry no time and are left out); None when there are none;
+    - `grades`: grade value → how many of the rater's judgements carry it (every grade of the pool's
+      rubric is present, with 0 when unused);
+    - `unrateable`: how many judgements said "unrateable"; `unrateable_share` = unrateable / judgements;
+    - `skips`: items the rater skipped in this pool;
+    - `gold`: accuracy against the pool's gold labels;
+    - `member`: whether the rater is still a rater of the pool (removed raters keep their judgements).
+    """
+
+    rater_id: int
+    username: str
+    member: bool
+    judgements: int = 0
+    median_seconds: float | None = None
+    grades: dict[int, int] = field(default_factory=dict)
+    unrateable: int = 0
+    skips: int = 0
+    gold: GoldAccuracy = field(default_factory=GoldAccuracy)
+
+    @property
+    def unrateable_share(self) -> float | None:
+        return self.unrateable / self.judgements if self.judgements else None
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rater": self.username,
+            "member": self.member,
+            "judgements": self.judgements,
+            "median_seconds": self.median_seconds,
+            "grades": {str(grade): count for grade, count in sorted(self.grades.items())},
+            "unrateable": self.unrateable,
+            "unrateable_share": self.unrateable_share,
+            "skips": self.skips,
+            "gold": {
+                "n": self.gold.n,
+                "exact": self.gold.exact,
+                "within_one": self.gold.within_one,
+                "exact_rate": self.gold.exact_rate,
+                "within_one_rate": self.gold.within_one_rate,
+            },
+        }
+
+
+def gold_accuracy(*, pool: Pool, rater: AbstractBaseUser | None = None) -> dict[int, GoldAccuracy]:
+    """rater id → accuracy against the gold labels of `pool` (only raters who judged a gold item).
+
+    A judgement counts when its item has a gold label now; the grade compared is the judgement's current
+    grade (after revisions). Unrateable answers count in `n` and in neither `exact` nor `within_one`.
+    """
+    rows = Judgement.objects.filter(item__pool=pool, item__gold_label__isnull=False)
+    if rater is not None:
+        rows = rows.filter(rater=rater)
+    accuracy: dict[int, GoldAccuracy] = defaultdict(GoldAccuracy)
+    for rater_id, grade, gold in rows.values_list("rater_id", "grade", "item__gold_label__grade"):
+        entry = accuracy[rater_id]
+        entry.n += 1
+        if grade is not None:
+            entry.exact += int(grade == gold)
+            entry.within_one += int(abs(grade - gold) <= 1)
+    return dict(accuracy)
+
+
+def rater_statistics(*, pool: Pool) -> list[RaterStats]:
+    """Per-rater statistics (see `RaterStats`) for every current rater of the pool and every user who
+    has a judgement in it, ordered by username."""
+    judging = Judging.objects.select_related("rubric").filter(pool=pool).first()
+    labels = judging.rubric.labels if judging else []
+    members = set(judging.raters.values_list("pk", flat=True)) if judging else set()
+    judged = set(Judgement.objects.filter(item__pool=pool).values_list("rater_id", flat=True).distinct())
+    users = get_user_model().objects.filter(pk__in=members | judged).order_by("username")
+    table = {
+        user.pk: RaterStats(
+            rater_id=user.pk,
+            username=user.get_username(),
+            member=user.pk in members,
+            grades=dict.fromkeys(labels, 0),
+        )
+        for user in users
+    }
+    seconds: dict[int, list[float]] = defaultdict(list)
+    for rater_id, grade, unrateable, spent, imported in Judgement.objects.filter(item__pool=pool).values_list(
+        "rater_id", "grade", "unrateable", "seconds", "imported"
+    ):
+        entry = table[rater_id]
+        entry.judgements += 1
+        if unrateable:
+            entry.unrateable += 1
+        else:
+            entry.grades[grade] = entry.grades.get(grade, 0) + 1
+        if not imported:
+            seconds[rater_id].append(spent)
+    for rater_id, values in seconds.items():
+        table[rater_id].median_seconds = float(statistics.median(values))
+    for rater_id, skips in (
+        Assignment.objects.filter(item__pool=pool, state=Assignment.State.SKIPPED)
+        .values_list("rater_id")
+        .annotate(n=Count("id"))
+    ):
+        if rater_id in table:
+            table[rater_id].skips = skips
+    for rater_id, accuracy in gold_accuracy(pool=pool).items():
+        table[rater_id].gold = accuracy
+    return list(table.values())
+
+
+@dataclass
+class Progress:
+    """How far a pool's judging has come, overall and for one rater.
+
+    - `items`: items selected for judging; `complete`: those with at least their required judgements;
+    - `required`: the sum of required judgements over selected items; `judgements`: judgements made;
+    - `mine`: the rater's judgements in the pool;
+    - `left_for_me`: items the rater could still be given now: selected, not judged or skipped by them, and
+      gold or still short of judgements counting live leases; plus the rater's own live lease. (An adaptive
+      pool may select more items later.)
+    """
+
+    items: int
+    complete: int
+    required: int
+    judgements: int
+    mine: int
+    left_for_me: int
+
+    @property
+    def fraction(self) -> float:
+        return min(1.0, self.judgements / self.required) if self.required else 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "items": self.items,
+            "complete": self.complete,
+            "required": self.required,
+            "judgements": self.judgements,
+            "fraction": round(self.fraction, 4),
+            "mine": self.mine,
+            "left_for_me": self.left_for_me,
+        }
+
+
+def pool_progress(*, pool: Pool, rater: AbstractBaseUser) -> Progress:
+    """The `Progress` of `pool`, with `mine` and `left_for_me` for `rater`."""
+    selected = PoolItem.objects.filter(pool=pool, selected=True)
+    totals = selected.aggregate(
+        items=Count("id"),
+        complete=Count("id", filter=Q(num_judgements__gte=F("required_judgements"))),
+        required=Sum("required_judgements"),
+    )
+    taken_by_me = Assignment.objects.filter(item=OuterRef("pk"), rater=rater).exclude(
+        state=Assignment.State.EXPIRED
+    )
+    judged_by_me = Judgement.objects.filter(item=OuterRef("pk"), rater=rater)
+    open_for_me = (
+        selected.alias(taken=F("num_judgements") + F("active_leases"))
+        .filter(Q(gold=True) | Q(taken__lt=F("required_judgements")))
+        .exclude(Exists(taken_by_me))
+        .exclude(Exists(judged_by_me))
+        .count()
+    )
+    live = Assignment.objects.filter(item__pool=pool, rater=rater, state=Assignment.State.ACTIVE).count()
+    return Progress(
+        items=totals["items"] or 0,
+        complete=totals["complete"] or 0,
+        required=totals["required"] or 0,
+        judgements=Judgement.objects.filter(item__pool=pool).count(),
+        mine=Judgement.objects.filter(item__pool=pool, rater=rater).count(),
+        left_for_me=open_for_me + live,
+    )
+
+
+@dataclass
+class QueueJudgement:
+    """One rater's label on an item in the adjudication queue (what the adjudicator reads)."""
+
+    judgement_id: int
+    rater: str
+    grade: int | None
+    unrateable: bool
+    facets: dict[str, Any]
+    note: str
+    seconds: float
+    updated_at: datetime
+
+
+@dataclass
+class QueueEntry:
+    """An item of the adjudication queue with every grade, note and rater, and its gold grade if any."""
+
+    item_id: int
+    qid: str
+    query: str
+    docid: str
+    title: str
+    spread: int
+    unrateable_votes: int
+    gold: int | None
+    judgements: list[QueueJudgement]
+
+
+def adjudication_queue_details(*, pool: Pool, gap: int | None = None) -> list[QueueEntry]:
+    """`services.adjudication_queue` (items whose grades differ by at least `gap`, default the pool's
+    setting, largest spread first), with each item's topic, document, gold grade and every judgement."""
+    queue = services.adjudication_queue(pool=pool, gap=gap)
+    ids = [row["item_id"] for row in queue]
+    items = PoolItem.objects.select_related("topic", "document").in_bulk(ids)
+    gold = dict(GoldLabel.objects.filter(item_id__in=ids).values_list("item_id", "grade"))
+    labels: dict[int, list[QueueJudgement]] = defaultdict(list)
+    for judgement in (
+        Judgement.objects.filter(item_id__in=ids)
+        .select_related("rater")
+        .order_by("item_id", "created_at", "id")
+    ):
+        labels[judgement.item_id].append(
+            QueueJudgement(
+                judgement_id=judgement.pk,
+                rater=judgement.rater.get_username(),
+                grade=judgement.grade,
+                unrateable=judgement.unrateable,
+                facets=judgement.facets,
+                note=judgement.note,
+                seconds=judgement.seconds,
+                updated_at=judgement.updated_at,
+            )
+        )
+    return [
+        QueueEntry(
+            item_id=row["item_id"],
+            qid=items[row["item_id"]].topic.qid,
+            query=items[row["item_id"]].topic.query,
+            docid=items[row["item_id"]].document.docid,
+            title=items[row["item_id"]].document.title,
+            spread=row["spread"],
+            unrateable_votes=row["unrateable_votes"],
+            gold=gold.get(row["item_id"]),
+            judgements=labels[row["item_id"]],
+        )
+        for row in queue
+    ]
