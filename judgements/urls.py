@@ -1,4 +1,4 @@
-"""Rater pages: the rater's pools, the judging page."""
+"""Rater pages: the rater's pools, the judging page and its keyboard endpoints."""
 
 from __future__ import annotations
 
@@ -9,4 +9,8 @@ from judgements import views
 app_name = "judgements"
 urlpatterns = [
     path("", views.home, name="home"),
+    path("judge/<slug:pool>/", views.judge, name="judge"),
+    path("judge/<slug:pool>/submit/", views.submit, name="submit"),
+    path("judge/<slug:pool>/skip/", views.skip, name="skip"),
+    path("judge/<slug:pool>/revise/", views.revise, name="revise"),
 ]

@@ -1,15 +1,416 @@
-"""Rater pages."""
+"""Rater pages: the rater's pools, and the judging page with its keyboard endpoints.
+
+Every view is scoped to the pools the user is a rater of (anyone else gets a 404, anonymous users the
+login page). The judging endpoints answer a `fetch` (Accept: application/json) with the NEXT item already
+rendered, so the page swaps it in without a reload; a plain form post (no JavaScript) gets a redirect.
+
+Blindness (SPEC §5): the templates receive a topic, a document and the rater's own counts only. No run,
+rank, score, provenance, pool item id, other rater's grade or consensus is ever put in a context; the item
+on screen is named by the rater's own assignment id (or, when revising, their own judgement id), and each
+POST checks that it belongs to the user and to the pool.
+"""
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+import re
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
 
-from judgements.models import Judging
+import nh3
+from django.contrib import messages
+from django.contrib.auth.decorators import login_required
+from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Sum
+from django.db.models.functions import Least
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.template.loader import render_to_string
+from django.urls import reverse
+from django.utils import timezone
+from django.utils.html import escape
+from django.utils.safestring import SafeString, mark_safe
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_GET, require_POST
+
+from judgements import services
+from judgements.forms import JudgeForm, LabelForm, ReviseForm, RubricView, first_error
+from judgements.models import Assignment, Judgement, Judging
+from judgements.services import JudgingError
+from pooling.models import Document, PoolItem, Topic
+
+#: Sent with every rater page and fragment: no inline script or style, nothing from elsewhere.
+CONTENT_SECURITY_POLICY = (
+    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
+    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
+)
+
+# ------------------------------------------------------------------------------------ untrusted bodies
+
+#: Tags a document body may keep; everything else is stripped (its text kept), see `CLEAN_CONTENT`.
+ALLOWED_TAGS = frozenset(
+    {"p", "br", "ul", "ol", "li", "b", "i", "em", "strong", "code", "pre", "blockquote", "h1", "h2", "h3",
+     "h4", "h5", "h6", "a", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption"}
+)  # fmt: skip
+#: Tags removed together with their content.
+CLEAN_CONTENT = frozenset(
+    {"script", "style", "iframe", "object", "embed", "noscript", "template", "svg", "math", "textarea",
+     "select", "frame", "frameset", "title", "head"}
+)  # fmt: skip
+ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "td": {"colspan", "rowspan"}, "th": {"colspan", "rowspan"}}
+_TAG_NAMES = "|".join(sorted(ALLOWED_TAGS | CLEAN_CONTENT | {"div", "span", "img", "hr", "body", "html"}))
+#: A body "looks like HTML" if it has a closing tag, or an opening tag with no attribute or with `name=`
+#: attributes, of a known HTML element: `<object object>` in a docstring's signature is text.
+_LOOKS_HTML = re.compile(rf"</(?:{_TAG_NAMES})\s*>|<(?:{_TAG_NAMES})(?:\s+[\w:-]+\s*=[^<>]*)*\s*/?>", re.I)
+_BLOCK_TAG = re.compile(r"<(?:p|br|div|ul|ol|li|pre|table|h[1-6]|blockquote|hr|dl)\b", re.I)
+
+
+def render_body(text: str) -> SafeString:
+    """A document body as safe HTML for the rater's page.
+
+    Plain text (no HTML element in it) is escaped and kept verbatim in `<pre class="doc-text">`, line
+    breaks and indentation included. HTML goes through `nh3.clean` with `ALLOWED_TAGS` and
+    `ALLOWED_ATTRIBUTES`: no script, style, event handler, image, frame or form survives; links keep an
+    absolute http(s) or mailto `href` only, open in a new tab and get rel="noopener noreferrer nofollow".
+    HTML with no block element keeps its line breaks too (`class="doc-text"` is white-space: pre-wrap)."""
+    if not _LOOKS_HTML.search(text):
+        return mark_safe(f'<pre class="doc-text">{escape(text)}</pre>')  # noqa: S308 (escaped above)
+    cleaned = nh3.clean(
+        text,
+        tags=set(ALLOWED_TAGS),
+        clean_content_tags=set(CLEAN_CONTENT),
+        attributes={tag: set(names) for tag, names in ALLOWED_ATTRIBUTES.items()},
+        url_schemes={"http", "https", "mailto"},
+        url_relative="deny",
+        link_rel="noopener noreferrer nofollow",
+        set_tag_attribute_values={"a": {"target": "_blank"}},
+        strip_comments=True,
+    )
+    css = "doc-html" if _BLOCK_TAG.search(cleaned) else "doc-html doc-text"
+    return mark_safe(f'<div class="{css}">{cleaned}</div>')  # noqa: S308 (sanitised by nh3)
+
+
+def safe_link(url: str) -> str | None:
+    """The document's URL if it may be a link (absolute http or https), else None (shown as text)."""
+    return url if re.match(r"https?://", url or "", re.I) else None
+
+
+# ------------------------------------------------------------------------------------------- helpers
+
+
+def with_csp(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Add `CONTENT_SECURITY_POLICY` to the view's response."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
+        return response
+
+    return wrapped
+
+
+def wants_json(request: HttpRequest) -> bool:
+    """The page script asks with Accept: application/json; a plain form post does not."""
+    return "application/json" in request.headers.get("Accept", "")
+
+
+def judging_for(request: HttpRequest, pool_name: str) -> Judging:
+    """The pool's judging setup if the user is one of its raters, else 404 (managers included)."""
+    return get_object_or_404(
+        Judging.objects.select_related("pool", "rubric"), pool__name=pool_name, raters=request.user
+    )
+
+
+def posted_id(request: HttpRequest, name: str) -> int:
+    """An id from the POST body; anything but a positive integer is a 404 like a foreign id."""
+    raw = request.POST.get(name, "")
+    if not raw.isdigit() or int(raw) < 1:
+        raise Http404(f"no such {name}")
+    return int(raw)
+
+
+def progress(*, judging: Judging, user: Any, topic_id: int | None) -> dict[str, Any]:
+    """Counts for the progress bars, in one query over the pool's selected items.
+
+    - `done`/`need`: judgements made / needed in the pool, where an item counts at most its
+      `required_judgements` (a gold item shown to everyone does not overfill the bar); `topic_done`/
+      `topic_need` the same within `topic_id`.
+    - `mine`: items this user has judged in the pool; `mine_topic` within the topic.
+    - `left`: items still open to this user (what `next_item` could lease them now) plus their live lease.
+    """
+    now = timezone.now()
+    mine = Assignment.objects.filter(item=OuterRef("pk"), rater=user)
+    judged = Exists(Judgement.objects.filter(item=OuterRef("pk"), rater=user))
+    live = Exists(mine.filter(state=Assignment.State.ACTIVE, expires_at__gt=now))
+    taken = Exists(mine.exclude(state=Assignment.State.EXPIRED))
+    has_room = Q(gold=True) | Q(num_judgements__lt=F("required_judgements") - F("active_leases"))
+    done = Least(F("num_judgements"), F("required_judgements"), output_field=IntegerField())
+    in_topic = Q(topic_id=topic_id)
+    counts = PoolItem.objects.filter(pool_id=judging.pool_id, selected=True).aggregate(
+        need=Sum("required_judgements"),
+        done=Sum(done),
+        topic_need=Sum("required_judgements", filter=in_topic),
+        topic_done=Sum(done, filter=in_topic),
+        mine=Count("pk", filter=Q(judged)),
+        mine_topic=Count("pk", filter=Q(judged) & in_topic),
+        live=Count("pk", filter=Q(live)),
+        open=Count("pk", filter=has_room & ~Q(taken) & ~Q(judged)),
+    )
+    counts = {key: value or 0 for key, value in counts.items()}
+    counts["left"] = counts["open"] + counts["live"]
+    counts["percent"] = round(100 * counts["done"] / counts["need"]) if counts["need"] else 100
+    counts["topic_percent"] = (
+        round(100 * counts["topic_done"] / counts["topic_need"]) if counts["topic_need"] else 100
+    )
+    return counts
+
+
+def item_context(
+    *, judging: Judging, user: Any, topic: Topic | None, document: Document | None
+) -> dict[str, Any]:
+    """What the three swappable parts of the judging page show: topic, document, progress."""
+    return {
+        "pool": judging.pool,
+        "topic": topic,
+        "document": document,
+        "body": render_body(document.text) if document is not None else "",
+        "link": safe_link(document.url) if document is not None else None,
+        "progress": progress(judging=judging, user=user, topic_id=topic.pk if topic else None),
+    }
+
+
+PARTS = {"topic": "judgements/_topic.html", "document": "judgements/_document.html",
+         "progress": "judgements/_progress.html"}  # fmt: skip
+
+
+def state(
+    request: HttpRequest,
+    *,
+    judging: Judging,
+    assignment: Assignment | None = None,
+    judgement: Judgement | None = None,
+    back: int = 0,
+    flash: str = "",
+    error: str = "",
+) -> dict[str, Any]:
+    """The page's state: `mode` ('item', 'revise' or 'done'), the id the next POST names, the rendered
+    parts, and in revise mode the judgement's current label (to highlight its grade)."""
+    item = judgement.item if judgement is not None else assignment.item if assignment is not None else None
+    context = item_context(
+        judging=judging,
+        user=request.user,
+        topic=item.topic if item else None,
+        document=item.document if item else None,
+    )
+    mode = "revise" if judgement is not None else "item" if assignment is not None else "done"
+    context["mode"] = mode
+    label = None
+    if judgement is not None:
+        label = {
+            "grade": judgement.grade,
+            "unrateable": judgement.unrateable,
+            "facets": {k: str(v) for k, v in judgement.facets.items()},
+            "note": judgement.note,
+        }
+    return {
+        "mode": mode,
+        "assignment": assignment.pk if assignment is not None else None,
+        "judgement": judgement.pk if judgement is not None else None,
+        "back": back,
+        "label": label,
+        "topic": item.topic.qid if item else "",
+        # Rendered without the request: the parts need no context processor (saves their queries).
+        "parts": {name: render_to_string(path, context) for name, path in PARTS.items()},
+        "flash": flash,
+        "error": error,
+        "_context": context,
+    }
+
+
+def respond(
+    request: HttpRequest, *, judging: Judging, rubric: RubricView, status: int = 200, **kwargs: Any
+) -> HttpResponse:
+    """JSON for the page script, the whole page otherwise."""
+    data = state(request, judging=judging, **kwargs)
+    context = data.pop("_context")
+    if wants_json(request):
+        return JsonResponse(data, status=status)
+    context.update(
+        {
+            "judging": judging,
+            "rubric": rubric,
+            "state": data,
+            "config": {
+                **rubric.config(),
+                "urls": {
+                    "judge": reverse("judgements:judge", args=[judging.pool.name]),
+                    "submit": reverse("judgements:submit", args=[judging.pool.name]),
+                    "skip": reverse("judgements:skip", args=[judging.pool.name]),
+                    "revise": reverse("judgements:revise", args=[judging.pool.name]),
+                },
+                "state": {k: v for k, v in data.items() if k != "parts"},
+            },
+        }
+    )
+    return render(request, "judgements/judge.html", context, status=status)
+
+
+def current_state(request: HttpRequest, judging: Judging, rubric: RubricView, **kwargs: Any) -> HttpResponse:
+    """The rater's live item (or a newly leased one, or 'all done'), with a flash or an error."""
+    assignment = services.next_item(pool=judging.pool, rater=request.user)
+    return respond(request, judging=judging, rubric=rubric, assignment=assignment, **kwargs)
+
+
+def after_post(
+    request: HttpRequest,
+    judging: Judging,
+    rubric: RubricView,
+    *,
+    flash: str = "",
+    error: str = "",
+    status: int = 200,
+) -> HttpResponse:
+    """After a POST: the next item for the script; for a plain form, a message and a redirect."""
+    if wants_json(request):
+        return current_state(request, judging, rubric, flash=flash, error=error, status=status)
+    if error:
+        messages.error(request, error)
+    elif flash:
+        messages.success(request, flash)
+    return redirect("judgements:judge", judging.pool.name)
+
+
+def invalid(request: HttpRequest, judging: Judging, rubric: RubricView, form: LabelForm) -> HttpResponse:
+    """400: what was wrong, nothing stored; the rater stays on the same item."""
+    message = first_error(form)
+    if wants_json(request):
+        return JsonResponse({"error": message}, status=400)
+    return current_state(request, judging, rubric, error=message, status=400)
+
+
+def label_text(rubric: RubricView, data: dict[str, Any]) -> str:
+    return rubric.label_of(grade=data["grade"], unrateable=data["unrateable"])
+
+
+# --------------------------------------------------------------------------------------------- pages
 
 
 @login_required
+@require_GET
+@with_csp
 def home(request: HttpRequest) -> HttpResponse:
-    judgings = Judging.objects.for_rater(request.user).select_related("pool")
-    return render(request, "judgements/home.html", {"judgings": judgings})
+    """The pools the user rates, with the pool's progress, their own count and what is left for them."""
+    rows = []
+    for judging in Judging.objects.for_rater(request.user).select_related("pool").order_by("pool__name"):
+        counts = progress(judging=judging, user=request.user, topic_id=None)
+        rows.append({"judging": judging, "pool": judging.pool, "progress": counts})
+    return render(request, "judgements/home.html", {"rows": rows})
+
+
+@login_required
+@require_GET
+@never_cache
+@with_csp
+def judge(request: HttpRequest, pool: str) -> HttpResponse:
+    """The judging page: the rater's live item (resumed) or the next one, or 'all done'."""
+    judging = judging_for(request, pool)
+    return current_state(request, judging, RubricView(judging.rubric))
+
+
+@login_required
+@require_POST
+@never_cache
+@with_csp
+def submit(request: HttpRequest, pool: str) -> HttpResponse:
+    """Record a grade (or 'unrateable') for the rater's leased item; answer with the next item."""
+    judging = judging_for(request, pool)
+    assignment = get_object_or_404(
+        Assignment, pk=posted_id(request, "assignment"), rater=request.user, item__pool=judging.pool
+    )
+    rubric = RubricView(judging.rubric)
+    form = JudgeForm(request.POST, rubric=rubric)
+    if not form.is_valid():
+        return invalid(request, judging, rubric, form)
+    data = form.cleaned_data
+    seconds = data["seconds"]
+    if seconds is None:  # no script: the time since the lease began, at most the lease
+        elapsed = (timezone.now() - assignment.leased_at).total_seconds()
+        seconds = max(0.0, min(elapsed, judging.lease_minutes * 60.0))
+    try:
+        services.submit_judgement(
+            assignment=assignment, grade=data["grade"], unrateable=data["unrateable"],
+            facets=data["facets"], note=data["note"], seconds=seconds,
+        )  # fmt: skip
+    except JudgingError as exc:
+        return after_post(request, judging, rubric, error=str(exc), status=409)
+    return after_post(request, judging, rubric, flash=f"Saved: {label_text(rubric, data)}")
+
+
+@login_required
+@require_POST
+@never_cache
+@with_csp
+def skip(request: HttpRequest, pool: str) -> HttpResponse:
+    """Give the leased item back (not offered to this rater again); answer with the next item."""
+    judging = judging_for(request, pool)
+    assignment = get_object_or_404(
+        Assignment, pk=posted_id(request, "assignment"), rater=request.user, item__pool=judging.pool
+    )
+    rubric = RubricView(judging.rubric)
+    try:
+        services.skip_item(assignment=assignment)
+    except JudgingError as exc:
+        return after_post(request, judging, rubric, error=str(exc), status=409)
+    return after_post(request, judging, rubric, flash="Skipped")
+
+
+@login_required
+@never_cache
+@with_csp
+def revise(request: HttpRequest, pool: str) -> HttpResponse:
+    """GET: the rater's `back`-th most recent judgement in this pool (0 = the last one), to change.
+    POST: change one of the rater's own judgements (a revision is kept); answer with the current item."""
+    judging = judging_for(request, pool)
+    if request.method == "POST":
+        return revise_post(request, judging)
+    if request.method != "GET":
+        return HttpResponse(status=405)
+    raw = request.GET.get("back", "0")
+    back = int(raw) if raw.isdigit() else 0
+    rubric = RubricView(judging.rubric)
+    mine = Judgement.objects.filter(item__pool=judging.pool, rater=request.user)
+    found = list(
+        mine.select_related("item__topic", "item__document").order_by("-created_at", "-id")[back : back + 1]
+    )
+    if not found:
+        error = (
+            "No earlier judgement to revise." if back else "You have not judged anything in this pool yet."
+        )
+        if wants_json(request):
+            return JsonResponse({"error": error}, status=409)
+        messages.info(request, error)
+        return redirect("judgements:judge", judging.pool.name)
+    return respond(request, judging=judging, rubric=rubric, judgement=found[0], back=back)
+
+
+def revise_post(request: HttpRequest, judging: Judging) -> HttpResponse:
+    judgement = get_object_or_404(
+        Judgement.objects.select_related("rubric"),
+        pk=posted_id(request, "judgement"),
+        rater=request.user,
+        item__pool=judging.pool,
+    )
+    rubric = RubricView(judging.rubric)
+    label_rubric = rubric if judgement.rubric_id == judging.rubric_id else RubricView(judgement.rubric)
+    form = ReviseForm(request.POST, rubric=label_rubric)
+    if not form.is_valid():
+        return invalid(request, judging, rubric, form)
+    data = form.cleaned_data
+    try:
+        services.revise_judgement(
+            judgement=judgement, by=request.user, grade=data["grade"], unrateable=data["unrateable"],
+            facets=data["facets"], note=data["note"],
+        )  # fmt: skip
+    except JudgingError as exc:
+        return after_post(request, judging, rubric, error=str(exc), status=409)
+    return after_post(request, judging, rubric, flash=f"Revised: {label_text(label_rubric, data)}")

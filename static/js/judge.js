@@ -1,0 +1,318 @@
+/* The judging page. A key press POSTs (fetch, CSRF token) to an endpoint that records the label and
+ * answers with the NEXT item already rendered; the parts are swapped in without a reload.
+ *
+ * No inline script or handler may run under the page's Content-Security-Policy, so the rubric's keys
+ * and the endpoints come from the JSON block #judge-config. The parts the server sends are rendered by
+ * Django templates (escaped) and the document body is sanitised by nh3 before it gets here.
+ *
+ * Keys: a grade's key saves that grade; the unrateable key (x) saves "can't judge"; s skips; u shows
+ * the previous judgement to change (u again goes further back, Esc returns); n focuses the note (Esc
+ * leaves it); facet keys toggle a facet's choice. A held key does not repeat, and grade keys are ignored
+ * for GUARD_MS after a new document appears so that a double tap cannot judge a document unseen.
+ */
+(function () {
+  "use strict";
+
+  var GUARD_MS = 200;
+  var configEl = document.getElementById("judge-config");
+  var root = document.getElementById("judge");
+  var form = document.getElementById("judge-form");
+  if (!configEl || !root || !form) return;
+
+  var config = JSON.parse(configEl.textContent);
+  var urls = config.urls;
+  var slots = {
+    topic: document.getElementById("slot-topic"),
+    document: document.getElementById("slot-document"),
+    progress: document.getElementById("slot-progress"),
+  };
+  var note = document.getElementById("note");
+  var flashEl = document.getElementById("flash");
+  var errorEl = document.getElementById("judge-error");
+  var reviseLink = form.querySelector("[data-action=revise]");
+  var csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
+
+  var state = config.state;             // mode, assignment, judgement, back, label, topic
+  var itemState = state.mode === "revise" ? null : state;  // what Esc returns to
+  var saved = null;                     // note and facets typed on the item before revising
+  var busy = false;
+  var shownAt = performance.now();      // when the current document appeared
+  var elapsed = 0;                      // ms already spent on this item before a revise detour
+  var guardUntil = 0;
+
+  // ------------------------------------------------------------------------------------ helpers
+
+  function now() { return performance.now(); }
+
+  function flash(text) {
+    if (!text) return;
+    flashEl.textContent = text;
+    flashEl.classList.remove("show");
+    void flashEl.offsetWidth;  // restart the animation
+    flashEl.classList.add("show");
+  }
+
+  function showError(text) {
+    errorEl.textContent = text || "";
+    errorEl.hidden = !text;
+  }
+
+  function facetInputs(name) {
+    return form.querySelectorAll('input[type=radio][name="facet_' + name + '"]');
+  }
+
+  function readFacets() {
+    var out = {};
+    var checked = form.querySelectorAll("input[type=radio]:checked");
+    for (var i = 0; i < checked.length; i++) out[checked[i].name.slice(6)] = checked[i].value;
+    return out;
+  }
+
+  function writeFacets(values) {
+    var radios = form.querySelectorAll("input[type=radio]");
+    for (var i = 0; i < radios.length; i++) {
+      var name = radios[i].name.slice(6);
+      radios[i].checked = !!values && values[name] === radios[i].value;
+    }
+  }
+
+  function markCurrent(label) {
+    var buttons = form.querySelectorAll("button.grade");
+    for (var i = 0; i < buttons.length; i++) {
+      var b = buttons[i];
+      var on = !!label && (b.name === "unrateable" ? label.unrateable
+        : !label.unrateable && String(label.grade) === b.value);
+      b.classList.toggle("current", on);
+    }
+  }
+
+  function press(button) {
+    if (!button) return;
+    button.classList.add("pressed");
+    setTimeout(function () { button.classList.remove("pressed"); }, 250);
+  }
+
+  // ------------------------------------------------------------------------------------ rendering
+
+  function screenKey(data) {
+    return data.mode + ":" + (data.assignment || data.judgement || "");
+  }
+
+  function render(data) {
+    var prevMode = state.mode;
+    if (prevMode === "item" && data.mode !== "item") {
+      elapsed += now() - shownAt;  // the clock stops while the rater revises
+      saved = { note: note.value, facets: readFacets() };
+    }
+    var sameItem = data.mode === "item" && !!itemState && itemState.mode === "item"
+      && itemState.assignment === data.assignment;
+    var newScreen = screenKey(data) !== screenKey(state);
+    var newTopic = !!data.topic && data.topic !== state.topic;
+
+    slots.topic.innerHTML = data.parts.topic;
+    slots.document.innerHTML = data.parts.document;
+    slots.progress.innerHTML = data.parts.progress;
+    state = data;
+    root.dataset.mode = data.mode;
+    form.elements.assignment.value = data.assignment || "";
+    form.elements.judgement.value = data.judgement || "";
+    form.action = data.mode === "revise" ? urls.revise : urls.submit;
+    reviseLink.href = urls.revise + (data.mode === "revise" ? "?back=" + (data.back + 1) : "");
+
+    if (data.mode === "revise") {
+      markCurrent(data.label);
+      writeFacets(data.label.facets);
+      note.value = data.label.note || "";
+    } else {
+      markCurrent(null);
+      if (!sameItem) {
+        writeFacets(null);
+        note.value = "";
+        elapsed = 0;
+        shownAt = now();
+      } else if (prevMode !== "item") {
+        if (saved) { writeFacets(saved.facets); note.value = saved.note; }
+        shownAt = now();
+      }
+      saved = null;
+      itemState = data;
+    }
+    if (newTopic) {
+      var topic = slots.topic.querySelector(".topic");
+      if (topic) topic.classList.add("changed");
+    }
+    if (newScreen) {
+      window.scrollTo(0, 0);
+      guardUntil = now() + GUARD_MS;
+    }
+  }
+
+  function apply(result) {
+    var data = result.data;
+    if (data.parts) render(data);
+    showError(data.error || "");
+    if (!data.error) flash(data.flash);
+  }
+
+  function request(url, options) {
+    busy = true;
+    root.classList.add("busy");
+    options.headers = { "Accept": "application/json", "X-CSRFToken": csrf };
+    options.credentials = "same-origin";
+    return fetch(url, options).then(function (response) {
+      if (response.redirected) {
+        return { status: 401, data: { error: "You were logged out. Reload the page to log in again." } };
+      }
+      return response.json().then(
+        function (data) { return { status: response.status, data: data }; },
+        function () {
+          return { status: response.status, data: { error: "The server could not do that (" +
+            response.status + "). Nothing was saved; reload the page to continue." } };
+        });
+    }).catch(function () {
+      return { status: 0, data: { error: "Could not reach the server. Nothing was saved; try again." } };
+    }).then(function (result) {
+      busy = false;
+      root.classList.remove("busy");
+      apply(result);
+      return result;
+    });
+  }
+
+  function post(url, fields) {
+    var body = new URLSearchParams();
+    Object.keys(fields).forEach(function (k) { body.append(k, fields[k]); });
+    return request(url, { method: "POST", body: body });
+  }
+
+  // ------------------------------------------------------------------------------------ actions
+
+  function ready() { return !busy && now() >= guardUntil; }
+
+  function missingFacet() {
+    var chosen = readFacets();
+    for (var i = 0; i < config.required.length; i++) {
+      if (!chosen[config.required[i].name]) return config.required[i];
+    }
+    return null;
+  }
+
+  function label(choice, button) {
+    if (state.mode === "done" || !ready()) return;
+    if (!choice.unrateable) {
+      var missing = missingFacet();
+      if (missing) {
+        showError("Choose " + missing.label + " first: it is required.");
+        var fieldset = form.querySelector('fieldset[data-facet="' + missing.name + '"]');
+        if (fieldset) { fieldset.classList.remove("wanted"); void fieldset.offsetWidth; fieldset.classList.add("wanted"); }
+        return;
+      }
+    }
+    var fields = readFacets();
+    var out = {};
+    Object.keys(fields).forEach(function (k) { out["facet_" + k] = fields[k]; });
+    out.note = note.value;
+    if (choice.unrateable) out.unrateable = "1"; else out.grade = String(choice.grade);
+    press(button);
+    if (state.mode === "revise") {
+      out.judgement = state.judgement;
+      post(urls.revise, out);
+    } else {
+      out.assignment = state.assignment;
+      out.seconds = ((elapsed + now() - shownAt) / 1000).toFixed(3);
+      post(urls.submit, out);
+    }
+  }
+
+  function skip() {
+    if (state.mode !== "item" || !ready()) return;
+    press(form.querySelector("[data-action=skip]"));
+    post(urls.skip, { assignment: state.assignment });
+  }
+
+  function revisePrevious() {
+    if (busy) return;
+    var back = state.mode === "revise" ? state.back + 1 : 0;
+    request(urls.revise + "?back=" + back, { method: "GET" });
+  }
+
+  function returnToItem() {
+    if (state.mode !== "revise") return;
+    if (itemState) {
+      render(itemState);
+      showError("");
+    } else {
+      window.location.assign(urls.judge);
+    }
+  }
+
+  function toggleFacet(choice) {
+    if (state.mode === "done") return;
+    var inputs = facetInputs(choice.facet);
+    for (var i = 0; i < inputs.length; i++) {
+      if (inputs[i].value === choice.value) inputs[i].checked = !inputs[i].checked;
+    }
+    var fieldset = form.querySelector('fieldset[data-facet="' + choice.facet + '"]');
+    if (fieldset) fieldset.classList.remove("wanted");
+  }
+
+  function gradeButton(value) {
+    return form.querySelector('button.grade[name=grade][value="' + value + '"]');
+  }
+
+  // ------------------------------------------------------------------------------------ events
+
+  document.addEventListener("keydown", function (e) {
+    if (e.ctrlKey || e.metaKey || e.altKey || e.isComposing) return;
+    var t = e.target;
+    var typing = t && (t.tagName === "TEXTAREA" || t.tagName === "SELECT" || t.isContentEditable
+      || (t.tagName === "INPUT" && t.type !== "radio" && t.type !== "checkbox"));
+    if (typing) {
+      if (e.key === "Escape") { e.preventDefault(); t.blur(); }
+      return;
+    }
+    if (e.repeat) return;
+    var key = e.key;
+    var lower = key.length === 1 ? key.toLowerCase() : key;
+    var grade = config.grades[key] || config.grades[lower];
+    if (grade) { e.preventDefault(); label({ grade: grade.value }, gradeButton(grade.value)); return; }
+    if (config.unrateable && lower === config.unrateable.toLowerCase()) {
+      e.preventDefault();
+      label({ unrateable: true }, form.querySelector("button.grade.unrateable"));
+      return;
+    }
+    if (key === "Escape") { returnToItem(); return; }
+    if (lower === "n") { if (state.mode !== "done") { e.preventDefault(); note.focus(); } return; }
+    if (lower === "u") { e.preventDefault(); revisePrevious(); return; }
+    if (lower === "s") { e.preventDefault(); skip(); return; }
+    var facet = config.facets[lower];
+    if (facet) { e.preventDefault(); toggleFacet(facet); }
+  });
+
+  form.addEventListener("submit", function (e) {
+    e.preventDefault();
+    var b = e.submitter;
+    if (!b) return;
+    if (b.dataset.action === "skip") skip();
+    else if (b.name === "unrateable") label({ unrateable: true }, b);
+    else if (b.name === "grade") label({ grade: Number(b.value) }, b);
+  });
+
+  form.addEventListener("click", function (e) {
+    var link = e.target.closest("a[data-action]");
+    if (!link) return;
+    e.preventDefault();
+    if (link.dataset.action === "revise") revisePrevious();
+    else if (link.dataset.action === "return") returnToItem();
+  });
+
+  form.addEventListener("change", function (e) {
+    if (e.target.type === "radio") {
+      var fieldset = e.target.closest("fieldset");
+      if (fieldset) fieldset.classList.remove("wanted");
+    }
+  });
+
+  flashEl.addEventListener("animationend", function () { flashEl.classList.remove("show"); });
+  root.classList.add("scripted");
+})();
