@@ -471,11 +471,23 @@ def test_it_refuses_a_duplicate_split_across_blocks(loaded: Collection, tmp_path
     with pytest.raises(CommandError) as info:
         run("import_run", "news", path)
 
-    assert "duplicate" in str(info.value)
-    assert "'d01'" in str(info.value)
-    assert "'301'" in str(info.value)
-    assert str(path) in str(info.value)
     assert counts() == before
+    assert f"{path}:4: duplicate document 'd01' in topic '301'" in str(info.value)
+
+
+def test_it_refuses_a_duplicate_split_across_blocks_of_a_gzipped_run_with_skipped_topics(
+    loaded: Collection, tmp_path: Path
+) -> None:
+    rows = [("301", "d01", 3.0), ("999", "d02", 2.0), ("302", "d05", 1.0), ("999", "d02", 2.0)]
+    rows += [("301", "d02", 1.0), ("301", "d01", 1.0)]
+    path = make_file(tmp_path, "split.txt.gz", run_lines(rows), compress=True)
+    before = counts()
+
+    with pytest.raises(CommandError) as info:
+        run("import_run", "news", path, skip_unknown_topics=True)
+
+    assert counts() == before
+    assert f"{path}:6: duplicate document 'd01' in topic '301'" in str(info.value)
 
 
 def test_it_imports_a_large_gzipped_run_in_batches(collection: Collection, tmp_path: Path) -> None:
