@@ -15,6 +15,12 @@ from tests.factories import make_pool, make_user
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    """The personas' passwords are hashed at creation: a fast hasher keeps these tests quick."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 FACETS = [
     {"name": "freshness", "label": "Freshness", "choices": ["fresh", "stale"], "required": True},
     {"name": "authority", "label": "Authority", "choices": ["high", "low"]},
