@@ -1,8 +1,21 @@
+"""Admin: collections, documents, topics, runs and jobs; pools through the pooling services."""
+
 from __future__ import annotations
 
-from django.contrib import admin
+from typing import Any
 
-from pooling.models import Collection, Document, Job, Run, Topic
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin import helpers
+from django.contrib.admin.widgets import FilteredSelectMultiple
+from django.http import HttpRequest
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html
+
+from pooling import services
+from pooling.api import active_build, start_build
+from pooling.models import Collection, Document, Job, Pool, Run, Topic
 
 
 @admin.register(Collection)
@@ -39,3 +52,171 @@ class JobAdmin(admin.ModelAdmin):
     list_display = ["id", "kind", "status", "collection", "progress", "created_at", "finished_at"]
     list_filter = ["kind", "status"]
     readonly_fields = [f.name for f in Job._meta.fields]
+
+
+# --------------------------------------------------------------------------------------------- pools
+
+
+class PoolAddForm(forms.ModelForm):
+    """Creates the pool through `services.create_pool`, which validates the runs and every parameter.
+
+    The service runs once the form's own checks pass (in `full_clean`); its refusal becomes a form error,
+    so nothing is stored and the page shows why. The admin's `save_model` then has nothing left to save.
+    """
+
+    runs = forms.ModelMultipleChoiceField(
+        queryset=Run.objects.select_related("collection").order_by("collection__name", "name"),
+        widget=FilteredSelectMultiple("runs", is_stacked=False),
+        help_text="The contributing runs (all of the pool's collection).",
+    )
+
+    class Meta:
+        model = Pool
+        fields = [
+            "name", "description", "collection", "segment", "runs", "strategy", "depth", "budget", "seed",
+            "judgements_per_item", "double_judge_fraction", "relevance_level", "price_per_judgement",
+        ]  # fmt: skip
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["runs"].label_from_instance = lambda run: f"{run.collection.name} / {run.name}"
+        self.created: Pool | None = None
+
+    def full_clean(self) -> None:
+        super().full_clean()
+        if self.errors or not hasattr(self, "cleaned_data"):
+            return
+        data = self.cleaned_data
+        try:
+            self.created = services.create_pool(
+                name=data["name"],
+                description=data.get("description", ""),
+                collection=data["collection"],
+                runs=data["runs"],
+                strategy=data["strategy"],
+                depth=data["depth"],
+                budget=data.get("budget"),
+                seed=data["seed"],
+                judgements_per_item=data["judgements_per_item"],
+                double_judge_fraction=data.get("double_judge_fraction"),
+                relevance_level=data["relevance_level"],
+                segment=data.get("segment", ""),
+                price_per_judgement=data["price_per_judgement"],
+            )
+        except services.PoolError as exc:
+            self.add_error(None, str(exc))
+
+    def save(self, commit: bool = True) -> Pool:
+        assert self.created is not None, "the pool is created when the form is validated"
+        self.save_m2m = lambda: None  # the service linked the runs
+        return self.created
+
+
+class PoolChangeForm(forms.ModelForm):
+    """After creation only the description and the price change here; runs change through the actions
+    (add runs) and the API, which keep the pool's items consistent."""
+
+    class Meta:
+        model = Pool
+        fields = ["description", "price_per_judgement"]
+
+
+class AddRunsForm(forms.Form):
+    runs = forms.ModelMultipleChoiceField(queryset=Run.objects.none(), widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, *args: Any, collection_id: int, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["runs"].queryset = Run.objects.filter(collection_id=collection_id).order_by("name")
+
+
+@admin.register(Pool)
+class PoolAdmin(admin.ModelAdmin):
+    """Pools are created, built and extended through the pooling services, never by saving rows."""
+
+    list_display = ["name", "collection", "strategy", "depth", "budget", "status", "statistics", "created_at"]
+    list_filter = ["status", "strategy", "collection"]
+    search_fields = ["name", "description"]
+    actions = ["build_pools", "add_runs"]
+    readonly_fields = [
+        "name", "collection", "segment", "run_names", "strategy", "depth", "budget", "seed",
+        "judgements_per_item", "double_judge_fraction", "relevance_level", "status", "created_at",
+        "built_at", "statistics",
+    ]  # fmt: skip
+
+    def get_form(
+        self, request: HttpRequest, obj: Pool | None = None, change: bool = False, **kwargs: Any
+    ) -> Any:
+        if obj is None:
+            return PoolAddForm
+        kwargs["form"] = PoolChangeForm
+        kwargs["fields"] = ["description", "price_per_judgement"]
+        return super().get_form(request, obj, change=change, **kwargs)
+
+    def get_readonly_fields(self, request: HttpRequest, obj: Pool | None = None) -> Any:
+        return self.readonly_fields if obj is not None else []
+
+    def get_fields(self, request: HttpRequest, obj: Pool | None = None) -> Any:
+        if obj is None:
+            return PoolAddForm.Meta.fields
+        return ["description", "price_per_judgement", *self.readonly_fields]
+
+    def save_model(self, request: HttpRequest, obj: Pool, form: Any, change: bool) -> None:
+        if change:  # only the description and price, which no service owns
+            super().save_model(request, obj, form, change)
+        # on add, services.create_pool already stored the pool and its runs (PoolAddForm)
+
+    def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
+        if change:
+            super().save_related(request, form, formsets, change)
+
+    @admin.display(description="runs")
+    def run_names(self, pool: Pool) -> str:
+        return ", ".join(sorted(pool.runs.values_list("name", flat=True))) or "–"
+
+    @admin.display(description="statistics")
+    def statistics(self, pool: Pool) -> str:
+        return format_html('<a href="{}">statistics</a>', reverse("pooling:pool-detail", args=[pool.name]))
+
+    @admin.action(description="Build the selected pools (a background job each)")
+    def build_pools(self, request: HttpRequest, queryset: Any) -> None:
+        for pool in queryset:
+            if active_build(pool) is not None:
+                self.message_user(request, f"{pool.name}: a build is under way already", messages.WARNING)
+                continue
+            job = start_build(pool=pool, user=request.user)
+            self.message_user(request, f"{pool.name}: build queued (job {job.pk})", messages.SUCCESS)
+
+    @admin.action(description="Add runs to the selected pools")
+    def add_runs(self, request: HttpRequest, queryset: Any) -> TemplateResponse | None:
+        pools = list(queryset.select_related("collection"))
+        collections = {pool.collection_id for pool in pools}
+        if len(collections) != 1:
+            self.message_user(request, "Choose pools of one collection to add runs to.", messages.ERROR)
+            return None
+        form = AddRunsForm(
+            request.POST if "apply" in request.POST else None, collection_id=next(iter(collections))
+        )
+        if form.is_valid():
+            for pool in pools:
+                try:
+                    summary = services.add_runs(pool=pool, runs=form.cleaned_data["runs"])
+                except services.PoolError as exc:
+                    self.message_user(request, f"{pool.name}: {exc}", messages.ERROR)
+                    continue
+                self.message_user(
+                    request,
+                    f"{pool.name}: {summary.items_added} items and {summary.provenance_added} provenance "
+                    f"rows added",
+                    messages.SUCCESS,
+                )
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Add runs",
+            "opts": self.model._meta,
+            "pools": pools,
+            "form": form,
+            "action": "add_runs",
+            "action_checkbox_name": helpers.ACTION_CHECKBOX_NAME,
+        }
+        return TemplateResponse(request, "pooling/admin_add_runs.html", context)

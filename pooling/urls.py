@@ -9,4 +9,6 @@ from pooling import views
 app_name = "pooling"
 urlpatterns = [
     path("", views.pool_list, name="pool-list"),
+    path("<slug:name>/", views.pool_detail, name="pool-detail"),
+    path("<slug:name>/build/", views.pool_build, name="pool-build"),
 ]

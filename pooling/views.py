@@ -1,18 +1,116 @@
-"""Pool pages for managers: the list of pools, a pool's statistics."""
+"""Pool pages for managers: the list of pools with their progress, a pool's statistics, starting a build."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
+from typing import Any
+
+from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_GET, require_POST
 
-from pooling.models import Pool
+from labeling import plots
+from pooling import services, stats
+from pooling.api import active_build, start_build
+from pooling.models import Job, Pool
 from pooling.permissions import is_manager
 
+# A page showing a running build reloads itself this often (seconds): live progress without scripts.
+REFRESH_SECONDS = 3
 
-@login_required
+
+def manager_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """Log in first; then pool managers and admins only (403 for everyone else)."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not is_manager(request.user):
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def _percent(done: int, total: int) -> int:
+    return round(100 * done / total) if total else 0
+
+
+@require_GET
+@manager_required
 def pool_list(request: HttpRequest) -> HttpResponse:
-    if not is_manager(request.user):
-        raise PermissionDenied
-    return render(request, "pooling/pool_list.html", {"pools": Pool.objects.select_related("collection")})
+    pools = list(Pool.objects.select_related("collection").order_by("name"))
+    progress = stats.pool_progress(pools)
+    jobs: dict[int, Job] = {}
+    for job in Job.objects.filter(kind=Job.Kind.BUILD_POOL).order_by("created_at", "pk"):
+        jobs[job.params.get("pool")] = job
+    rows = []
+    for pool in pools:
+        counts = progress[pool.pk]
+        job = jobs.get(pool.pk)
+        building = job is not None and not job.finished
+        rows.append(
+            {
+                "pool": pool,
+                **counts,
+                "percent": _percent(counts["judged"], counts["selected"]),
+                "job": job if building else None,
+                "job_percent": round(100 * float(job.live()["progress"])) if building and job else 0,
+            }
+        )
+    refresh = REFRESH_SECONDS if any(row["job"] for row in rows) else None
+    return render(request, "pooling/pool_list.html", {"rows": rows, "refresh": refresh})
+
+
+@require_GET
+@manager_required
+def pool_detail(request: HttpRequest, name: str) -> HttpResponse:
+    pool = get_object_or_404(Pool.objects.select_related("collection"), name=name)
+    statistics = stats.pool_statistics(pool)
+    job = active_build(pool)
+    live = job.live() if job is not None else {}
+    heatmap = None
+    if statistics.overlap_runs:
+        heatmap = mark_safe(  # noqa: S308 - labeling.plots escapes every label
+            plots.heatmap(
+                statistics.overlap,
+                statistics.overlap_runs,
+                title=f"Overlap (Jaccard) of the runs' top-{pool.depth}",
+                vmin=0.0,
+                vmax=1.0,
+                show_values=len(statistics.overlap_runs) <= 30,
+                scale_label="Jaccard",
+            )
+        )
+    context = {
+        "pool": pool,
+        "stats": statistics,
+        "runs_with_share": [
+            {"run": r, "unique_percent": _percent(r.unique, r.contributed)} for r in statistics.runs
+        ],
+        "estimate": services.estimate_pool(pool=pool) if pool.status != Pool.Status.BUILT else None,
+        "percent": _percent(statistics.judged, statistics.selected),
+        "heatmap": heatmap,
+        "job": job,
+        "job_percent": round(100 * float(live.get("progress", 0.0))),
+        "job_message": live.get("message", ""),
+        "refresh": REFRESH_SECONDS if job is not None else None,
+    }
+    return render(request, "pooling/pool_detail.html", context)
+
+
+@require_POST
+@manager_required
+def pool_build(request: HttpRequest, name: str) -> HttpResponse:
+    pool = get_object_or_404(Pool, name=name)
+    if active_build(pool) is not None:
+        messages.info(request, f"Pool {pool.name} is being built already.")
+    else:
+        job = start_build(pool=pool, user=request.user)
+        messages.success(request, f"Build of pool {pool.name} started (job {job.pk}).")
+    return redirect("pooling:pool-detail", name=pool.name)
