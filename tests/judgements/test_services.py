@@ -21,6 +21,7 @@ def fast_passwords(settings):
     """The personas' passwords are hashed at creation: a fast hasher keeps these tests quick."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
+
 FACETS = [
     {"name": "freshness", "label": "Freshness", "choices": ["fresh", "stale"], "required": True},
     {"name": "authority", "label": "Authority", "choices": ["high", "low"]},
