@@ -51,8 +51,8 @@ class RaterStats:
     - `judgements`: the rater's current judgements in the pool (imported ones included);
     - `median_seconds`: the median of `seconds` over the judgements made in the judging interface
       (imported ones carry no time and are left out); None when there are none;
-    - `grades`: grade value → how many of the rater's judgements carry it (every grade of the pool's
-      rubric is present, with 0 when unused);
+    - `grades`: grade value → how many of the rater's judgements carry it, highest grade first (every
+      grade of the pool's rubric is present, with 0 when unused);
     - `unrateable`: how many judgements said "unrateable"; `unrateable_share` = unrateable / judgements;
     - `skips`: items the rater skipped in this pool;
     - `gold`: accuracy against the pool's gold labels;
@@ -125,7 +125,7 @@ def rater_statistics(*, pool: Pool) -> list[RaterStats]:
             rater_id=user.pk,
             username=user.get_username(),
             member=user.pk in members,
-            grades=dict.fromkeys(labels, 0),
+            grades=dict.fromkeys(sorted(labels, reverse=True), 0),
         )
         for user in users
     }

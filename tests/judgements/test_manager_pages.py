@@ -1,0 +1,243 @@
+"""Manager pages under /manage/: rater statistics with the grade chart, gold items, the adjudication queue
+and an item's history — rendered with data, and their forms acting through the services."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+
+from judgements import services, stats
+from judgements.manager_views import grade_chart
+from judgements.models import Adjudication, GoldLabel
+from pooling.models import PoolItem
+from tests.factories import make_pool
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def browser(manager) -> Client:
+    client = Client()
+    client.force_login(manager)
+    return client
+
+
+@pytest.fixture
+def campaign(rater, second_rater, manager):
+    """Pool `camp`, two judgements per item: the first item disputed (3 vs 0, notes), the second agreed
+    (2, 2), the third judged once and revised twice; a gold item."""
+    pool = make_pool(name="camp", raters=[rater, second_rater], judgements_per_item=2)
+    items = []
+    for first_grade, second_grade in ((3, 0), (2, 2)):
+        lease = services.next_item(pool=pool, rater=rater)
+        services.submit_judgement(
+            assignment=lease, grade=first_grade, note="<script>alert('x')</script> spot on", seconds=30
+        )
+        services.submit_judgement(
+            assignment=services.next_item(pool=pool, rater=second_rater),
+            grade=second_grade,
+            seconds=10,
+            note="off topic",
+        )
+        items.append(PoolItem.objects.get(pk=lease.item_id))
+    revised = services.submit_judgement(assignment=services.next_item(pool=pool, rater=rater), grade=1)
+    services.revise_judgement(judgement=revised, by=rater, grade=2, note="second thoughts")
+    services.revise_judgement(judgement=revised, by=rater, grade=None, unrateable=True)
+    gold = PoolItem.objects.filter(pool=pool, num_judgements=0).select_related("topic", "document").first()
+    services.set_gold(item=gold, grade=3, by=manager)
+    return {"pool": pool, "disputed": items[0], "agreed": items[1], "revised": revised, "gold": gold}
+
+
+def text(response) -> str:
+    return response.content.decode()
+
+
+# ------------------------------------------------------------------------------------------- statistics
+
+
+def test_it_renders_the_rater_statistics_and_a_bar_chart(browser, campaign):
+    response = browser.get("/manage/pools/camp/")
+    assert response.status_code == 200
+    page = text(response)
+    table = page[page.index('<table class="rater-stats">') : page.index("</table>")]
+    rows = re.findall(
+        r"<tr>\s*<td>(rater2?)</td>\s*<td class=\"num\">(\d+)</td>\s*<td class=\"num\">([\d.]+)</td>", table
+    )
+    assert rows == [("rater", "3", "30.0"), ("rater2", "2", "10.0")]
+    header = re.findall(r"<th class=\"num\">grade (\d)</th>", table)
+    cells = [re.findall(r"<td class=\"num\">(\d+)</td>", tr)[1:5] for tr in table.split("<tr>")[2:]]
+    assert header == ["3", "2", "1", "0"]
+    assert cells == [["1", "1", "0", "0"], ["0", "1", "0", "1"]]  # rater: 3, 2 (+1 unrateable); rater2: 2, 0
+    assert "1 item to adjudicate" in page and "1 gold item" in page
+    svg = page[page.index("<svg") : page.index("</svg>")]
+    assert svg.count('<g class="bar"') == 2
+    assert (
+        "rater: 3 × 1 (33%)" in svg and "rater: unrateable × 1 (33%)" in svg and "rater2: 2 × 1 (50%)" in svg
+    )
+
+
+def test_it_draws_each_raters_bar_as_shares_of_the_full_width():
+    rows = [
+        stats.RaterStats(
+            rater_id=1, username="a", member=True, judgements=4, grades={3: 1, 2: 0, 1: 2, 0: 0}, unrateable=1
+        ),
+        stats.RaterStats(
+            rater_id=2, username="b", member=True, judgements=0, grades={3: 0, 2: 0, 1: 0, 0: 0}
+        ),
+    ]
+    chart = grade_chart(rows, [0, 1, 2, 3], width=400)
+    first, second = chart["bars"]
+    assert [(s["x"], s["width"]) for s in first["segments"]] == [
+        (130.0, 100.0),
+        (230.0, 200.0),
+        (430.0, 100.0),
+    ]
+    assert [s["colour"] for s in first["segments"]] == ["#2f7d4f", "#e0b040", "#9aa3ab"]
+    assert second["segments"] == [] and second["y"] == 24
+    assert [entry["name"] for entry in chart["legend"]] == ["3", "2", "1", "0", "unrateable"]
+
+
+def test_it_lists_the_pools_with_judging(browser, campaign):
+    page = text(browser.get("/manage/"))
+    assert 'href="/manage/pools/camp/"' in page and "relevance-4 v1" in page
+
+
+# ------------------------------------------------------------------------------------------------- gold
+
+
+def test_it_lists_gold_items(browser, campaign):
+    gold = campaign["gold"]
+    page = text(browser.get("/manage/pools/camp/gold/"))
+    assert gold.document.docid in page and f"/manage/pools/camp/gold/{gold.pk}/remove/" in page
+
+
+def test_it_adds_a_gold_item_by_qid_and_docid(browser, campaign, manager):
+    item = campaign["agreed"]
+    response = browser.post(
+        "/manage/pools/camp/gold/", {"qid": item.topic.qid, "docid": item.document.docid, "grade": "1"}
+    )
+    assert response.status_code == 302 and response["Location"] == "/manage/pools/camp/gold/"
+    label = GoldLabel.objects.get(item=item)
+    assert (label.grade, label.created_by) == (1, manager)
+    assert PoolItem.objects.get(pk=item.pk).gold
+    assert "is gold now" in text(browser.get("/manage/pools/camp/gold/"))
+
+
+@pytest.mark.parametrize(
+    ("form", "message"),
+    [
+        ({"qid": "q1", "docid": "d999", "grade": "1"}, "q1 d999 is not in the pool"),
+        (
+            {"qid": "q1", "docid": "d001", "grade": "7"},
+            "Select a valid choice. 7 is not one of the available choices.",
+        ),
+        ({"qid": "", "docid": "d001", "grade": "1"}, "This field is required."),
+    ],
+)
+def test_it_refuses_a_bad_gold_item_with_a_message(browser, campaign, form, message):
+    response = browser.post("/manage/pools/camp/gold/", form)
+    assert response.status_code == 400
+    assert message in text(response)
+    assert GoldLabel.objects.count() == 1
+
+
+def test_it_removes_a_gold_item(browser, campaign):
+    gold = campaign["gold"]
+    response = browser.post(f"/manage/pools/camp/gold/{gold.pk}/remove/")
+    assert response.status_code == 302
+    assert not GoldLabel.objects.exists() and not PoolItem.objects.get(pk=gold.pk).gold
+    assert browser.post(f"/manage/pools/camp/gold/{gold.pk}/remove/").status_code == 404
+
+
+# ---------------------------------------------------------------------------------------- adjudication
+
+
+def test_it_shows_every_grade_note_and_rater_in_the_queue(browser, campaign):
+    disputed = campaign["disputed"]
+    page = text(browser.get("/manage/pools/camp/adjudication/"))
+    assert page.count('class="card adjudication-item"') == 1
+    section = page[page.index(f'id="item-{disputed.pk}"') :]
+    assert "rater" in section and "rater2" in section
+    assert "3 Perfect" in section and "0 Not relevant" in section
+    assert "off topic" in section and "spot on" in section
+    assert "&lt;script&gt;alert" in section and "<script>alert" not in page
+    assert f'action="/manage/pools/camp/adjudication/{disputed.pk}/"' in section
+
+
+def test_it_records_the_adjudication_decision(browser, campaign, manager):
+    disputed = campaign["disputed"]
+    response = browser.post(
+        f"/manage/pools/camp/adjudication/{disputed.pk}/", {"decision": "2", "note": " both half right "}
+    )
+    assert response.status_code == 302 and response["Location"] == "/manage/pools/camp/adjudication/"
+    decision = Adjudication.objects.get(item=disputed)
+    assert (decision.grade, decision.unrateable, decision.note, decision.adjudicator) == (
+        2,
+        False,
+        "both half right",
+        manager,
+    )
+    page = text(browser.get("/manage/pools/camp/adjudication/"))
+    assert "Nothing to adjudicate." in page and "Decision recorded" in page
+
+
+def test_it_records_an_unrateable_decision(browser, campaign):
+    disputed = campaign["disputed"]
+    browser.post(f"/manage/pools/camp/adjudication/{disputed.pk}/", {"decision": "unrateable"})
+    decision = Adjudication.objects.get(item=disputed)
+    assert decision.unrateable and decision.grade is None
+
+
+def test_it_refuses_a_bad_decision_and_shows_why(browser, campaign):
+    disputed = campaign["disputed"]
+    response = browser.post(f"/manage/pools/camp/adjudication/{disputed.pk}/", {"decision": "9"})
+    assert response.status_code == 400
+    assert "Select a valid choice" in text(response)
+    assert not Adjudication.objects.exists()
+
+
+# --------------------------------------------------------------------------------------------- history
+
+
+def test_it_shows_every_revision_who_when_old_and_new(browser, campaign):
+    revised = campaign["revised"]
+    response = browser.get(f"/manage/pools/camp/items/{revised.item_id}/history/")
+    assert response.status_code == 200
+    page = text(response)
+    table = page[page.index('<table class="revisions">') : page.index("</table>")]
+    cells = [re.sub(r"\s+", " ", c).strip() for c in re.findall(r"<td>(.*?)</td>", table, re.S)]
+    revisions = list(revised.revisions.order_by("changed_at", "id"))
+    assert cells[0:6] == [
+        revisions[0].changed_at.strftime("%Y-%m-%d %H:%M:%S"),
+        "rater",
+        "1 Marginal",
+        "2 Good",
+        "—",
+        "second thoughts",
+    ]
+    assert cells[8:14] == [
+        revisions[1].changed_at.strftime("%Y-%m-%d %H:%M:%S"),
+        "rater",
+        "2 Good",
+        "unrateable",
+        "second thoughts",
+        "second thoughts",
+    ]
+    assert "rater: unrateable" in page
+
+
+def test_it_shows_the_decision_and_gold_on_the_history_page(browser, campaign, manager):
+    disputed = campaign["disputed"]
+    services.adjudicate(item=disputed, adjudicator=manager, grade=1, note="judged by the book")
+    page = text(browser.get(f"/manage/pools/camp/items/{disputed.pk}/history/"))
+    assert "adjudicated: 1 Marginal by manager" in page and "judged by the book" in page
+    assert page.count("Never revised.") == 2
+    gold = campaign["gold"]
+    assert "gold: 3 Perfect" in text(browser.get(f"/manage/pools/camp/items/{gold.pk}/history/"))
