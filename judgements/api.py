@@ -43,7 +43,13 @@ from django.db.models import Count, ProtectedError, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils.html import escape
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+    extend_schema_view,
+)
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, NotFound, PermissionDenied
@@ -575,7 +581,9 @@ class RaterPoolViewSet(JudgingAPIMixin, viewsets.GenericViewSet):
         return Response(AssignmentPayloadSerializer(assignment).data)
 
 
-@extend_schema(parameters=[OpenApiParameter("state", str, enum=[s.value for s in Assignment.State])])
+@extend_schema_view(
+    list=extend_schema(parameters=[OpenApiParameter("state", str, enum=[s.value for s in Assignment.State])])
+)
 class AssignmentViewSet(
     JudgingAPIMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
 ):
@@ -617,7 +625,9 @@ class AssignmentViewSet(
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-@extend_schema(parameters=[OpenApiParameter("pool", str, description="only this pool's judgements")])
+@extend_schema_view(
+    list=extend_schema(parameters=[OpenApiParameter("pool", str, description="only this pool's judgements")])
+)
 class JudgementViewSet(
     JudgingAPIMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
 ):
@@ -676,7 +686,9 @@ MANAGER_ACTIONS = {
 }  # fmt: skip
 
 
-@extend_schema(parameters=[OpenApiParameter("mine", bool, description="only pools I am a rater of")])
+@extend_schema_view(
+    list=extend_schema(parameters=[OpenApiParameter("mine", bool, description="only pools I am a rater of")])
+)
 class JudgingViewSet(
     JudgingAPIMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
 ):

@@ -10,7 +10,7 @@ from django.test import Client
 
 from judgements import services, stats
 from judgements.manager_views import grade_chart
-from judgements.models import Adjudication, GoldLabel
+from judgements.models import Adjudication, Assignment, GoldLabel, Judging, Rubric
 from pooling.models import PoolItem
 from tests.factories import make_pool
 
@@ -241,3 +241,110 @@ def test_it_shows_the_decision_and_gold_on_the_history_page(browser, campaign, m
     assert page.count("Never revised.") == 2
     gold = campaign["gold"]
     assert "gold: 3 Perfect" in text(browser.get(f"/manage/pools/camp/items/{gold.pk}/history/"))
+
+
+# ------------------------------------------------------------------------------------------- the admin
+
+
+@pytest.fixture
+def staff(admin_user) -> Client:
+    client = Client()
+    client.force_login(admin_user)
+    return client
+
+
+def rubric_form(name: str, grades: list[tuple[int, str, str]], **fields: str) -> dict[str, str]:
+    data = {
+        "name": name,
+        "description": "",
+        "allow_unrateable": "on",
+        "unrateable_key": "x",
+        "grades-TOTAL_FORMS": str(len(grades)),
+        "grades-INITIAL_FORMS": "0",
+        "facets-TOTAL_FORMS": "0",
+        "facets-INITIAL_FORMS": "0",
+        **fields,
+    }
+    for n, (value, label, key) in enumerate(grades):
+        data.update({f"grades-{n}-value": str(value), f"grades-{n}-label": label, f"grades-{n}-key": key})
+    return data
+
+
+def test_it_shows_a_judged_rubric_read_only_with_a_save_as_new_version_button(staff, campaign):
+    rubric = campaign["revised"].rubric
+    page = text(staff.get(f"/admin/judgements/rubric/{rubric.pk}/change/"))
+    assert 'name="_new_version"' in page and "Save as new version" in page
+    assert 'name="grades-0-label"' not in page and 'name="description"' not in page
+
+
+def test_it_saves_a_judged_rubric_as_a_new_version_and_never_edits_it(staff, campaign):
+    rubric = campaign["revised"].rubric
+    data = {
+        "description": "tampered",
+        "_new_version": "1",
+        "grades-TOTAL_FORMS": "0",
+        "grades-INITIAL_FORMS": "0",
+        "facets-TOTAL_FORMS": "0",
+        "facets-INITIAL_FORMS": "0",
+    }
+    response = staff.post(f"/admin/judgements/rubric/{rubric.pk}/change/", data)
+    new = Rubric.objects.get(name=rubric.name, version=rubric.version + 1)
+    assert (
+        response.status_code == 302 and response["Location"] == f"/admin/judgements/rubric/{new.pk}/change/"
+    )
+    assert new.labels == rubric.labels
+    rubric.refresh_from_db()
+    assert rubric.description != "tampered"
+    page = text(staff.get(response["Location"]))
+    assert 'name="grades-0-label"' in page  # the new version is not judged: editable
+
+
+def test_it_validates_a_rubric_made_in_the_admin_by_the_services_rules(staff):
+    response = staff.post(
+        "/admin/judgements/rubric/add/", rubric_form("bad", [(1, "yes", "s"), (0, "no", "0")])
+    )
+    assert response.status_code == 200
+    assert "are reserved" in text(response)
+    assert not Rubric.objects.filter(name="bad").exists()
+
+
+def test_it_gives_a_rubric_made_in_the_admin_without_grades_the_default_scale(staff):
+    response = staff.post("/admin/judgements/rubric/add/", rubric_form("plain", []))
+    assert response.status_code == 302
+    assert Rubric.objects.get(name="plain").labels == [0, 1, 2, 3]
+    staff.post("/admin/judgements/rubric/add/", rubric_form("plain", [(1, "yes", "y"), (0, "no", "0")]))
+    assert Rubric.objects.get(name="plain", version=2).labels == [0, 1]
+
+
+def test_it_sets_and_removes_gold_through_the_admin(staff, campaign, admin_user):
+    item = campaign["agreed"]
+    response = staff.post("/admin/judgements/goldlabel/add/", {"item": item.pk, "grade": "2"})
+    assert response.status_code == 302
+    label = GoldLabel.objects.get(item=item)
+    assert label.created_by == admin_user and PoolItem.objects.get(pk=item.pk).gold
+    refused = staff.post("/admin/judgements/goldlabel/add/", {"item": campaign["disputed"].pk, "grade": "9"})
+    assert refused.status_code == 200 and "not a grade of" in text(refused)
+    staff.post(f"/admin/judgements/goldlabel/{label.pk}/delete/", {"post": "yes"})
+    assert not GoldLabel.objects.filter(item=item).exists() and not PoolItem.objects.get(pk=item.pk).gold
+
+
+def test_it_releases_the_leases_of_raters_removed_in_the_admin(staff, campaign, rater, second_rater):
+    pool = campaign["pool"]
+    lease = services.next_item(pool=pool, rater=second_rater)
+    judging = Judging.objects.get(pool=pool)
+    response = staff.post(
+        f"/admin/judgements/judging/{judging.pk}/change/",
+        {"rubric": judging.rubric_id, "raters": [rater.pk], "lease_minutes": "10", "adjudication_gap": "2"},
+    )
+    assert response.status_code == 302
+    assert list(judging.raters.all()) == [rater]
+    lease.refresh_from_db()
+    assert lease.state == Assignment.State.EXPIRED
+    assert PoolItem.objects.get(pk=lease.item_id).active_leases == 0
+
+
+def test_it_shows_judgements_with_their_revisions_read_only(staff, campaign):
+    revised = campaign["revised"]
+    page = text(staff.get(f"/admin/judgements/judgement/{revised.pk}/change/"))
+    assert "second thoughts" in page and 'name="grade"' not in page
+    assert staff.post(f"/admin/judgements/judgement/{revised.pk}/change/", {"grade": "0"}).status_code == 403
