@@ -178,7 +178,7 @@ def setup_judging(
     rubric: Rubric | None = None,
     raters: Iterable[AbstractBaseUser] = (),
     lease_minutes: int | None = None,
-    adjudication_gap: int = 2,
+    adjudication_gap: int | None = None,
 ) -> Judging:
     """Give a pool its rubric and raters (idempotent: updates an existing setup, adds raters)."""
     from django.conf import settings
@@ -188,7 +188,7 @@ def setup_judging(
         defaults={
             "rubric": rubric or default_rubric(),
             "lease_minutes": lease_minutes or settings.LEASE_MINUTES,
-            "adjudication_gap": adjudication_gap,
+            "adjudication_gap": 2 if adjudication_gap is None else adjudication_gap,
         },
     )
     changed = False
@@ -198,7 +198,7 @@ def setup_judging(
     if lease_minutes is not None and judging.lease_minutes != lease_minutes:
         judging.lease_minutes = lease_minutes
         changed = True
-    if judging.adjudication_gap != adjudication_gap:
+    if adjudication_gap is not None and judging.adjudication_gap != adjudication_gap:
         judging.adjudication_gap = adjudication_gap
         changed = True
     if changed:
@@ -374,7 +374,12 @@ def sweep_expired_leases(*, now: Any = None) -> int:
 
 
 def _validate_label(
-    rubric: Rubric, grade: int | None, unrateable: bool, facets: dict[str, Any] | None
+    rubric: Rubric,
+    grade: int | None,
+    unrateable: bool,
+    facets: dict[str, Any] | None,
+    *,
+    require_facets: bool = True,
 ) -> dict[str, Any]:
     if unrateable:
         if not rubric.allow_unrateable:
@@ -394,7 +399,7 @@ def _validate_label(
     for name, facet in known.items():
         value = facets.get(name)
         if value in (None, ""):
-            if facet.required and not unrateable:
+            if facet.required and not unrateable and require_facets:
                 raise JudgingError(f"facet {facet.label!r} is required")
             facets.pop(name, None)
         elif facet.choices and value not in facet.choices:
@@ -419,7 +424,10 @@ def submit_judgement(
             .select_related("item__pool__judging__rubric")
             .get(pk=assignment.pk)
         )
-        rubric = locked.item.pool.judging.rubric
+        judging = locked.item.pool.judging
+        if not judging.raters.filter(pk=locked.rater_id).exists():
+            raise JudgingError("you are no longer a rater of this pool")
+        rubric = judging.rubric
         facets = _validate_label(rubric, grade, unrateable, facets)
         if locked.state == Assignment.State.DONE:
             raise JudgingError("you have judged this item already (press u to revise it)")
@@ -460,12 +468,13 @@ def revise_judgement(
     facets: dict[str, Any] | None = None,
     note: str | None = None,
 ) -> Judgement:
-    """Change a judgement, keeping the old and new label as a revision (who, when, old, new)."""
+    """Change a judgement, keeping the old and new label as a revision (who, when, old, new). Facets and
+    note left as None keep their current values."""
     with transaction.atomic():
         locked = (
             Judgement.objects.select_for_update(of=("self",)).select_related("rubric").get(pk=judgement.pk)
         )
-        facets = _validate_label(locked.rubric, grade, unrateable, facets)
+        facets = _validate_label(locked.rubric, grade, unrateable, locked.facets if facets is None else facets)
         new_note = locked.note if note is None else note.strip()
         new_grade = None if unrateable else grade
         if (locked.grade, locked.unrateable, locked.facets, locked.note) == (
@@ -545,7 +554,7 @@ def adjudicate(
 ) -> Adjudication:
     """Record the adjudicator's decision on an item; it overrides every aggregation policy."""
     rubric = item.pool.judging.rubric
-    _validate_label(rubric, grade, unrateable, {})
+    _validate_label(rubric, grade, unrateable, {}, require_facets=False)  # a decision is about the grade
     adjudication, _ = Adjudication.objects.update_or_create(
         item=item,
         defaults={

@@ -1,5 +1,5 @@
 """Judging services: leases, skips, J judgements per item, gold, revisions, rubric versions, adjudication,
-facets — and the defects found in them (marked xfail(strict=True): they fail loudly once fixed)."""
+facets — and the defects found in them (now fixed)."""
 
 from __future__ import annotations
 
@@ -407,12 +407,6 @@ def test_it_records_the_adjudication_and_takes_the_item_off_the_queue(rater, sec
 # -------------------------------------------------------------------------------------------- defects
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG services.setup_judging: adjudication_gap defaults to 2, so adding raters to an existing pool "
-    "silently resets a custom gap",
-    raises=AssertionError,
-)
 def test_it_keeps_the_adjudication_gap_when_raters_are_added(rater, second_rater):
     pool = make_pool(raters=[rater])
     services.setup_judging(pool=pool, adjudication_gap=3)
@@ -420,12 +414,6 @@ def test_it_keeps_the_adjudication_gap_when_raters_are_added(rater, second_rater
     assert Judging.objects.get(pool=pool).adjudication_gap == 3
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG services.adjudicate validates with facets={} so a rubric with a required facet refuses every "
-    "graded decision ('facet ... is required')",
-    raises=services.JudgingError,
-)
 def test_it_adjudicates_on_a_rubric_with_a_required_facet(rater, manager):
     pool = facet_pool(rater)
     item = PoolItem.objects.filter(pool=pool).first()
@@ -433,12 +421,6 @@ def test_it_adjudicates_on_a_rubric_with_a_required_facet(rater, manager):
     assert decision.grade == 2
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG services.submit_judgement does not check membership: remove_rater marks leases expired, and "
-    "an expired lease is honoured while the item has room",
-    raises=pytest.fail.Exception,
-)
 def test_it_refuses_a_judgement_from_a_removed_rater(rater):
     pool = make_pool(raters=[rater])
     lease = services.next_item(pool=pool, rater=rater)
@@ -447,12 +429,6 @@ def test_it_refuses_a_judgement_from_a_removed_rater(rater):
         services.submit_judgement(assignment=lease, grade=2)
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG services.revise_judgement: facets=None clears the facets while note=None keeps the note; "
-    "import_judgements revises with facets=None, so re-importing a grade wipes the rater's facets",
-    raises=AssertionError,
-)
 def test_it_keeps_the_facets_when_a_revision_does_not_name_them(rater):
     pool = make_pool(raters=[rater])
     services.setup_judging(pool=pool, rubric=services.create_rubric(name="optional", facets=FACETS[1:]))
