@@ -659,8 +659,10 @@ class JudgementViewSet(
         form = ReviseSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
-        unrateable = data.get("unrateable", judgement.unrateable if "grade" not in data else False)
-        grade = None if unrateable else data.get("grade", judgement.grade)
+        # Fields not given keep their value; a grade alone means "not unrateable", `unrateable` alone
+        # clears the grade; both together go to the service as given (which refuses a graded unrateable).
+        unrateable = data.get("unrateable", False if "grade" in data else judgement.unrateable)
+        grade = data.get("grade", None if unrateable else judgement.grade)
         revised = services.revise_judgement(
             judgement=judgement,
             by=request.user,

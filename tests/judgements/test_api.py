@@ -17,6 +17,7 @@ from judgements.models import (
     Assignment,
     GoldLabel,
     Judgement,
+    JudgementRevision,
     Judging,
     Rubric,
 )
@@ -147,6 +148,13 @@ def test_it_revises_a_judgement_with_patch_and_keeps_the_history(rater):
     assert history[0]["changed_at"] <= history[1]["changed_at"] <= history[2]["changed_at"]
     back = client.patch(f"/api/judgements/{judgement['id']}/", {"grade": 0}, format="json").json()
     assert (back["grade"], back["unrateable"]) == (0, False)
+    both = client.patch(
+        f"/api/judgements/{judgement['id']}/", {"grade": 2, "unrateable": True}, format="json"
+    )
+    assert both.status_code == 400 and both.json()["detail"] == "an unrateable judgement has no grade"
+    off = client.patch(f"/api/judgements/{judgement['id']}/", {"grade": 5}, format="json")
+    assert off.status_code == 400 and off.json()["detail"] == "grade 5 is not on the rubric (0, 1, 2, 3)"
+    assert JudgementRevision.objects.filter(judgement_id=judgement["id"]).count() == 4
 
 
 def test_it_serves_the_topic_the_document_and_the_rubric(rater):
@@ -642,3 +650,10 @@ def test_it_keeps_the_openapi_schema_valid_and_documents_every_judging_endpoint(
     messages = [*GENERATOR_STATS._warn_cache, *GENERATOR_STATS._error_cache]
     ours = [message for message in messages if "judgements/api.py" in message]
     assert ours == []
+
+
+def test_it_lists_the_judging_endpoints_in_the_api_root(manager):
+    root = client_for(manager).get("/api/").json()
+    for prefix in ("rubrics", "judging", "assignments", "judgements"):
+        assert root[prefix].endswith(f"/api/{prefix}/")
+    assert "pools" not in root or root["pools"].endswith("/api/pools/")
