@@ -21,7 +21,7 @@ from judgements.models import (
     Judging,
     Rubric,
 )
-from pooling.models import Document, PoolItem, Run, RunRow, Topic
+from pooling.models import Document, Pool, PoolItem, Run, RunRow, Topic
 from tests.conftest import client_for
 from tests.factories import make_collection, make_pool
 
@@ -203,6 +203,7 @@ def test_it_serves_the_topic_the_document_and_the_rubric(rater):
 
 def test_it_never_shows_runs_ranks_scores_gold_or_other_raters_grades(rater, second_rater, manager):
     pool = distinctive_pool([rater, second_rater], judgements_per_item=2)
+    Pool.objects.filter(pk=pool.pk).update(description=f"pooled from {' and '.join(RUN_NAMES)}")
     services.set_gold(item=PoolItem.objects.filter(pool=pool).first(), grade=3, by=manager)
     first, second = client_for(rater), client_for(second_rater)
     seen: list[str] = []
