@@ -12,10 +12,11 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
 from django.forms.models import BaseInlineFormSet
@@ -37,6 +38,11 @@ from judgements.models import (
 )
 
 NEW_VERSION = "_new_version"
+RUBRIC_FIELDS = ("name", "version", "description", "allow_unrateable", "unrateable_key", "created_at")
+REVISION_FIELDS = (
+    "changed_at", "changed_by", "old_grade", "old_unrateable", "new_grade", "new_unrateable", "old_note",
+    "new_note", "old_facets", "new_facets",
+)  # fmt: skip
 
 
 def _judged(rubric: Rubric | None) -> bool:
@@ -124,18 +130,17 @@ class RubricAdmin(admin.ModelAdmin):
     search_fields = ["name", "description"]
     inlines = [GradeInline, FacetInline]
     actions = ["make_new_version"]
-    fields = ["name", "version", "description", "allow_unrateable", "unrateable_key", "created_at"]
+    fields = RUBRIC_FIELDS
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Rubric]:
         return super().get_queryset(request).annotate(facet_count=Count("facets", distinct=True))
 
-    def get_fields(self, request: HttpRequest, obj: Rubric | None = None) -> list[str]:
-        fields = list(self.fields)
-        return [*fields, "new_version"] if _judged(obj) else fields
+    def get_fields(self, request: HttpRequest, obj: Rubric | None = None) -> list[Any]:
+        return [*RUBRIC_FIELDS, "new_version"] if _judged(obj) else list(RUBRIC_FIELDS)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Rubric | None = None) -> list[str]:
         if _judged(obj):
-            return [*self.fields, "new_version"]
+            return [*RUBRIC_FIELDS, "new_version"]
         if obj is not None:
             return ["name", "version", "unrateable_key", "created_at"]
         return ["version", "created_at"]
@@ -227,7 +232,8 @@ class JudgingAdmin(admin.ModelAdmin):
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         super().save_related(request, form, formsets, change)
         judging = form.instance
-        removed = getattr(judging, "_raters_before", set()) - set(judging.raters.values_list("pk", flat=True))
+        before: set[int] = getattr(judging, "_raters_before", set())
+        removed = before - set(judging.raters.values_list("pk", flat=True))
         for rater in judging.raters.model.objects.filter(pk__in=removed):
             services.remove_rater(pool=judging.pool, rater=rater)  # releases their live leases
 
@@ -263,9 +269,8 @@ class AssignmentAdmin(admin.ModelAdmin):
 
 class RevisionInline(admin.TabularInline):
     model = JudgementRevision
-    fields = ["changed_at", "changed_by", "old_grade", "old_unrateable", "new_grade", "new_unrateable",
-              "old_note", "new_note", "old_facets", "new_facets"]  # fmt: skip
-    readonly_fields = fields
+    fields = REVISION_FIELDS
+    readonly_fields = REVISION_FIELDS
     extra = 0
     can_delete = False
 
@@ -341,7 +346,7 @@ class GoldLabelAdmin(admin.ModelAdmin):
         return ["item", "created_by", "created_at"] if obj is not None else []
 
     def save_model(self, request: HttpRequest, obj: GoldLabel, form: Any, change: bool) -> None:
-        gold = services.set_gold(item=obj.item, grade=obj.grade, by=request.user)
+        gold = services.set_gold(item=obj.item, grade=obj.grade, by=cast(AbstractBaseUser, request.user))
         obj.pk = gold.pk
 
     def delete_model(self, request: HttpRequest, obj: GoldLabel) -> None:

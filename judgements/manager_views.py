@@ -10,11 +10,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from functools import wraps
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import AbstractBaseUser
 from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
@@ -205,7 +206,9 @@ def gold(request: HttpRequest, pool: str) -> HttpResponse:
             )
         else:
             try:
-                services.set_gold(item=item, grade=form.cleaned_data["grade"], by=request.user)
+                services.set_gold(
+                    item=item, grade=form.cleaned_data["grade"], by=cast(AbstractBaseUser, request.user)
+                )
             except services.JudgingError as exc:
                 form.add_error("grade", str(exc))
             else:
@@ -281,9 +284,12 @@ def adjudicate(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
         grade, unrateable = form.label()
         try:
             services.adjudicate(
-                item=item, adjudicator=request.user, grade=grade, unrateable=unrateable,
+                item=item,
+                adjudicator=cast(AbstractBaseUser, request.user),
+                grade=grade,
+                unrateable=unrateable,
                 note=form.cleaned_data["note"],
-            )  # fmt: skip
+            )
         except services.JudgingError as exc:
             form.add_error("decision", str(exc))
         else:

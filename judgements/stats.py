@@ -137,7 +137,7 @@ def rater_statistics(*, pool: Pool) -> list[RaterStats]:
         entry.judgements += 1
         if unrateable:
             entry.unrateable += 1
-        else:
+        elif grade is not None:
             entry.grades[grade] = entry.grades.get(grade, 0) + 1
         if not imported:
             seconds[rater_id].append(spent)
