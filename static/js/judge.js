@@ -21,6 +21,8 @@
 
   var config = JSON.parse(configEl.textContent);
   var urls = config.urls;
+  var gradesByLowerKey = {};  // so that Caps Lock or Shift does not hide a letter key
+  Object.keys(config.grades).forEach(function (k) { gradesByLowerKey[k.toLowerCase()] = config.grades[k]; });
   var slots = {
     topic: document.getElementById("slot-topic"),
     document: document.getElementById("slot-document"),
@@ -274,7 +276,7 @@
     if (e.repeat) return;
     var key = e.key;
     var lower = key.length === 1 ? key.toLowerCase() : key;
-    var grade = config.grades[key] || config.grades[lower];
+    var grade = config.grades[key] || gradesByLowerKey[lower];
     if (grade) { e.preventDefault(); label({ grade: grade.value }, gradeButton(grade.value)); return; }
     if (config.unrateable && lower === config.unrateable.toLowerCase()) {
       e.preventDefault();

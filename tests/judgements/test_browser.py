@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 
+from judgements import services as judging
 from judgements.models import Assignment, Judgement, JudgementRevision
 from pooling.models import Document, Pool, Topic
 from tests.factories import make_collection, make_pool, make_run, make_user
@@ -278,4 +279,33 @@ def test_it_shows_the_next_document_quickly_after_a_key_press(page, live_server,
           f"(n={presses}, pool of {pool.items.count()} items)")  # fmt: skip
     assert Judgement.objects.filter(rater=rater).count() == presses
     assert median < KEYPRESS_BOUND_MS
+    assert page.problems == []
+
+
+def test_it_asks_for_a_required_facet_before_saving(page, live_server):
+    rater = make_user("fay", password=PASSWORD)
+    pool = make_browser_pool(name="facets", topics=1, per_topic=4, raters=[rater])
+    rubric = judging.create_rubric(
+        name="fresh",
+        facets=[
+            {"name": "fresh", "label": "Freshness", "choices": ["current", "outdated"], "required": True}
+        ],
+    )
+    judging.setup_judging(pool=pool, rubric=rubric)
+    log_in(page, live_server, "fay")
+    page.goto(f"{live_server.url}/judge/facets/")
+    page.wait_for_selector("#doc-title")
+    first = title(page)
+    page.wait_for_timeout(PAUSE_MS)
+    page.keyboard.press("2")
+    page.wait_for_selector("#judge-error:not([hidden])")
+    assert page.inner_text("#judge-error") == "Choose Freshness first: it is required."
+    assert title(page) == first and not Judgement.objects.exists()
+    key = page.inner_text("fieldset[data-facet=fresh] label:has(input[value=outdated]) kbd")
+    page.keyboard.press(key)
+    assert page.is_checked("input[name=facet_fresh][value=outdated]")
+    press_and_wait_for_next(page, "2")
+    assert page.is_hidden("#judge-error")
+    assert not page.is_checked("input[name=facet_fresh][value=outdated]")  # cleared for the next document
+    assert Judgement.objects.get(rater=rater).facets == {"fresh": "outdated"}
     assert page.problems == []
