@@ -727,6 +727,34 @@ def _json_value(value: Any) -> Any:
     return value or {}
 
 
+def _json_text(value: Any) -> str:
+    """`json.dumps(value, sort_keys=True, ensure_ascii=False)`, the short way for the scalars of a
+    judgement row: the same text (strings through json's own encoder, floats by repr with NaN and
+    Infinity, as json writes them)."""
+    import json
+
+    kind = type(value)
+    if kind is str:
+        return json.encoder.encode_basestring(value)
+    if value is None:
+        return "null"
+    if value is True:
+        return "true"
+    if value is False:
+        return "false"
+    if kind is int:
+        return int.__repr__(value)
+    if kind is float:
+        return _json_float(value)
+    return json.dumps(value, sort_keys=True, ensure_ascii=False)
+
+
+def _json_float(value: float) -> str:
+    if value - value == 0.0:  # finite
+        return float.__repr__(value)
+    return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
+
+
 @dataclass
 class _ItemVotes:
     item_id: int
@@ -817,6 +845,7 @@ def create_release(
     Nothing in the files depends on when the release is made, so two releases of unchanged data are
     byte-identical. Streams: memory does not grow with the number of judgements.
     """
+    import functools
     import hashlib
     import json
     import os
@@ -877,6 +906,10 @@ def create_release(
             qrels_lines: list[str] = []
             jsonl_lines: list[str] = []
             iso = _iso_text if connection.vendor == "postgresql" else _iso
+            dumps = functools.partial(json.dumps, sort_keys=True, ensure_ascii=False)
+            rater_texts: dict[Any, str] = {}
+            facet_texts: dict[str, str] = {}  # facets text -> its JSON (few distinct ones)
+            state_texts = {True: _json_text("unrateable"), False: _json_text("graded")}
             for done, (item, rows) in enumerate(_stream_items(pool=pool, iso_times=True), 1):
                 result = aggregation.aggregate(
                     item.votes,
@@ -896,30 +929,34 @@ def create_release(
                     for y in range(x + 1, len(graded)):
                         pair_a.append(graded[x])
                         pair_b.append(graded[y])
+                if rows:
+                    # Each line is json.dumps({...}, sort_keys=True, ensure_ascii=False) of the judgement,
+                    # written out key by key in sorted order with the same separators and value texts.
+                    counts["judgements"] += len(rows)
+                    head = f'{{"consensus": {_json_text(result.state)}, "created_at": '
+                    docid = f', "docid": {_json_text(item.docid)}, "facets": '
+                    qid = f', "qid": {_json_text(item.qid)}, "rater": '
                 for row in rows:
-                    counts["judgements"] += 1
                     updated = iso(row[14])
                     latest = max(latest, updated or "")
+                    rater = rater_texts.get(row[7])
+                    if rater is None:
+                        rater = rater_texts[row[7]] = _json_text(pseudonym(row[7]))
+                    raw = row[10]
+                    facets = facet_texts.get(raw) if type(raw) is str else None
+                    if facets is None:
+                        facets = dumps(_json_value(raw))
+                        if type(raw) is str and len(facet_texts) < 1000:
+                            facet_texts[raw] = facets
+                    unrateable = row[9]
                     jsonl_lines.append(
-                        json.dumps(
-                            {
-                                "qid": item.qid,
-                                "docid": item.docid,
-                                "rater": pseudonym(row[7]),
-                                "state": "unrateable" if row[9] else "graded",
-                                "grade": None if row[9] else row[8],
-                                "facets": _json_value(row[10]),
-                                "note": row[11] or "",
-                                "seconds": round(float(row[12] or 0.0), 3),
-                                "created_at": iso(row[13]),
-                                "updated_at": updated,
-                                "imported": bool(row[15]),
-                                "consensus": result.state,
-                            },
-                            sort_keys=True,
-                            ensure_ascii=False,
-                        )
-                        + "\n"
+                        f"{head}{_json_text(iso(row[13]))}{docid}{facets}"
+                        f', "grade": {_json_text(None if unrateable else row[8])}'
+                        f', "imported": {"true" if row[15] else "false"}'
+                        f', "note": {_json_text(row[11] or "")}{qid}{rater}'
+                        f', "seconds": {_json_float(round(float(row[12] or 0.0), 3))}'
+                        f', "state": {state_texts[bool(unrateable)]}'
+                        f', "updated_at": {_json_text(updated)}}}\n'
                     )
                 if len(jsonl_lines) >= 10000 or len(qrels_lines) >= 10000:
                     qrels.writelines(qrels_lines)
