@@ -734,7 +734,7 @@ class JudgingViewSet(
             rubric=data.get("rubric"),
             raters=data["raters"],
             lease_minutes=data.get("lease_minutes"),
-            adjudication_gap=data.get("adjudication_gap", existing.adjudication_gap if existing else 2),
+            adjudication_gap=data.get("adjudication_gap"),
         )
         return self._out(judging, status.HTTP_200_OK if existing else status.HTTP_201_CREATED)
 
@@ -749,7 +749,7 @@ class JudgingViewSet(
             pool=judging.pool,
             rubric=data.get("rubric"),
             lease_minutes=data.get("lease_minutes"),
-            adjudication_gap=data.get("adjudication_gap", judging.adjudication_gap),
+            adjudication_gap=data.get("adjudication_gap"),
         )
         return self._out(judging)
 
@@ -760,11 +760,7 @@ class JudgingViewSet(
         judging = self.get_object()
         form = RatersSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        services.setup_judging(
-            pool=judging.pool,
-            raters=form.validated_data["usernames"],
-            adjudication_gap=judging.adjudication_gap,
-        )
+        services.setup_judging(pool=judging.pool, raters=form.validated_data["usernames"])
         return self._out(judging)
 
     @extend_schema(

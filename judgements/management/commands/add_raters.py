@@ -64,12 +64,7 @@ class Command(BaseCommand):
                 created.append(name)
             judging = Judging.objects.filter(pool=pool).first()
             before = set(judging.raters.values_list("username", flat=True)) if judging else set()
-            judging = services.setup_judging(
-                pool=pool,
-                raters=[existing[name] for name in names],
-                # setup_judging resets the gap to its default unless given: keep the pool's setting
-                adjudication_gap=judging.adjudication_gap if judging else 2,
-            )
+            judging = services.setup_judging(pool=pool, raters=[existing[name] for name in names])
         added = [name for name in names if name not in before]
         if created:
             note = "" if password is not None else " (no usable password: set one with changepassword)"
