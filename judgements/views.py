@@ -15,11 +15,12 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from functools import wraps
-from typing import Any
+from typing import Any, cast
 
 import nh3
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -108,6 +109,11 @@ def with_csp(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
     return wrapped
 
 
+def rater_of(request: HttpRequest) -> User:
+    """The logged-in user (every view here is behind `login_required`)."""
+    return cast(User, request.user)
+
+
 def wants_json(request: HttpRequest) -> bool:
     """The page script asks with Accept: application/json; a plain form post does not."""
     return "application/json" in request.headers.get("Accept", "")
@@ -116,7 +122,7 @@ def wants_json(request: HttpRequest) -> bool:
 def judging_for(request: HttpRequest, pool_name: str) -> Judging:
     """The pool's judging setup if the user is one of its raters, else 404 (managers included)."""
     return get_object_or_404(
-        Judging.objects.select_related("pool", "rubric"), pool__name=pool_name, raters=request.user
+        Judging.objects.select_related("pool", "rubric"), pool__name=pool_name, raters=rater_of(request)
     )
 
 
@@ -214,7 +220,7 @@ def state(
     item = judgement.item if judgement is not None else assignment.item if assignment is not None else None
     context = item_context(
         judging=judging,
-        user=request.user,
+        user=rater_of(request),
         topic=item.topic if item else None,
         document=item.document if item else None,
     )
@@ -273,7 +279,7 @@ def respond(
 
 def current_state(request: HttpRequest, judging: Judging, rubric: RubricView, **kwargs: Any) -> HttpResponse:
     """The rater's live item (or a newly leased one, or 'all done'), with a flash or an error."""
-    assignment = services.next_item(pool=judging.pool, rater=request.user)
+    assignment = services.next_item(pool=judging.pool, rater=rater_of(request))
     return respond(request, judging=judging, rubric=rubric, assignment=assignment, **kwargs)
 
 
@@ -289,7 +295,7 @@ def act_and_lease(request: HttpRequest, judging: Judging, action: Callable[[], A
         except JudgingError as exc:
             error = str(exc)
         assignment = (
-            services.next_item(pool=judging.pool, rater=request.user) if wants_json(request) else None
+            services.next_item(pool=judging.pool, rater=rater_of(request)) if wants_json(request) else None
         )
     return error, assignment
 
@@ -343,8 +349,8 @@ def label_text(rubric: RubricView, data: dict[str, Any]) -> str:
 def home(request: HttpRequest) -> HttpResponse:
     """The pools the user rates, with the pool's progress, their own count and what is left for them."""
     rows = []
-    for judging in Judging.objects.for_rater(request.user).select_related("pool").order_by("pool__name"):
-        counts = progress(judging=judging, user=request.user, topic_id=None)
+    for judging in Judging.objects.for_rater(rater_of(request)).select_related("pool").order_by("pool__name"):
+        counts = progress(judging=judging, user=rater_of(request), topic_id=None)
         rows.append({"judging": judging, "pool": judging.pool, "progress": counts})
     return render(request, "judgements/home.html", {"rows": rows})
 
@@ -367,7 +373,7 @@ def submit(request: HttpRequest, pool: str) -> HttpResponse:
     """Record a grade (or 'unrateable') for the rater's leased item; answer with the next item."""
     judging = judging_for(request, pool)
     assignment = get_object_or_404(
-        Assignment, pk=posted_id(request, "assignment"), rater=request.user, item__pool=judging.pool
+        Assignment, pk=posted_id(request, "assignment"), rater=rater_of(request), item__pool=judging.pool
     )
     rubric = RubricView(judging.rubric)
     form = JudgeForm(request.POST, rubric=rubric)
@@ -398,7 +404,7 @@ def skip(request: HttpRequest, pool: str) -> HttpResponse:
     """Give the leased item back (not offered to this rater again); answer with the next item."""
     judging = judging_for(request, pool)
     assignment = get_object_or_404(
-        Assignment, pk=posted_id(request, "assignment"), rater=request.user, item__pool=judging.pool
+        Assignment, pk=posted_id(request, "assignment"), rater=rater_of(request), item__pool=judging.pool
     )
     rubric = RubricView(judging.rubric)
     error, following = act_and_lease(request, judging, lambda: services.skip_item(assignment=assignment))
@@ -419,7 +425,7 @@ def revise(request: HttpRequest, pool: str) -> HttpResponse:
     raw = request.GET.get("back", "0")
     back = int(raw) if raw.isdigit() else 0
     rubric = RubricView(judging.rubric)
-    mine = Judgement.objects.filter(item__pool=judging.pool, rater=request.user)
+    mine = Judgement.objects.filter(item__pool=judging.pool, rater=rater_of(request))
     found = list(
         mine.select_related("item__topic", "item__document").order_by("-created_at", "-id")[back : back + 1]
     )
@@ -438,7 +444,7 @@ def revise_post(request: HttpRequest, judging: Judging) -> HttpResponse:
     judgement = get_object_or_404(
         Judgement.objects.select_related("rubric"),
         pk=posted_id(request, "judgement"),
-        rater=request.user,
+        rater=rater_of(request),
         item__pool=judging.pool,
     )
     rubric = RubricView(judging.rubric)
@@ -451,7 +457,7 @@ def revise_post(request: HttpRequest, judging: Judging) -> HttpResponse:
         request,
         judging,
         lambda: services.revise_judgement(
-            judgement=judgement, by=request.user, grade=data["grade"], unrateable=data["unrateable"],
+            judgement=judgement, by=rater_of(request), grade=data["grade"], unrateable=data["unrateable"],
             facets=data["facets"], note=data["note"],
         ),
     )  # fmt: skip
