@@ -224,6 +224,8 @@ class QrelsTable:
         docids: list[bytes] = []
         grades: list[int] = []
         for qid, docs in qrels.items():
+            if not docs:
+                continue  # a qrels file cannot hold a topic without lines: neither does the table
             code = len(topic_ids)
             topic_ids.append(str(qid))
             for docid, grade in docs.items():

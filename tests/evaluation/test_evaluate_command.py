@@ -1,0 +1,178 @@
+"""manage.py evaluate: trec_eval's output on small files, several runs, options, and clean errors.
+
+No test touches the database: the command reads files only.
+"""
+
+from __future__ import annotations
+
+import gzip
+from io import StringIO
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+from django.core.management.base import CommandError
+
+from evaluation.management.commands.evaluate import resolve_qrels
+
+QRELS = """q1 0 d1 2
+q1 0 d2 1
+q1 0 d3 0
+q1 0 d4 -1
+q1 0 d5 3
+q1 0 d6 1
+q2 0 a 1
+q2 0 b 0
+q3 0 x 1
+"""
+RUN = """q1 Q0 d3 1 5.0 tv1
+q1 Q0 d1 2 5.0 tv1
+q1 Q0 d9 3 4 tv1
+q1 Q0 d4 4 3 tv1
+q1 Q0 d2 5 2 tv1
+q1 Q0 d5 6 1 tv1
+q2 Q0 b 1 2 tv1
+q2 Q0 a 2 1 tv1
+q4 Q0 z 1 1 tv1
+"""
+
+
+@pytest.fixture
+def files(tmp_path: Path) -> dict[str, str]:
+    (tmp_path / "qrels.txt").write_text(QRELS)
+    (tmp_path / "run.txt").write_text(RUN)
+    (tmp_path / "other.txt").write_text("q1 Q0 d5 1 9 b\nq1 Q0 d1 2 8 b\nq2 Q0 a 1 1 b\nq3 Q0 x 1 1 b\n")
+    return {name: str(tmp_path / f"{name}.txt") for name in ("qrels", "run", "other")}
+
+
+def run_command(*args: str) -> tuple[list[str], str]:
+    out, err = StringIO(), StringIO()
+    call_command("evaluate", *args, stdout=out, stderr=err)
+    return out.getvalue().splitlines(), err.getvalue()
+
+
+def values(lines: list[str]) -> dict[tuple[str, ...], str]:
+    """{(measure, qid) or (run, measure, qid): value} from the tab-separated lines."""
+    rows = [line.split("\t") for line in lines if not line.startswith("#")]
+    return {tuple(row[:-1]): row[-1] for row in rows}
+
+
+def test_it_prints_trec_eval_lines_with_the_gain_first(files: dict[str, str]) -> None:
+    lines, err = run_command(files["qrels"], files["run"], "-m", "map", "-m", "ndcg", "-m", "num_ret")
+    assert lines == [
+        "# gain=linear unjudged=nonrelevant relevance_level=1 average=common depth=all",
+        "num_ret\tall\t8",
+        "map\tall\t0.4250",
+        "ndcg\tall\t0.5771",
+    ]
+    assert "q3" in err and "q4" in err  # the topic the run lacks, the run topic without qrels
+
+
+def test_it_prints_per_topic_values_with_q(files: dict[str, str]) -> None:
+    lines, _ = run_command(files["qrels"], files["run"], "-q", "-m", "P.1,5", "-m", "recip_rank")
+    assert lines[1:] == [
+        "recip_rank\tq1\t0.5000",
+        "P_1\tq1\t0.0000",
+        "P_5\tq1\t0.4000",
+        "recip_rank\tq2\t0.5000",
+        "P_1\tq2\t0.0000",
+        "P_5\tq2\t0.2000",
+        "recip_rank\tall\t0.5000",
+        "P_1\tall\t0.0000",
+        "P_5\tall\t0.3000",
+    ]
+
+
+def test_it_averages_over_all_qrels_topics_with_c(files: dict[str, str]) -> None:
+    lines, _ = run_command(files["qrels"], files["run"], "-c", "-q", "-m", "map", "-m", "recip_rank")
+    got = values(lines)
+    assert got[("map", "all")] == "0.2833"
+    assert got[("recip_rank", "all")] == "0.3333"
+    assert got[("map", "q3")] == "0.0000"
+    assert "average=all" in lines[0]
+
+
+def test_it_condenses_with_j_and_prints_exp_gain(files: dict[str, str]) -> None:
+    lines, _ = run_command(
+        files["qrels"],
+        files["run"],
+        "-J",
+        "-q",
+        "-m",
+        "map",
+        "-m",
+        "ndcg_cut.3",
+        "-m",
+        "P.5",
+        "--gain",
+        "exp",
+    )
+    got = values(lines)
+    assert lines[0].startswith("# gain=exp unjudged=condensed")
+    assert (got[("map", "q1")], got[("P_5", "q1")]) == ("0.4792", "0.6000")
+
+
+def test_it_applies_relevance_level_and_depth(files: dict[str, str]) -> None:
+    lines, _ = run_command(
+        files["qrels"], files["run"], "-l2", "-M", "3", "-q", "-m", "num_rel", "-m", "num_ret"
+    )
+    got = values(lines)
+    assert got[("num_rel", "q1")] == "2"  # d1 (2) and d5 (3)
+    assert got[("num_ret", "q1")] == "3"
+    assert "relevance_level=2" in lines[0] and "depth=3" in lines[0]
+
+
+def test_it_prints_the_official_measures_by_default_and_all_trec_on_request(files: dict[str, str]) -> None:
+    official = {key[0] for key in values(run_command(files["qrels"], files["run"])[0])}
+    cutoffs = {f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)}
+    assert {"num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank"} | cutoffs == official
+    every = {key[0] for key in values(run_command(files["qrels"], files["run"], "-m", "all_trec")[0])}
+    assert {"infAP", "ndcg", "ndcg_cut_10", "recall_100", "judged_10"} <= every
+
+
+def test_it_adds_a_run_column_with_several_runs(files: dict[str, str]) -> None:
+    lines, _ = run_command(files["qrels"], files["run"], files["other"], "-m", "map")
+    # other: q1 (d5, d1 relevant at ranks 1-2 of R=4) 0.5, q2 1.0, q3 1.0.
+    assert lines[1:] == [f"{files['run']}\tmap\tall\t0.4250", f"{files['other']}\tmap\tall\t0.8333"]
+
+
+def test_it_reads_gzipped_files(files: dict[str, str], tmp_path: Path) -> None:
+    with gzip.open(tmp_path / "run.txt.gz", "wt") as f:
+        f.write(RUN)
+    lines, _ = run_command(files["qrels"], str(tmp_path / "run.txt.gz"), "-m", "map")
+    assert lines[-1] == "map\tall\t0.4250"
+
+
+def test_it_reports_a_bad_run_line_without_a_traceback(files: dict[str, str], tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("q1 Q0 d1 1 1.0 r\nq1 Q0 d2 2 high r\n")
+    with pytest.raises(CommandError) as caught:
+        run_command(files["qrels"], str(bad))
+    assert str(caught.value) == f"{bad}:2: score 'high' is not a number"
+
+
+def test_it_reports_bad_qrels_and_missing_files(files: dict[str, str], tmp_path: Path) -> None:
+    bad = tmp_path / "qrels_bad.txt"
+    bad.write_text("q1 0 d1 1\nq1 0 d2 x\n")
+    with pytest.raises(CommandError, match=r"qrels_bad.txt:2: relevance 'x' is not an integer"):
+        run_command(str(bad), files["run"])
+    with pytest.raises(CommandError, match="no such file"):
+        run_command(files["qrels"], str(tmp_path / "absent.txt"))
+
+
+def test_it_rejects_unknown_measures(files: dict[str, str]) -> None:
+    with pytest.raises(CommandError, match="unknown measure 'mapp'"):
+        run_command(files["qrels"], files["run"], "-m", "mapp")
+
+
+def test_it_fails_when_no_topic_is_shared(files: dict[str, str], tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere.txt"
+    other.write_text("q9 Q0 d1 1 1.0 r\n")
+    with pytest.raises(CommandError, match="no topics with both results and relevance information"):
+        run_command(files["qrels"], str(other))
+
+
+def test_it_resolves_qrels_files_and_refuses_pools_for_now(files: dict[str, str]) -> None:
+    assert resolve_qrels(files["qrels"]).topic_ids == ["q1", "q2", "q3"]
+    with pytest.raises(CommandError, match="pool qrels are not available yet"):
+        resolve_qrels("pool:campaign-1")

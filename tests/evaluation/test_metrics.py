@@ -1,0 +1,406 @@
+"""evaluation.metrics and evaluation.trec_io: SPEC §8 test vectors, the readers, segments and tests."""
+
+from __future__ import annotations
+
+import gzip
+import math
+import warnings
+from pathlib import Path
+
+import numpy as np
+import pytest
+import pytrec_eval
+from scipy import stats
+
+from evaluation import metrics
+from evaluation.trec_io import QrelsTable, RunTable, TrecFormatError, hash_bytes, read_qrels, read_run
+
+BAD = Path(__file__).resolve().parent.parent / "data" / "bad"
+
+TV1_QRELS = {
+    "q1": {"d1": 2, "d2": 1, "d3": 0, "d4": -1, "d5": 3, "d6": 1},
+    "q2": {"a": 1, "b": 0},
+    "q3": {"x": 1},
+}
+TV1_RUN = {
+    "q1": {"d3": 5.0, "d1": 5.0, "d9": 4.0, "d4": 3.0, "d2": 2.0, "d5": 1.0},
+    "q2": {"b": 2.0, "a": 1.0},
+    "q4": {"z": 1.0},
+}
+TV2_QRELS = {"t": {"A": 3, "B": 2, "C": 0, "D": 1, "E": 2}}
+TV2_RUN = {"t": {"C": 0.9, "F": 0.85, "A": 0.8, "D": 0.7, "B": 0.6}}
+
+
+def evaluate(qrels: dict, run: dict, measures: list[str], **kwargs: object) -> metrics.Result:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", metrics.MissingTopicsWarning)
+        return metrics.evaluate(qrels, run, measures, **kwargs)
+
+
+def rounded(values: dict[str, float]) -> dict[str, float]:
+    return {k: round(v, 4) for k, v in values.items()}
+
+
+def write(path: Path, text: str) -> Path:
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+# --- SPEC §8 test vectors (values from trec_eval 10) --------------------------------------------------------
+
+
+def test_it_reproduces_tv1_per_topic() -> None:
+    result = evaluate(
+        TV1_QRELS,
+        TV1_RUN,
+        ["recip_rank", "P.1,5", "map", "ndcg", "ndcg_cut.3,5", "bpref", "infAP"],
+    )
+    assert rounded(result.per_topic["q1"]) == {
+        "recip_rank": 0.5,
+        "P_1": 0.0,
+        "P_5": 0.4,
+        "map": 0.35,
+        "ndcg": 0.5233,
+        "ndcg_cut_3": 0.2650,
+        "ndcg_cut_5": 0.3175,
+        "bpref": 0.0,
+        "infAP": 0.4028,
+    }
+    assert rounded(result.per_topic["q2"])["map"] == 0.5
+    assert rounded(result.per_topic["q2"])["ndcg"] == 0.6309
+
+
+def test_it_averages_tv1_over_common_topics_and_warns_of_the_missing_one() -> None:
+    with pytest.warns(metrics.MissingTopicsWarning, match="q3"):
+        result = metrics.evaluate(TV1_QRELS, TV1_RUN, ["map", "ndcg"])
+    assert result.topics == ("q1", "q2")
+    assert rounded(result.means) == {"map": 0.4250, "ndcg": 0.5771}
+    assert result.missing_topics == ("q3",)
+    assert result.ignored_topics == ("q4",)
+    assert "q3" in result.warnings[0]
+
+
+def test_it_averages_tv1_over_all_qrels_topics_with_c() -> None:
+    result = evaluate(TV1_QRELS, TV1_RUN, ["map", "ndcg", "recip_rank", "num_rel", "num_ret"], average="all")
+    assert result.topics == ("q1", "q2", "q3")
+    means = rounded(result.means)
+    assert (means["map"], means["ndcg"], means["recip_rank"]) == (0.2833, 0.3847, 0.3333)
+    # trec_eval -c scores the missing topic 0, but num_rel still counts its relevant document.
+    assert result.per_topic["q3"] == {
+        "map": 0.0,
+        "ndcg": 0.0,
+        "recip_rank": 0.0,
+        "num_rel": 1.0,
+        "num_ret": 0.0,
+    }
+    assert means["num_rel"] == 6 and means["num_ret"] == 8
+
+
+def test_it_reproduces_tv1_condensed() -> None:
+    result = evaluate(TV1_QRELS, TV1_RUN, ["map", "P_5", "ndcg", "ndcg_cut_3"], unjudged="condensed")
+    assert rounded(result.per_topic["q1"]) == {
+        "map": 0.4792,
+        "P_5": 0.6,
+        "ndcg": 0.5881,
+        "ndcg_cut_3": 0.3700,
+    }
+
+
+def test_it_reproduces_tv2() -> None:
+    measures = [
+        "ndcg_cut_3",
+        "ndcg",
+        "map",
+        "recip_rank",
+        "P_3",
+        "P_10",
+        "recall_3",
+        "recall_5",
+        "Rprec",
+        "bpref",
+    ]
+    assert rounded(evaluate(TV2_QRELS, TV2_RUN, measures).means) == {
+        "ndcg_cut_3": 0.2851,
+        "ndcg": 0.4751,
+        "map": 0.3583,
+        "recip_rank": 0.3333,
+        "P_3": 0.3333,
+        "P_10": 0.3,
+        "recall_3": 0.25,
+        "recall_5": 0.75,
+        "Rprec": 0.5,
+        "bpref": 0.0,
+    }
+
+
+def test_it_reproduces_tv2_exp_gain_and_condensed() -> None:
+    assert round(evaluate(TV2_QRELS, TV2_RUN, ["ndcg"], gain="exp").means["ndcg"], 4) == 0.4704
+    condensed = evaluate(TV2_QRELS, TV2_RUN, ["ndcg_cut_3", "ndcg"], unjudged="condensed")
+    assert rounded(condensed.means) == {"ndcg_cut_3": 0.4547, "ndcg": 0.5717}
+
+
+def test_it_reproduces_the_seed_example() -> None:
+    qrels = {"s": {"a": 2, "b": 3, "c": 0, "d": 1, "e": 2}}
+    run = {"s": {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0, "e": 1.0}}
+    assert round(evaluate(qrels, run, ["ndcg_cut_5"], gain="exp").means["ndcg_cut_5"], 4) == 0.8322
+    assert round(evaluate(qrels, run, ["ndcg_cut_5"]).means["ndcg_cut_5"], 4) == 0.8954
+
+
+def test_it_averages_reciprocal_ranks_into_mrr() -> None:
+    # First relevant document at ranks 1, 3, 2 and none: MRR = (1 + 1/3 + 1/2 + 0) / 4.
+    qrels = {"1": {"r": 1}, "2": {"r": 1}, "3": {"r": 1}, "4": {"r": 1}}
+    run = {
+        "1": {"r": 3.0, "x": 2.0},
+        "2": {"x": 3.0, "y": 2.0, "r": 1.0},
+        "3": {"x": 3.0, "r": 2.0},
+        "4": {"x": 3.0, "y": 2.0},
+    }
+    assert round(evaluate(qrels, run, ["recip_rank"]).means["recip_rank"], 4) == 0.4583
+
+
+# --- semantics ----------------------------------------------------------------------------------------------
+
+
+def test_it_breaks_ties_by_docid_descending_in_byte_order() -> None:
+    qrels = {"q": {"é": 1}}
+    # 'é' is 0xC3 0xA9 in UTF-8: above 'z' in byte order, so it ranks first among the tied documents.
+    ranked = metrics.rank_lists(qrels, {"q": {"a": 1.0, "z": 1.0, "é": 1.0, "b": 2.0}})
+    assert ranked.relevant.rank.tolist() == [2]
+    assert evaluate(qrels, {"q": {"a": 1.0, "z": 1.0, "é": 1.0}}, ["recip_rank"]).means["recip_rank"] == 1.0
+
+
+def test_it_compares_scores_as_doubles_like_trec_eval_10() -> None:
+    qrels = {"q": {"a": 1}}
+    run = {"q": {"a": 1.0, "z": 1.0 + 2**-40}}  # equal as float32, different as doubles
+    assert evaluate(qrels, run, ["recip_rank"]).means["recip_rank"] == 0.5
+
+
+def test_it_orders_unsorted_and_shuffled_runs_like_sorted_ones() -> None:
+    rng = np.random.default_rng(3)
+    docs = [f"d{i}" for i in range(200)]
+    run = {q: {d: float(rng.integers(0, 20)) for d in docs} for q in ("1", "2", "3")}
+    qrels = {q: {d: int(rng.integers(-1, 4)) for d in rng.choice(docs, 50, replace=False)} for q in run}
+    expected = pytrec_eval.RelevanceEvaluator(qrels, {"map", "ndcg_cut.10", "P.5"}).evaluate(run)
+    rows = [(q, d, s) for q, ds in run.items() for d, s in ds.items()]
+    for seed in range(3):
+        order = np.random.default_rng(seed).permutation(len(rows))
+        table = RunTable(
+            topic_ids=["1", "2", "3"],
+            topic=np.array([int(rows[i][0]) - 1 for i in order]),
+            docid=np.array([rows[i][1].encode() for i in order]),
+            score=np.array([rows[i][2] for i in order]),
+        )
+        result = evaluate(qrels, table, ["map", "ndcg_cut_10", "P_5"])
+        for q in run:
+            for m in ("map", "ndcg_cut_10", "P_5"):
+                assert result.per_topic[q][m] == pytest.approx(expected[q][m], abs=1e-9)
+
+
+def test_it_counts_negative_labels_as_not_judged_in_judged_at_k() -> None:
+    qrels = {"q": {"a": 2, "b": 0, "c": -1}}
+    run = {"q": {"a": 4.0, "b": 3.0, "c": 2.0, "d": 1.0}}
+    result = evaluate(qrels, run, ["judged.2,4,10"])
+    assert result.per_topic["q"] == {"judged_2": 1.0, "judged_4": 0.5, "judged_10": 0.2}
+    condensed = evaluate(qrels, run, ["judged_4", "num_ret"], unjudged="condensed")
+    assert condensed.per_topic["q"] == {"num_ret": 2.0, "judged_4": 0.5}
+
+
+def test_it_limits_the_depth_before_condensing() -> None:
+    qrels = {"q": {"a": 1, "c": 1, "e": 1}}
+    run = {"q": {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0, "e": 1.0}}
+    result = evaluate(qrels, run, ["num_ret", "num_rel_ret", "map"], depth=3, unjudged="condensed")
+    assert result.per_topic["q"]["num_ret"] == 2  # a, c: b dropped, d and e beyond the depth
+    assert result.per_topic["q"]["map"] == pytest.approx((1 + 1) / 3)
+
+
+def test_it_treats_a_relevance_level_as_the_threshold_for_relevant() -> None:
+    result = evaluate(TV2_QRELS, TV2_RUN, ["num_rel", "num_rel_ret", "P_5"], relevance_level=2)
+    assert result.per_topic["t"] == {"num_rel": 3.0, "num_rel_ret": 2.0, "P_5": 0.4}
+    with pytest.raises(ValueError, match="relevance_level"):
+        evaluate(TV2_QRELS, TV2_RUN, ["map"], relevance_level=-1)
+
+
+def test_it_falls_back_to_an_exact_join_when_qrels_keys_collide() -> None:
+    qrels = QrelsTable.from_dict(TV1_QRELS)
+    qrels._key = np.zeros(len(qrels), dtype=np.uint64)  # every key equal: the hash table cannot be used
+    assert rounded(evaluate(qrels, TV1_RUN, ["map", "ndcg"]).means) == {"map": 0.4250, "ndcg": 0.5771}
+
+
+def test_it_rejects_unknown_measures_and_options() -> None:
+    with pytest.raises(ValueError, match="unknown measure"):
+        metrics.parse_measures(["mapp"])
+    with pytest.raises(ValueError, match="gain"):
+        evaluate(TV2_QRELS, TV2_RUN, ["ndcg"], gain="log")
+    with pytest.raises(ValueError, match="unjudged"):
+        evaluate(TV2_QRELS, TV2_RUN, ["ndcg"], unjudged="skip")
+
+
+def test_it_reads_trec_eval_and_pytrec_eval_measure_names() -> None:
+    assert metrics.parse_measures(["ndcg_cut.10", "P.5,10", "map", "recall_100", "P_20"]) == [
+        "map",
+        "P_5",
+        "P_10",
+        "P_20",
+        "recall_100",
+        "ndcg_cut_10",
+    ]
+    assert metrics.parse_measures(["P"]) == [f"P_{k}" for k in metrics.DEFAULT_CUTOFFS]
+    assert "infAP" in metrics.parse_measures(["all_trec"])
+
+
+def test_it_documents_every_metric_definition() -> None:
+    for fn in (
+        metrics.P_k,
+        metrics.recall_k,
+        metrics.recip_rank,
+        metrics.map,
+        metrics.Rprec,
+        metrics.ndcg,
+        metrics.ndcg_cut_k,
+        metrics.bpref,
+        metrics.infAP,
+        metrics.judged_k,
+        metrics.num_ret,
+        metrics.num_rel,
+        metrics.num_rel_ret,
+    ):
+        assert fn.__doc__ and len(fn.__doc__) > 40, fn.__name__
+
+
+# --- segments and significance ---------------------------------------------------------------------------
+
+
+def test_it_computes_means_per_segment() -> None:
+    qrels = {"1": {"a": 1}, "2": {"a": 1}, "3": {"a": 1}}
+    run = {"1": {"a": 1.0}, "2": {"b": 1.0, "a": 0.5}, "3": {"b": 1.0}}
+    result = evaluate(qrels, run, ["recip_rank", "num_rel_ret"])
+    segments = result.segment_means({"1": ["head", "nav"], "2": ["head"], "3": ["tail"], "9": ["head"]})
+    assert segments == {
+        "head": {"num_q": 2.0, "recip_rank": 0.75, "num_rel_ret": 2.0},
+        "nav": {"num_q": 1.0, "recip_rank": 1.0, "num_rel_ret": 1.0},
+        "tail": {"num_q": 1.0, "recip_rank": 0.0, "num_rel_ret": 0.0},
+    }
+
+
+def test_it_runs_a_paired_t_test_as_scipy() -> None:
+    x = {str(i): v for i, v in enumerate([0.1, 0.4, 0.35, 0.8, 0.5, 0.9])}
+    y = {str(i): v for i, v in enumerate([0.2, 0.3, 0.30, 0.6, 0.45, 0.7])}
+    y["extra"] = 1.0  # only common topics are paired
+    test = metrics.paired_t_test(x, y)
+    want = stats.ttest_rel(list(x.values()), [y[k] for k in x])
+    assert test.n == 6
+    assert test.statistic == pytest.approx(want.statistic)
+    assert test.p_value == pytest.approx(want.pvalue)
+    assert test.mean_difference == pytest.approx(np.mean([x[k] - y[k] for k in x]))
+
+
+def test_it_runs_a_seeded_paired_randomisation_test() -> None:
+    rng = np.random.default_rng(0)
+    base = rng.random(40)
+    x = {str(i): float(v) for i, v in enumerate(base)}
+    better = {str(i): float(v + 0.2) for i, v in enumerate(base)}
+    noisy = {str(i): float(v + rng.normal(0, 0.05)) for i, v in enumerate(base)}
+    clear = metrics.paired_randomisation_test(better, x, n_permutations=2000, seed=1)
+    assert clear.p_value == pytest.approx(1 / 2001)
+    first = metrics.paired_randomisation_test(noisy, x, n_permutations=2000, seed=7)
+    again = metrics.paired_randomisation_test(noisy, x, n_permutations=2000, seed=7)
+    assert first == again
+    assert 0.05 < first.p_value <= 1.0
+    # Exact sign-flip distribution on 3 topics: |mean| >= observed for 2 of the 8 sign patterns.
+    tiny = metrics.paired_randomisation_test(
+        {"a": 1.0, "b": 1.0, "c": 1.0}, {"a": 0.0, "b": 0.0, "c": 0.0}, n_permutations=20000, seed=3
+    )
+    assert tiny.p_value == pytest.approx(2 / 8, abs=0.02)
+
+
+def test_it_pairs_results_by_measure() -> None:
+    a = evaluate(TV1_QRELS, TV1_RUN, ["map"])
+    b = evaluate(TV1_QRELS, {"q1": {"d5": 1.0}, "q2": {"a": 1.0}}, ["map"])
+    test = metrics.paired_t_test(b, a, measure="map")
+    assert test.n == 2 and test.mean_x == pytest.approx((0.25 + 1.0) / 2)
+
+
+# --- trec_io ---------------------------------------------------------------------------------------------
+
+
+def test_it_reads_runs_with_any_whitespace_comments_extra_fields_and_gzip(tmp_path: Path) -> None:
+    text = "# a comment\n\n301 Q0 d1 1 2.5 runA extra fields\n301\tQ0  d2 2 -1e-3 runA\r\n302 Q0 d1 1 7 runA"
+    plain = read_run(write(tmp_path / "run.txt", text))
+    with gzip.open(tmp_path / "run.txt.gz", "wt", encoding="utf-8") as f:
+        f.write(text)
+    packed = read_run(tmp_path / "run.txt.gz")
+    for table in (plain, packed):
+        assert table.name == "runA"
+        assert table.to_dict() == {"301": {"d1": 2.5, "d2": -0.001}, "302": {"d1": 7.0}}
+
+
+def test_it_reads_a_regular_run_through_the_fast_path(tmp_path: Path) -> None:
+    lines = [f"{q} Q0 doc{d} {d} {1.0 / (d + 1)} tag\n" for q in (3, 1, 2) for d in range(50)]
+    table = read_run(write(tmp_path / "run.txt", "".join(lines)))
+    assert len(table) == 150 and table.topic_ids == ["1", "2", "3"]
+    assert table.to_dict()["3"]["doc7"] == 1.0 / 8
+
+
+def test_it_reads_qrels_with_negative_labels(tmp_path: Path) -> None:
+    table = read_qrels(write(tmp_path / "qrels.txt", "301 0 d1 3\n301 0 d2 -1\n302 Q0 d1 +0 extra\n"))
+    assert table.to_dict() == {"301": {"d1": 3, "d2": -1}, "302": {"d1": 0}}
+
+
+@pytest.mark.parametrize(
+    ("name", "reader", "message"),
+    [
+        ("run_short_line.txt", read_run, ":3: expected 6 fields 'qid Q0 docid rank score tag', found 5"),
+        ("run_nan_score.txt", read_run, ":2: score 'nan' is not a finite number"),
+        ("run_inf_score.txt", read_run, ":3: score '-inf' is not a finite number"),
+        ("run_non_numeric_score.txt", read_run, ":2: score 'high' is not a number"),
+        (
+            "run_duplicate_doc.txt",
+            read_run,
+            ":3: duplicate docs: docid 'd01' for qid '301' (first at line 1)",
+        ),
+        ("run_duplicate_doc_noncontiguous.txt", read_run, ":3: duplicate docs: docid 'd01' for qid '301'"),
+        ("run_invalid_utf8.txt", read_run, ":2: invalid UTF-8 (byte 0xff at byte column 9)"),
+        ("run_truncated.txt.gz", read_run, "truncated gzip file (the compressed data ends early)"),
+        ("run_corrupt_gzip.txt.gz", read_run, ":3: corrupt gzip file: CRC check failed"),
+        ("run_empty.txt", read_run, ": file is empty"),
+        ("run_only_comments.txt", read_run, ": no run rows found"),
+        ("qrels_non_integer.txt", read_qrels, ":2: relevance '1.5' is not an integer"),
+        ("qrels_short_line.txt", read_qrels, ":3: expected 4 fields 'qid iter docid rel', found 3"),
+        ("qrels_duplicate_pair.txt", read_qrels, ":3: duplicate judgement for qid '301', docid 'd01'"),
+    ],
+)
+def test_it_reports_bad_files_as_file_line_message(name: str, reader: object, message: str) -> None:
+    with pytest.raises(TrecFormatError) as caught:
+        reader(BAD / name)  # type: ignore[operator]
+    assert caught.value.errors[0].startswith(str(BAD / name))
+    assert message in caught.value.errors[0]
+
+
+def test_it_lists_every_bad_line(tmp_path: Path) -> None:
+    text = "1 Q0 a 1 1.0 r\n1 Q0 b 2 x r\n1 Q0 c\n1 Q0 d 4 inf r\n"
+    with pytest.raises(TrecFormatError) as caught:
+        read_run(write(tmp_path / "run.txt", text))
+    assert [e.split(":", 2)[1] for e in caught.value.errors] == ["2", "3", "4"]
+
+
+def test_it_reports_a_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(TrecFormatError, match="no such file"):
+        read_run(tmp_path / "absent.txt")
+
+
+def test_it_hashes_byte_strings_independently_of_the_array_width() -> None:
+    narrow = np.array([b"abc", b"d1"], dtype="S3")
+    wide = np.array([b"abc", b"d1"], dtype="S24")
+    assert np.array_equal(hash_bytes(narrow), hash_bytes(wide))
+    assert len(set(hash_bytes(np.array([f"D{i:08d}".encode() for i in range(10000)])).tolist())) == 10000
+
+
+def test_it_evaluates_tables_read_from_files_like_dicts(tmp_path: Path) -> None:
+    qrels_text = "".join(f"{q} 0 {d} {g}\n" for q, docs in TV1_QRELS.items() for d, g in docs.items())
+    run_text = "".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in TV1_RUN.items() for d, s in docs.items())
+    qrels = read_qrels(write(tmp_path / "qrels.txt", qrels_text))
+    run = read_run(write(tmp_path / "run.txt", run_text))
+    from_files = evaluate(qrels, run, ["all_trec"])
+    from_dicts = evaluate(TV1_QRELS, TV1_RUN, ["all_trec"])
+    assert from_files.per_topic == from_dicts.per_topic
+    assert math.isclose(from_files.means["map"], 0.425)
