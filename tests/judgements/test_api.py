@@ -658,3 +658,16 @@ def test_it_lists_the_judging_endpoints_in_the_api_root(manager):
     for prefix in ("rubrics", "judging", "assignments", "judgements"):
         assert root[prefix].endswith(f"/api/{prefix}/")
     assert "pools" not in root or root["pools"].endswith("/api/pools/")
+
+
+def test_it_answers_a_400_when_an_imported_label_took_the_leased_item(rater, tmp_path):
+    pool = distinctive_pool([rater])
+    client = client_for(rater)
+    payload = lease(client)
+    qrels = tmp_path / "earlier.qrels"
+    qrels.write_text(f"q1 0 {payload['document']['docid']} 2\n")
+    services.import_judgements(pool=pool, path=qrels, rater=rater)
+    url = f"/api/assignments/{payload['assignment']}/judgement/"
+    response = client.post(url, {"grade": 1}, format="json")
+    assert response.status_code == 400 and response.json()["detail"]
+    assert Judgement.objects.get().grade == 2
