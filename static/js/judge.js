@@ -34,7 +34,12 @@
   var reviseLink = form.querySelector("[data-action=revise]");
   var csrf = form.querySelector("input[name=csrfmiddlewaretoken]").value;
 
-  var state = config.state;             // mode, assignment, judgement, back, label, topic
+  var state = config.state;             // mode, assignment, judgement, back, label, topic, parts
+  state.parts = {                       // as rendered with the page, so that Esc can come back to it
+    topic: slots.topic.innerHTML,
+    document: slots.document.innerHTML,
+    progress: slots.progress.innerHTML,
+  };
   var itemState = state.mode === "revise" ? null : state;  // what Esc returns to
   var saved = null;                     // note and facets typed on the item before revising
   var busy = false;

@@ -184,6 +184,18 @@ def test_it_judges_by_keyboard_with_revise_skip_and_note(page, live_server):
     assert page.inner_text(".topic .query") != topic_before  # moved on to the second topic after 8
     current = title(page)
 
+    # stop and come back: the same document (the live lease); u shows the last one, Escape returns
+    page.reload()
+    page.wait_for_selector("#doc-title")
+    assert title(page) == current
+    page.keyboard.press("u")
+    page.wait_for_selector("#judge[data-mode=revise]")
+    assert title(page) == seen[-2]
+    page.keyboard.press("Escape")
+    page.wait_for_selector("#judge[data-mode=item]")
+    assert title(page) == current
+    assert not JudgementRevision.objects.exists()
+
     # u: the last judgement (grade 2) comes back with its grade highlighted; 3 changes it; back to current
     page.wait_for_timeout(PAUSE_MS)
     page.keyboard.press("u")
