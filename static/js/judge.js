@@ -300,6 +300,7 @@
     e.preventDefault();
     var b = e.submitter;
     if (!b) return;
+    b.blur();  // a focused button would take the next Space or Enter as another judgement
     if (b.dataset.action === "skip") skip();
     else if (b.name === "unrateable") label({ unrateable: true }, b);
     else if (b.name === "grade") label({ grade: Number(b.value) }, b);
@@ -309,6 +310,7 @@
     var link = e.target.closest("a[data-action]");
     if (!link) return;
     e.preventDefault();
+    link.blur();
     if (link.dataset.action === "revise") revisePrevious();
     else if (link.dataset.action === "return") returnToItem();
   });
