@@ -889,8 +889,41 @@ def create_release(
     total = max(PoolItem.objects.filter(pool=pool, selected=True).count(), 1)
     counts = {"judged": 0, "unrateable": 0, "pending": 0, "ties": 0, "judgements": 0}
     grades_count: Counter[int] = Counter()
-    pair_a: list[int] = []
-    pair_b: list[int] = []
+    # (grade of the earlier rater, grade of the later rater) → number of such pairs: the same confusion
+    # matrix as the lists of pairs, in memory that does not grow with the number of judgements.
+    pair_counts: Counter[tuple[int, int]] = Counter()
+    memo: dict[tuple[Any, ...], tuple[aggregation.Aggregate, tuple[tuple[int, int], ...]]] = {}
+
+    def consensus(item: _ItemVotes) -> tuple[aggregation.Aggregate, tuple[tuple[int, int], ...]]:
+        """`aggregation.aggregate` of the item and its pairs of grades, remembered by what the result
+        depends on: the grades in rater order, `required`, the adjudication and (for `rater:NAME`) which
+        vote is NAME's. An item is looked up only when `aggregate` could not raise for it (plain int
+        grades, distinct raters), so a remembered result is exactly what `aggregate` would return."""
+        votes = item.votes
+        grades = tuple([g for _, g in votes])
+        key = None
+        if (
+            type(item.required) is int
+            and (item.adjudicated is None or type(item.adjudicated) in (int, str))
+            and all(g is None or type(g) is int for g in grades)
+            and len({rater for rater, _ in votes}) == len(votes)
+        ):
+            flags = (
+                tuple([str(rater) == parsed.rater for rater, _ in votes]) if parsed.kind == "rater" else ()
+            )
+            key = (grades, item.required, item.adjudicated, flags)
+            found = memo.get(key)
+            if found is not None:
+                return found
+        result = aggregation.aggregate(
+            votes, policy=parsed, required=item.required, adjudicated=item.adjudicated
+        )
+        graded = [g for g in grades if g is not None]
+        pairs = tuple((graded[x], graded[y]) for x in range(len(graded)) for y in range(x + 1, len(graded)))
+        if key is not None and len(memo) < 4096:
+            memo[key] = (result, pairs)
+        return result, pairs
+
     latest = ""
     release_root = Path(settings.MEDIA_ROOT) / "releases" / pool.name
     release_root.mkdir(parents=True, exist_ok=True)
@@ -911,12 +944,7 @@ def create_release(
             facet_texts: dict[str, str] = {}  # facets text -> its JSON (few distinct ones)
             state_texts = {True: _json_text("unrateable"), False: _json_text("graded")}
             for done, (item, rows) in enumerate(_stream_items(pool=pool, iso_times=True), 1):
-                result = aggregation.aggregate(
-                    item.votes,
-                    policy=parsed,
-                    required=item.required,
-                    adjudicated=item.adjudicated,
-                )
+                result, pairs = consensus(item)
                 counts[result.state] += 1
                 counts["ties"] += int(result.tie)
                 if result.state == "judged":
@@ -924,11 +952,8 @@ def create_release(
                     qrels_lines.append(f"{item.qid} 0 {item.docid} {result.grade}\n")
                 elif unjudged == "explicit":
                     qrels_lines.append(f"{item.qid} 0 {item.docid} -1\n")
-                graded = [g for _, g in item.votes if g is not None]
-                for x in range(len(graded)):
-                    for y in range(x + 1, len(graded)):
-                        pair_a.append(graded[x])
-                        pair_b.append(graded[y])
+                for pair in pairs:
+                    pair_counts[pair] += 1
                 if rows:
                     # Each line is json.dumps({...}, sort_keys=True, ensure_ascii=False) of the judgement,
                     # written out key by key in sorted order with the same separators and value texts.
@@ -978,8 +1003,9 @@ def create_release(
                     digest.update(block)
             return digest.hexdigest()
 
-        a = np.asarray(pair_a, dtype=np.int64)
-        b = np.asarray(pair_b, dtype=np.int64)
+        n_pairs = list(pair_counts.values())
+        a = np.repeat(np.asarray([pa for pa, _ in pair_counts], dtype=np.int64), n_pairs)
+        b = np.repeat(np.asarray([pb for _, pb in pair_counts], dtype=np.int64), n_pairs)
         kappas = {
             name: (agreement.cohen_kappa(a, b, labels=labels, weights=weights) if a.size else None)
             for name, weights in (("unweighted", None), ("linear", "linear"), ("quadratic", "quadratic"))
