@@ -437,6 +437,8 @@ def submit_judgement(
             item = PoolItem.objects.select_for_update().get(pk=locked.item_id)
             if not item.gold and item.num_judgements + item.active_leases >= item.required_judgements:
                 raise JudgingError("your lease on this item expired and it went to another rater")
+        if Judgement.objects.filter(item_id=locked.item_id, rater_id=locked.rater_id).exists():
+            raise JudgingError("you have judged this item already (press u to revise it)")
         now = timezone.now()
         judgement = Judgement.objects.create(
             item_id=locked.item_id,
@@ -474,7 +476,8 @@ def revise_judgement(
         locked = (
             Judgement.objects.select_for_update(of=("self",)).select_related("rubric").get(pk=judgement.pk)
         )
-        facets = _validate_label(locked.rubric, grade, unrateable, locked.facets if facets is None else facets)
+        current = locked.facets if facets is None else facets
+        facets = _validate_label(locked.rubric, grade, unrateable, current)
         new_note = locked.note if note is None else note.strip()
         new_grade = None if unrateable else grade
         if (locked.grade, locked.unrateable, locked.facets, locked.note) == (
@@ -641,6 +644,9 @@ def import_judgements(
                         item_id=item_id, rater=rater, rubric=judging.rubric, grade=entry.rel, imported=True
                     )
                     PoolItem.objects.filter(pk=item_id).update(num_judgements=F("num_judgements") + 1)
+                    # a lease this rater holds on the item ends: the imported label is their judgement
+                    for lease in Assignment.objects.select_for_update().filter(item_id=item_id, rater=rater):
+                        _release(lease, Assignment.State.DONE)
                     summary.created += 1
             if errors:
                 raise pooling_services.ImportFailed(errors)

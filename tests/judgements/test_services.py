@@ -1,12 +1,11 @@
 """Judging services: leases, skips, J judgements per item, gold, revisions, rubric versions, adjudication,
-facets — and the defects found in them (fixed ones are plain tests; open ones are xfail(strict=True))."""
+facets — and the defects found in them (each now fixed)."""
 
 from __future__ import annotations
 
 from datetime import timedelta
 
 import pytest
-from django.db import IntegrityError
 from django.utils import timezone
 
 from judgements import services
@@ -440,12 +439,6 @@ def test_it_keeps_the_facets_when_a_revision_does_not_name_them(rater):
     assert revised.facets == {"authority": "high"}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="BUG services.import_judgements does not end the rater's live lease on an item it imports a label "
-    "for, so submit_judgement hits the (item, rater) unique constraint: IntegrityError, not JudgingError",
-    raises=IntegrityError,
-)
 def test_it_refuses_cleanly_a_lease_on_an_item_the_rater_has_an_imported_label_for(rater, tmp_path):
     pool = make_pool(raters=[rater])
     lease = services.next_item(pool=pool, rater=rater)
@@ -455,3 +448,5 @@ def test_it_refuses_cleanly_a_lease_on_an_item_the_rater_has_an_imported_label_f
     services.import_judgements(pool=pool, path=qrels, rater=rater)
     with pytest.raises(services.JudgingError):
         services.submit_judgement(assignment=lease, grade=1)
+    item.refresh_from_db()
+    assert item.active_leases == 0 and item.num_judgements == 1
