@@ -127,3 +127,22 @@ def test_api_rejects_bad_parameters_with_400(scored_pool, manager):
     assert api.get("/api/evaluation/scored/report/?gain=cubic").status_code == 400
     assert api.get("/api/evaluation/scored/report/?policy=loudest").status_code == 400
     assert api.get("/api/evaluation/nope/report/").status_code == 404
+
+
+def test_the_evaluate_command_reads_a_pools_current_labels(scored_pool, tmp_path):
+    import io
+
+    from django.core.management import CommandError, call_command
+
+    run = tmp_path / "beta.run"
+    run.write_text("q1 Q0 d003 1 4 beta\nq1 Q0 d005 2 3 beta\nq1 Q0 d001 3 2 beta\nq2 Q0 d013 1 2 beta\n")
+    out = io.StringIO()
+    call_command("evaluate", "pool:scored", str(run), "-m", "recip_rank", "-q", stdout=out)
+    lines = [line.split("\t") for line in out.getvalue().splitlines() if not line.startswith("#")]
+    values = {qid: float(value) for measure, qid, value in lines}
+    qrels = current_qrels(pool=scored_pool)
+    expected = pytrec(qrels, {"q1": {"d003": 4, "d005": 3, "d001": 2}, "q2": {"d013": 2}}, "recip_rank")
+    assert values["q1"] == pytest.approx(expected["q1"], abs=1e-4)
+    assert values["q2"] == pytest.approx(expected["q2"], abs=1e-4)
+    with pytest.raises(CommandError):
+        call_command("evaluate", "pool:nope", str(run))

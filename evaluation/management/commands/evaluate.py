@@ -31,10 +31,21 @@ pytrec_eval's names (P_5, ndcg_cut_10) are accepted too.
 """
 
 
-def resolve_qrels(spec: str) -> QrelsTable:
-    """The qrels named on the command line: a file path, or ``pool:NAME`` (a pool's released qrels)."""
+def resolve_qrels(spec: str) -> QrelsTable | dict[str, dict[str, int]]:
+    """The qrels named on the command line: a file path, or ``pool:NAME`` — that pool's current labels
+    under the default (majority) policy, with -1 for every pending or unrateable item, exactly as an
+    explicit release would write them."""
     if spec.startswith("pool:"):
-        raise CommandError("pool qrels are not available yet")
+        from judgements.services import JudgingError, current_qrels
+        from pooling.models import Pool
+
+        pool = Pool.objects.filter(name=spec.removeprefix("pool:")).first()
+        if pool is None:
+            raise CommandError(f"no pool named {spec.removeprefix('pool:')!r}")
+        try:
+            return current_qrels(pool=pool)
+        except JudgingError as exc:
+            raise CommandError(str(exc)) from None
     return _read(read_qrels, spec)
 
 
