@@ -1,11 +1,16 @@
-"""Project-wide API plumbing: an exception handler that never lets a bad request become a 500."""
+"""Project-wide API plumbing: an exception handler that never lets a bad request become a 500, and a
+trivial authenticated endpoint (`GET /api/ping/`) to measure what authentication and middleware cost."""
 
 from __future__ import annotations
 
 from typing import Any
 
 from django.core.exceptions import ValidationError as DjangoValidationError
-from rest_framework import status
+from drf_spectacular.utils import extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.decorators import api_view, permission_classes
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
 
@@ -16,3 +21,12 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
         detail = exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
         return Response(detail, status=status.HTTP_400_BAD_REQUEST)
     return drf_exception_handler(exc, context)
+
+
+@extend_schema(responses={200: inline_serializer("Ping", {"ok": serializers.BooleanField()})})
+@api_view(["GET"])
+@permission_classes([IsAuthenticated])
+def ping(request: Request) -> Response:
+    """`{"ok": true}` for any authenticated user (token or session), 401 otherwise. It does no work of its
+    own: the anchor of the rater load benchmark (the cost of the API's authentication and middleware)."""
+    return Response({"ok": True})

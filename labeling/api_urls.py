@@ -1,10 +1,12 @@
 """The API router: every app registers its viewsets here (each app's `api.register(router)`)."""
 
+from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from evaluation import api as evaluation_api
 from judgements import api as judgements_api
 from judgements import release_api
+from labeling.api import ping
 from pooling import api as pooling_api
 
 router = DefaultRouter()
@@ -18,4 +20,4 @@ judgements_api.register(router)
 release_api.register(router)
 evaluation_api.register(router)
 
-urlpatterns = router.urls
+urlpatterns = [path("ping/", ping, name="ping"), *router.urls]
