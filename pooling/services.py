@@ -547,7 +547,9 @@ def _add_items(*, pool: Pool, run_ids: list[int]) -> tuple[int, int]:
     """Insert the depth-k union of `run_ids` into the pool, with provenance, in two set-based statements.
 
     Existing items are kept as they are (ON CONFLICT DO NOTHING), so re-running is harmless and adding a
-    run adds only documents not yet pooled, plus its provenance on the ones already there.
+    run adds only documents not yet pooled, plus its provenance on the ones already there. Rows go in in
+    the order of the unique indexes: on PostgreSQL that makes the index maintenance, most of the cost,
+    about a fifth cheaper (benchmarks/pool.py).
     """
     if not run_ids:
         return 0, 0
@@ -579,6 +581,7 @@ def _add_items(*, pool: Pool, run_ids: list[int]) -> tuple[int, int]:
                 JOIN {doc} d ON d.id = c.document_id
             ) k
             WHERE true
+            ORDER BY k.topic_id, k.document_id
             ON CONFLICT (pool_id, topic_id, document_id) DO NOTHING
             """,
             [pool.pk, *required_params, not pool.adaptive, now, *blind_params, *run_ids, pool.depth,
@@ -593,6 +596,7 @@ def _add_items(*, pool: Pool, run_ids: list[int]) -> tuple[int, int]:
             JOIN {item} pi
               ON pi.pool_id = %s AND pi.topic_id = rr.topic_id AND pi.document_id = rr.document_id
             WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql}
+            ORDER BY pi.id, rr.run_id
             ON CONFLICT (item_id, run_id) DO NOTHING
             """,
             [pool.pk, *run_ids, pool.depth, *topic_ids],
