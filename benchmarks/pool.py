@@ -1,0 +1,343 @@
+"""Benchmark: building a depth-100 pool in PostgreSQL (services.build_pool) against trectools' TrecPoolMaker.
+
+Data (seeded): 50 runs × 50 topics × 1,000 documents = 2.5 million rows. Each topic has a candidate set of
+8,000 documents (drawn from a 100,000-document collection) with a latent quality z ~ N(0, 1); each run
+retrieves 1,000 of them, sampled with a bias towards good documents (Gumbel top-k on 0.3·z), and scores
+them z + 3·noise. Runs so overlap as real rankers do: the depth-100 pool holds about 160,000 items
+(≈ 3,200 per topic of the 5,000 top-100 slots). Scores are continuous, so no run has tied scores and
+trectools' tie order (docid ascending, unlike trec_eval's descending) cannot matter: the two pools must hold
+exactly the same (topic, document) pairs, which is checked.
+
+Setup, not timed: the runs are written as TREC files in a temporary directory; a PostgreSQL database
+`labeling_pool_bench` is created (dropped first if left over), migrated, and loaded by COPY (documents, and
+run rows with their trec_eval ranks: score descending — no ties). Then:
+
+- ours: `services.build_pool` on a pool of the 50 runs, depth 100, timed around the service call in a fresh
+  child process (so its peak RSS is the build's); best of `--repeats` builds of fresh pools.
+- memory: the same build of 10 runs vs 50 runs — the child's peak RSS and its growth during the build. The
+  union and the provenance are computed by the database (set-based SQL), so Python's memory stays flat in
+  the number of runs (PostgreSQL's own memory is bounded by work_mem, not measured here).
+- trectools: `TrecRun(file)` for the 50 run files plus `TrecPoolMaker().make_pool(runs, strategy="topX",
+  topX=100)`, best of `--repeats`.
+
+The database is dropped at the end. The last line is `ratio build/trectools: X.XX` (target ≤ 0.2).
+
+Usage: .venv/bin/python benchmarks/pool.py [--small] [--repeats N]
+       (PostgreSQL at BENCH_PG, default postgres://postgres@127.0.0.1:5432)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+DB_NAME = "labeling_pool_bench"
+SERVER = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
+DATABASE_URL = f"{SERVER}/{DB_NAME}"
+
+
+@dataclass
+class Size:
+    runs: int
+    topics: int
+    docs_per_run: int
+    candidates: int
+    collection: int
+    depth: int
+    memory_runs: int  # the smaller build, for the memory comparison
+
+
+FULL = Size(
+    runs=50, topics=50, docs_per_run=1000, candidates=8000, collection=100_000, depth=100, memory_runs=10
+)
+SMALL = Size(
+    runs=10, topics=10, docs_per_run=200, candidates=1600, collection=20_000, depth=20, memory_runs=3
+)
+
+
+# -------------------------------------------------------------------------------------------------- data
+
+
+def generate(size: Size, seed: int = 20240611) -> tuple[list[str], list[str], dict[str, list[Any]]]:
+    """Topics, docids and per run per topic (docid indices in trec_eval order, their scores)."""
+    rng = np.random.default_rng(seed)
+    qids = [str(101 + t) for t in range(size.topics)]
+    docids = [f"doc{i:06d}" for i in range(size.collection)]
+    runs: dict[str, list[Any]] = {f"run{r:02d}": [] for r in range(size.runs)}
+    for _ in qids:
+        candidates = rng.choice(size.collection, size=size.candidates, replace=False)
+        z = rng.standard_normal(size.candidates)
+        for name in runs:
+            keys = 0.3 * z + rng.gumbel(size=size.candidates)
+            picked = np.argpartition(-keys, size.docs_per_run)[: size.docs_per_run]
+            scores = z[picked] + 3.0 * rng.standard_normal(size.docs_per_run)
+            order = np.argsort(-scores, kind="stable")
+            ranked_docs, ranked_scores = candidates[picked[order]], scores[order]
+            if len(np.unique(ranked_scores)) != len(ranked_scores):
+                raise SystemExit("tied scores generated; change the seed")
+            runs[name].append((ranked_docs, ranked_scores))
+    return qids, docids, runs
+
+
+def write_runs(directory: Path, qids: list[str], docids: list[str], runs: dict[str, list[Any]]) -> list[Path]:
+    paths = []
+    for name, lists in runs.items():
+        path = directory / f"{name}.txt"
+        with path.open("w", encoding="utf-8") as out:
+            for qid, (docs, scores) in zip(qids, lists, strict=True):
+                out.write(
+                    "".join(
+                        f"{qid} Q0 {docids[d]} {rank} {score!r} {name}\n"
+                        for rank, (d, score) in enumerate(zip(docs.tolist(), scores.tolist(), strict=True), 1)
+                    )
+                )
+        paths.append(path)
+    return paths
+
+
+# ---------------------------------------------------------------------------------------------- database
+
+
+def admin_connection() -> Any:
+    import psycopg
+
+    return psycopg.connect(f"{SERVER}/postgres", autocommit=True)
+
+
+def create_database() -> None:
+    with admin_connection() as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
+        conn.execute(f"CREATE DATABASE {DB_NAME}")
+
+
+def drop_database() -> None:
+    with admin_connection() as conn:
+        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
+
+
+def setup_django() -> None:
+    os.environ["DATABASE_URL"] = DATABASE_URL
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "labeling.settings")
+    for key in ("CELERY_BROKER_URL", "CACHE_URL"):
+        os.environ.pop(key, None)
+    import django
+
+    django.setup()
+
+
+def load(qids: list[str], docids: list[str], runs: dict[str, list[Any]]) -> dict[str, Any]:
+    """Collection, topics, documents and run rows by COPY, ranks in trec_eval order (no ties)."""
+    from django.core.management import call_command
+    from django.db import connection
+
+    from pooling.models import Collection, Document, Run, RunRow, Topic
+
+    call_command("migrate", verbosity=0)
+    collection = Collection.objects.create(name="bench")
+    Topic.objects.bulk_create(Topic(collection=collection, qid=qid, query=f"topic {qid}") for qid in qids)
+    with connection.cursor() as cursor:
+        raw = cursor.cursor
+        with raw.copy(
+            f"COPY {Document._meta.db_table} (collection_id, docid, title, text, url, metadata) FROM STDIN"
+        ) as copy:
+            copy.write("".join(f"{collection.pk}\t{d}\t\t\t\t{{}}\n" for d in docids))
+    topic_ids = dict(Topic.objects.filter(collection=collection).values_list("qid", "id"))
+    doc_ids = np.array(
+        [pk for _, pk in sorted(Document.objects.filter(collection=collection).values_list("docid", "id"))]
+    )
+    run_objects = {}
+    for name, lists in runs.items():
+        run = Run.objects.create(
+            collection=collection,
+            name=name,
+            num_rows=sum(len(docs) for docs, _ in lists),
+            num_topics=len(lists),
+        )
+        run_objects[name] = run
+        with (
+            connection.cursor() as cursor,
+            cursor.cursor.copy(
+                f"COPY {RunRow._meta.db_table} (run_id, topic_id, document_id, rank, score) FROM STDIN"
+            ) as copy,
+        ):
+            for qid, (docs, scores) in zip(qids, lists, strict=True):
+                prefix = f"{run.pk}\t{topic_ids[qid]}\t"
+                copy.write(
+                    "".join(
+                        f"{prefix}{d}\t{rank}\t{score!r}\n"
+                        for rank, (d, score) in enumerate(
+                            zip(doc_ids[docs].tolist(), scores.tolist(), strict=True), 1
+                        )
+                    )
+                )
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")  # Django runs in autocommit mode here
+    return {"collection": collection, "runs": run_objects}
+
+
+# ------------------------------------------------------------------------------------------------ build
+
+
+def child_build(name: str) -> None:
+    """In a fresh process: build pool `name`, print seconds and memory as JSON (the last line)."""
+    setup_django()
+    from django.db import connection
+
+    from pooling import services
+    from pooling.models import Pool
+
+    pool = Pool.objects.get(name=name)
+    connection.ensure_connection()
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    started = time.perf_counter()
+    summary = services.build_pool(pool=pool)
+    seconds = time.perf_counter() - started
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"seconds": seconds, "rss_before_kb": before, "peak_kb": peak, **summary.as_dict()}))
+
+
+def build_in_child(name: str) -> dict[str, Any]:
+    env = {**os.environ, "DATABASE_URL": DATABASE_URL, "DJANGO_SETTINGS_MODULE": "labeling.settings"}
+    done = subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--child-build", name],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"build of {name} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def our_pairs(name: str) -> set[tuple[str, str]]:
+    from pooling.models import PoolItem
+
+    return set(PoolItem.objects.filter(pool__name=name).values_list("topic__qid", "document__docid"))
+
+
+# ------------------------------------------------------------------------------------------------- main
+
+
+def trectools_pool(paths: list[Path], depth: int) -> tuple[float, set[tuple[str, str]]]:
+    import warnings
+
+    from trectools import TrecPoolMaker, TrecRun
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        started = time.perf_counter()
+        runs = [TrecRun(str(path)) for path in paths]
+        pool = TrecPoolMaker().make_pool(runs, strategy="topX", topX=depth)
+        seconds = time.perf_counter() - started
+    return seconds, {(str(qid), str(docid)) for qid, docs in pool.pool.items() for docid in docs}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--small", action="store_true", help="10 runs × 10 topics × 200 documents, depth 20")
+    parser.add_argument("--repeats", type=int, default=2, help="builds and trectools runs (best of)")
+    parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    parser.add_argument("--child-build", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.child_build:
+        child_build(args.child_build)
+        return
+
+    size = SMALL if args.small else FULL
+    rows = size.runs * size.topics * size.docs_per_run
+    print(
+        f"{size.runs} runs × {size.topics} topics × {size.docs_per_run} documents = {rows:,} rows, "
+        f"depth {size.depth}, PostgreSQL database {DB_NAME}"
+    )
+    started = time.perf_counter()
+    qids, docids, runs = generate(size)
+    with tempfile.TemporaryDirectory(prefix="pool-bench-") as tmp:
+        paths = write_runs(Path(tmp), qids, docids, runs)
+        create_database()
+        try:
+            setup_django()
+            from django.db import connection
+
+            from pooling import services
+            from pooling.models import Pool
+
+            loaded = load(qids, docids, runs)
+            setup = time.perf_counter() - started
+            print(f"setup (generate, write files, migrate, COPY; not timed): {setup:.1f} s")
+            all_runs = list(loaded["runs"].values())
+            names = [f"bench{i}" for i in range(args.repeats)]
+            for name in names:
+                services.create_pool(
+                    name=name, collection=loaded["collection"], runs=all_runs, depth=size.depth
+                )
+            services.create_pool(
+                name="bench-few",
+                collection=loaded["collection"],
+                runs=all_runs[: size.memory_runs],
+                depth=size.depth,
+            )
+            estimate = services.estimate_pool(pool=Pool.objects.get(name=names[0]))
+            connection.close()
+
+            builds = [build_in_child(name) for name in names]
+            few = build_in_child("bench-few")
+            best = min(builds, key=lambda b: b["seconds"])
+            ours = our_pairs(names[0])
+            for name in names[1:]:
+                if our_pairs(name) != ours:
+                    raise SystemExit(f"MISMATCH: pools {names[0]} and {name} differ")
+
+            ref_times = []
+            theirs: set[tuple[str, str]] = set()
+            for _ in range(args.repeats):
+                seconds, theirs = trectools_pool(paths, size.depth)
+                ref_times.append(seconds)
+            ref = min(ref_times)
+            if ours != theirs:
+                raise SystemExit(
+                    f"MISMATCH: ours {len(ours):,} pairs, trectools {len(theirs):,}; "
+                    f"only ours {len(ours - theirs)}, only trectools {len(theirs - ours)}"
+                )
+            if estimate["items"] != len(ours):
+                raise SystemExit(f"MISMATCH: estimate {estimate['items']} items, built {len(ours)}")
+            connection.close()
+        finally:
+            if not args.keep:
+                drop_database()
+
+    print(
+        f"pool: {len(ours):,} items ({len(ours) / size.topics:,.0f} per topic), "
+        f"{best['provenance_added']:,} provenance rows; same (topic, document) pairs as trectools: yes"
+    )
+    ours_times = ", ".join(f"{b['seconds']:.2f}" for b in builds)
+    ref_list = ", ".join(f"{t:.2f}" for t in ref_times)
+    print(
+        f"build_pool ({size.runs} runs, in a fresh process): best {best['seconds']:.2f} s of {ours_times} s"
+    )
+    print(f"trectools (read {size.runs} files + make_pool topX): best {ref:.2f} s of {ref_list} s")
+    for label, b in ((f"{size.memory_runs} runs", few), (f"{size.runs} runs", best)):
+        print(
+            f"build memory, {label}: peak RSS {b['peak_kb'] / 1024:.0f} MiB "
+            f"(+{(b['peak_kb'] - b['rss_before_kb']) / 1024:.1f} MiB during the build), "
+            f"{b['items_added']:,} items in {b['seconds']:.2f} s"
+        )
+    print(f"ratio build/trectools: {best['seconds'] / ref:.2f}")
+
+
+if __name__ == "__main__":
+    main()
