@@ -282,10 +282,10 @@ def grouped_bars(
             f'<rect class="legend" x="8" y="{_f(y - 9)}" width="10" height="10" '
             f'fill="{SERIES[s % len(SERIES)]}"/><text x="22" y="{_f(y)}">{escape(name)}</text>'
         )
-    for value in (lo, hi):
+    for tick in (lo, hi):
         body.append(
-            f'<text class="tick" x="{_f(left - 6)}" y="{_f(y_of(value) + 4)}" text-anchor="end">'
-            f"{value:.{decimals}f}</text>"
+            f'<text class="tick" x="{_f(left - 6)}" y="{_f(y_of(tick) + 4)}" text-anchor="end">'
+            f"{tick:.{decimals}f}</text>"
         )
     body.append(f'<line x1="{_f(left)}" y1="{_f(top)}" x2="{_f(left)}" y2="{_f(bottom)}" stroke="#999999"/>')
     zero = y_of(0.0) if lo <= 0.0 <= hi else bottom

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
@@ -57,6 +57,11 @@ class JobAdmin(admin.ModelAdmin):
 # --------------------------------------------------------------------------------------------- pools
 
 
+class RunChoiceField(forms.ModelMultipleChoiceField):
+    def label_from_instance(self, obj: Any) -> str:
+        return f"{obj.collection.name} / {obj.name}"
+
+
 class PoolAddForm(forms.ModelForm):
     """Creates the pool through `services.create_pool`, which validates the runs and every parameter.
 
@@ -64,7 +69,7 @@ class PoolAddForm(forms.ModelForm):
     so nothing is stored and the page shows why. The admin's `save_model` then has nothing left to save.
     """
 
-    runs = forms.ModelMultipleChoiceField(
+    runs = RunChoiceField(
         queryset=Run.objects.select_related("collection").order_by("collection__name", "name"),
         widget=FilteredSelectMultiple("runs", is_stacked=False),
         help_text="The contributing runs (all of the pool's collection).",
@@ -79,7 +84,6 @@ class PoolAddForm(forms.ModelForm):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["runs"].label_from_instance = lambda run: f"{run.collection.name} / {run.name}"
         self.created: Pool | None = None
 
     def full_clean(self) -> None:
@@ -108,8 +112,11 @@ class PoolAddForm(forms.ModelForm):
 
     def save(self, commit: bool = True) -> Pool:
         assert self.created is not None, "the pool is created when the form is validated"
-        self.save_m2m = lambda: None  # the service linked the runs
+        self.save_m2m = self._save_m2m  # type: ignore[method-assign] # as ModelForm.save(commit=False)
         return self.created
+
+    def _save_m2m(self) -> None:
+        """Nothing: the service linked the runs."""
 
 
 class PoolChangeForm(forms.ModelForm):
@@ -126,7 +133,8 @@ class AddRunsForm(forms.Form):
 
     def __init__(self, *args: Any, collection_id: int, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["runs"].queryset = Run.objects.filter(collection_id=collection_id).order_by("name")
+        runs = cast(forms.ModelMultipleChoiceField, self.fields["runs"])
+        runs.queryset = Run.objects.filter(collection_id=collection_id).order_by("name")
 
 
 @admin.register(Pool)

@@ -251,6 +251,11 @@ def pool_bias_url(pool: Pool) -> str | None:
         return None
 
 
+def pool_run_names(pool: Pool) -> list[str]:
+    """The names of the pool's contributing runs, sorted."""
+    return sorted(PoolRun.objects.filter(pool=pool).values_list("run__name", flat=True))
+
+
 class PoolSerializer(serializers.ModelSerializer):
     """A pool's configuration, status and judging progress (selected and judged items)."""
 
@@ -433,7 +438,7 @@ class PoolViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
             summary = services.add_runs(pool=pool, runs=[runs[run_name] for run_name in wanted])
         except services.PoolError as exc:
             raise ValidationError({"runs": [str(exc)]}) from None
-        return Response({**summary.as_dict(), "runs": self._run_names(pool)})
+        return Response({**summary.as_dict(), "runs": pool_run_names(pool)})
 
     @extend_schema(request=None)
     @action(detail=True, methods=["delete"], url_path=r"runs/(?P<run_name>[^/]+)")
@@ -442,7 +447,7 @@ class PoolViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         pool = self.get_object()
         link = get_object_or_404(PoolRun.objects.select_related("run"), pool=pool, run__name=run_name)
         summary = services.remove_run(pool=pool, run=link.run)
-        return Response({**summary.as_dict(), "runs": self._run_names(pool)})
+        return Response({**summary.as_dict(), "runs": pool_run_names(pool)})
 
     @action(detail=True, methods=["get"])
     def statistics(self, request: Request, name: str | None = None) -> Response:
@@ -466,10 +471,6 @@ class PoolViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
         response = HttpResponse(out.getvalue(), content_type="text/plain; charset=utf-8")
         response["Content-Disposition"] = f'inline; filename="{pool.name}.pool.tsv"'
         return response
-
-    @staticmethod
-    def _run_names(pool: Pool) -> list[str]:
-        return sorted(PoolRun.objects.filter(pool=pool).values_list("run__name", flat=True))
 
 
 def register(router: Any) -> None:

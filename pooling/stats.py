@@ -252,6 +252,6 @@ def pool_progress(pools: list[Pool]) -> dict[int, dict[str, int]]:
     for row in rows:
         out[row["pool_id"]].update(items=row["n"], selected=row["n_selected"], judged=row["n_judged"])
     runs = PoolRun.objects.filter(pool_id__in=ids).values("pool_id").annotate(n=Count("id")).order_by()
-    for row in runs:
-        out[row["pool_id"]]["runs"] = row["n"]
+    for link in runs:
+        out[link["pool_id"]]["runs"] = link["n"]
     return out

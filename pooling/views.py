@@ -47,8 +47,8 @@ def pool_list(request: HttpRequest) -> HttpResponse:
     pools = list(Pool.objects.select_related("collection").order_by("name"))
     progress = stats.pool_progress(pools)
     jobs: dict[int, Job] = {}
-    for job in Job.objects.filter(kind=Job.Kind.BUILD_POOL).order_by("created_at", "pk"):
-        jobs[job.params.get("pool")] = job
+    for each in Job.objects.filter(kind=Job.Kind.BUILD_POOL).order_by("created_at", "pk"):
+        jobs[each.params.get("pool")] = each
     rows = []
     for pool in pools:
         counts = progress[pool.pk]
