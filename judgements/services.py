@@ -777,12 +777,36 @@ class _ItemVotes:
 _ISO_SQL = """to_char({column} AT TIME ZONE 'UTC', 'FMYYYY-MM-DD"T"HH24:MI:SS.US"Z"')"""
 
 
-def _stream_items(*, pool: Pool, iso_times: bool = False) -> Any:
+def _query_rows(sql: str, params: list[Any], *, copy: bool = False) -> Any:
+    """Yield the rows of a query in a flat amount of memory: through a server-side cursor, or with
+    `copy` on PostgreSQL through `COPY (query) TO STDOUT`, parsed with the connection's own loaders for
+    the column types the query has (read from a `LIMIT 0` run), so the rows are those a cursor returns.
+    COPY streams while the server is still producing rows (and may use a parallel plan, which a cursor
+    never does). The caller must close the generator before the transaction ends (contextlib.closing)."""
+    if copy and connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(f"{sql} LIMIT 0", params)
+            types = [column.type_code for column in cursor.description]
+            with cursor.cursor.copy(f"COPY ({sql}) TO STDOUT", params) as stream:
+                stream.set_types(types)
+                yield from stream.rows()
+        return
+    cursor = connection.chunked_cursor()
+    try:
+        cursor.execute(sql, params)
+        while batch := cursor.fetchmany(20000):
+            yield from batch
+    finally:
+        cursor.close()
+
+
+def _stream_items(*, pool: Pool, iso_times: bool = False, copy: bool = False) -> Any:
     """Yield every selected item of the pool with its current judgements, in qrels order (qid, docid by
     byte order), reading through a server-side cursor so memory stays flat.
 
     With `iso_times`, on PostgreSQL the rows' created_at and updated_at come as the strings `_iso` makes
-    of them (elsewhere as the driver reads them)."""
+    of them (elsewhere as the driver reads them). With `copy`, PostgreSQL streams the rows with COPY
+    (see `_query_rows`; close the generator before the transaction ends)."""
     from pooling.models import Document, Topic
 
     postgres = connection.vendor == "postgresql"
@@ -802,32 +826,23 @@ def _stream_items(*, pool: Pool, iso_times: bool = False) -> Any:
         WHERE i.pool_id = %s AND i.selected
         ORDER BY t.qid{collate}, d.docid{collate}, j.rater_id
     """
-    cursor = connection.chunked_cursor()
-    try:
-        cursor.execute(sql, [pool.pk])
-        current: _ItemVotes | None = None
-        rows: list[tuple[Any, ...]] = []
-        while True:
-            batch = cursor.fetchmany(20000)
-            if not batch:
-                break
-            for row in batch:
-                item_id = row[0]
-                if current is None or current.item_id != item_id:
-                    if current is not None:
-                        yield current, rows
-                    adjudicated = None
-                    if row[4] is not None:
-                        adjudicated = "unrateable" if row[6] else row[5]
-                    current = _ItemVotes(item_id, row[1], row[2], row[3], adjudicated, [])
-                    rows = []
-                if row[7] is not None:
-                    current.votes.append((row[7], None if row[9] else row[8]))
-                    rows.append(row)
-        if current is not None:
-            yield current, rows
-    finally:
-        cursor.close()
+    current: _ItemVotes | None = None
+    rows: list[tuple[Any, ...]] = []
+    for row in _query_rows(sql, [pool.pk], copy=copy):
+        item_id = row[0]
+        if current is None or current.item_id != item_id:
+            if current is not None:
+                yield current, rows
+            adjudicated = None
+            if row[4] is not None:
+                adjudicated = "unrateable" if row[6] else row[5]
+            current = _ItemVotes(item_id, row[1], row[2], row[3], adjudicated, [])
+            rows = []
+        if row[7] is not None:
+            current.votes.append((row[7], None if row[9] else row[8]))
+            rows.append(row)
+    if current is not None:
+        yield current, rows
 
 
 def create_release(
@@ -851,6 +866,7 @@ def create_release(
     Nothing in the files depends on when the release is made, so two releases of unchanged data are
     byte-identical. Streams: memory does not grow with the number of judgements.
     """
+    import contextlib
     import functools
     import hashlib
     import json
@@ -941,6 +957,7 @@ def create_release(
             transaction.atomic(),
             open(qrels_path, "w", encoding="utf-8", newline="\n") as qrels,
             open(jsonl_path, "w", encoding="utf-8", newline="\n") as jsonl,
+            contextlib.closing(_stream_items(pool=pool, iso_times=True, copy=True)) as items,
         ):
             qrels_lines: list[str] = []
             jsonl_lines: list[str] = []
@@ -949,7 +966,7 @@ def create_release(
             rater_texts: dict[Any, str] = {}
             facet_texts: dict[str, str] = {}  # facets text -> its JSON (few distinct ones)
             state_texts = {True: _json_text("unrateable"), False: _json_text("graded")}
-            for done, (item, rows) in enumerate(_stream_items(pool=pool, iso_times=True), 1):
+            for done, (item, rows) in enumerate(items, 1):
                 result, pairs = consensus(item)
                 counts[result.state] += 1
                 counts["ties"] += int(result.tie)
