@@ -29,6 +29,7 @@ class ReportSerializer(serializers.Serializer):
     gain = serializers.ChoiceField(choices=["linear", "exp"], default="linear")
 
 
+@extend_schema(parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, description="pool name")])
 class EvaluationViewSet(viewsets.ViewSet):
     """Scores of the runs of a pool's collection on the pool's current labels."""
 

@@ -9,7 +9,7 @@ from django.conf import settings
 from django.db import transaction
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -88,6 +88,7 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         return FileResponse(path.open("rb"), as_attachment=True, filename=filename)
 
 
+@extend_schema(parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, description="pool name")])
 class AgreementViewSet(viewsets.ViewSet):
     """Inter-rater agreement of a pool (Cohen, Fleiss, Krippendorff, per pair and per topic)."""
 

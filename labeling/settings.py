@@ -26,7 +26,8 @@ def env_list(name: str, default: str = "") -> list[str]:
 
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = os.environ.get(
-    "SECRET_KEY", "insecure-embedded-only-key-set-SECRET_KEY-in-production-0123456789abcdef"
+    # The embedded default is marked insecure so that `check --deploy` flags a production without one.
+    "SECRET_KEY", "django-insecure-embedded-only-key-set-SECRET_KEY-in-production-0123456789abcdef"
 )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
@@ -147,6 +148,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Collections, runs, pools, judgements, agreement, qrels releases and evaluation.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    "ENUM_NAME_OVERRIDES": {
+        "JobStatusEnum": "pooling.models.Job.Status",
+        "PoolStatusEnum": "pooling.models.Pool.Status",
+        "PoolStrategyEnum": "pooling.models.Pool.Strategy",
+    },
 }
 
 # Celery: without a broker, tasks run in process (eager) — the embedded default.
