@@ -9,8 +9,8 @@ items, 500,000 judgements) shows whether the release's memory grows with the num
 
 Timed:
 - `manage.py release_qrels POOL -o DIR` (qrels.txt, judgements.jsonl, manifest.json) in a subprocess:
-  wall time and that child's peak RSS (from `os.wait4`; RUSAGE_CHILDREN would be the maximum over every
-  child so far), at full and half size;
+  wall time and peak RSS (RUSAGE_CHILDREN of a small launcher process, see `LAUNCHER`), at full and
+  half size;
 - the floor: PostgreSQL's `COPY (…) TO STDOUT` of the 500,000 aggregated (qid, docid, min(grade)) rows and
   of the 1,000,000 judgement rows (qid, docid, rater, grade, unrateable, facets, note, seconds, created,
   updated, imported), both in the release's order (qid, docid in byte order), read through psycopg's copy
@@ -61,6 +61,7 @@ TARGET = 3.0
 KAPPA_TARGET = 1.5
 LABELS = [0, 1, 2, 3]
 SEED = 20240601
+SECRET_KEY = "release-benchmark-secret-key-not-for-production-0123456789abcdef"
 SETTINGS_VARIABLES = ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL")
 FILES = ("qrels.txt", "judgements.jsonl", "manifest.json")
 
@@ -72,6 +73,7 @@ def child_env(database_url: str, data_dir: Path) -> dict[str, str]:
         DATABASE_URL=database_url,
         DATA_DIR=str(data_dir),
         LOG_LEVEL="ERROR",
+        SECRET_KEY=SECRET_KEY,  # pseudonyms depend on it: fixed, so the files' hashes compare across runs
     )
     return env
 
@@ -92,20 +94,34 @@ def database_exists() -> bool:
     return row is not None
 
 
+# A child's ru_maxrss counts the memory of the process it was forked from (Linux keeps the high-water mark
+# across exec), so a command started straight from this big process would report at least this process's
+# size. A small launcher starts the command instead and reports its RUSAGE_CHILDREN peak.
+LAUNCHER = """
+import resource, subprocess, sys, time
+started = time.perf_counter()
+code = subprocess.call(sys.argv[1:])
+elapsed = time.perf_counter() - started
+peak = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss
+sys.stderr.write(f"\\nlaunched {elapsed!r} {peak}\\n")
+sys.exit(code)
+"""
+
+
 def manage_measured(env: dict[str, str], *args: str) -> tuple[float, int, str]:
-    """Run a management command in a subprocess: (wall seconds, peak RSS in kB of this child, stdout)."""
+    """Run a management command in a subprocess: (its wall seconds, its peak RSS in kB, its stdout)."""
     with tempfile.TemporaryFile(mode="w+") as out, tempfile.TemporaryFile(mode="w+") as err:
-        started = time.perf_counter()
-        process = subprocess.Popen(
-            [sys.executable, "manage.py", *args, "--skip-checks"], cwd=ROOT, env=env, stdout=out, stderr=err
+        command = [sys.executable, "manage.py", *args, "--skip-checks"]
+        code = subprocess.call(
+            [sys.executable, "-c", LAUNCHER, *command], cwd=ROOT, env=env, stdout=out, stderr=err
         )
-        _, status, usage = os.wait4(process.pid, 0)
-        elapsed = time.perf_counter() - started
         out.seek(0)
         err.seek(0)
-        if os.waitstatus_to_exitcode(status) != 0:
-            raise SystemExit(f"manage.py {' '.join(args)} failed:\n{err.read()}")
-        return elapsed, usage.ru_maxrss, out.read()
+        errors = err.read()
+        if code != 0:
+            raise SystemExit(f"manage.py {' '.join(args)} failed:\n{errors}")
+        elapsed, peak_kb = errors.rsplit("launched ", 1)[1].split()
+        return float(elapsed), int(peak_kb), out.read()
 
 
 # ------------------------------------------------------------------------------------------------ data
@@ -387,7 +403,7 @@ def main() -> None:
         os.environ.pop(key, None)
     os.environ.update(
         DJANGO_SETTINGS_MODULE="labeling.settings", DATABASE_URL=database_url, DATA_DIR=str(tmp),
-        LOG_LEVEL="ERROR",
+        LOG_LEVEL="ERROR", SECRET_KEY=SECRET_KEY,
     )  # fmt: skip
     sys.path.insert(0, str(ROOT))
     reuse = args.reuse and database_exists()
