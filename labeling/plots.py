@@ -50,6 +50,8 @@ def _text_width(text: str) -> float:
 
 def _svg(width: float, height: float, body: list[str], title: str) -> str:
     label = escape(title) if title else "chart"
+    # the visible title is bold and a little larger than the labels: never let the picture clip it
+    width = max(width, _text_width(title) * 1.2 + 16)
     head = (
         f'<svg xmlns="http://www.w3.org/2000/svg" width="{_f(width)}" height="{_f(height)}" '
         f'viewBox="0 0 {_f(width)} {_f(height)}" role="img" aria-label="{label}" {FONT} font-size="11">'

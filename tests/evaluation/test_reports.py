@@ -146,3 +146,11 @@ def test_the_evaluate_command_reads_a_pools_current_labels(scored_pool, tmp_path
     assert values["q2"] == pytest.approx(expected["q2"], abs=1e-4)
     with pytest.raises(CommandError):
         call_command("evaluate", "pool:nope", str(run))
+
+
+def test_the_report_says_when_nothing_is_judged_yet(db, manager):
+    make_pool(raters=[make_user("carol")], name="fresh")
+    client = Client()
+    client.force_login(manager)
+    html = client.get("/evaluation/fresh/").content.decode()
+    assert "Nothing is judged yet" in html
