@@ -963,6 +963,7 @@ def create_release(
             jsonl_lines: list[str] = []
             iso = _iso_text if connection.vendor == "postgresql" else _iso
             dumps = functools.partial(json.dumps, sort_keys=True, ensure_ascii=False)
+            encode = json.encoder.encode_basestring
             rater_texts: dict[Any, str] = {}
             facet_texts: dict[str, str] = {}  # facets text -> its JSON (few distinct ones)
             state_texts = {True: _json_text("unrateable"), False: _json_text("graded")}
@@ -985,26 +986,36 @@ def create_release(
                     docid = f', "docid": {_json_text(item.docid)}, "facets": '
                     qid = f', "qid": {_json_text(item.qid)}, "rater": '
                 for row in rows:
-                    updated = iso(row[14])
-                    latest = max(latest, updated or "")
-                    rater = rater_texts.get(row[7])
+                    rater_id, grade, unrateable, raw, note, seconds, created, updated = row[7:15]
+                    if iso is not _iso_text:
+                        created, updated = iso(created), iso(updated)
+                    if updated is not None and updated > latest:  # max(latest, updated or "")
+                        latest = updated
+                    rater = rater_texts.get(rater_id)
                     if rater is None:
-                        rater = rater_texts[row[7]] = _json_text(pseudonym(row[7]))
-                    raw = row[10]
+                        rater = rater_texts[rater_id] = _json_text(pseudonym(rater_id))
                     facets = facet_texts.get(raw) if type(raw) is str else None
                     if facets is None:
                         facets = dumps(_json_value(raw))
                         if type(raw) is str and len(facet_texts) < 1000:
                             facet_texts[raw] = facets
-                    unrateable = row[9]
+                    # The common types inline, anything else through _json_text: the same text.
+                    grade = None if unrateable else grade
+                    seconds = round(float(seconds or 0.0), 3)
+                    seconds_json = (
+                        float.__repr__(seconds) if seconds - seconds == 0.0 else _json_float(seconds)
+                    )
+                    updated_json = encode(updated) if type(updated) is str else _json_text(updated)
                     jsonl_lines.append(
-                        f"{head}{_json_text(iso(row[13]))}{docid}{facets}"
-                        f', "grade": {_json_text(None if unrateable else row[8])}'
+                        f"{head}{encode(created) if type(created) is str else _json_text(created)}"
+                        f"{docid}{facets}"
+                        f', "grade": {int.__repr__(grade) if type(grade) is int else _json_text(grade)}'
                         f', "imported": {"true" if row[15] else "false"}'
-                        f', "note": {_json_text(row[11] or "")}{qid}{rater}'
-                        f', "seconds": {_json_float(round(float(row[12] or 0.0), 3))}'
+                        f', "note": {encode(note) if type(note) is str else _json_text(note or "")}'
+                        f"{qid}{rater}"
+                        f', "seconds": {seconds_json}'
                         f', "state": {state_texts[bool(unrateable)]}'
-                        f', "updated_at": {_json_text(updated)}}}\n'
+                        f', "updated_at": {updated_json}}}\n'
                     )
                 if len(jsonl_lines) >= 10000 or len(qrels_lines) >= 10000:
                     qrels.writelines(qrels_lines)
