@@ -190,37 +190,40 @@ def _join(qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: 
     table_size = 1 << bits
     mask = table_size - 1
     shift = np.uint64(64 - bits)
-    table_keys = np.zeros(table_size, dtype=np.uint64)
-    table_rows = np.full(table_size, -1, dtype=np.intp)
+    # One 16-byte slot holds a key and its row, so that a probe costs one cache miss.
+    table = np.zeros(table_size, dtype=[("key", "<u8"), ("row", "<i8")])
+    table["row"] = -1
 
     pending = np.arange(len(qkeys))
     slots = (qkeys >> shift).astype(np.intp)
     while len(pending):
-        free = table_rows[slots] == -1
+        free = table["row"][slots] == -1
         slot_free, rows_free = slots[free], pending[free]
         taken, first = np.unique(slot_free, return_index=True)
         winners = rows_free[first]
-        table_rows[taken] = winners
-        table_keys[taken] = qkeys[winners]
+        table["row"][taken] = winners
+        table["key"][taken] = qkeys[winners]
         placed = np.zeros(len(pending), dtype=bool)
         placed[np.flatnonzero(free)[first]] = True
         pending, slots = pending[~placed], slots[~placed]
-        if len(pending) and np.any(table_keys[slots] == qkeys[pending]):
+        if len(pending) and np.any(table["key"][slots] == qkeys[pending]):
             return _join_exact(qrels, run, run_topic, qrels_topic)  # two qrels rows share a key
         slots = (slots + 1) & mask
 
     rkeys = run.key
     slots = (rkeys >> shift).astype(np.intp)
-    rows = table_rows[slots]
-    hit = table_keys[slots] == rkeys
-    hit &= rows >= 0
+    probe = table[slots]
+    rows = probe["row"]
+    occupied = rows >= 0
+    hit = occupied & (probe["key"] == rkeys)
     found[hit] = rows[hit]
-    active = np.flatnonzero((rows >= 0) & ~hit)  # probed an occupied slot of another key: go on probing
+    active = np.flatnonzero(occupied & ~hit)  # probed an occupied slot of another key: go on probing
     slots = (slots[active] + 1) & mask
     while len(active):
-        rows = table_rows[slots]
+        probe = table[slots]
+        rows = probe["row"]
         occupied = rows >= 0
-        hit = occupied & (table_keys[slots] == rkeys[active])
+        hit = occupied & (probe["key"] == rkeys[active])
         found[active[hit]] = rows[hit]
         more = occupied & ~hit
         active, slots = active[more], (slots[more] + 1) & mask

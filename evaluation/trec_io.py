@@ -22,8 +22,10 @@ from __future__ import annotations
 
 import gzip
 import math
+import os
 import zlib
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -448,41 +450,185 @@ def _gather(padded: np.ndarray, size: int, starts: np.ndarray, ends: np.ndarray,
     return np.ascontiguousarray(matrix).view(f"S{width}").reshape(n)
 
 
-def _read_columns(
-    path: Path, min_fields: int, columns: tuple[int, ...], expected: str, errors: _Errors
-) -> tuple[np.ndarray, list[np.ndarray], np.ndarray | None, bool]:
-    """Parse the file; return (line numbers, one bytes array per column, the bytes, whether any byte is
-    not whitespace)."""
+class _Column:
+    """An output column filled chunk by chunk into one preallocated array (grown if the estimate was short;
+    a bytes column is widened if a longer value arrives)."""
+
+    def __init__(self, capacity: int, dtype: str | np.dtype) -> None:
+        self.data = np.empty(capacity, dtype=dtype)
+        self.size = 0
+
+    def append(self, values: np.ndarray) -> None:
+        end = self.size + len(values)
+        if values.dtype.kind == "S" and values.dtype.itemsize > self.data.dtype.itemsize:
+            self.data = self.data.astype(values.dtype)
+        if end > len(self.data):
+            grown = np.empty(max(end, len(self.data) * 3 // 2), dtype=self.data.dtype)
+            grown[: self.size] = self.data[: self.size]
+            self.data = grown
+        self.data[self.size : end] = values
+        self.size = end
+
+    def result(self) -> np.ndarray:
+        return self.data[: self.size]
+
+
+@dataclass
+class _Parsed:
+    lines: np.ndarray  # 1-based line number of each row
+    qid_heads: np.ndarray  # the qid of each run of equal consecutive qids (bytes)
+    qid_lengths: np.ndarray  # the length of each such run
+    docid: np.ndarray  # bytes, width a multiple of 8
+    dochash: np.ndarray  # hash_bytes(docid)
+    value: np.ndarray  # score (float64) or relevance (int64)
+    buffer: np.ndarray | None
+    any_bytes: bool
+
+
+@dataclass
+class _Chunk:
+    n_lines: int
+    lines: np.ndarray  # line numbers counted from 1 at the chunk's first line
+    qid_heads: np.ndarray
+    qid_lengths: np.ndarray
+    docid: np.ndarray
+    dochash: np.ndarray
+    value: np.ndarray
+    errors: _Errors
+    any_bytes: bool
+
+
+def _parse_chunk(
+    a: np.ndarray,
+    padded: np.ndarray,
+    min_fields: int,
+    columns: tuple[int, int, int],
+    expected: str,
+    parse_value: Callable[[np.ndarray, np.ndarray, _Errors], np.ndarray],
+) -> _Chunk:
+    """Parse one chunk of whole lines (numbered from 1 here); its fields are gathered, hashed and parsed
+    while they are in cache. Runs in a worker thread: numpy releases the GIL in the heavy loops."""
+    errors = _Errors("")
+    top = int(a.max())
+    if top >= 0x80:
+        _utf8_errors(a.tobytes(), 1, errors)
+    fields = _split(a, min_fields, columns, 1, errors, expected)
+    n = len(fields.lines)
+    size = len(a)
+    docids = _gather(padded, size, fields.starts[1], fields.ends[1], True)
+    if n:
+        qids = _gather(padded, size, fields.starts[0], fields.ends[0], False)
+        change = np.empty(n, dtype=bool)
+        change[0] = True
+        np.not_equal(qids[1:], qids[:-1], out=change[1:])
+        heads = np.flatnonzero(change)
+        qid_heads, qid_lengths = qids[heads], np.diff(np.append(heads, n))
+        raw = _gather(padded, size, fields.starts[2], fields.ends[2], False)
+        value = parse_value(raw, fields.lines, errors)
+    else:
+        qid_heads, qid_lengths, value = np.zeros(0, "S1"), np.zeros(0, np.int64), np.zeros(0)
+    return _Chunk(
+        fields.n_lines,
+        fields.lines,
+        qid_heads,
+        qid_lengths,
+        docids,
+        hash_bytes(docids),
+        value,
+        errors,
+        top > 32,
+    )
+
+
+def _workers() -> int:
+    return max(1, min(4, os.cpu_count() or 1))
+
+
+def _parse_file(
+    path: Path,
+    min_fields: int,
+    value_column: int,
+    expected: str,
+    errors: _Errors,
+    parse_value: Callable[[np.ndarray, np.ndarray, _Errors], np.ndarray],
+    value_dtype: type,
+) -> _Parsed:
+    """Parse the file chunk by chunk: qid (field 0), docid (field 2) and one value field per data line.
+
+    Chunks are parsed by a few threads; their results are copied, in file order, into preallocated columns.
+    """
+    columns = (0, 2, value_column)
     buffer = _load(path, errors)
+    empty = np.zeros(0, dtype=np.int64)
     if buffer is None:
-        return np.zeros(0, dtype=np.int64), [np.zeros(0, dtype="S1") for _ in columns], None, False
-    lines_parts: list[np.ndarray] = []
-    col_parts: list[list[np.ndarray]] = [[] for _ in columns]
+        return _Parsed(
+            empty,
+            np.zeros(0, "S1"),
+            empty,
+            np.zeros(0, "S8"),
+            np.zeros(0, np.uint64),
+            np.zeros(0, value_dtype),
+            None,
+            False,
+        )
+    size = len(buffer) - _PAD
+    bounds = list(_chunks(buffer))
+
+    def work(bound: tuple[int, int]) -> _Chunk:
+        start, end = bound
+        return _parse_chunk(buffer[start:end], buffer[start:], min_fields, columns, expected, parse_value)
+
+    lines_col = docid_col = hash_col = value_col = None
+    heads: list[np.ndarray] = []
+    head_lengths: list[np.ndarray] = []
     any_bytes = False
     first_line = 1
-    for start, end in _chunks(buffer):
-        a = buffer[start:end]
-        top = int(a.max())
-        any_bytes = any_bytes or top > 32
-        if top >= 0x80:
-            _utf8_errors(a.tobytes(), first_line, errors)
-        fields = _split(a, min_fields, columns, first_line, errors, expected)
-        first_line += fields.n_lines
-        padded = buffer[start:]
-        for j in range(len(columns)):
-            aligned = columns[j] == 2  # the docid column, hashed next
-            col_parts[j].append(_gather(padded, end - start, fields.starts[j], fields.ends[j], aligned))
-        lines_parts.append(fields.lines)
-    if not lines_parts:
-        return np.zeros(0, dtype=np.int64), [np.zeros(0, dtype="S1") for _ in columns], buffer, any_bytes
-    lines = np.concatenate(lines_parts) if len(lines_parts) > 1 else lines_parts[0]
-    cols = [np.concatenate(parts) if len(parts) > 1 else parts[0] for parts in col_parts]
-    if len(col_parts[0]) > 1 and 2 in columns:
-        docids = cols[columns.index(2)]
-        width = -(-docids.dtype.itemsize // 8) * 8
-        if width != docids.dtype.itemsize:
-            cols[columns.index(2)] = docids.astype(f"S{width}")
-    return lines, cols, buffer, any_bytes
+    workers = _workers() if len(bounds) > 1 else 1
+    with ThreadPoolExecutor(max_workers=workers) as pool:
+        results = pool.map(work, bounds) if workers > 1 else (work(b) for b in bounds)
+        for (start, end), chunk in zip(bounds, results, strict=True):
+            offset = first_line - 1
+            for line, message in chunk.errors.items:
+                errors.add(line + offset, message)
+            errors.total += chunk.errors.total - len(chunk.errors.items)
+            any_bytes = any_bytes or chunk.any_bytes
+            first_line += chunk.n_lines
+            n = len(chunk.lines)
+            if lines_col is None:
+                capacity = int(n * size / max(end - start, 1) * 1.02) + 1024
+                lines_col = _Column(capacity, np.int64)
+                docid_col = _Column(capacity, chunk.docid.dtype)
+                hash_col = _Column(capacity, np.uint64)
+                value_col = _Column(capacity, value_dtype)
+            if not n:
+                continue
+            heads.append(chunk.qid_heads)
+            head_lengths.append(chunk.qid_lengths)
+            lines_col.append(chunk.lines + offset)
+            docid_col.append(chunk.docid)  # type: ignore[union-attr]
+            hash_col.append(chunk.dochash)  # type: ignore[union-attr]
+            value_col.append(chunk.value)  # type: ignore[union-attr]
+    if lines_col is None:
+        return _Parsed(
+            empty,
+            np.zeros(0, "S1"),
+            empty,
+            np.zeros(0, "S8"),
+            np.zeros(0, np.uint64),
+            np.zeros(0, value_dtype),
+            buffer,
+            any_bytes,
+        )
+    return _Parsed(
+        lines=lines_col.result(),
+        qid_heads=np.concatenate(heads) if heads else np.zeros(0, "S1"),
+        qid_lengths=np.concatenate(head_lengths) if head_lengths else empty,
+        docid=docid_col.result(),  # type: ignore[union-attr]
+        dochash=hash_col.result(),  # type: ignore[union-attr]
+        value=value_col.result(),  # type: ignore[union-attr]
+        buffer=buffer,
+        any_bytes=any_bytes,
+    )
 
 
 def _first_tag(buffer: np.ndarray | None, line: int) -> str:
@@ -498,24 +644,13 @@ def _first_tag(buffer: np.ndarray | None, line: int) -> str:
     return fields[5] if len(fields) > 5 else ""
 
 
-def _topics(qids: np.ndarray, errors: _Errors, lines: np.ndarray) -> tuple[list[str], np.ndarray]:
-    """Codes for the qid column: runs of equal qids are found first, so only their heads are sorted."""
-    n = len(qids)
-    if n == 0:
+def _topics(heads: np.ndarray, lengths: np.ndarray) -> tuple[list[str], np.ndarray]:
+    """Topic ids (sorted by bytes) and each row's code, from the runs of equal consecutive qids."""
+    if not len(heads):
         return [], np.zeros(0, dtype=np.intp)
-    change = np.empty(n, dtype=bool)
-    change[0] = True
-    np.not_equal(qids[1:], qids[:-1], out=change[1:])
-    heads = np.flatnonzero(change)
-    unique, inverse = np.unique(qids[heads], return_inverse=True)
-    topic_ids: list[str] = []
-    for value in unique.tolist():
-        try:
-            topic_ids.append(value.decode("utf-8"))
-        except UnicodeDecodeError:
-            topic_ids.append(value.decode("utf-8", "replace"))
-    lengths = np.diff(np.append(heads, n))
-    return topic_ids, np.repeat(inverse.astype(np.intp), lengths)
+    unique, inverse = np.unique(heads, return_inverse=True)
+    topic_ids = [value.decode("utf-8", "replace") for value in unique.tolist()]
+    return topic_ids, np.repeat(inverse.reshape(-1).astype(np.intp), lengths)
 
 
 def _duplicates(
@@ -561,27 +696,25 @@ def read_run(path: str | Path, *, name: str | None = None) -> RunTable:
     path = Path(path)
     source = _source_name(path)
     errors = _Errors(source)
-    lines, (qids, docids, scores_raw), buffer, any_bytes = _read_columns(
-        path, 6, (0, 2, 4), RUN_FIELDS, errors
-    )
-    if not errors.total and not len(lines):
-        errors.add(None, "file is empty" if not any_bytes else "no run rows found")
-    scores = _parse_scores(scores_raw, lines, errors)
-    topic_ids, topic = _topics(qids, errors, lines)
+    parsed = _parse_file(path, 6, 4, RUN_FIELDS, errors, _parse_scores, np.float64)
+    if not errors.total and not len(parsed.lines):
+        errors.add(None, "file is empty" if not parsed.any_bytes else "no run rows found")
     errors.raise_if_any()
+    topic_ids, topic = _topics(parsed.qid_heads, parsed.qid_lengths)
     table = RunTable(
         topic_ids=topic_ids,
         topic=topic,
-        docid=docids,
-        score=scores,
-        name=name if name is not None else _first_tag(buffer, int(lines[0])),
+        docid=parsed.docid,
+        score=parsed.value,
+        name=name if name is not None else _first_tag(parsed.buffer, int(parsed.lines[0])),
         source=source,
+        _key=parsed.dochash + _topic_key(topic_ids)[topic],
     )
     _duplicates(
         topic_ids,
         topic,
-        docids,
-        lines,
+        parsed.docid,
+        parsed.lines,
         table.key,
         errors,
         "duplicate docs: docid '{docid}' for qid '{qid}' (first at line {first})",
@@ -645,18 +778,24 @@ def read_qrels(path: str | Path) -> QrelsTable:
     path = Path(path)
     source = _source_name(path)
     errors = _Errors(source)
-    lines, (qids, docids, grades_raw), _, any_bytes = _read_columns(path, 4, (0, 2, 3), QRELS_FIELDS, errors)
-    if not errors.total and not len(lines):
-        errors.add(None, "file is empty" if not any_bytes else "no qrels rows found")
-    grades = _parse_grades(grades_raw, lines, errors)
-    topic_ids, topic = _topics(qids, errors, lines)
+    parsed = _parse_file(path, 4, 3, QRELS_FIELDS, errors, _parse_grades, np.int64)
+    if not errors.total and not len(parsed.lines):
+        errors.add(None, "file is empty" if not parsed.any_bytes else "no qrels rows found")
     errors.raise_if_any()
-    table = QrelsTable(topic_ids=topic_ids, topic=topic, docid=docids, grade=grades, source=source)
+    topic_ids, topic = _topics(parsed.qid_heads, parsed.qid_lengths)
+    table = QrelsTable(
+        topic_ids=topic_ids,
+        topic=topic,
+        docid=parsed.docid,
+        grade=parsed.value,
+        source=source,
+        _key=parsed.dochash + _topic_key(topic_ids)[topic],
+    )
     _duplicates(
         topic_ids,
         topic,
-        docids,
-        lines,
+        parsed.docid,
+        parsed.lines,
         table.key,
         errors,
         "duplicate judgement for qid '{qid}', docid '{docid}' (first at line {first})",
