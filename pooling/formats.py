@@ -33,6 +33,7 @@ from __future__ import annotations
 import gzip
 import html
 import io
+import itertools
 import json
 import math
 import operator
@@ -59,6 +60,7 @@ __all__ = [
     "read_qrels",
     "read_run",
     "read_topics",
+    "run_rows",
     "source_name",
 ]
 
@@ -412,6 +414,7 @@ _ODD_WHITESPACE = re.compile(r"[^\S \t]")
 _FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 _INTEGER = re.compile(r"[+-]?[0-9]+")
 _WHITESPACE = re.compile(r"\s")
+_SIGNS = ("+", "-")
 _NON_FINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
 
 
@@ -440,6 +443,12 @@ def _clip(value: str, limit: int = 40) -> str:
 
 def _score(text: str) -> float | None:
     """The score, or None when it is not a finite decimal number."""
+    # Fast path: ASCII digits with at most one point and an optional sign, what nearly every run has.
+    # ``float`` alone would also take "nan", "1_0", non-ASCII digits...: anything else goes to the regex.
+    plain = text[1:] if text[:1] in _SIGNS else text
+    if plain.isascii() and plain.replace(".", "", 1).isdigit():
+        score = float(text)
+        return score if score - score == 0.0 else None  # finite (a huge integer part overflows to inf)
     if _FLOAT.fullmatch(text):
         score = float(text)
         if math.isfinite(score):
@@ -463,6 +472,13 @@ def read_run(path: Source, *, max_errors: int = 50) -> Iterator[RunEntry]:
     are errors (trec_eval's ``atof`` would silently read 0). Rows come out in file order; duplicates and
     ordering are the job of :func:`ranked_lists`.
     """
+    for qid, docid, score, line in run_rows(path, max_errors=max_errors):
+        yield RunEntry(qid, docid, score, line)
+
+
+def run_rows(path: Source, *, max_errors: int = 50) -> Iterator[tuple[str, str, float, int]]:
+    """:func:`read_run` as plain ``(qid, docid, score, line)`` tuples: the same rows and errors, without
+    an object per row (the importer's hot path; :func:`ranked_lists` takes either)."""
     reader = _Reader(path, max_errors)
     for lineno, line in reader.lines():
         fields = _fields(line)
@@ -479,13 +495,19 @@ def read_run(path: Source, *, max_errors: int = 50) -> Iterator[RunEntry]:
             reader.error(lineno, _score_problem(fields[4]))
             continue
         reader.entries = 1  # a flag: counting would allocate an int per line
-        yield RunEntry(fields[0], fields[2], score, lineno)
+        yield fields[0], fields[2], score, lineno
     reader.finish("run rows")
 
 
-def ranked_lists(entries: Iterable[RunEntry], *, path: Source, max_errors: int = 50) -> Iterator[RankedList]:
+def ranked_lists(
+    entries: Iterable[RunEntry] | Iterable[tuple[str, str, float, int]],
+    *,
+    path: Source,
+    max_errors: int = 50,
+) -> Iterator[RankedList]:
     """Group a run's rows into ranked lists, one per contiguous block of rows of one qid.
 
+    ``entries`` are :class:`RunEntry` objects or ``(qid, docid, score, line)`` tuples (:func:`run_rows`).
     Each block is sorted in trec_eval order: score descending, ties broken by docid descending in byte
     order (Python's ``str`` order is UTF-8 byte order). A docid repeated within a block is an error
     (``duplicate docid``, on the line of the repeat; the first occurrence is kept in the block). A qid that
@@ -502,13 +524,14 @@ def ranked_lists(entries: Iterable[RunEntry], *, path: Source, max_errors: int =
     unlisted = [0]  # duplicates beyond max_errors, counted only
     seen_qids: set[str] = set()
     for rows in _contiguous(entries, upstream):
-        qid, first_line = rows[0].qid, rows[0].line
-        if len({row.docid for row in rows}) != len(rows):
+        qid, first_line = rows[0][0], rows[0][3]
+        docids = [row[1] for row in rows]
+        if len(set(docids)) != len(rows):
             rows = _without_duplicates(rows, name, duplicates, max_errors, unlisted)
         # Two stable sorts: docid descending, then score descending (ties keep the docid order).
         rows.sort(key=_DOCID, reverse=True)
         rows.sort(key=_SCORE, reverse=True)
-        yield RankedList(qid, [r.docid for r in rows], [r.score for r in rows], first_line, qid in seen_qids)
+        yield RankedList(qid, [r[1] for r in rows], [r[2] for r in rows], first_line, qid in seen_qids)
         seen_qids.add(qid)
     if unlisted[0]:
         duplicates.append(LineError(name, None, f"... and {unlisted[0]} more duplicate docids"))
@@ -519,19 +542,36 @@ def ranked_lists(entries: Iterable[RunEntry], *, path: Source, max_errors: int =
         raise FormatError(merged)
 
 
-_DOCID = operator.attrgetter("docid")
-_SCORE = operator.attrgetter("score")
+_DOCID = operator.itemgetter(1)
+_SCORE = operator.itemgetter(2)
+_Row = tuple[str, str, float, int]
 
 
-def _contiguous(entries: Iterable[RunEntry], upstream: list[LineError]) -> Iterator[list[RunEntry]]:
-    """The entries in runs of one qid; a FormatError from ``entries`` ends them, its errors kept."""
-    rows: list[RunEntry] = []
+def _contiguous(
+    entries: Iterable[RunEntry] | Iterable[_Row], upstream: list[LineError]
+) -> Iterator[list[_Row]]:
+    """The entries, as tuples, in runs of one qid; a FormatError from ``entries`` ends them, its errors
+    kept."""
+    rows: list[_Row] = []
+    qid = None
     try:
-        for entry in entries:
-            if rows and entry.qid != rows[0].qid:
-                yield rows
+        iterator = iter(entries)
+        for entry in iterator:
+            if isinstance(entry, RunEntry):
+                iterator = (
+                    (e.qid, e.docid, e.score, e.line)  # type: ignore[union-attr]
+                    for e in itertools.chain((entry,), iterator)
+                )
+            else:
+                iterator = itertools.chain((entry,), iterator)
+            break
+        for row in iterator:
+            if row[0] != qid:
+                if rows:
+                    yield rows
                 rows = []
-            rows.append(entry)
+                qid = row[0]
+            rows.append(row)  # type: ignore[arg-type]
     except FormatError as exc:
         upstream.extend(exc.errors)
     if rows:
@@ -539,20 +579,21 @@ def _contiguous(entries: Iterable[RunEntry], upstream: list[LineError]) -> Itera
 
 
 def _without_duplicates(
-    rows: list[RunEntry], name: str, duplicates: list[LineError], max_errors: int, unlisted: list[int]
-) -> list[RunEntry]:
+    rows: list[_Row], name: str, duplicates: list[LineError], max_errors: int, unlisted: list[int]
+) -> list[_Row]:
     """The rows with each docid's first occurrence only; each repeat is reported (or counted)."""
     first: dict[str, int] = {}
-    unique: list[RunEntry] = []
+    unique: list[_Row] = []
     for row in rows:
-        if row.docid in first:
+        qid, docid, _score, line = row
+        if docid in first:
             if len(duplicates) >= max_errors:
                 unlisted[0] += 1
                 continue
-            message = f"duplicate docid {row.docid!r} for qid {row.qid!r} (first at line {first[row.docid]})"
-            duplicates.append(LineError(name, row.line, message))
+            message = f"duplicate docid {docid!r} for qid {qid!r} (first at line {first[docid]})"
+            duplicates.append(LineError(name, line, message))
         else:
-            first[row.docid] = row.line
+            first[docid] = line
             unique.append(row)
     return unique
 
