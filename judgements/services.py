@@ -1037,11 +1037,33 @@ def create_release(
                     digest.update(block)
             return digest.hexdigest()
 
-        n_pairs = list(pair_counts.values())
-        a = np.repeat(np.asarray([pa for pa, _ in pair_counts], dtype=np.int64), n_pairs)
-        b = np.repeat(np.asarray([pb for _, pb in pair_counts], dtype=np.int64), n_pairs)
+        n_pairs = sum(pair_counts.values())
+        position = {value: i for i, value in enumerate(labels)}
+        if (
+            labels
+            and len(position) == len(labels)
+            and all(type(value) is int and -(2**63) <= value < 2**63 for value in labels)
+            and all(pa in position and pb in position for pa, pb in pair_counts)
+        ):
+            # The confusion matrix that cohen_kappa(a, b, labels=labels) builds from the pairs (rows: the
+            # earlier rater's grade), without the pairs themselves: memory flat in the number of pairs.
+            confusion = np.zeros((len(labels), len(labels)), dtype=np.int64)
+            for (pa, pb), n in pair_counts.items():
+                confusion[position[pa], position[pb]] += n
+
+            def kappa(weights: Any) -> float | None:
+                return agreement.kappa_from_confusion(confusion, weights=weights)
+
+        else:  # anything unusual: cohen_kappa on the pairs themselves, errors included
+            repeats = list(pair_counts.values())
+            a = np.repeat(np.asarray([pa for pa, _ in pair_counts], dtype=np.int64), repeats)
+            b = np.repeat(np.asarray([pb for _, pb in pair_counts], dtype=np.int64), repeats)
+
+            def kappa(weights: Any) -> float | None:
+                return agreement.cohen_kappa(a, b, labels=labels, weights=weights)
+
         kappas = {
-            name: (agreement.cohen_kappa(a, b, labels=labels, weights=weights) if a.size else None)
+            name: (kappa(weights) if n_pairs else None)
             for name, weights in (("unweighted", None), ("linear", "linear"), ("quadratic", "quadratic"))
         }
         files = {
@@ -1073,7 +1095,7 @@ def create_release(
             },
             "runs": unpooled_by_run(pool=pool),
             "agreement": {
-                "pairs": int(a.size),
+                "pairs": n_pairs,
                 "cohen_kappa": kappas,
                 "band": agreement.landis_koch_band(kappas["unweighted"]),
             },
