@@ -289,11 +289,17 @@ class PoolItem(models.Model):
     (and removing a run never deletes an item that has a judgement). `gold` items are served to every
     rater, unannounced. In an adaptive pool, `selected` marks the candidates the strategy has
     chosen for judging, in the order `selected_order`; the others stay `unpooled`.
+
+    The foreign keys carry no database constraint (the pool services are the only writers; deleting a
+    pool, topic or document cascades through Django's collector), and `pool` has no index of its own: the
+    unique index (pool, topic, document) and the blind-order index both lead with it.
     """
 
-    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="items")
-    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+")
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+")
+    pool = models.ForeignKey(
+        Pool, on_delete=models.CASCADE, related_name="items", db_index=False, db_constraint=False
+    )
+    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     blind_key = models.BigIntegerField(default=0)
     required_judgements = models.PositiveSmallIntegerField(default=1)
     num_judgements = models.PositiveIntegerField(default=0)
@@ -316,10 +322,17 @@ class PoolItem(models.Model):
 
 
 class Provenance(models.Model):
-    """One (run, rank ≤ depth) that put an item in its pool."""
+    """One (run, rank ≤ depth) that put an item in its pool.
 
-    item = models.ForeignKey(PoolItem, on_delete=models.CASCADE, related_name="provenance")
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
+    No database constraints on the foreign keys (written only by the pool services; cascades go through
+    Django's collector). `item` has no index of its own, the unique index (item, run) leads with it; `run`
+    keeps its index, for removing a run from a pool and deleting a run.
+    """
+
+    item = models.ForeignKey(
+        PoolItem, on_delete=models.CASCADE, related_name="provenance", db_index=False, db_constraint=False
+    )
+    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     rank = models.PositiveIntegerField()
 
     class Meta:
