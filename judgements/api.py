@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 import nh3
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError
-from django.db.models import Count, ProtectedError, QuerySet
+from django.db.models import Count, Exists, OuterRef, ProtectedError, QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils.html import escape
@@ -50,7 +50,7 @@ from drf_spectacular.utils import (
     extend_schema_field,
     extend_schema_view,
 )
-from rest_framework import mixins, serializers, status, viewsets
+from rest_framework import generics, mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, NotFound, PermissionDenied
 from rest_framework.permissions import IsAuthenticated
@@ -604,17 +604,39 @@ class AssignmentViewSet(
             queryset = queryset.filter(state=self.request.query_params.get("state", Assignment.State.ACTIVE))
         return queryset
 
+    def get_assignment_to_judge(self) -> Assignment:
+        """The assignment `get_object` would find (mine, in a pool I still rate; 404 otherwise), with its
+        item's pool, topic and document for the answer. Membership is a select-list EXISTS: PostgreSQL
+        plans this query in about 0.4 ms, where the same filter as a join of `get_queryset`'s eight
+        tables took 20-40 ms of planning on every judgement."""
+        user = self.request.user
+        member = Judging.objects.filter(pool_id=OuterRef("item__pool_id"), raters=user)
+        queryset = (
+            Assignment.objects.filter(rater=user)
+            .select_related("item__pool", "item__topic", "item__document")
+            .annotate(member=Exists(member))
+        )
+        assignment = generics.get_object_or_404(queryset, pk=self.kwargs["pk"])
+        if not assignment.member:
+            raise Http404(f"No {Assignment._meta.object_name} matches the given query.")
+        self.check_object_permissions(self.request, assignment)
+        return assignment
+
     @extend_schema(request=SubmitSerializer, responses={201: JudgementSerializer})
     @action(detail=True, methods=["post"])
     def judgement(self, request: Request, pk: str | None = None) -> Response:
         """Judge the leased item: a grade of the rubric or `unrateable`, facets, a note, seconds spent."""
-        assignment = self.get_object()
+        assignment = self.get_assignment_to_judge()
         form = SubmitSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         try:
             judgement = services.submit_judgement(assignment=assignment, **form.validated_data)
         except IntegrityError:
             raise Refused("you have a judgement of this item already (revise it instead)") from None
+        # The answer needs the item's pool, topic and document, loaded above; a new judgement has no
+        # revisions. Without this the serializer fetched the five of them one query at a time.
+        judgement.item = assignment.item
+        judgement.num_revisions = 0  # type: ignore[attr-defined]
         return Response(JudgementSerializer(judgement).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={204: OpenApiResponse(description="Skipped.")})
