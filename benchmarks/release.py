@@ -15,6 +15,8 @@ Timed:
   of the 1,000,000 judgement rows (qid, docid, rater, grade, unrateable, facets, note, seconds, created,
   updated, imported), both in the release's order (qid, docid in byte order), read through psycopg's copy
   and written to files, both together;
+- release and COPY alternate, REPEATS (2) times: the best time of each is reported, and the largest RSS
+  (the machine may be shared with other work);
 - `judgements.agreement.cohen_kappa(a, b, labels=[0, 1, 2, 3])` against
   `sklearn.metrics.cohen_kappa_score` on the pool's graded pairs (best of 3, after a warm-up);
 - `manage.py agreement POOL --format json` end to end (its default bootstrap of 1,000 resamples).
@@ -58,6 +60,7 @@ ITEMS_PER_TOPIC = 100
 UNPOOLED_PER_TOPIC = 10
 PROFILE_TOPICS = 1_000
 TARGET = 3.0
+REPEATS = 2
 KAPPA_TARGET = 1.5
 LABELS = [0, 1, 2, 3]
 SEED = 20240601
@@ -431,27 +434,33 @@ def main() -> None:
         print(f"pool: {sizes['full']:,} items, {judgements_full:,} judgements (2 raters), "
               f"{a.size:,} graded pairs; half pool: {sizes['half']:,} items")  # fmt: skip
 
-        # Release, half size first, then full size.
+        # The machine may be shared: each timing is the best of REPEATS, release and COPY alternating.
         figures: dict[str, tuple[float, int]] = {}
         hashes: dict[str, str] = {}
-        for key in ("half", "full"):
-            out_dir = tmp / f"out-{key}"
-            seconds, peak_kb, stdout = manage_measured(env, "release_qrels", names[key], "-o", str(out_dir))
-            figures[key] = (seconds, peak_kb)
-            if key == "full":
-                hashes = {name: sha256(out_dir / name) for name in FILES}
-                manifest = json.loads((out_dir / "manifest.json").read_text())
-                jsonl_lines = (out_dir / "judgements.jsonl").read_bytes().count(b"\n")
-                qrels_lines = (out_dir / "qrels.txt").read_bytes().count(b"\n")
-                if jsonl_lines != judgements_full or qrels_lines != sizes["full"]:
-                    raise SystemExit(f"unexpected release: {qrels_lines} qrels, {jsonl_lines} judgements")
-            shutil.rmtree(out_dir)
-            shutil.rmtree(tmp / "media", ignore_errors=True)
-
-        copy_s, copy_lines = copy_floor(names["full"], tmp / "floor")
-        if copy_lines != {"qrels.tsv": sizes["full"], "judgements.tsv": judgements_full}:
-            raise SystemExit(f"unexpected COPY output: {copy_lines}")
-        shutil.rmtree(tmp / "floor")
+        copy_s = float("inf")
+        for _ in range(REPEATS):
+            for key in ("half", "full"):
+                out_dir = tmp / f"out-{key}"
+                seconds, peak_kb, _out = manage_measured(env, "release_qrels", names[key], "-o", str(out_dir))
+                best_s, most_kb = figures.get(key, (float("inf"), 0))
+                figures[key] = (min(best_s, seconds), max(most_kb, peak_kb))
+                if key == "full":
+                    run_hashes = {name: sha256(out_dir / name) for name in FILES}
+                    if hashes and run_hashes != hashes:
+                        raise SystemExit("two releases of the same data differ")
+                    hashes = run_hashes
+                    manifest = json.loads((out_dir / "manifest.json").read_text())
+                    jsonl_lines = (out_dir / "judgements.jsonl").read_bytes().count(b"\n")
+                    qrels_lines = (out_dir / "qrels.txt").read_bytes().count(b"\n")
+                    if jsonl_lines != judgements_full or qrels_lines != sizes["full"]:
+                        raise SystemExit(f"unexpected release: {qrels_lines} qrels, {jsonl_lines} judgements")
+                shutil.rmtree(out_dir)
+                shutil.rmtree(tmp / "media", ignore_errors=True)
+            seconds, copy_lines = copy_floor(names["full"], tmp / "floor")
+            copy_s = min(copy_s, seconds)
+            if copy_lines != {"qrels.tsv": sizes["full"], "judgements.tsv": judgements_full}:
+                raise SystemExit(f"unexpected COPY output: {copy_lines}")
+            shutil.rmtree(tmp / "floor")
 
         ours_t, ref_t, kappa = kappa_timings(a, b)
         agreement_s, agreement_kb, agreement_out = manage_measured(
@@ -480,7 +489,7 @@ def main() -> None:
         print(f"release_qrels ({sizes['full']:,} items, {judgements_full:,} judgements): {release_s:7.2f} s, "
               f"peak RSS {release_kb / 1024:.0f} MB")  # fmt: skip
         print(f"peak RSS full/half: {release_kb / half_kb:.2f} (1.00 = flat in the number of judgements)")
-        print(f"COPY floor (qrels + judgements rows): {copy_s:7.2f} s")
+        print(f"COPY floor (qrels + judgements rows, same order): {copy_s:7.2f} s")
         print(f"cohen_kappa on {a.size:,} pairs: ours {ours_t * 1e3:.2f} ms, sklearn {ref_t * 1e3:.2f} ms, "
               f"ratio {ours_t / ref_t:.2f} (target ≤ {KAPPA_TARGET}; κ = {kappa:.6f})")  # fmt: skip
         print(f"agreement command (--format json, bootstrap 1000): {agreement_s:7.2f} s, "
