@@ -172,7 +172,5 @@ def test_it_fails_when_no_topic_is_shared(files: dict[str, str], tmp_path: Path)
         run_command(files["qrels"], str(other))
 
 
-def test_it_resolves_qrels_files_and_refuses_pools_for_now(files: dict[str, str]) -> None:
+def test_it_resolves_a_qrels_file_without_the_database(files: dict[str, str]) -> None:
     assert resolve_qrels(files["qrels"]).topic_ids == ["q1", "q2", "q3"]
-    with pytest.raises(CommandError, match="pool qrels are not available yet"):
-        resolve_qrels("pool:campaign-1")

@@ -205,6 +205,15 @@ def test_it_counts_negative_labels_as_not_judged_in_judged_at_k() -> None:
     assert condensed.per_topic["q"] == {"num_ret": 2.0, "judged_4": 0.5}
 
 
+def test_it_scores_a_topic_whose_labels_are_all_negative_as_zero() -> None:
+    # Nothing is judged: R = 0 and the ideal DCG is 0, so every measure is 0 (trec_eval's nDCG reads out of
+    # bounds here). The retrieved documents still count in num_ret.
+    result = evaluate({"q": {"a": -1, "b": -1}}, {"q": {"a": 2.0, "b": 1.0}}, ["all_trec"])
+    values = result.per_topic["q"]
+    assert values.pop("num_ret") == 2.0
+    assert set(values.values()) == {0.0}
+
+
 def test_it_limits_the_depth_before_condensing() -> None:
     qrels = {"q": {"a": 1, "c": 1, "e": 1}}
     run = {"q": {"a": 5.0, "b": 4.0, "c": 3.0, "d": 2.0, "e": 1.0}}
