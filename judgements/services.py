@@ -782,8 +782,15 @@ def _query_rows(sql: str, params: list[Any], *, copy: bool = False) -> Any:
     `copy` on PostgreSQL through `COPY (query) TO STDOUT`, parsed with the connection's own loaders for
     the column types the query has (read from a `LIMIT 0` run), so the rows are those a cursor returns.
     COPY streams while the server is still producing rows (and may use a parallel plan, which a cursor
-    never does). The caller must close the generator before the transaction ends (contextlib.closing)."""
+    never does). The caller must close the generator before the transaction ends (contextlib.closing).
+    With psycopg 2 (no copy with loaders) the cursor is used."""
     if copy and connection.vendor == "postgresql":
+        from django.db.backends.postgresql.psycopg_any import is_psycopg3
+
+        copy = is_psycopg3
+    else:
+        copy = False
+    if copy:
         with connection.cursor() as cursor:
             cursor.execute(f"{sql} LIMIT 0", params)
             types = [column.type_code for column in cursor.description]
