@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.core.management.base import CommandError
 
 from pooling.models import Collection
@@ -34,3 +36,27 @@ def get_runs(collection: Collection, names: str) -> list:
     if missing:
         raise CommandError(f"no run named {', '.join(map(repr, missing))} in collection {collection.name!r}")
     return [runs[name] for name in wanted]
+
+
+class ImportCommand:
+    """The shared end of every import command: run the import behind a progress bar, turn a refused
+    import into a CommandError that names the file and line, print warnings and the summary line."""
+
+    label = "import"
+
+    def run_import(self, work: Any) -> None:
+        from django.core.management.base import CommandError
+
+        from labeling.progress import ProgressBar
+        from pooling import services
+
+        bar = ProgressBar(self.label)
+        try:
+            summary = work(bar)
+        except services.ImportFailed as exc:
+            raise CommandError(f"nothing imported:\n{exc}") from None
+        finally:
+            bar.close()
+        for warning in summary.warnings:
+            self.stderr.write(f"warning: {warning}")  # type: ignore[attr-defined]
+        self.stdout.write(summary.line())  # type: ignore[attr-defined]

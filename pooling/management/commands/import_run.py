@@ -2,14 +2,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import BaseCommand, CommandParser
 
-from labeling.progress import ProgressBar
 from pooling import services
-from pooling.management.commands._base import get_collection
+from pooling.management.commands._base import ImportCommand, get_collection
 
 
-class Command(BaseCommand):
+class Command(ImportCommand, BaseCommand):
+    label = "run"
     help = "Import a TREC run (qid Q0 docid rank score tag) into a collection; .gz read transparently."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -26,9 +26,8 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         collection = get_collection(options["collection"])
-        bar = ProgressBar("run")
-        try:
-            summary = services.import_run(
+        self.run_import(
+            lambda bar: services.import_run(
                 collection=collection,
                 path=options["file"],
                 name=options["name"],
@@ -37,10 +36,4 @@ class Command(BaseCommand):
                 skip_unknown_topics=options["skip_unknown_topics"],
                 progress=bar,
             )
-        except services.ImportFailed as exc:
-            bar.close()
-            raise CommandError(f"nothing imported:\n{exc}") from None
-        bar.close()
-        for warning in summary.warnings:
-            self.stderr.write(f"warning: {warning}")
-        self.stdout.write(summary.line())
+        )
