@@ -220,6 +220,8 @@ class _RowWriter:
         self.cursor = connection.cursor()
         self.copy: Any = None
         self.pending: list[tuple[int, int, int, int, float]] = []
+        self.buffer: list[str] = []
+        self.buffered = 0
         if connection.vendor == "postgresql":
             raw = self.cursor.cursor  # the psycopg cursor under Django's wrapper
             self.copy_cm = raw.copy(f"COPY {self.table} {self.columns} FROM STDIN")
@@ -228,12 +230,17 @@ class _RowWriter:
     def write(self, run_id: int, topic_id: int, doc_ids: list[int], scores: list[float], start: int) -> None:
         if self.copy is not None:
             prefix = f"{run_id}\t{topic_id}\t"
-            self.copy.write(
+            self.buffer.append(
                 "".join(
                     f"{prefix}{doc}\t{rank}\t{score!r}\n"
                     for rank, (doc, score) in enumerate(zip(doc_ids, scores, strict=True), start)
                 )
             )
+            self.buffered += len(doc_ids)
+            if self.buffered >= BATCH * 4:  # about a megabyte per write: fewer, larger COPY messages
+                self.copy.write("".join(self.buffer))
+                self.buffer.clear()
+                self.buffered = 0
             return
         self.pending.extend(
             (run_id, topic_id, doc, rank, score)
@@ -251,6 +258,9 @@ class _RowWriter:
 
     def close(self, failed: bool = False) -> None:
         if self.copy is not None:
+            if self.buffer and not failed:
+                self.copy.write("".join(self.buffer))
+            self.buffer.clear()
             self.copy_cm.__exit__(
                 *(  # noqa: B009 - end the COPY (or abort it on failure)
                     (RuntimeError, RuntimeError("import failed"), None) if failed else (None, None, None)
@@ -263,7 +273,7 @@ class _RowWriter:
 
 
 def _validated(
-    entries: Iterable[formats.RunEntry],
+    rows: Iterable[tuple[str, str, float, int]],
     *,
     name: str,
     topics: dict[str, int],
@@ -271,23 +281,27 @@ def _validated(
     skip_unknown_topics: bool,
     skipped: dict[str, int],
     errors: list[str],
-) -> Iterator[formats.RunEntry]:
-    """Pass on the rows whose topic and document the collection knows; collect the others as errors."""
-    for entry in entries:
-        if entry.qid not in topics:
+) -> Iterator[tuple[str, str, float, int]]:
+    """Pass on the rows (`formats.run_rows` tuples) whose topic and document the collection knows; collect
+    the others as errors. The topic is looked up once per run of rows with the same qid."""
+    last_qid: str | None = None
+    known = False
+    for row in rows:
+        qid = row[0]
+        if qid != last_qid:
+            last_qid, known = qid, qid in topics
+        if not known:
             if skip_unknown_topics:
-                skipped[entry.qid] = skipped.get(entry.qid, 0) + 1
+                skipped[qid] = skipped.get(qid, 0) + 1
                 continue
             if len(errors) < 50:
-                errors.append(f"{name}:{entry.line}: unknown topic {entry.qid!r} (not in the collection)")
+                errors.append(f"{name}:{row[3]}: unknown topic {qid!r} (not in the collection)")
             continue
-        if entry.docid not in documents:
+        if row[1] not in documents:
             if len(errors) < 50:
-                errors.append(
-                    f"{name}:{entry.line}: unknown document {entry.docid!r} (not in the collection)"
-                )
+                errors.append(f"{name}:{row[3]}: unknown document {row[1]!r} (not in the collection)")
             continue
-        yield entry
+        yield row
 
 
 def import_run(
@@ -303,10 +317,11 @@ def import_run(
 ) -> ImportSummary:
     """Import a TREC run atomically, storing each row with its trec_eval rank (score desc, docid desc).
 
-    The file streams through in contiguous per-topic blocks; memory holds one topic's list, the
-    collection's docid map and the set of topics seen. A name already taken is refused unless `replace`,
-    which swaps the rows of the existing run (pools that use it keep their items). Unknown topics are
-    errors unless `skip_unknown_topics` (then one warning with the count); unknown documents are errors.
+    The file streams through in contiguous per-topic blocks (COPY on PostgreSQL); memory holds one
+    topic's list, the collection's docid map and the set of topics seen. A name already taken is refused
+    unless `replace`, which swaps the rows of the existing run (pools that use it keep their items).
+    Unknown topics are errors unless `skip_unknown_topics` (then one warning with the count); unknown
+    documents are errors.
     """
     started = time.monotonic()
     display = display_name or str(path)
@@ -315,25 +330,62 @@ def import_run(
     existing = Run.objects.filter(collection=collection, name=run_name).first()
     if existing and not replace:
         raise ImportFailed([f"{display}: a run named {run_name!r} already exists (use --replace)"])
+    skipped: dict[str, int] = {}
+    with transaction.atomic():
+        if existing:
+            run = existing
+            RunRow.objects.filter(run=run)._raw_delete(RunRow.objects.db)  # type: ignore[attr-defined]
+            run.description = description or run.description
+        else:
+            run = Run.objects.create(collection=collection, name=run_name, description=description)
+        _write_rows(
+            run=run,
+            path=path,
+            display=display,
+            collection=collection,
+            skip_unknown_topics=skip_unknown_topics,
+            progress=progress,
+            summary=summary,
+            skipped=skipped,
+        )
+        run.num_rows = summary.rows
+        run.num_topics = summary.topics
+        run.source_file = Path(display).name
+        run.save()
+    if skipped:
+        summary.warnings.append(
+            f"{display}: skipped {sum(skipped.values())} rows of {len(skipped)} topics the collection "
+            f"does not know: {', '.join(sorted(skipped)[:10])}{' ...' if len(skipped) > 10 else ''}"
+        )
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def _write_rows(
+    *,
+    run: Run,
+    path: str | Path,
+    display: str,
+    collection: Collection,
+    skip_unknown_topics: bool,
+    progress: Progress | None,
+    summary: ImportSummary,
+    skipped: dict[str, int],
+) -> None:
+    """Read, check, rank and write the run's rows: sets summary.rows and .topics; raises ImportFailed
+    with the errors in line order."""
     topics = dict(Topic.objects.filter(collection=collection).values_list("qid", "id"))
     documents = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
     errors: list[str] = []
-    skipped: dict[str, int] = {}
     continued: set[int] = set()
     written_topics: set[int] = set()
     try:
-        with _open_source(path, display, progress) as source, transaction.atomic():
-            if existing:
-                run = existing
-                RunRow.objects.filter(run=run)._raw_delete(RunRow.objects.db)  # type: ignore[attr-defined]
-                run.description = description or run.description
-            else:
-                run = Run.objects.create(collection=collection, name=run_name, description=description)
+        with _open_source(path, display, progress) as source:
             writer = _RowWriter()
             failed = True
             try:
-                entries = _validated(
-                    formats.read_run(source),
+                rows = _validated(
+                    formats.run_rows(source),
                     name=display,
                     topics=topics,
                     documents=documents,
@@ -342,13 +394,14 @@ def import_run(
                     errors=errors,
                 )
                 offsets: dict[int, int] = {}
-                for block in formats.ranked_lists(entries, path=display):
+                for block in formats.ranked_lists(rows, path=display):
                     topic_id = topics[block.qid]
                     start = offsets.get(topic_id, 0) + 1
                     if block.continued or topic_id in written_topics:
                         continued.add(topic_id)
                     written_topics.add(topic_id)
-                    writer.write(run.id, topic_id, [documents[d] for d in block.docids], block.scores, start)
+                    doc_ids = list(map(documents.__getitem__, block.docids))
+                    writer.write(run.id, topic_id, doc_ids, block.scores, start)
                     offsets[topic_id] = start - 1 + len(block.docids)
                     summary.rows += len(block.docids)
                 if errors:
@@ -356,31 +409,18 @@ def import_run(
                 failed = False
             finally:
                 writer.close(failed=failed)
-            try:
-                for topic_id in continued:
-                    _rerank_topic(run=run, topic_id=topic_id, display=display)
-            except _CrossBlockDuplicate as dup:
-                line = _duplicate_line(path, dup.qid, dup.docid)
-                where = f"{display}:{line}" if line else display
-                raise ImportFailed(
-                    [f"{where}: duplicate document {dup.docid!r} in topic {dup.qid!r}"]
-                ) from None
-            if summary.rows == 0:
-                raise ImportFailed([f"{display}: no rows to import"])
-            summary.topics = len(written_topics)
-            run.num_rows = summary.rows
-            run.num_topics = summary.topics
-            run.source_file = Path(display).name
-            run.save()
     except formats.FormatError as exc:
         raise ImportFailed(_by_line(errors + _errors(exc))) from None
-    if skipped:
-        summary.warnings.append(
-            f"{display}: skipped {sum(skipped.values())} rows of {len(skipped)} topics the collection "
-            f"does not know: {', '.join(sorted(skipped)[:10])}{' ...' if len(skipped) > 10 else ''}"
-        )
-    summary.seconds = time.monotonic() - started
-    return summary
+    try:
+        for topic_id in continued:
+            _rerank_topic(run=run, topic_id=topic_id, display=display)
+    except _CrossBlockDuplicate as dup:
+        line = _duplicate_line(path, dup.qid, dup.docid)
+        where = f"{display}:{line}" if line else display
+        raise ImportFailed([f"{where}: duplicate document {dup.docid!r} in topic {dup.qid!r}"]) from None
+    if summary.rows == 0:
+        raise ImportFailed([f"{display}: no rows to import"])
+    summary.topics = len(written_topics)
 
 
 class _CrossBlockDuplicate(Exception):
