@@ -210,15 +210,23 @@ def _join(qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: 
             return _join_exact(qrels, run, run_topic, qrels_topic)  # two qrels rows share a key
         slots = (slots + 1) & mask
 
+    # Most run rows are not in the qrels: a bitmap of 2^24 bits (2 MiB, stays in cache) of the qrels keys'
+    # top bits sends only the possible matches (and ~3% false positives) on to the table.
     rkeys = run.key
-    slots = (rkeys >> shift).astype(np.intp)
+    top = (qkeys >> np.uint64(40)).astype(np.intp)
+    bitmap = np.zeros(1 << 21, dtype=np.uint8)
+    np.bitwise_or.at(bitmap, top >> 3, (1 << (top & 7)).astype(np.uint8))
+    rtop = (rkeys >> np.uint64(40)).astype(np.intp)
+    maybe = np.flatnonzero((bitmap[rtop >> 3] >> (rtop & 7).astype(np.uint8)) & 1)
+    slots = (rkeys[maybe] >> shift).astype(np.intp)
     probe = table[slots]
     rows = probe["row"]
     occupied = rows >= 0
-    hit = occupied & (probe["key"] == rkeys)
-    found[hit] = rows[hit]
-    active = np.flatnonzero(occupied & ~hit)  # probed an occupied slot of another key: go on probing
-    slots = (slots[active] + 1) & mask
+    hit = occupied & (probe["key"] == rkeys[maybe])
+    found[maybe[hit]] = rows[hit]
+    more = occupied & ~hit  # probed an occupied slot of another key: go on probing
+    active = maybe[more]
+    slots = (slots[more] + 1) & mask
     while len(active):
         probe = table[slots]
         rows = probe["row"]

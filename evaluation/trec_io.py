@@ -104,12 +104,16 @@ def hash_bytes(values: np.ndarray) -> np.ndarray:
     return out
 
 
+def _qid_key(qids: np.ndarray) -> np.ndarray:
+    """Per-qid uint64 (of the UTF-8 bytes) added to docid hashes, so the same docid under two topics has
+    two keys."""
+    return _fmix(hash_bytes(qids) ^ np.uint64(0x2545F4914F6CDD1D))
+
+
 def _topic_key(topic_ids: list[str]) -> np.ndarray:
-    """Per-topic uint64 mixed into row keys, so that the same docid under two topics has two keys."""
     if not topic_ids:
         return np.zeros(0, dtype=np.uint64)
-    encoded = np.array([t.encode("utf-8") for t in topic_ids], dtype=np.bytes_)
-    return _fmix(hash_bytes(encoded) ^ np.uint64(0x2545F4914F6CDD1D))
+    return _qid_key(np.array([t.encode("utf-8") for t in topic_ids], dtype=np.bytes_))
 
 
 def _row_keys(topic_ids: list[str], topic: np.ndarray, docid: np.ndarray) -> np.ndarray:
@@ -373,6 +377,7 @@ def _utf8_errors(chunk: bytes, first_line: int, errors: _Errors) -> None:
 class _Fields:
     n_lines: int  # lines in the chunk
     lines: np.ndarray  # 1-based line number of each data row
+    every_line: bool  # every line is a data row (then lines[i] = first_line + i)
     starts: list[np.ndarray]  # per requested column: byte offset of the field in the chunk
     ends: list[np.ndarray]
 
@@ -401,7 +406,7 @@ def _split(
             lines = np.arange(first_line, first_line + n_lines, dtype=np.int64)
             starts = [line_starts if c == 0 else grid[:, c - 1] + 1 for c in columns]
             ends = [grid[:, c] for c in columns]
-            return _Fields(n_lines, lines, starts, ends)
+            return _Fields(n_lines, lines, True, starts, ends)
 
     # General path: any whitespace, comments, blank lines, extra fields, short lines.
     newlines = ws_pos[is_newline]
@@ -427,7 +432,7 @@ def _split(
     lines = (data + first_line).astype(np.int64)
     starts = [tok_start[base + c] for c in columns]
     ends = [tok_end[base + c] for c in columns]
-    return _Fields(n_lines, lines, starts, ends)
+    return _Fields(n_lines, lines, False, starts, ends)
 
 
 def _gather(padded: np.ndarray, size: int, starts: np.ndarray, ends: np.ndarray, align: bool) -> np.ndarray:
@@ -475,24 +480,36 @@ class _Column:
 
 @dataclass
 class _Parsed:
-    lines: np.ndarray  # 1-based line number of each row
+    n_rows: int
+    line_map: list[tuple[int, int, np.ndarray | None]]  # per chunk: first row, line offset, its lines
     qid_heads: np.ndarray  # the qid of each run of equal consecutive qids (bytes)
     qid_lengths: np.ndarray  # the length of each such run
     docid: np.ndarray  # bytes, width a multiple of 8
-    dochash: np.ndarray  # hash_bytes(docid)
+    key: np.ndarray  # hash of (qid, docid), see RunTable.key
     value: np.ndarray  # score (float64) or relevance (int64)
     buffer: np.ndarray | None
     any_bytes: bool
+
+    def line_of(self, rows: np.ndarray) -> np.ndarray:
+        """1-based line numbers of the given rows."""
+        starts = np.array([start for start, _, _ in self.line_map], dtype=np.intp)
+        which = np.searchsorted(starts, rows, side="right") - 1
+        out = np.empty(len(rows), dtype=np.int64)
+        for i, (row, chunk) in enumerate(zip(rows.tolist(), which.tolist(), strict=True)):
+            start, offset, lines = self.line_map[chunk]
+            out[i] = offset + (row - start + 1 if lines is None else int(lines[row - start]))
+        return out
 
 
 @dataclass
 class _Chunk:
     n_lines: int
-    lines: np.ndarray  # line numbers counted from 1 at the chunk's first line
+    lines: np.ndarray | None  # line numbers counted from 1 at the chunk's first line; None: row i is line i+1
+    n_rows: int
     qid_heads: np.ndarray
     qid_lengths: np.ndarray
     docid: np.ndarray
-    dochash: np.ndarray
+    key: np.ndarray
     value: np.ndarray
     errors: _Errors
     any_bytes: bool
@@ -516,6 +533,7 @@ def _parse_chunk(
     n = len(fields.lines)
     size = len(a)
     docids = _gather(padded, size, fields.starts[1], fields.ends[1], True)
+    key = hash_bytes(docids)
     if n:
         qids = _gather(padded, size, fields.starts[0], fields.ends[0], False)
         change = np.empty(n, dtype=bool)
@@ -523,17 +541,19 @@ def _parse_chunk(
         np.not_equal(qids[1:], qids[:-1], out=change[1:])
         heads = np.flatnonzero(change)
         qid_heads, qid_lengths = qids[heads], np.diff(np.append(heads, n))
+        key += np.repeat(_qid_key(qid_heads), qid_lengths)
         raw = _gather(padded, size, fields.starts[2], fields.ends[2], False)
         value = parse_value(raw, fields.lines, errors)
     else:
         qid_heads, qid_lengths, value = np.zeros(0, "S1"), np.zeros(0, np.int64), np.zeros(0)
     return _Chunk(
         fields.n_lines,
-        fields.lines,
+        None if fields.every_line else fields.lines,
+        n,
         qid_heads,
         qid_lengths,
         docids,
-        hash_bytes(docids),
+        key,
         value,
         errors,
         top > 32,
@@ -562,7 +582,8 @@ def _parse_file(
     empty = np.zeros(0, dtype=np.int64)
     if buffer is None:
         return _Parsed(
-            empty,
+            0,
+            [],
             np.zeros(0, "S1"),
             empty,
             np.zeros(0, "S8"),
@@ -578,9 +599,10 @@ def _parse_file(
         start, end = bound
         return _parse_chunk(buffer[start:end], buffer[start:], min_fields, columns, expected, parse_value)
 
-    lines_col = docid_col = hash_col = value_col = None
+    docid_col = key_col = value_col = None
     heads: list[np.ndarray] = []
     head_lengths: list[np.ndarray] = []
+    line_map: list[tuple[int, int, np.ndarray | None]] = []
     any_bytes = False
     first_line = 1
     workers = _workers() if len(bounds) > 1 else 1
@@ -593,24 +615,23 @@ def _parse_file(
             errors.total += chunk.errors.total - len(chunk.errors.items)
             any_bytes = any_bytes or chunk.any_bytes
             first_line += chunk.n_lines
-            n = len(chunk.lines)
-            if lines_col is None:
-                capacity = int(n * size / max(end - start, 1) * 1.02) + 1024
-                lines_col = _Column(capacity, np.int64)
+            if docid_col is None:
+                capacity = int(chunk.n_rows * size / max(end - start, 1) * 1.02) + 1024
                 docid_col = _Column(capacity, chunk.docid.dtype)
-                hash_col = _Column(capacity, np.uint64)
+                key_col = _Column(capacity, np.uint64)
                 value_col = _Column(capacity, value_dtype)
-            if not n:
+            if not chunk.n_rows:
                 continue
+            line_map.append((docid_col.size, offset, chunk.lines))
             heads.append(chunk.qid_heads)
             head_lengths.append(chunk.qid_lengths)
-            lines_col.append(chunk.lines + offset)
-            docid_col.append(chunk.docid)  # type: ignore[union-attr]
-            hash_col.append(chunk.dochash)  # type: ignore[union-attr]
+            docid_col.append(chunk.docid)
+            key_col.append(chunk.key)  # type: ignore[union-attr]
             value_col.append(chunk.value)  # type: ignore[union-attr]
-    if lines_col is None:
+    if docid_col is None or not line_map:
         return _Parsed(
-            empty,
+            0,
+            [],
             np.zeros(0, "S1"),
             empty,
             np.zeros(0, "S8"),
@@ -620,11 +641,12 @@ def _parse_file(
             any_bytes,
         )
     return _Parsed(
-        lines=lines_col.result(),
-        qid_heads=np.concatenate(heads) if heads else np.zeros(0, "S1"),
-        qid_lengths=np.concatenate(head_lengths) if head_lengths else empty,
-        docid=docid_col.result(),  # type: ignore[union-attr]
-        dochash=hash_col.result(),  # type: ignore[union-attr]
+        n_rows=docid_col.size,
+        line_map=line_map,
+        qid_heads=np.concatenate(heads),
+        qid_lengths=np.concatenate(head_lengths),
+        docid=docid_col.result(),
+        key=key_col.result(),  # type: ignore[union-attr]
         value=value_col.result(),  # type: ignore[union-attr]
         buffer=buffer,
         any_bytes=any_bytes,
@@ -657,7 +679,7 @@ def _duplicates(
     topic_ids: list[str],
     topic: np.ndarray,
     docid: np.ndarray,
-    lines: np.ndarray,
+    line_of: Callable[[np.ndarray], np.ndarray],
     keys: np.ndarray,
     errors: _Errors,
     message: str,
@@ -673,13 +695,12 @@ def _duplicates(
     for k in same.tolist():
         i, j = int(order[k]), int(order[k + 1])
         if topic[i] == topic[j] and docid[i] == docid[j]:
-            first, second = (i, j) if lines[i] < lines[j] else (j, i)
+            line_i, line_j = line_of(np.array([i, j])).tolist()
+            first, second = (line_i, line_j) if line_i < line_j else (line_j, line_i)
             text = message.format(
-                qid=topic_ids[int(topic[i])],
-                docid=docid[i].decode("utf-8", "replace"),
-                first=int(lines[first]),
+                qid=topic_ids[int(topic[i])], docid=docid[i].decode("utf-8", "replace"), first=first
             )
-            errors.add(int(lines[second]), text)
+            errors.add(second, text)
 
 
 def _source_name(path: str | Path) -> str:
@@ -697,7 +718,7 @@ def read_run(path: str | Path, *, name: str | None = None) -> RunTable:
     source = _source_name(path)
     errors = _Errors(source)
     parsed = _parse_file(path, 6, 4, RUN_FIELDS, errors, _parse_scores, np.float64)
-    if not errors.total and not len(parsed.lines):
+    if not errors.total and not parsed.n_rows:
         errors.add(None, "file is empty" if not parsed.any_bytes else "no run rows found")
     errors.raise_if_any()
     topic_ids, topic = _topics(parsed.qid_heads, parsed.qid_lengths)
@@ -706,15 +727,15 @@ def read_run(path: str | Path, *, name: str | None = None) -> RunTable:
         topic=topic,
         docid=parsed.docid,
         score=parsed.value,
-        name=name if name is not None else _first_tag(parsed.buffer, int(parsed.lines[0])),
+        name=name if name is not None else _first_tag(parsed.buffer, int(parsed.line_of(np.array([0]))[0])),
         source=source,
-        _key=parsed.dochash + _topic_key(topic_ids)[topic],
+        _key=parsed.key,
     )
     _duplicates(
         topic_ids,
         topic,
         parsed.docid,
-        parsed.lines,
+        parsed.line_of,
         table.key,
         errors,
         "duplicate docs: docid '{docid}' for qid '{qid}' (first at line {first})",
@@ -779,7 +800,7 @@ def read_qrels(path: str | Path) -> QrelsTable:
     source = _source_name(path)
     errors = _Errors(source)
     parsed = _parse_file(path, 4, 3, QRELS_FIELDS, errors, _parse_grades, np.int64)
-    if not errors.total and not len(parsed.lines):
+    if not errors.total and not parsed.n_rows:
         errors.add(None, "file is empty" if not parsed.any_bytes else "no qrels rows found")
     errors.raise_if_any()
     topic_ids, topic = _topics(parsed.qid_heads, parsed.qid_lengths)
@@ -789,13 +810,13 @@ def read_qrels(path: str | Path) -> QrelsTable:
         docid=parsed.docid,
         grade=parsed.value,
         source=source,
-        _key=parsed.dochash + _topic_key(topic_ids)[topic],
+        _key=parsed.key,
     )
     _duplicates(
         topic_ids,
         topic,
         parsed.docid,
-        parsed.lines,
+        parsed.line_of,
         table.key,
         errors,
         "duplicate judgement for qid '{qid}', docid '{docid}' (first at line {first})",
