@@ -13,7 +13,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
+from django.db.models import Exists, F, OuterRef
 from django.utils import timezone
 
 from judgements.models import (
@@ -418,17 +418,39 @@ def submit_judgement(
 ) -> Judgement:
     """Record the rater's label for their leased item and end the lease. A lease that has expired is
     still honoured if the item has room for this judgement."""
+    # The checks ride on the locking query as EXISTS columns (one round trip instead of five): still a
+    # rater of the pool, already judged, the rubric has facets, and — for a plain grade — it is on the
+    # rubric. Anything but a plain grade of a facet-less rubric is validated by `_validate_label` as ever.
+    rubric_id = OuterRef("item__pool__judging__rubric_id")
+    checks: dict[str, Any] = {
+        "is_member": Exists(
+            Judging.raters.through.objects.filter(
+                judging__pool_id=OuterRef("item__pool_id"), user_id=OuterRef("rater_id")
+            )
+        ),
+        "judged": Exists(
+            Judgement.objects.filter(item_id=OuterRef("item_id"), rater_id=OuterRef("rater_id"))
+        ),
+        "rubric_has_facets": Exists(Facet.objects.filter(rubric_id=rubric_id)),
+    }
+    plain = not unrateable and not facets and isinstance(grade, int)
+    if plain:
+        checks["grade_on_rubric"] = Exists(Grade.objects.filter(rubric_id=rubric_id, value=grade))
     with transaction.atomic():
         locked = (
             Assignment.objects.select_for_update(of=("self",))
             .select_related("item__pool__judging__rubric")
+            .annotate(**checks)
             .get(pk=assignment.pk)
         )
         judging = locked.item.pool.judging
-        if not judging.raters.filter(pk=locked.rater_id).exists():
+        if not locked.is_member:
             raise JudgingError("you are no longer a rater of this pool")
         rubric = judging.rubric
-        facets = _validate_label(rubric, grade, unrateable, facets)
+        if plain and locked.grade_on_rubric and not locked.rubric_has_facets:
+            facets = {}  # what `_validate_label` returns for a grade of the rubric, no facet asked or given
+        else:
+            facets = _validate_label(rubric, grade, unrateable, facets)
         if locked.state == Assignment.State.DONE:
             raise JudgingError("you have judged this item already (press u to revise it)")
         if locked.state == Assignment.State.SKIPPED:
@@ -437,7 +459,7 @@ def submit_judgement(
             item = PoolItem.objects.select_for_update().get(pk=locked.item_id)
             if not item.gold and item.num_judgements + item.active_leases >= item.required_judgements:
                 raise JudgingError("your lease on this item expired and it went to another rater")
-        if Judgement.objects.filter(item_id=locked.item_id, rater_id=locked.rater_id).exists():
+        if locked.judged:
             raise JudgingError("you have judged this item already (press u to revise it)")
         now = timezone.now()
         judgement = Judgement.objects.create(
