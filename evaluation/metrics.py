@@ -196,28 +196,23 @@ def _join(qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: 
 
     pending = np.arange(len(qkeys))
     slots = (qkeys >> shift).astype(np.intp)
+    table_rows = table["row"]
     while len(pending):
-        free = table["row"][slots] == -1
-        slot_free, rows_free = slots[free], pending[free]
-        taken, first = np.unique(slot_free, return_index=True)
-        winners = rows_free[first]
-        table["row"][taken] = winners
-        table["key"][taken] = qkeys[winners]
-        placed = np.zeros(len(pending), dtype=bool)
-        placed[np.flatnonzero(free)[first]] = True
+        free = np.flatnonzero(table_rows[slots] == -1)
+        table_rows[slots[free]] = pending[free]  # rows aiming at one free slot: one of them wins it
+        placed = table_rows[slots] == pending
+        table["key"][slots[placed]] = qkeys[pending[placed]]
         pending, slots = pending[~placed], slots[~placed]
         if len(pending) and np.any(table["key"][slots] == qkeys[pending]):
             return _join_exact(qrels, run, run_topic, qrels_topic)  # two qrels rows share a key
         slots = (slots + 1) & mask
 
-    # Most run rows are not in the qrels: a bitmap of 2^24 bits (2 MiB, stays in cache) of the qrels keys'
-    # top bits sends only the possible matches (and ~3% false positives) on to the table.
+    # Most run rows are not in the qrels: a filter indexed by the keys' top 24 bits sends only the possible
+    # matches (and ~3% false positives) on to the table.
     rkeys = run.key
-    top = (qkeys >> np.uint64(40)).astype(np.intp)
-    bitmap = np.zeros(1 << 21, dtype=np.uint8)
-    np.bitwise_or.at(bitmap, top >> 3, (1 << (top & 7)).astype(np.uint8))
-    rtop = (rkeys >> np.uint64(40)).astype(np.intp)
-    maybe = np.flatnonzero((bitmap[rtop >> 3] >> (rtop & 7).astype(np.uint8)) & 1)
+    present = np.zeros(1 << 24, dtype=bool)
+    present[qkeys >> np.uint64(40)] = True
+    maybe = np.flatnonzero(present[rkeys >> np.uint64(40)])
     slots = (rkeys[maybe] >> shift).astype(np.intp)
     probe = table[slots]
     rows = probe["row"]
