@@ -4,8 +4,10 @@ Data (seeded, inserted with COPY through psycopg, not timed): 5,000 topics × 10
 items, two raters, two judgements per item = 1,000,000 judgements (about 1% unrateable, some facets and
 notes with non-ASCII text, seconds as arbitrary doubles, timestamps with microseconds, 0.1% of the items
 adjudicated), plus one run retrieving each topic's 100 items and 10 documents that were never pooled (so
-the manifest's unpooled count has work to do). A second pool over the first half of the topics (250,000
-items, 500,000 judgements) shows whether the release's memory grows with the number of judgements.
+the manifest's unpooled count has work to do); then VACUUM ANALYZE. A second pool over the first half of
+the topics (250,000 items, 500,000 judgements) shows whether the release's memory grows with the number of
+judgements; a third (1,000 topics) is the one --profile profiles. SECRET_KEY is fixed (pseudonyms depend
+on it), so the printed SHA-256 of each file compares across runs and code versions.
 
 Timed:
 - `manage.py release_qrels POOL -o DIR` (qrels.txt, judgements.jsonl, manifest.json) in a subprocess:
@@ -18,13 +20,14 @@ Timed:
 - release and COPY alternate, REPEATS (2) times: the best time of each is reported, and the largest RSS
   (the machine may be shared with other work);
 - `judgements.agreement.cohen_kappa(a, b, labels=[0, 1, 2, 3])` against
-  `sklearn.metrics.cohen_kappa_score` on the pool's graded pairs (best of 3, after a warm-up);
+  `sklearn.metrics.cohen_kappa_score` on the pool's graded pairs (the items both raters graded, about
+  492,000 of the 500,000; best of 3, after a warm-up); the agreement command and the release manifest
+  must give the same kappa;
 - `manage.py agreement POOL --format json` end to end (its default bootstrap of 1,000 resamples).
 
 The database `labeling_release_bench` on postgres://postgres@127.0.0.1:5432 is dropped and recreated, and
-dropped at the end (unless --keep); files go to a temp dir, removed at the end. The SHA-256 of each
-release file is printed so that runs before and after a change can be compared byte for byte. The last
-line is `ratio release/COPY: X.XX` (target ≤ 3.0).
+dropped at the end (unless --keep); files go to a temp dir, removed at the end. The last line is
+`ratio release/COPY: X.XX` (target ≤ 3.0).
 
 Usage: .venv/bin/python benchmarks/release.py [--small] [--keep] [--reuse] [--profile N]
   --small      200 topics (20,000 items) instead of 5,000
