@@ -28,6 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -42,6 +43,7 @@ __all__ = [
 ]
 
 _CHUNK_BYTES = 1 << 20  # 1 MiB of whole lines per parsing step: temporaries stay in cache and are reused
+_BLOCK_BYTES = 1 << 23  # the file is read 8 MiB at a time into one reusable buffer
 _PAD = 64  # zero bytes after each chunk, so short tokens can be gathered with a strided view
 _MAX_ERRORS = 50
 _GZIP_MAGIC = b"\x1f\x8b"
@@ -294,40 +296,68 @@ def _gzip_failure_line(path: Path) -> int:
     return lines + 1
 
 
-def _load(path: Path, errors: _Errors) -> np.ndarray | None:
-    """The file's bytes (decompressed if gzip), ending with a newline, followed by _PAD zero bytes."""
+def _open(path: Path, errors: _Errors) -> BinaryIO | None:
+    """The file as a binary stream, decompressed if it starts with the gzip magic number."""
     try:
         with path.open("rb") as probe:
             magic = probe.read(2)
+        return gzip.open(path, "rb") if magic == _GZIP_MAGIC else path.open("rb")  # type: ignore[return-value]
     except FileNotFoundError:
         errors.add(None, "no such file")
-        return None
     except OSError as exc:
         errors.add(None, f"cannot read: {exc.strerror or exc}")
-        return None
-    if magic == _GZIP_MAGIC:
-        try:
-            with gzip.open(path, "rb") as stream:
-                data = stream.read()
-        except EOFError:
-            errors.add(_gzip_failure_line(path), "truncated gzip file (the compressed data ends early)")
-            return None
-        except (gzip.BadGzipFile, zlib.error) as exc:
-            errors.add(_gzip_failure_line(path), f"corrupt gzip file: {exc}")
-            return None
-        size = len(data)
-        buffer = np.zeros(size + 1 + _PAD, dtype=np.uint8)
-        buffer[:size] = np.frombuffer(data, dtype=np.uint8)
-        del data
-    else:
-        size = path.stat().st_size
-        buffer = np.zeros(size + 1 + _PAD, dtype=np.uint8)
-        with path.open("rb") as stream:
-            size = stream.readinto(memoryview(buffer)[:size])
-    if size and buffer[size - 1] != 10:
-        buffer[size] = 10
-        size += 1
-    return buffer[: size + _PAD]
+    return None
+
+
+def _blocks(path: Path, errors: _Errors) -> Iterator[tuple[np.ndarray, int]]:
+    """Stream the file through one reusable buffer: yield (buffer, end) where buffer[:end] holds whole lines
+    (the last ends with a newline) followed by at least _PAD readable bytes. The buffer is overwritten by
+    the next block, so whatever the consumer keeps must be copied out of it."""
+    stream = _open(path, errors)
+    if stream is None:
+        return
+    buffer = np.empty(_BLOCK_BYTES + _PAD, dtype=np.uint8)
+    carry = 0
+    try:
+        with stream:
+            while True:
+                if len(buffer) - _PAD - carry < _BLOCK_BYTES // 2:  # a line longer than a block: grow
+                    grown = np.empty(2 * len(buffer), dtype=np.uint8)
+                    grown[:carry] = buffer[:carry]
+                    buffer = grown
+                read = stream.readinto(memoryview(buffer)[carry : len(buffer) - _PAD])  # type: ignore[attr-defined]
+                total = carry + read
+                if read == 0:
+                    if carry:
+                        buffer[carry] = 10
+                        buffer[carry + 1 : carry + 1 + _PAD - 1] = 0
+                        yield buffer, carry + 1
+                    return
+                end = _last_newline(buffer, total) + 1
+                if end == 0:
+                    carry = total
+                    continue
+                yield buffer, end
+                carry = total - end
+                buffer[:carry] = buffer[end:total].copy()
+    except EOFError:
+        errors.add(_gzip_failure_line(path), "truncated gzip file (the compressed data ends early)")
+    except (gzip.BadGzipFile, zlib.error) as exc:
+        errors.add(_gzip_failure_line(path), f"corrupt gzip file: {exc}")
+
+
+def _last_newline(buffer: np.ndarray, size: int) -> int:
+    """Offset of the last newline before ``size`` (-1 if none), searching backwards in growing windows."""
+    window = 1 << 12
+    end = size
+    while end > 0:
+        start = max(0, end - window)
+        found = np.flatnonzero(buffer[start:end] == 10)
+        if len(found):
+            return start + int(found[-1])
+        end = start
+        window *= 4
+    return -1
 
 
 def _next_newline(buffer: np.ndarray, pos: int, size: int) -> int:
@@ -342,16 +372,17 @@ def _next_newline(buffer: np.ndarray, pos: int, size: int) -> int:
     return size
 
 
-def _chunks(buffer: np.ndarray) -> Iterator[tuple[int, int]]:
+def _chunks(buffer: np.ndarray, size: int) -> list[tuple[int, int]]:
     """(start, end) byte offsets of consecutive pieces of whole lines of about _CHUNK_BYTES each."""
-    size = len(buffer) - _PAD
+    bounds = []
     start = 0
     while start < size:
         end = min(start + _CHUNK_BYTES, size)
         if end < size:
             end = min(_next_newline(buffer, end - 1, size) + 1, size)
-        yield start, end
+        bounds.append((start, end))
         start = end
+    return bounds
 
 
 def _utf8_errors(chunk: bytes, first_line: int, errors: _Errors) -> None:
@@ -487,7 +518,7 @@ class _Parsed:
     docid: np.ndarray  # bytes, width a multiple of 8
     key: np.ndarray  # hash of (qid, docid), see RunTable.key
     value: np.ndarray  # score (float64) or relevance (int64)
-    buffer: np.ndarray | None
+    first_row: bytes  # the first data line
     any_bytes: bool
 
     def line_of(self, rows: np.ndarray) -> np.ndarray:
@@ -513,6 +544,7 @@ class _Chunk:
     value: np.ndarray
     errors: _Errors
     any_bytes: bool
+    first_row: bytes
 
 
 def _parse_chunk(
@@ -534,6 +566,10 @@ def _parse_chunk(
     size = len(a)
     docids = _gather(padded, size, fields.starts[1], fields.ends[1], True)
     key = hash_bytes(docids)
+    if n:
+        natural = int((fields.ends[1] - fields.starts[1]).max())
+        if natural < docids.dtype.itemsize:
+            docids = docids.astype(f"S{natural}")  # stored at its own width; the aligned one was for hashing
     if n:
         qids = _gather(padded, size, fields.starts[0], fields.ends[0], False)
         change = np.empty(n, dtype=bool)
@@ -557,7 +593,12 @@ def _parse_chunk(
         value,
         errors,
         top > 32,
+        _line_text(a, int(fields.starts[0][0])) if n else b"",
     )
+
+
+def _line_text(a: np.ndarray, start: int) -> bytes:
+    return a[start : _next_newline(a, start, len(a))].tobytes()
 
 
 def _workers() -> int:
@@ -580,62 +621,56 @@ def _parse_file(
     parse_value: Callable[[np.ndarray, np.ndarray, _Errors], np.ndarray],
     value_dtype: type,
 ) -> _Parsed:
-    """Parse the file chunk by chunk: qid (field 0), docid (field 2) and one value field per data line.
-
-    Chunks are parsed by a few threads; their results are copied, in file order, into preallocated columns.
-    """
+    """Parse the file block by block, each block chunk by chunk: qid (field 0), docid (field 2) and one value
+    field of every data line. Chunks of a block are parsed by a few threads; their results are copied, in
+    file order, into growing columns. Only the columns grow with the file, not the temporaries."""
     columns = (0, 2, value_column)
-    buffer = _load(path, errors)
-    empty = np.zeros(0, dtype=np.int64)
-    if buffer is None:
-        return _Parsed(
-            0,
-            [],
-            np.zeros(0, "S1"),
-            empty,
-            np.zeros(0, "S8"),
-            np.zeros(0, np.uint64),
-            np.zeros(0, value_dtype),
-            None,
-            False,
-        )
-    size = len(buffer) - _PAD
-    bounds = list(_chunks(buffer))
-
-    def work(bound: tuple[int, int]) -> _Chunk:
-        start, end = bound
-        return _parse_chunk(buffer[start:end], buffer[start:], min_fields, columns, expected, parse_value)
-
     docid_col = key_col = value_col = None
     heads: list[np.ndarray] = []
     head_lengths: list[np.ndarray] = []
     line_map: list[tuple[int, int, np.ndarray | None]] = []
     any_bytes = False
     first_line = 1
-    workers = _workers() if len(bounds) > 1 else 1
+    first_row_text = b""
+    try:
+        file_size = path.stat().st_size
+    except OSError:
+        file_size = 0
+    workers = _workers()
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        results = pool.map(work, bounds) if workers > 1 else (work(b) for b in bounds)
-        for (start, end), chunk in zip(bounds, results, strict=True):
-            offset = first_line - 1
-            for line, message in chunk.errors.items:
-                errors.add(line + offset, message)
-            errors.total += chunk.errors.total - len(chunk.errors.items)
-            any_bytes = any_bytes or chunk.any_bytes
-            first_line += chunk.n_lines
-            if docid_col is None:
-                capacity = int(chunk.n_rows * size / max(end - start, 1) * 1.02) + 1024
-                docid_col = _Column(capacity, chunk.docid.dtype)
-                key_col = _Column(capacity, np.uint64)
-                value_col = _Column(capacity, value_dtype)
-            if not chunk.n_rows:
-                continue
-            line_map.append((docid_col.size, offset, chunk.lines))
-            heads.append(chunk.qid_heads)
-            head_lengths.append(chunk.qid_lengths)
-            docid_col.append(chunk.docid)
-            key_col.append(chunk.key)  # type: ignore[union-attr]
-            value_col.append(chunk.value)  # type: ignore[union-attr]
-    if docid_col is None or not line_map:
+        for buffer, size in _blocks(path, errors):
+            bounds = _chunks(buffer, size)
+
+            def work(bound: tuple[int, int], buffer: np.ndarray = buffer) -> _Chunk:
+                start, end = bound
+                return _parse_chunk(
+                    buffer[start:end], buffer[start:], min_fields, columns, expected, parse_value
+                )
+
+            results = pool.map(work, bounds) if workers > 1 and len(bounds) > 1 else map(work, bounds)
+            for (start, _end), chunk in zip(bounds, results, strict=True):
+                offset = first_line - 1
+                for line, message in chunk.errors.items:
+                    errors.add(line + offset, message)
+                errors.total += chunk.errors.total - len(chunk.errors.items)
+                any_bytes = any_bytes or chunk.any_bytes
+                first_line += chunk.n_lines
+                if not chunk.n_rows:
+                    continue
+                if docid_col is None:
+                    estimate = int(chunk.n_rows / max(_end - start, 1) * file_size * 1.05) + 1024
+                    docid_col = _Column(estimate, chunk.docid.dtype)
+                    key_col = _Column(estimate, np.uint64)
+                    value_col = _Column(estimate, value_dtype)
+                    first_row_text = chunk.first_row
+                line_map.append((docid_col.size, offset, chunk.lines))
+                heads.append(chunk.qid_heads)
+                head_lengths.append(chunk.qid_lengths)
+                docid_col.append(chunk.docid)
+                key_col.append(chunk.key)  # type: ignore[union-attr]
+                value_col.append(chunk.value)  # type: ignore[union-attr]
+    if docid_col is None:
+        empty = np.zeros(0, dtype=np.int64)
         return _Parsed(
             0,
             [],
@@ -644,7 +679,7 @@ def _parse_file(
             np.zeros(0, "S8"),
             np.zeros(0, np.uint64),
             np.zeros(0, value_dtype),
-            buffer,
+            b"",
             any_bytes,
         )
     return _Parsed(
@@ -655,21 +690,14 @@ def _parse_file(
         docid=docid_col.result(),
         key=key_col.result(),  # type: ignore[union-attr]
         value=value_col.result(),  # type: ignore[union-attr]
-        buffer=buffer,
+        first_row=first_row_text,
         any_bytes=any_bytes,
     )
 
 
-def _first_tag(buffer: np.ndarray | None, line: int) -> str:
-    """The sixth field (run tag) of the given line."""
-    if buffer is None:
-        return ""
-    size = len(buffer) - _PAD
-    start = 0
-    for _ in range(line - 1):
-        start = _next_newline(buffer, start, size) + 1
-    end = _next_newline(buffer, start, size)
-    fields = buffer[start:end].tobytes().decode("utf-8", "replace").split()
+def _tag_of(first_row: bytes) -> str:
+    """The sixth field (run tag) of a run line."""
+    fields = first_row.decode("utf-8", "replace").split()
     return fields[5] if len(fields) > 5 else ""
 
 
@@ -734,7 +762,7 @@ def read_run(path: str | Path, *, name: str | None = None) -> RunTable:
         topic=topic,
         docid=parsed.docid,
         score=parsed.value,
-        name=name if name is not None else _first_tag(parsed.buffer, int(parsed.line_of(np.array([0]))[0])),
+        name=name if name is not None else _tag_of(parsed.first_row),
         source=source,
         _key=parsed.key,
     )
