@@ -174,17 +174,18 @@ class Rows:
     rank: np.ndarray
 
 
-def _join(qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: np.ndarray) -> np.ndarray:
-    """Per run row: the row index of the same (topic, docid) in the qrels, or -1.
+def _join(
+    qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The run rows whose (topic, docid) the qrels have, and the matching qrels rows (in run row order).
 
     Rows are matched by their 64-bit key (see ``trec_io.hash_bytes``) through an open-addressing hash table
     of the qrels keys, built and probed with vectorised rounds; a key match is confirmed by comparing topic
     and docid. If two qrels rows share a key the join is done exactly with a dict instead.
     """
-    n_run = len(run)
-    found = np.full(n_run, -1, dtype=np.intp)
-    if not len(qrels) or not n_run:
-        return found
+    none = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp))
+    if not len(qrels) or not len(run):
+        return none
     qkeys = qrels.key
     bits = max(4, int(len(qkeys) * 4 - 1).bit_length())
     table_size = 1 << bits
@@ -192,11 +193,10 @@ def _join(qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: 
     shift = np.uint64(64 - bits)
     # One 16-byte slot holds a key and its row, so that a probe costs one cache miss.
     table = np.zeros(table_size, dtype=[("key", "<u8"), ("row", "<i8")])
-    table["row"] = -1
-
+    table_rows = table["row"]
+    table_rows[:] = -1
     pending = np.arange(len(qkeys))
     slots = (qkeys >> shift).astype(np.intp)
-    table_rows = table["row"]
     while len(pending):
         free = np.flatnonzero(table_rows[slots] == -1)
         table_rows[slots[free]] = pending[free]  # rows aiming at one free slot: one of them wins it
@@ -207,46 +207,46 @@ def _join(qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: 
             return _join_exact(qrels, run, run_topic, qrels_topic)  # two qrels rows share a key
         slots = (slots + 1) & mask
 
-    # Most run rows are not in the qrels: a filter indexed by the keys' top 24 bits sends only the possible
-    # matches (and ~3% false positives) on to the table.
+    # Most run rows are not in the qrels: a filter indexed by the keys' top 22 bits (4 MiB) sends only the
+    # possible matches (and ~12% false positives) on to the table.
     rkeys = run.key
-    present = np.zeros(1 << 24, dtype=bool)
-    present[qkeys >> np.uint64(40)] = True
-    maybe = np.flatnonzero(present[rkeys >> np.uint64(40)])
-    slots = (rkeys[maybe] >> shift).astype(np.intp)
-    probe = table[slots]
-    rows = probe["row"]
-    occupied = rows >= 0
-    hit = occupied & (probe["key"] == rkeys[maybe])
-    found[maybe[hit]] = rows[hit]
-    more = occupied & ~hit  # probed an occupied slot of another key: go on probing
-    active = maybe[more]
-    slots = (slots[more] + 1) & mask
+    present = np.zeros(1 << 22, dtype=bool)
+    present[qkeys >> np.uint64(42)] = True
+    active = np.flatnonzero(present[rkeys >> np.uint64(42)])
+    slots = (rkeys[active] >> shift).astype(np.intp)
+    found_run: list[np.ndarray] = []
+    found_qrels: list[np.ndarray] = []
     while len(active):
         probe = table[slots]
         rows = probe["row"]
         occupied = rows >= 0
         hit = occupied & (probe["key"] == rkeys[active])
-        found[active[hit]] = rows[hit]
-        more = occupied & ~hit
+        found_run.append(active[hit])
+        found_qrels.append(rows[hit])
+        more = occupied & ~hit  # probed an occupied slot of another key: go on probing
         active, slots = active[more], (slots[more] + 1) & mask
-    hit = np.flatnonzero(found >= 0)
-    candidates = found[hit]
-    wrong = (run_topic[hit] != qrels_topic[candidates]) | (run.docid[hit] != qrels.docid[candidates])
-    found[hit[wrong]] = -1
-    return found
+    if not found_run:
+        return none
+    run_rows = np.concatenate(found_run)
+    qrels_rows = np.concatenate(found_qrels)
+    right = (run_topic[run_rows] == qrels_topic[qrels_rows]) & (
+        run.docid[run_rows] == qrels.docid[qrels_rows]
+    )
+    return run_rows[right], qrels_rows[right]
 
 
 def _join_exact(
     qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: np.ndarray
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     index = {
         (t, d): i for i, (t, d) in enumerate(zip(qrels_topic.tolist(), qrels.docid.tolist(), strict=True))
     }
-    return np.array(
+    found = np.array(
         [index.get(key, -1) for key in zip(run_topic.tolist(), run.docid.tolist(), strict=True)],
         dtype=np.intp,
     )
+    run_rows = np.flatnonzero(found >= 0)
+    return run_rows, found[run_rows]
 
 
 def _trec_order(topic: np.ndarray, score: np.ndarray, docid: np.ndarray, n_topics: int) -> np.ndarray | None:
@@ -327,19 +327,18 @@ def rank_lists(
     topics = sorted(set(qt.topic_ids), key=lambda q: q.encode("utf-8"))
     code = {q: i for i, q in enumerate(topics)}
     n_topics = len(topics)
-    q_map = np.array([code[q] for q in qt.topic_ids], dtype=np.intp)
-    r_map = np.array([code.get(q, -1) for q in rt.topic_ids], dtype=np.intp)
-    qrels_topic = q_map[qt.topic] if len(qt) else np.zeros(0, dtype=np.intp)
-    run_topic = r_map[rt.topic] if len(rt) else np.zeros(0, dtype=np.intp)
+    q_map = np.array([code[q] for q in qt.topic_ids], dtype=np.int32)
+    r_map = np.array([code.get(q, -1) for q in rt.topic_ids], dtype=np.int32)
+    qrels_topic = q_map[qt.topic] if len(qt) else np.zeros(0, dtype=np.int32)
+    run_topic = r_map[rt.topic] if len(rt) else np.zeros(0, dtype=np.int32)
 
     present = np.zeros(n_topics, dtype=bool)
     present[r_map[r_map >= 0]] = True
 
     # Label each run row from the qrels.
-    match = _join(qt, rt, run_topic, qrels_topic)
+    matched, qrels_rows = _join(qt, rt, run_topic, qrels_topic)
     label = np.full(len(rt), UNPOOLED, dtype=np.int64)
-    matched = np.flatnonzero(match >= 0)
-    grade = qt.grade[match[matched]]
+    grade = qt.grade[qrels_rows]
     label[matched] = np.where(grade < 0, UNJUDGED, grade)
 
     if len(run_topic) and run_topic.min() < 0:
@@ -372,10 +371,10 @@ def rank_lists(
 
     return Ranked(
         topics=topics,
-        offsets=offsets.astype(np.intp),
-        label=label.astype(np.int64),
-        judged=judged.astype(np.int64),
-        judged_offsets=judged_offsets.astype(np.intp),
+        offsets=offsets.astype(np.intp, copy=False),
+        label=label.astype(np.int64, copy=False),
+        judged=judged.astype(np.int64, copy=False),
+        judged_offsets=judged_offsets.astype(np.intp, copy=False),
         present=present,
         relevance_level=relevance_level,
     )

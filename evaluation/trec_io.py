@@ -707,7 +707,7 @@ def _topics(heads: np.ndarray, lengths: np.ndarray) -> tuple[list[str], np.ndarr
         return [], np.zeros(0, dtype=np.intp)
     unique, inverse = np.unique(heads, return_inverse=True)
     topic_ids = [value.decode("utf-8", "replace") for value in unique.tolist()]
-    return topic_ids, np.repeat(inverse.reshape(-1).astype(np.intp), lengths)
+    return topic_ids, np.repeat(inverse.reshape(-1).astype(np.int32), lengths)
 
 
 def _duplicates(
