@@ -28,7 +28,7 @@ from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -404,10 +404,24 @@ def _utf8_errors(chunk: bytes, first_line: int, errors: _Errors) -> None:
                 return
 
 
+class _Consecutive:
+    """Line numbers first, first + 1, ...: what ``lines[i]`` means when every line is a data row (built
+    only when an error needs one)."""
+
+    def __init__(self, first: int, n: int) -> None:
+        self.first, self.n = first, n
+
+    def __len__(self) -> int:
+        return self.n
+
+    def __getitem__(self, i: int) -> int:
+        return self.first + int(i)
+
+
 @dataclass
 class _Fields:
     n_lines: int  # lines in the chunk
-    lines: np.ndarray  # 1-based line number of each data row
+    lines: np.ndarray | _Consecutive  # 1-based line number of each data row
     every_line: bool  # every line is a data row (then lines[i] = first_line + i)
     starts: list[np.ndarray]  # per requested column: byte offset of the field in the chunk
     ends: list[np.ndarray]
@@ -434,7 +448,7 @@ def _split(
         line_starts[0] = 0
         line_starts[1:] = grid[:-1, -1] + 1
         if not np.any(a[line_starts] == 35):
-            lines = np.arange(first_line, first_line + n_lines, dtype=np.int64)
+            lines = _Consecutive(first_line, n_lines)
             starts = [line_starts if c == 0 else grid[:, c - 1] + 1 for c in columns]
             ends = [grid[:, c] for c in columns]
             return _Fields(n_lines, lines, True, starts, ends)
@@ -553,7 +567,7 @@ def _parse_chunk(
     min_fields: int,
     columns: tuple[int, int, int],
     expected: str,
-    parse_value: Callable[[np.ndarray, np.ndarray, _Errors], np.ndarray],
+    parse_value: Callable[[np.ndarray, Any, _Errors], np.ndarray],
 ) -> _Chunk:
     """Parse one chunk of whole lines (numbered from 1 here); its fields are gathered, hashed and parsed
     while they are in cache. Runs in a worker thread: numpy releases the GIL in the heavy loops."""
@@ -562,7 +576,7 @@ def _parse_chunk(
     if top >= 0x80:
         _utf8_errors(a.tobytes(), 1, errors)
     fields = _split(a, min_fields, columns, 1, errors, expected)
-    n = len(fields.lines)
+    n = len(fields.lines)  # type: ignore[arg-type]
     size = len(a)
     docids = _gather(padded, size, fields.starts[1], fields.ends[1], True)
     key = hash_bytes(docids)
@@ -618,7 +632,7 @@ def _parse_file(
     value_column: int,
     expected: str,
     errors: _Errors,
-    parse_value: Callable[[np.ndarray, np.ndarray, _Errors], np.ndarray],
+    parse_value: Callable[[np.ndarray, Any, _Errors], np.ndarray],
     value_dtype: type,
 ) -> _Parsed:
     """Parse the file block by block, each block chunk by chunk: qid (field 0), docid (field 2) and one value
@@ -839,7 +853,7 @@ def _fast_scores(raw: np.ndarray) -> np.ndarray | None:
     return out
 
 
-def _parse_scores(raw: np.ndarray, lines: np.ndarray, errors: _Errors) -> np.ndarray:
+def _parse_scores(raw: np.ndarray, lines: Any, errors: _Errors) -> np.ndarray:
     fast = _fast_scores(raw)
     if fast is not None:
         return fast
@@ -859,7 +873,7 @@ def _parse_scores(raw: np.ndarray, lines: np.ndarray, errors: _Errors) -> np.nda
     return scores
 
 
-def _parse_grades(raw: np.ndarray, lines: np.ndarray, errors: _Errors) -> np.ndarray:
+def _parse_grades(raw: np.ndarray, lines: Any, errors: _Errors) -> np.ndarray:
     grades = np.zeros(len(raw), dtype=np.int64)
     if not len(raw):
         return grades
