@@ -187,12 +187,12 @@ def _join(
     if not len(qrels) or not len(run):
         return none
     qkeys = qrels.key
-    bits = max(4, int(len(qkeys) * 4 - 1).bit_length())
+    bits = max(4, int(len(qkeys) * 2 - 1).bit_length())
     table_size = 1 << bits
     mask = table_size - 1
     shift = np.uint64(64 - bits)
     # One 16-byte slot holds a key and its row, so that a probe costs one cache miss.
-    table = np.zeros(table_size, dtype=[("key", "<u8"), ("row", "<i8")])
+    table = np.empty(table_size, dtype=[("key", "<u8"), ("row", "<i8")])  # a slot is empty while row = -1
     table_rows = table["row"]
     table_rows[:] = -1
     pending = np.arange(len(qkeys))

@@ -480,16 +480,13 @@ def _split(
     return _Fields(n_lines, lines, False, starts, ends)
 
 
-def _gather(padded: np.ndarray, size: int, starts: np.ndarray, ends: np.ndarray, align: bool) -> np.ndarray:
-    """The tokens [starts, ends) of ``padded`` as a ``numpy.bytes_`` array (one bulk copy). With ``align``
-    the width is a multiple of 8, so that ``hash_bytes`` reads the array without copying it."""
+def _gather(padded: np.ndarray, size: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
+    """The tokens [starts, ends) of ``padded`` as a ``numpy.bytes_`` array (one bulk copy)."""
     n = len(starts)
     if n == 0:
-        return np.zeros(0, dtype="S8" if align else "S1")
+        return np.zeros(0, dtype="S1")
     lengths = ends - starts
     width = int(lengths.max())
-    if align:
-        width = -(-width // 8) * 8
     if width <= _PAD:
         view = as_strided(padded, shape=(size, width), strides=(1, 1), writeable=False)
         matrix = view[starts]
@@ -567,7 +564,7 @@ def _parse_chunk(
     min_fields: int,
     columns: tuple[int, int, int],
     expected: str,
-    parse_value: Callable[[np.ndarray, Any, _Errors], np.ndarray],
+    parse_value: Callable[[np.ndarray, Any, _Errors, np.ndarray], np.ndarray],
 ) -> _Chunk:
     """Parse one chunk of whole lines (numbered from 1 here); its fields are gathered, hashed and parsed
     while they are in cache. Runs in a worker thread: numpy releases the GIL in the heavy loops."""
@@ -578,22 +575,18 @@ def _parse_chunk(
     fields = _split(a, min_fields, columns, 1, errors, expected)
     n = len(fields.lines)  # type: ignore[arg-type]
     size = len(a)
-    docids = _gather(padded, size, fields.starts[1], fields.ends[1], True)
+    docids = _gather(padded, size, fields.starts[1], fields.ends[1])
     key = hash_bytes(docids)
     if n:
-        natural = int((fields.ends[1] - fields.starts[1]).max())
-        if natural < docids.dtype.itemsize:
-            docids = docids.astype(f"S{natural}")  # stored at its own width; the aligned one was for hashing
-    if n:
-        qids = _gather(padded, size, fields.starts[0], fields.ends[0], False)
+        qids = _gather(padded, size, fields.starts[0], fields.ends[0])
         change = np.empty(n, dtype=bool)
         change[0] = True
         np.not_equal(qids[1:], qids[:-1], out=change[1:])
         heads = np.flatnonzero(change)
         qid_heads, qid_lengths = qids[heads], np.diff(np.append(heads, n))
         key += np.repeat(_qid_key(qid_heads), qid_lengths)
-        raw = _gather(padded, size, fields.starts[2], fields.ends[2], False)
-        value = parse_value(raw, fields.lines, errors)
+        raw = _gather(padded, size, fields.starts[2], fields.ends[2])
+        value = parse_value(raw, fields.lines, errors, fields.ends[2] - fields.starts[2])
     else:
         qid_heads, qid_lengths, value = np.zeros(0, "S1"), np.zeros(0, np.int64), np.zeros(0)
     return _Chunk(
@@ -632,7 +625,7 @@ def _parse_file(
     value_column: int,
     expected: str,
     errors: _Errors,
-    parse_value: Callable[[np.ndarray, Any, _Errors], np.ndarray],
+    parse_value: Callable[[np.ndarray, Any, _Errors, np.ndarray], np.ndarray],
     value_dtype: type,
 ) -> _Parsed:
     """Parse the file block by block, each block chunk by chunk: qid (field 0), docid (field 2) and one value
@@ -828,13 +821,12 @@ def _uniform_decimals(raw: np.ndarray) -> np.ndarray | None:
     return -values if negative else values
 
 
-def _fast_scores(raw: np.ndarray) -> np.ndarray | None:
+def _fast_scores(raw: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
     """``_uniform_decimals`` on each group of scores of one width (a chunk usually has one to three)."""
     n, width = len(raw), raw.dtype.itemsize
     if n == 0 or width > 17:
         return None
     matrix = raw.view(np.uint8).reshape(n, width)
-    lengths = np.count_nonzero(matrix, axis=1)
     first, last = int(lengths.min()), int(lengths.max())
     if first == last:
         return _uniform_decimals(raw)
@@ -853,8 +845,8 @@ def _fast_scores(raw: np.ndarray) -> np.ndarray | None:
     return out
 
 
-def _parse_scores(raw: np.ndarray, lines: Any, errors: _Errors) -> np.ndarray:
-    fast = _fast_scores(raw)
+def _parse_scores(raw: np.ndarray, lines: Any, errors: _Errors, lengths: np.ndarray) -> np.ndarray:
+    fast = _fast_scores(raw, lengths)
     if fast is not None:
         return fast
     try:
@@ -873,7 +865,7 @@ def _parse_scores(raw: np.ndarray, lines: Any, errors: _Errors) -> np.ndarray:
     return scores
 
 
-def _parse_grades(raw: np.ndarray, lines: Any, errors: _Errors) -> np.ndarray:
+def _parse_grades(raw: np.ndarray, lines: Any, errors: _Errors, lengths: np.ndarray) -> np.ndarray:
     grades = np.zeros(len(raw), dtype=np.int64)
     if not len(raw):
         return grades
