@@ -413,3 +413,82 @@ def test_it_evaluates_tables_read_from_files_like_dicts(tmp_path: Path) -> None:
     from_dicts = evaluate(TV1_QRELS, TV1_RUN, ["all_trec"])
     assert from_files.per_topic == from_dicts.per_topic
     assert math.isclose(from_files.means["map"], 0.425)
+
+
+def python_parse_run(text: str) -> dict[str, dict[str, float]]:
+    run: dict[str, dict[str, float]] = {}
+    for line in text.splitlines():
+        fields = line.split()
+        if fields and not fields[0].startswith("#"):
+            run.setdefault(fields[0], {})[fields[2]] = float(fields[4])
+    return run
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_it_reads_across_blocks_chunks_and_threads_like_a_line_by_line_parser(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
+) -> None:
+    import evaluation.trec_io as trec_io
+
+    monkeypatch.setattr(trec_io, "_BLOCK_BYTES", 512)
+    monkeypatch.setattr(trec_io, "_CHUNK_BYTES", 64)
+    monkeypatch.setattr(trec_io, "_workers", lambda: workers)
+    rng = np.random.default_rng(5)
+    lines = []
+    for i in range(600):
+        q = f"q{i // 50}"
+        score = f"{rng.random() * 100:.{int(rng.integers(0, 7))}f}"
+        sep = " " if i % 7 else " \t "
+        docid = f"doc{i}" + ("x" * 700 if i == 300 else "")  # one line longer than a block
+        lines.append(
+            sep.join(
+                [q, "Q0", docid, str(i), score, "tag", "extra"]
+                if i % 5 == 0
+                else [q, "Q0", docid, str(i), score, "tag"]
+            )
+        )
+        if i % 97 == 0:
+            lines.append("# comment")
+    text = "\n".join(lines)  # no final newline
+    path = write(tmp_path / "run.txt", text)
+    table = read_run(path)
+    assert table.to_dict() == python_parse_run(text)
+    with gzip.open(tmp_path / "run.txt.gz", "wt") as f:
+        f.write(text)
+    assert read_run(tmp_path / "run.txt.gz").to_dict() == python_parse_run(text)
+
+
+def test_it_reports_line_numbers_of_duplicates_across_chunks(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import evaluation.trec_io as trec_io
+
+    monkeypatch.setattr(trec_io, "_CHUNK_BYTES", 64)
+    lines = [f"1 Q0 d{i} {i} {i}.5 t" for i in range(100)] + ["# note", "", "1 Q0 d7 0 1.0 t"]
+    with pytest.raises(TrecFormatError) as caught:
+        read_run(write(tmp_path / "run.txt", "\n".join(lines) + "\n"))
+    assert caught.value.errors == [
+        f"{tmp_path / 'run.txt'}:103: duplicate docs: docid 'd7' for qid '1' (first at line 8)"
+    ]
+
+
+def test_it_parses_fixed_format_scores_exactly_like_strtod() -> None:
+    from evaluation.trec_io import _fast_scores
+
+    rng = np.random.default_rng(11)
+    for fmt in ("{:.6f}", "-{:.4f}", "{:.0f}", "{:.12f}", "{:.3f}"):
+        for scale in (1.0, 99.0, 12345.0):
+            raw = np.array([fmt.format(v).encode() for v in rng.random(2000) * scale])
+            lengths = np.char.str_len(raw)
+            fast = _fast_scores(raw, lengths)
+            if fast is not None:
+                assert np.array_equal(fast, raw.astype(np.float64))
+                assert np.array_equal(np.signbit(fast), np.signbit(raw.astype(np.float64)))
+    raw = np.array([b"1e5", b"2e5"])
+    assert _fast_scores(raw, np.char.str_len(raw)) is None
+
+
+def test_it_joins_tables_read_from_files_with_dicts(tmp_path: Path) -> None:
+    run_text = "".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in TV1_RUN.items() for d, s in docs.items())
+    run = read_run(write(tmp_path / "run.txt", run_text))
+    assert rounded(evaluate(TV1_QRELS, run, ["map", "ndcg"]).means) == {"map": 0.4250, "ndcg": 0.5771}
