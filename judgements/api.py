@@ -39,7 +39,7 @@ from urllib.parse import urlsplit
 import nh3
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError
-from django.db.models import Count, Exists, OuterRef, ProtectedError, QuerySet
+from django.db.models import Count, Exists, OuterRef, ProtectedError, QuerySet, prefetch_related_objects
 from django.http import Http404
 from django.shortcuts import get_object_or_404
 from django.utils.html import escape
@@ -558,7 +558,11 @@ class RaterPoolViewSet(JudgingAPIMixin, viewsets.GenericViewSet):
 
     def get_object(self) -> Pool:
         name = self.kwargs["name"]
-        pool = Pool.objects.filter(name=name, judging__raters=self.request.user).first()
+        pool = (
+            Pool.objects.filter(name=name, judging__raters=self.request.user)
+            .select_related("judging__rubric")
+            .first()
+        )
         if pool is None:
             if is_manager(self.request.user) and Pool.objects.filter(name=name).exists():
                 raise PermissionDenied("you are not a rater of this pool")
@@ -575,9 +579,14 @@ class RaterPoolViewSet(JudgingAPIMixin, viewsets.GenericViewSet):
     @action(detail=True, methods=["post"], url_path="next", url_name="next")
     def next_item(self, request: Request, name: str | None = None) -> Response:
         """Lease the next item (or resume the live lease): topic, document (sanitised), rubric."""
-        assignment = services.next_item(pool=self.get_object(), rater=request.user)
+        pool = self.get_object()
+        assignment = services.next_item(pool=pool, rater=request.user)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
+        # The item is in this pool: the payload takes the pool, judging and rubric loaded with it, and
+        # the rubric's grades and facets in a query each (the serializer fetched the chain one by one).
+        assignment.item.pool = pool
+        prefetch_related_objects([pool.judging.rubric], "grades", "facets")
         return Response(AssignmentPayloadSerializer(assignment).data)
 
 
