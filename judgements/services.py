@@ -13,7 +13,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import Exists, F, OuterRef
+from django.db.models import Exists, F, OuterRef, Subquery
 from django.utils import timezone
 
 from judgements.models import (
@@ -224,7 +224,8 @@ def remove_rater(*, pool: Pool, rater: AbstractBaseUser) -> None:
 
 
 _NEXT_SQL = """
-SELECT pi.id FROM pooling_poolitem pi
+SELECT pi.id, (SELECT a.id FROM judgements_assignment a WHERE a.item_id = pi.id AND a.rater_id = %(rater)s)
+FROM pooling_poolitem pi
 WHERE pi.pool_id = %(pool)s AND pi.selected {topic_clause}
   AND (pi.gold OR pi.num_judgements + pi.active_leases < pi.required_judgements)
   AND NOT EXISTS (SELECT 1 FROM judgements_assignment a
@@ -235,7 +236,10 @@ LIMIT 1 {lock}
 """
 
 
-def _find_open_item(*, pool: Pool, rater: AbstractBaseUser, topic_id: int | None) -> int | None:
+def _find_open_item(
+    *, pool: Pool, rater: AbstractBaseUser, topic_id: int | None
+) -> tuple[int, int | None] | None:
+    """(item id, id of this rater's expired assignment on it or None), the item locked on PostgreSQL."""
     lock = "FOR UPDATE OF pi SKIP LOCKED" if connection.vendor == "postgresql" else ""
     params = {"pool": pool.pk, "rater": rater.pk, "topic": topic_id}
     with connection.cursor() as cursor:
@@ -243,10 +247,10 @@ def _find_open_item(*, pool: Pool, rater: AbstractBaseUser, topic_id: int | None
             cursor.execute(_NEXT_SQL.format(topic_clause="AND pi.topic_id = %(topic)s", lock=lock), params)
             row = cursor.fetchone()
             if row:
-                return int(row[0])
+                return int(row[0]), row[1]
         cursor.execute(_NEXT_SQL.format(topic_clause="", lock=lock), params)
         row = cursor.fetchone()
-    return int(row[0]) if row else None
+    return (int(row[0]), row[1]) if row else None
 
 
 def current_assignment(*, pool: Pool, rater: AbstractBaseUser) -> Assignment | None:
@@ -264,46 +268,58 @@ def next_item(*, pool: Pool, rater: AbstractBaseUser) -> Assignment | None:
     topic they are on. Concurrency-safe: on PostgreSQL the item row is locked with SKIP LOCKED and its
     lease counter is re-checked, so no item is ever leased beyond what it still needs. Returns None when
     nothing is left for this rater."""
-    if not Judging.objects.filter(pool=pool, raters=rater).exists():
-        raise JudgingError("you are not a rater of this pool")
-    live = current_assignment(pool=pool, rater=rater)
-    if live is not None:
-        return live
-    last = (
-        Assignment.objects.filter(item__pool=pool, rater=rater)
-        .order_by("-leased_at")
-        .values_list("item__topic_id", flat=True)
+    # One query: membership, the lease length, whether a live lease exists, the topic of the last lease.
+    mine = Assignment.objects.filter(item__pool=pool, rater=rater).order_by("-leased_at")
+    live_ids = mine.filter(state=Assignment.State.ACTIVE, expires_at__gt=timezone.now()).values("pk")[:1]
+    row = (
+        Judging.objects.filter(pool=pool, raters=rater)
+        .values_list("lease_minutes", Subquery(live_ids), Subquery(mine.values("item__topic_id")[:1]))
         .first()
     )
+    if row is None:
+        raise JudgingError("you are not a rater of this pool")
+    lease_minutes, live_id, last = row
+    if live_id is not None:
+        live = current_assignment(pool=pool, rater=rater)
+        if live is not None:
+            return live
     for _attempt in range(3):
         try:
             with transaction.atomic():
-                assignment = _lease(pool=pool, rater=rater, topic_id=last)
+                assignment = _lease(pool=pool, rater=rater, topic_id=last, lease_minutes=lease_minutes)
                 if assignment is None and pool.adaptive and _select_adaptive(pool=pool):
-                    assignment = _lease(pool=pool, rater=rater, topic_id=last)
+                    assignment = _lease(pool=pool, rater=rater, topic_id=last, lease_minutes=lease_minutes)
                 return assignment
         except IntegrityError:
             continue  # the same rater raced themself (two tabs): try again
     return None
 
 
-def _lease(*, pool: Pool, rater: AbstractBaseUser, topic_id: int | None) -> Assignment | None:
-    item_id = _find_open_item(pool=pool, rater=rater, topic_id=topic_id)
-    if item_id is None:
+def _lease(
+    *, pool: Pool, rater: AbstractBaseUser, topic_id: int | None, lease_minutes: int | None = None
+) -> Assignment | None:
+    found = _find_open_item(pool=pool, rater=rater, topic_id=topic_id)
+    if found is None:
         return None
+    item_id, expired_id = found
     now = timezone.now()
-    minutes = Judging.objects.filter(pool=pool).values_list("lease_minutes", flat=True).first() or 10
+    if lease_minutes is None:
+        lease_minutes = Judging.objects.filter(pool=pool).values_list("lease_minutes", flat=True).first()
+    expires_at = now + timedelta(minutes=lease_minutes or 10)
     PoolItem.objects.filter(pk=item_id).update(active_leases=F("active_leases") + 1)
-    updated = Assignment.objects.filter(item_id=item_id, rater=rater, state=Assignment.State.EXPIRED).update(
-        state=Assignment.State.ACTIVE, leased_at=now, expires_at=now + timedelta(minutes=minutes)
-    )
-    if updated:
-        assignment = Assignment.objects.get(item_id=item_id, rater=rater)
-    else:
-        assignment = Assignment.objects.create(
-            item_id=item_id, rater=rater, leased_at=now, expires_at=now + timedelta(minutes=minutes)
+    renewed = expired_id is not None and bool(
+        Assignment.objects.filter(pk=expired_id, state=Assignment.State.EXPIRED).update(
+            state=Assignment.State.ACTIVE, leased_at=now, expires_at=expires_at
         )
-    return Assignment.objects.select_related("item__topic", "item__document").get(pk=assignment.pk)
+    )
+    if renewed:
+        assignment = Assignment.objects.get(pk=expired_id)
+    else:  # no row of this rater on the item (one made meanwhile by a racing tab: IntegrityError)
+        assignment = Assignment.objects.create(
+            item_id=item_id, rater=rater, leased_at=now, expires_at=expires_at
+        )
+    assignment.item = PoolItem.objects.select_related("topic", "document").get(pk=item_id)
+    return assignment
 
 
 def _select_adaptive(*, pool: Pool) -> bool:
