@@ -1,0 +1,825 @@
+"""Benchmark: the rater's hot path (`next item → submit judgement`) over HTTP under gunicorn on PostgreSQL,
+against a trivial authenticated view of the same server (`GET /api/ping/`).
+
+Setup, not timed: the PostgreSQL database `labeling_load_bench` on postgres://postgres@127.0.0.1:5432 is
+dropped, created and migrated. A demo-sized campaign, with items plentiful enough that no rater ever runs
+dry: 28 topics (the demo's count) × 750 documents of about 400 characters of plain text (the demo's
+average), three runs ranking the same 750 documents per topic in different orders, a depth-750 pool of
+21,000 items with J = 3 judgements per item (63,000 judgements to give; `--small`: 28 × 150), the default
+four-grade rubric, 32 raters with API tokens (token authentication, as an API client would use).
+
+The server: `.venv/bin/gunicorn labeling.wsgi` bound to 127.0.0.1 on a free port, DEBUG=false, persistent
+database connections (DB_CONN_MAX_AGE=600), Redis as broker and cache when it answers (as in production).
+Default worker setup for two cores: 3 gthread workers × 4 threads (`--workers`, `--worker-class`,
+`--threads` to try others). The load generator is this process: a hand-written asyncio HTTP/1.1 client
+(`asyncio.open_connection`, keep-alive; it reconnects when the server answers `Connection: close`, as sync
+workers do), one connection per simulated rater. Its own CPU use is printed beside the server's.
+
+Measured (after a warm-up of every connection):
+1. capacity: 32 raters each loop `POST /api/pools/<pool>/next/` → `POST /api/assignments/<id>/judgement/`
+   (a random grade), closed loop, no think time, for 30 s: judgements per second (loops completed in the
+   window / its length); then the trivial view: 32 keep-alive clients loop `GET /api/ping/` for 15 s:
+   requests per second.
+2. latency at a realistic load: loops arrive open loop (Poisson, seeded) at half the capacity for 30 s; each
+   takes a free rater connection (waiting for one if all 32 are busy); its latency runs from its scheduled
+   arrival to the judgement's answer, so queueing in the client and the server is included.
+Beside each phase, the CPU seconds the gunicorn workers and the PostgreSQL backends spent per loop / per
+ping (read from /proc): a cost figure that a busy neighbour on the machine disturbs less than throughput.
+
+After gunicorn stops, the database is checked: duplicates = (item, rater) pairs judged twice plus items with
+more judgements than required; lost = judgements the server answered 201 for that are not in the database,
+plus the drift of the counters kept on the item row (`active_leases` against the live assignments,
+`num_judgements` against the judgement rows). Both must be 0.
+
+The last line is `ratio judgements/s / trivial req/s: X.XX` (target ≥ 0.3; a loop is two requests); the line
+with `p99` is the open-loop latency (target p99 ≤ 50 ms).
+
+Usage: .venv/bin/python benchmarks/rater_load.py [--small] [--keep] [--workers N] [--worker-class K]
+       [--threads N] [--seconds S] [--profile N]
+  --small      a 5-second smoke run (28 × 150 items; 5 s per phase)
+  --keep       keep the database afterwards
+  --profile N  afterwards, run 300 loops in process (Django's test client on the same database) under
+               cProfile and print the N costliest functions and the SQL of one loop
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import cProfile
+import io
+import json
+import math
+import os
+import pstats
+import random
+import secrets
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+SERVER = "postgres://postgres@127.0.0.1:5432"
+DATABASE = "labeling_load_bench"
+REDIS = ("127.0.0.1", 6379)
+POOL = "load-bench"
+TOPICS = 28
+RUNS = 3
+J = 3
+RATERS = 32
+P99_TARGET_MS = 50.0
+RATIO_TARGET = 0.3
+SEED = 20240611
+SETTINGS_VARIABLES = ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL", "DEBUG")
+WORDS = [
+    "the", "a", "of", "to", "and", "in", "is", "for", "on", "with", "as", "by", "an", "be", "this",
+    "that", "from", "or", "are", "it", "at", "which", "function", "module", "returns", "value", "object",
+    "string", "list", "dict", "file", "path", "error", "raised", "argument", "default", "none", "true",
+    "false", "class", "method", "attribute", "instance", "number", "integer", "float", "bytes",
+    "encoding", "socket", "thread", "process", "queue", "lock", "iterator", "generator", "context",
+    "manager", "exception", "timeout", "buffer", "stream", "parse", "format", "json", "date", "time",
+]  # fmt: skip
+
+
+# ------------------------------------------------------------------------------------------ database
+
+
+def admin(*statements: str) -> None:
+    import psycopg
+
+    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
+def service_up(host: str, port: int) -> bool:
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
+
+
+def settings_env(data_dir: Path, secret: str) -> dict[str, str]:
+    """The environment of the server (and of this process's Django): production values, PostgreSQL."""
+    env = {key: value for key, value in os.environ.items() if key not in SETTINGS_VARIABLES}
+    env.update(
+        DJANGO_SETTINGS_MODULE="labeling.settings",
+        DATABASE_URL=f"{SERVER}/{DATABASE}",
+        DEBUG="false",
+        ALLOWED_HOSTS="127.0.0.1,localhost,testserver",
+        SECRET_KEY=secret,
+        BLIND_ORDER_KEY=secret,
+        DB_CONN_MAX_AGE="600",
+        DATA_DIR=str(data_dir),
+        LOG_LEVEL="WARNING",
+    )
+    if service_up(*REDIS):
+        env["CELERY_BROKER_URL"] = f"redis://{REDIS[0]}:{REDIS[1]}/0"
+    return env
+
+
+def load_data(*, items_per_topic: int) -> tuple[str, list[str], int]:
+    """Migrate and load the campaign (see the module docstring). Returns (pool name, tokens, items)."""
+    import numpy as np
+    from django.contrib.auth.hashers import make_password
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+    from django.db import connections
+    from rest_framework.authtoken.models import Token
+
+    from judgements import services as judging
+    from pooling import services as pooling
+    from pooling.models import Collection, Document, PoolItem, Run, RunRow, Topic
+
+    call_command("migrate", verbosity=0)
+    rng = np.random.default_rng(SEED)
+    collection = Collection.objects.create(name="load-bench", description="rater load benchmark")
+    Topic.objects.bulk_create(
+        Topic(collection=collection, qid=f"t{t:02d}", query=f"how to {WORDS[t]} a {WORDS[t + 20]}",
+              description="what the searcher wants", narrative="relevant if it answers the question",
+              segments=["head" if t % 2 else "tail"])
+        for t in range(TOPICS)
+    )  # fmt: skip
+    words = np.array(WORDS)
+    documents = []
+    for t in range(TOPICS):
+        for d in range(items_per_topic):
+            text = " ".join(words[rng.integers(0, len(words), size=int(rng.integers(40, 90)))])
+            documents.append(
+                Document(collection=collection, docid=f"t{t:02d}-d{d:04d}", title=f"Document {t}/{d}",
+                         text=text, url=f"https://docs.example.org/t{t}/{d}.html")
+            )  # fmt: skip
+    Document.objects.bulk_create(documents, batch_size=5000)
+    topics = dict(Topic.objects.filter(collection=collection).values_list("qid", "id"))
+    doc_ids = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
+    runs = []
+    for r in range(RUNS):
+        run = Run.objects.create(collection=collection, name=f"run{r}")
+        rows = []
+        for t in range(TOPICS):
+            order = rng.permutation(items_per_topic)
+            for rank, d in enumerate(order, 1):
+                document = doc_ids[f"t{t:02d}-d{d:04d}"]
+                rows.append(RunRow(run=run, topic_id=topics[f"t{t:02d}"], document_id=document, rank=rank,
+                                   score=float(items_per_topic - rank)))  # fmt: skip
+        RunRow.objects.bulk_create(rows, batch_size=5000)
+        run.num_rows, run.num_topics = len(rows), TOPICS
+        run.save()
+        runs.append(run)
+    pool = pooling.create_pool(
+        name=POOL, collection=collection, runs=runs, depth=items_per_topic, judgements_per_item=J
+    )
+    pooling.build_pool(pool=pool)
+    User.objects.bulk_create(
+        User(username=f"rater{i:02d}", password=make_password(None)) for i in range(RATERS)
+    )
+    raters = list(User.objects.filter(username__startswith="rater").order_by("username"))
+    Token.objects.bulk_create(Token(user=user, key=Token.generate_key()) for user in raters)
+    judging.setup_judging(pool=pool, raters=raters)
+    tokens = list(
+        Token.objects.filter(user__in=raters).order_by("user__username").values_list("key", flat=True)
+    )
+    items = PoolItem.objects.filter(pool=pool).count()
+    connections.close_all()
+    return POOL, tokens, items
+
+
+# ------------------------------------------------------------------------------------------- server
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def start_gunicorn(
+    *, env: dict[str, str], port: int, workers: int, worker_class: str, threads: int, log: Path
+) -> subprocess.Popen[bytes]:
+    binary = ROOT / ".venv" / "bin" / "gunicorn"
+    command = [str(binary)] if binary.exists() else [sys.executable, "-m", "gunicorn"]
+    command += [
+        "labeling.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
+        "--worker-class", worker_class, "--threads", str(threads), "--keep-alive", "75",
+        "--backlog", "2048", "--worker-tmp-dir", "/dev/shm", "--log-level", "warning",
+        "--error-logfile", str(log), "--chdir", str(ROOT),
+    ]  # fmt: skip
+    return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
+
+
+def stop_gunicorn(process: subprocess.Popen[bytes]) -> None:
+    """SIGTERM to the server's own process group (graceful), SIGKILL after 20 s."""
+    if process.poll() is not None:
+        return
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGTERM)
+    try:
+        process.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+        process.wait(timeout=10)
+
+
+def cpu_seconds(pids: list[int]) -> float:
+    """utime + stime of these processes (those that vanished count 0)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for pid in pids:
+        try:
+            fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])
+    return total / ticks
+
+
+def worker_pids(master: int) -> list[int]:
+    pids = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if int(fields[1]) == master:
+                pids.append(int(entry.name))
+    return pids
+
+
+def backend_pids() -> list[int]:
+    import psycopg
+
+    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
+        rows = conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [DATABASE]
+        ).fetchall()
+    return [int(row[0]) for row in rows]
+
+
+@dataclass
+class CpuMeter:
+    """CPU seconds of the gunicorn workers, the PostgreSQL backends of the bench database and this client."""
+
+    master: int
+    workers: list[int] = field(default_factory=list)
+    backends: list[int] = field(default_factory=list)
+    start: tuple[float, float, float] = (0.0, 0.0, 0.0)
+
+    def begin(self) -> None:
+        self.workers, self.backends = worker_pids(self.master), backend_pids()
+        self.start = (cpu_seconds(self.workers), cpu_seconds(self.backends), time.process_time())
+
+    def end(self) -> tuple[float, float, float]:
+        now = (cpu_seconds(self.workers), cpu_seconds(self.backends), time.process_time())
+        return now[0] - self.start[0], now[1] - self.start[1], now[2] - self.start[2]
+
+
+# ------------------------------------------------------------------------------------------- client
+
+
+class HttpError(Exception):
+    pass
+
+
+class Connection:
+    """One HTTP/1.1 keep-alive connection with a rater's token; reconnects after `Connection: close`."""
+
+    def __init__(self, port: int, token: str) -> None:
+        self.port = port
+        self.head = f"Host: 127.0.0.1:{port}\r\nAuthorization: Token {token}\r\n"
+        self.reader: asyncio.StreamReader | None = None
+        self.writer: asyncio.StreamWriter | None = None
+        self.connects = 0
+
+    def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+        self.reader = self.writer = None
+
+    async def request(self, method: str, path: str, body: bytes = b"") -> tuple[int, bytes]:
+        if self.writer is None:
+            self.reader, self.writer = await asyncio.open_connection("127.0.0.1", self.port)
+            self.connects += 1
+        assert self.reader is not None
+        head = f"{method} {path} HTTP/1.1\r\n{self.head}"
+        if method != "GET":
+            head += f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n"
+        self.writer.write(head.encode() + b"\r\n" + body)
+        try:
+            raw = await self.reader.readuntil(b"\r\n\r\n")
+            lines = raw[:-4].split(b"\r\n")
+            status = int(lines[0].split(b" ", 2)[1])
+            length, close, chunked = None, False, False
+            for line in lines[1:]:
+                name, _, value = line.partition(b":")
+                name = name.strip().lower()
+                if name == b"content-length":
+                    length = int(value)
+                elif name == b"connection":
+                    close = value.strip().lower() == b"close"
+                elif name == b"transfer-encoding":
+                    chunked = b"chunked" in value.lower()
+            if chunked:
+                content = await self._chunks()
+            elif length is not None:
+                content = await self.reader.readexactly(length)
+            elif status == 204 or status == 304 or status < 200:
+                content = b""
+            else:
+                content, close = await self.reader.read(), True
+        except (asyncio.IncompleteReadError, ConnectionError, ValueError, IndexError) as exc:
+            self.close()
+            raise HttpError(f"{method} {path}: {type(exc).__name__} {exc}") from None
+        if close:
+            self.close()
+        return status, content
+
+    async def _chunks(self) -> bytes:
+        assert self.reader is not None
+        parts = []
+        while True:
+            size = int((await self.reader.readuntil(b"\r\n")).split(b";")[0], 16)
+            if size == 0:
+                await self.reader.readuntil(b"\r\n")
+                return b"".join(parts)
+            parts.append(await self.reader.readexactly(size))
+            await self.reader.readexactly(2)
+
+
+@dataclass
+class Tally:
+    loops: int = 0
+    latencies: list[float] = field(default_factory=list)
+    acked: list[int] = field(default_factory=list)
+    dry: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    samples: list[str] = field(default_factory=list)
+
+    def error(self, what: str, detail: str) -> None:
+        self.errors[what] += 1
+        if len(self.samples) < 5:
+            self.samples.append(f"{what}: {detail[:300]}")
+
+
+async def one_loop(conn: Connection, next_path: str, grade: int, tally: Tally) -> bool:
+    """Lease the next item and judge it. True if both answered as expected."""
+    try:
+        status, body = await conn.request("POST", next_path)
+        if status == 204:
+            tally.dry += 1
+            return False
+        if status != 200:
+            tally.error(f"next {status}", body.decode(errors="replace"))
+            return False
+        assignment = json.loads(body)["assignment"]
+        payload = b'{"grade": %d, "seconds": 4.5}' % grade
+        status, body = await conn.request("POST", f"/api/assignments/{assignment}/judgement/", payload)
+        if status != 201:
+            tally.error(f"judgement {status}", body.decode(errors="replace"))
+            return False
+        tally.acked.append(int(json.loads(body)["id"]))
+    except HttpError as exc:
+        tally.error("connection", str(exc))
+        return False
+    return True
+
+
+async def closed_loop(conns: list[Connection], next_path: str, seconds: float, tally: Tally) -> float:
+    """Every connection loops with no think time; loops completed inside the window count. Returns the
+    window's length."""
+    rng = random.Random(SEED)
+    start = time.perf_counter()
+    deadline = start + seconds
+
+    async def rater(conn: Connection) -> None:
+        while time.perf_counter() < deadline:
+            began = time.perf_counter()
+            ok = await one_loop(conn, next_path, rng.randrange(4), tally)
+            done = time.perf_counter()
+            if ok and done <= deadline:
+                tally.loops += 1
+                tally.latencies.append(done - began)
+            elif not ok:
+                await asyncio.sleep(0.01)
+
+    await asyncio.gather(*(rater(conn) for conn in conns))
+    return seconds
+
+
+async def ping_loop(conns: list[Connection], seconds: float, tally: Tally) -> float:
+    start = time.perf_counter()
+    deadline = start + seconds
+
+    async def client(conn: Connection) -> None:
+        while time.perf_counter() < deadline:
+            began = time.perf_counter()
+            try:
+                status, body = await conn.request("GET", "/api/ping/")
+            except HttpError as exc:
+                tally.error("connection", str(exc))
+                continue
+            done = time.perf_counter()
+            if status != 200 or body != b'{"ok":true}':
+                tally.error(f"ping {status}", body.decode(errors="replace"))
+            elif done <= deadline:
+                tally.loops += 1
+                tally.latencies.append(done - began)
+
+    await asyncio.gather(*(client(conn) for conn in conns))
+    return seconds
+
+
+async def open_loop(
+    conns: list[Connection], next_path: str, rate: float, seconds: float, tally: Tally
+) -> int:
+    """Poisson arrivals of loops at `rate` per second for `seconds`; each loop takes a free connection.
+    Latency runs from the scheduled arrival. Returns how many loops arrived."""
+    rng = random.Random(SEED + 1)
+    free: asyncio.Queue[Connection] = asyncio.Queue()
+    for conn in conns:
+        free.put_nowait(conn)
+    pending: set[asyncio.Task[None]] = set()
+
+    async def arrival(scheduled: float) -> None:
+        conn = await free.get()
+        try:
+            ok = await one_loop(conn, next_path, rng.randrange(4), tally)
+        finally:
+            free.put_nowait(conn)
+        if ok:
+            tally.loops += 1
+            tally.latencies.append(time.perf_counter() - scheduled)
+
+    start = time.perf_counter()
+    offset, arrived = 0.0, 0
+    while True:
+        offset += rng.expovariate(rate)
+        if offset >= seconds:
+            break
+        delay = start + offset - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        task = asyncio.create_task(arrival(start + offset))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+        arrived += 1
+    await asyncio.gather(*pending)
+    return arrived
+
+
+def percentile(values: list[float], q: float) -> float:
+    """The nearest-rank percentile (q in 0..100) of `values`."""
+    if not values:
+        return math.nan
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+async def wait_ready(port: int, token: str, process: subprocess.Popen[bytes], timeout: float = 90.0) -> None:
+    deadline = time.perf_counter() + timeout
+    while time.perf_counter() < deadline:
+        if process.poll() is not None:
+            raise SystemExit("gunicorn exited during start-up (see its log above)")
+        conn = Connection(port, token)
+        try:
+            status, _ = await conn.request("GET", "/api/ping/")
+            if status == 200:
+                return
+        except (OSError, HttpError):
+            pass
+        finally:
+            conn.close()
+        await asyncio.sleep(0.25)
+    raise SystemExit("gunicorn did not answer /api/ping/ in time")
+
+
+# ------------------------------------------------------------------------------------------- checks
+
+
+def check_database(acked: list[int]) -> dict[str, int]:
+    """Duplicates, lost judgements and counter drift, read from the database after the server stopped."""
+    import psycopg
+
+    with psycopg.connect(f"{SERVER}/{DATABASE}") as conn:
+
+        def one(sql: str, *params: Any) -> int:
+            return int(conn.execute(sql, params).fetchone()[0] or 0)  # type: ignore[index]
+
+        return {
+            "judgements": one("SELECT count(*) FROM judgements_judgement"),
+            "acked": len(acked),
+            "acked_distinct": len(set(acked)),
+            "acked_missing": len(set(acked))
+            - one("SELECT count(*) FROM judgements_judgement WHERE id = ANY(%s)", sorted(set(acked))),
+            "unacknowledged": one(
+                "SELECT count(*) FROM judgements_judgement WHERE NOT (id = ANY(%s))", sorted(set(acked))
+            ),
+            "duplicate_pairs": one(
+                "SELECT count(*) FROM (SELECT 1 FROM judgements_judgement GROUP BY item_id, rater_id "
+                "HAVING count(*) > 1) d"
+            ),
+            "over_judged_items": one(
+                "SELECT count(*) FROM pooling_poolitem pi WHERE NOT pi.gold AND pi.required_judgements < "
+                "(SELECT count(*) FROM judgements_judgement j WHERE j.item_id = pi.id)"
+            ),
+            "over_leased_items": one(
+                "SELECT count(*) FROM pooling_poolitem pi WHERE NOT pi.gold AND pi.required_judgements < "
+                "(SELECT count(*) FROM judgements_judgement j WHERE j.item_id = pi.id) + "
+                "(SELECT count(*) FROM judgements_assignment a "
+                "WHERE a.item_id = pi.id AND a.state = 'active')"
+            ),
+            "lease_drift": one(
+                "SELECT sum(abs(pi.active_leases - (SELECT count(*) FROM judgements_assignment a "
+                "WHERE a.item_id = pi.id AND a.state = 'active'))) FROM pooling_poolitem pi"
+            ),
+            "judgement_drift": one(
+                "SELECT sum(abs(pi.num_judgements - (SELECT count(*) FROM judgements_judgement j "
+                "WHERE j.item_id = pi.id))) FROM pooling_poolitem pi"
+            ),
+            "done_without_judgement": one(
+                "SELECT count(*) FROM judgements_assignment a WHERE a.state = 'done' AND NOT EXISTS "
+                "(SELECT 1 FROM judgements_judgement j "
+                "WHERE j.item_id = a.item_id AND j.rater_id = a.rater_id)"
+            ),
+            "live_leases": one("SELECT count(*) FROM judgements_assignment WHERE state = 'active'"),
+            "open_slots": one(
+                "SELECT sum(greatest(required_judgements - num_judgements - active_leases, 0)) "
+                "FROM pooling_poolitem"
+            ),
+        }
+
+
+# ------------------------------------------------------------------------------------------ profile
+
+
+def profile_in_process(tokens: list[str], top: int, loops: int = 300) -> None:
+    """`loops` next → judgement loops through Django's test client (same database, same middleware) under
+    cProfile, round-robin over the raters; then the SQL of one loop and of one ping."""
+    from django.db import connection
+    from django.test import Client
+    from django.test.utils import CaptureQueriesContext
+
+    clients = [Client(HTTP_AUTHORIZATION=f"Token {token}") for token in tokens]
+    next_path = f"/api/pools/{POOL}/next/"
+
+    def loop(client: Client, grade: int) -> None:
+        response = client.post(next_path)
+        assert response.status_code == 200, response.content
+        assignment = response.json()["assignment"]
+        response = client.post(
+            f"/api/assignments/{assignment}/judgement/", {"grade": grade, "seconds": 4.5},
+            content_type="application/json",
+        )  # fmt: skip
+        assert response.status_code == 201, response.content
+
+    for n in range(20):  # warm-up
+        loop(clients[n % len(clients)], n % 4)
+    profiler = cProfile.Profile()
+    started = time.perf_counter()
+    profiler.enable()
+    for n in range(loops):
+        loop(clients[n % len(clients)], n % 4)
+    profiler.disable()
+    elapsed = time.perf_counter() - started
+    print(
+        f"\nprofile: {loops} loops in process in {elapsed:.2f} s ({elapsed / loops * 1000:.2f} ms per loop)"
+    )
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(top)
+    print(out.getvalue())
+    out = io.StringIO()
+    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
+    print(out.getvalue())
+    client = clients[0]
+    with CaptureQueriesContext(connection) as next_queries:
+        response = client.post(next_path)
+    assignment = response.json()["assignment"]
+    with CaptureQueriesContext(connection) as judge_queries:
+        client.post(
+            f"/api/assignments/{assignment}/judgement/", {"grade": 2}, content_type="application/json"
+        )
+    with CaptureQueriesContext(connection) as ping_queries:
+        client.get("/api/ping/")
+    for name, captured in (("next", next_queries), ("judgement", judge_queries), ("ping", ping_queries)):
+        print(f"{name}: {len(captured.captured_queries)} queries")
+        for query in captured.captured_queries:
+            print(f"  {query['time']:>6}s  {query['sql'][:220]}")
+
+
+# ---------------------------------------------------------------------------------------------- main
+
+
+def summary(name: str, tally: Tally, seconds: float) -> str:
+    lat = tally.latencies
+    return (
+        f"{name}: {tally.loops} in {seconds:.1f} s = {tally.loops / seconds:.1f}/s; latency p50 "
+        f"{percentile(lat, 50) * 1000:.1f} ms, p90 {percentile(lat, 90) * 1000:.1f} ms, "
+        f"max {max(lat, default=math.nan) * 1000:.1f} ms"
+    )
+
+
+def cpu_line(name: str, cpu: tuple[float, float, float], count: int, seconds: float) -> str:
+    server, database, client = cpu
+    per = 1000 / max(count, 1)
+    return (
+        f"  cpu during {name}: gunicorn {server:.1f} s ({server * per:.2f} ms each), PostgreSQL "
+        f"{database:.1f} s ({database * per:.2f} ms each), this client {client:.1f} s "
+        f"({client / seconds:.2f} of a core)"
+    )
+
+
+def report_errors(name: str, tally: Tally) -> None:
+    if tally.errors:
+        print(f"  {name} errors: {dict(tally.errors)}")
+        for sample in tally.samples:
+            print(f"    {sample}")
+    if tally.dry:
+        print(f"  {name}: {tally.dry} times nothing was left for a rater (204)")
+
+
+async def run_load(args: argparse.Namespace, port: int, tokens: list[str], master: int) -> dict[str, Any]:
+    seconds, ping_seconds, open_seconds = args.seconds, args.ping_seconds, args.open_seconds
+    next_path = f"/api/pools/{POOL}/next/"
+    conns = [Connection(port, token) for token in tokens]
+    meter = CpuMeter(master)
+    results: dict[str, Any] = {"acked": []}
+
+    warm = Tally()
+    await closed_loop(conns, next_path, args.warmup, warm)
+    await ping_loop(conns, args.warmup / 2, Tally())
+    results["acked"] += warm.acked
+    print(f"warm-up: {warm.loops} loops, {dict(warm.errors) or 'no errors'}")
+
+    for conn in conns:
+        conn.close()
+    capacity = Tally()
+    meter.begin()
+    await closed_loop(conns, next_path, seconds, capacity)
+    cpu = meter.end()
+    results["acked"] += capacity.acked
+    print(summary("closed loop, 32 raters (judgements)", capacity, seconds))
+    print(cpu_line("the closed loop", cpu, capacity.loops, seconds))
+    report_errors("closed loop", capacity)
+    results["loop_cpu"] = (cpu[0] + cpu[1]) / max(capacity.loops, 1)
+
+    for conn in conns:
+        conn.close()
+    pings = Tally()
+    meter.begin()
+    await ping_loop(conns[: args.ping_clients], ping_seconds, pings)
+    cpu = meter.end()
+    print(summary(f"trivial view, {args.ping_clients} clients (requests)", pings, ping_seconds))
+    print(cpu_line("the trivial view", cpu, pings.loops, ping_seconds))
+    report_errors("trivial view", pings)
+    results["ping_cpu"] = (cpu[0] + cpu[1]) / max(pings.loops, 1)
+
+    rate = capacity.loops / seconds / 2
+    for conn in conns:
+        conn.close()
+    latency = Tally()
+    meter.begin()
+    arrived = await open_loop(conns, next_path, rate, open_seconds, latency)
+    cpu = meter.end()
+    results["acked"] += latency.acked
+    print(
+        f"open loop: Poisson arrivals at {rate:.1f} loops/s for {open_seconds:.0f} s: {arrived} arrived, "
+        f"{latency.loops} completed"
+    )
+    print(cpu_line("the open loop", cpu, latency.loops, open_seconds))
+    report_errors("open loop", latency)
+    for conn in conns:
+        conn.close()
+    results.update(
+        capacity=capacity.loops / seconds,
+        ping=pings.loops / ping_seconds,
+        p50=percentile(latency.latencies, 50) * 1000,
+        p90=percentile(latency.latencies, 90) * 1000,
+        p99=percentile(latency.latencies, 99) * 1000,
+        max=max(latency.latencies, default=math.nan) * 1000,
+        errors=sum(t.errors.total() for t in (warm, capacity, pings, latency)),
+        dry=warm.dry + capacity.dry + latency.dry,
+        connects=sum(conn.connects for conn in conns),
+    )
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--small", action="store_true", help="5-second smoke run")
+    parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--worker-class", default="gthread")
+    parser.add_argument("--threads", type=int, default=4)
+    parser.add_argument("--seconds", type=float, help="closed and open loop length (default 30; small 5)")
+    parser.add_argument("--ping-clients", type=int, default=RATERS)
+    parser.add_argument("--profile", type=int, default=0, metavar="N")
+    args = parser.parse_args()
+    args.seconds = args.seconds or (5.0 if args.small else 30.0)
+    args.open_seconds = args.seconds
+    args.ping_seconds = 5.0 if args.small else 15.0
+    args.warmup = 2.0 if args.small else 5.0
+    items_per_topic = 150 if args.small else 750
+
+    work = Path(tempfile.mkdtemp(prefix="rater-load-"))
+    secret = secrets.token_urlsafe(40)
+    env = settings_env(work / "data", secret)
+    for key in SETTINGS_VARIABLES:
+        os.environ.pop(key, None)
+    os.environ.update(env)
+    import django
+
+    django.setup()
+
+    admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)", f"CREATE DATABASE {DATABASE}")
+    process: subprocess.Popen[bytes] | None = None
+    log = work / "gunicorn.log"
+    try:
+        started = time.perf_counter()
+        pool, tokens, items = load_data(items_per_topic=items_per_topic)
+        print(
+            f"data: {TOPICS} topics × {items_per_topic} items = {items:,} items, J={J} "
+            f"({items * J:,} judgements to give), {RATERS} raters with tokens "
+            f"({time.perf_counter() - started:.1f} s)"
+        )
+        port = free_port()
+        setup = f"{args.workers} {args.worker_class} workers" + (
+            f" × {args.threads} threads" if args.worker_class == "gthread" else ""
+        )
+        print(
+            f"server: gunicorn labeling.wsgi, {setup}, keep-alive 75 s, DB_CONN_MAX_AGE=600, "
+            f"{'Redis' if 'CELERY_BROKER_URL' in env else 'no Redis'}; on 127.0.0.1:{port}; "
+            f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}"
+        )
+        process = start_gunicorn(
+            env=env, port=port, workers=args.workers, worker_class=args.worker_class, threads=args.threads,
+            log=log,
+        )  # fmt: skip
+        asyncio.run(wait_ready(port, tokens[0], process))
+        results = asyncio.run(run_load(args, port, tokens, process.pid))
+    finally:
+        if process is not None:
+            stop_gunicorn(process)
+            text = log.read_text(errors="replace") if log.exists() else ""
+            problems = [line for line in text.splitlines() if "Traceback" in line or "ERROR" in line]
+            if problems:
+                print(f"gunicorn log ({log}): {len(problems)} error lines, first: {problems[0]}")
+                print(text[-3000:])
+    checks = check_database(results["acked"])
+    duplicates = checks["duplicate_pairs"] + checks["over_judged_items"]
+    lost = checks["acked_missing"] + checks["lease_drift"] + checks["judgement_drift"]
+    print(
+        f"database: {checks['judgements']:,} judgements, {checks['acked']:,} answered 201 "
+        f"({checks['unacknowledged']} in the database without a 201), {checks['live_leases']} live leases, "
+        f"{checks['over_leased_items']} items over-leased, {checks['done_without_judgement']} done "
+        f"assignments without a judgement, {checks['open_slots']:,} judgements still to give"
+    )
+    print(
+        f"client: {results['connects']} connections opened, {results['errors']} errors, "
+        f"{results['dry']} times dry"
+    )
+    if args.profile:
+        profile_in_process(tokens, args.profile)
+    if not args.keep:
+        admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+    print(f"capacity: {results['capacity']:.1f} judgements/s (32 raters, closed loop, {args.seconds:.0f} s)")
+    print(f"trivial view: {results['ping']:.1f} requests/s ({args.ping_clients} clients, GET /api/ping/)")
+    print(
+        f"server cpu (gunicorn + PostgreSQL) per loop / per ping: {results['loop_cpu'] * 1000:.2f} ms / "
+        f"{results['ping_cpu'] * 1000:.2f} ms"
+    )
+    print(
+        f"open loop at {results['capacity'] / 2:.1f} loops/s: p50 {results['p50']:.1f} ms, p99 "
+        f"{results['p99']:.1f} ms (target ≤ {P99_TARGET_MS:.0f} ms: "
+        f"{'met' if results['p99'] <= P99_TARGET_MS else 'MISSED'}), p90 {results['p90']:.1f} ms, "
+        f"max {results['max']:.1f} ms"
+    )
+    print(
+        f"duplicates: {duplicates} ({checks['duplicate_pairs']} pairs judged twice, "
+        f"{checks['over_judged_items']} items over J)"
+    )
+    print(
+        f"lost: {lost} ({checks['acked_missing']} answered 201 but missing, lease counter drift "
+        f"{checks['lease_drift']}, judgement counter drift {checks['judgement_drift']})"
+    )
+    ratio = results["capacity"] / results["ping"]
+    print(f"target ratio ≥ {RATIO_TARGET}: {'met' if ratio >= RATIO_TARGET else 'MISSED'}")
+    print(f"ratio judgements/s / trivial req/s: {ratio:.2f}")
+    if duplicates or lost:
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()
