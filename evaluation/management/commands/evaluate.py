@@ -117,6 +117,8 @@ class Command(BaseCommand):
         if options["level"] < 0:
             raise CommandError("-l must be >= 0")
         qrels = resolve_qrels(options["qrels"])
+        if not isinstance(qrels, QrelsTable):
+            qrels = QrelsTable.from_dict(qrels)  # once, not once per run
         runs = [(path, _read(read_run, path)) for path in options["runs"]]
         several = len(runs) > 1
         settings = {
