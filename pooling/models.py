@@ -298,8 +298,14 @@ class PoolItem(models.Model):
     pool = models.ForeignKey(
         Pool, on_delete=models.CASCADE, related_name="items", db_index=False, db_constraint=False
     )
-    topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+", db_constraint=False)
-    document = models.ForeignKey(Document, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+    # No index of their own: the (pool, topic, ...) keys serve every read; only deleting a topic or a
+    # document looks items up by them, and that is rare enough to scan for.
+    topic = models.ForeignKey(
+        Topic, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
+    document = models.ForeignKey(
+        Document, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
     blind_key = models.BigIntegerField(default=0)
     required_judgements = models.PositiveSmallIntegerField(default=1)
     num_judgements = models.PositiveIntegerField(default=0)
