@@ -27,7 +27,8 @@ def env_list(name: str, default: str = "") -> list[str]:
 DEBUG = env_bool("DEBUG", False)
 SECRET_KEY = os.environ.get(
     # The embedded default is marked insecure so that `check --deploy` flags a production without one.
-    "SECRET_KEY", "django-insecure-embedded-only-key-set-SECRET_KEY-in-production-0123456789abcdef"
+    "SECRET_KEY",
+    "django-insecure-embedded-only-key-set-SECRET_KEY-in-production-0123456789abcdef",
 )
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
