@@ -3,6 +3,7 @@ tasks, commands): rubrics, pool membership, leases, judgements and their revisio
 
 from __future__ import annotations
 
+import contextlib
 import time
 from collections import Counter
 from collections.abc import Iterable, Sequence
@@ -1191,8 +1192,8 @@ def current_qrels(*, pool: Pool, policy: str = "majority") -> dict[str, dict[str
             raise JudgingError(f"no user named {parsed.rater!r}")
         parsed = aggregation.Policy("rater", str(user.pk))
     qrels: dict[str, dict[str, int]] = {}
-    with transaction.atomic():
-        for item, _rows in _stream_items(pool=pool):
+    with transaction.atomic(), contextlib.closing(_stream_items(pool=pool, copy=True)) as items:
+        for item, _rows in items:
             result = aggregation.aggregate(
                 item.votes, policy=parsed, required=item.required, adjudicated=item.adjudicated
             )
