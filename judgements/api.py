@@ -32,17 +32,13 @@ the consensus, or whether an item is gold.
 
 from __future__ import annotations
 
-import re
 from typing import Any
-from urllib.parse import urlsplit
 
-import nh3
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError
 from django.db.models import Count, Exists, OuterRef, ProtectedError, QuerySet, prefetch_related_objects
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from django.utils.html import escape
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -58,6 +54,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from judgements import services, stats
+from judgements.documents import render_body, safe_link
 from judgements.models import (
     Adjudication,
     Assignment,
@@ -90,54 +87,14 @@ class JudgingAPIMixin:
         return super().handle_exception(exc)  # type: ignore[misc]
 
 
-#: Tags a document body may keep (their text is kept when a tag is dropped); `BODY_DROPPED_WITH_CONTENT`
-#: go together with what they enclose. No image: a remote image would tell its server who is judging.
-BODY_TAGS = frozenset(
-    {"p", "br", "ul", "ol", "li", "b", "i", "em", "strong", "code", "pre", "blockquote", "h1", "h2", "h3",
-     "h4", "h5", "h6", "a", "table", "thead", "tbody", "tfoot", "tr", "th", "td", "caption"}
-)  # fmt: skip
-BODY_DROPPED_WITH_CONTENT = frozenset(
-    {"script", "style", "iframe", "object", "embed", "noscript", "template", "svg", "math", "textarea",
-     "select", "frame", "frameset", "title", "head"}
-)  # fmt: skip
-
-
-_BODY_TAG_NAMES = "|".join(
-    sorted(BODY_TAGS | BODY_DROPPED_WITH_CONTENT | {"div", "span", "img", "hr", "body"})
-)
-#: HTML if it has a closing tag, or a bare or attributed opening tag, of a known element; anything else
-#: (`<object object>` in a docstring, `a < b`) is plain text.
-_LOOKS_HTML = re.compile(
-    rf"</(?:{_BODY_TAG_NAMES})\s*>|<(?:{_BODY_TAG_NAMES})(?:\s+[\w:-]+\s*=[^<>]*)*\s*/?>", re.IGNORECASE
-)
-
-
 def sanitise(text: str) -> str:
-    """A document body as HTML safe to insert into the rater's page.
-
-    Plain text is escaped and kept verbatim in `<pre class="doc-text">`. HTML goes through an allow-list
-    sanitiser (nh3): `BODY_TAGS` stay, scripts and styles go with their content, no event handler or style
-    attribute survives, links keep an absolute http(s)/mailto href only (rel="noopener noreferrer
-    nofollow")."""
-    text = text or ""
-    if not _LOOKS_HTML.search(text):
-        return f'<pre class="doc-text">{escape(text)}</pre>'
-    cleaned = nh3.clean(
-        text,
-        tags=set(BODY_TAGS),
-        clean_content_tags=set(BODY_DROPPED_WITH_CONTENT),
-        attributes={"a": {"href", "title"}, "td": {"colspan", "rowspan"}, "th": {"colspan", "rowspan"}},
-        url_schemes={"http", "https", "mailto"},
-        url_relative="deny",
-        link_rel="noopener noreferrer nofollow",
-        strip_comments=True,
-    )
-    return f'<div class="doc-html">{cleaned}</div>'
+    """A document body as HTML safe to insert into the rater's page (the pages' sanitiser)."""
+    return str(render_body(text or ""))
 
 
 def safe_url(url: str) -> str:
     """The document's URL if it is http(s), else empty (never a `javascript:` link)."""
-    return url if urlsplit(url or "").scheme.lower() in {"http", "https"} else ""
+    return safe_link(url) or ""
 
 
 def _pool_item(pool: Pool, data: dict[str, Any]) -> PoolItem:
