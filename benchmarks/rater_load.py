@@ -210,10 +210,12 @@ def start_gunicorn(
     command = [str(binary)] if binary.exists() else [sys.executable, "-m", "gunicorn"]
     command += [
         "labeling.wsgi", "--bind", f"127.0.0.1:{port}", "--workers", str(workers),
-        "--worker-class", worker_class, "--threads", str(threads), "--keep-alive", "75",
+        "--worker-class", worker_class, "--keep-alive", "75",
         "--backlog", "2048", "--worker-tmp-dir", "/dev/shm", "--log-level", "warning",
         "--error-logfile", str(log), "--chdir", str(ROOT),
     ]  # fmt: skip
+    if worker_class == "gthread":  # (gunicorn turns sync workers given threads into gthread ones)
+        command += ["--threads", str(threads)]
     return subprocess.Popen(command, cwd=ROOT, env=env, start_new_session=True)
 
 
