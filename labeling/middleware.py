@@ -1,0 +1,37 @@
+"""Request hygiene that no single view should have to remember."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+
+NUL_MARKERS = {
+    "application/json": (b"\\u0000",),
+    "application/x-www-form-urlencoded": (b"%00", b"\x00"),
+}
+
+
+class RejectNulMiddleware:
+    """A NUL character in a query string or a form or JSON body is refused with a 400 before any view
+    runs: PostgreSQL cannot store it in a text column and would answer the query with an error (a 500).
+    Uploaded files (multipart) may hold any bytes and are left alone."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        if self._has_nul(request):
+            return JsonResponse({"detail": "NUL characters are not allowed in a request."}, status=400)
+        return self.get_response(request)
+
+    @staticmethod
+    def _has_nul(request: HttpRequest) -> bool:
+        if "\x00" in request.path or "%00" in request.META.get("QUERY_STRING", "").lower():
+            return True
+        content_type = request.META.get("CONTENT_TYPE", "").split(";")[0].strip().lower()
+        markers = NUL_MARKERS.get(content_type)
+        if not markers or request.method in ("GET", "HEAD", "OPTIONS"):
+            return False
+        body = request.body
+        return any(marker in body for marker in markers)

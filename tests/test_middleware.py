@@ -1,0 +1,28 @@
+"""A NUL character anywhere in a request's text is a 400, never a database error (PostgreSQL refuses it)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.conftest import client_for
+
+
+@pytest.mark.django_db
+def test_it_refuses_nul_in_json_form_and_query_with_400(manager):
+    api = client_for(manager)
+    assert api.post("/api/judging/", {"pool": "a\x00b"}, format="json").status_code == 400
+    assert api.get("/api/releases/?pool=a%00b").status_code == 400
+    response = api.post("/api/collections/", "name=a%00b", content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 400
+    assert api.get("/api/releases/?pool=ab").status_code == 200
+
+
+@pytest.mark.django_db
+def test_it_lets_uploads_carry_any_bytes(manager, tmp_path):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    api = client_for(manager)
+    api.post("/api/collections/", {"name": "c1"}, format="json")
+    upload = SimpleUploadedFile("run.txt.gz", b"\x1f\x8b\x08\x00\x00\x00")
+    response = api.post("/api/collections/c1/imports/", {"kind": "run", "file": upload}, format="multipart")
+    assert response.status_code == 202
