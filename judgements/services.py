@@ -14,7 +14,7 @@ from typing import Any
 
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F, Subquery
+from django.db.models import F
 from django.utils import timezone
 
 from judgements.models import (
@@ -237,6 +237,19 @@ LIMIT 1 {lock}
 """
 
 
+# Membership (no row if not a rater), the lease length, the live lease and the topic of the last lease.
+_RATER_SQL = """
+SELECT j.lease_minutes,
+  (SELECT a.id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
+   WHERE pi.pool_id = %(pool)s AND a.rater_id = %(rater)s AND a.state = %(active)s AND a.expires_at > %(now)s
+   ORDER BY a.leased_at DESC LIMIT 1),
+  (SELECT pi.topic_id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
+   WHERE pi.pool_id = %(pool)s AND a.rater_id = %(rater)s ORDER BY a.leased_at DESC LIMIT 1)
+FROM judgements_judging j JOIN judgements_judging_raters r ON r.judging_id = j.id
+WHERE j.pool_id = %(pool)s AND r.user_id = %(rater)s
+"""
+
+
 def _find_open_item(
     *, pool: Pool, rater: AbstractBaseUser, topic_id: int | None
 ) -> tuple[int, int | None] | None:
@@ -269,14 +282,11 @@ def next_item(*, pool: Pool, rater: AbstractBaseUser) -> Assignment | None:
     topic they are on. Concurrency-safe: on PostgreSQL the item row is locked with SKIP LOCKED and its
     lease counter is re-checked, so no item is ever leased beyond what it still needs. Returns None when
     nothing is left for this rater."""
-    # One query: membership, the lease length, whether a live lease exists, the topic of the last lease.
-    mine = Assignment.objects.filter(item__pool=pool, rater=rater).order_by("-leased_at")
-    live_ids = mine.filter(state=Assignment.State.ACTIVE, expires_at__gt=timezone.now()).values("pk")[:1]
-    row = (
-        Judging.objects.filter(pool=pool, raters=rater)
-        .values_list("lease_minutes", Subquery(live_ids), Subquery(mine.values("item__topic_id")[:1]))
-        .first()
-    )
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    params = {"pool": pool.pk, "rater": rater.pk, "active": Assignment.State.ACTIVE.value, "now": now}
+    with connection.cursor() as cursor:
+        cursor.execute(_RATER_SQL, params)
+        row = cursor.fetchone()
     if row is None:
         raise JudgingError("you are not a rater of this pool")
     lease_minutes, live_id, last = row
@@ -307,7 +317,10 @@ def _lease(
     if lease_minutes is None:
         lease_minutes = Judging.objects.filter(pool=pool).values_list("lease_minutes", flat=True).first()
     expires_at = now + timedelta(minutes=lease_minutes or 10)
-    PoolItem.objects.filter(pk=item_id).update(active_leases=F("active_leases") + 1)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE pooling_poolitem SET active_leases = active_leases + 1 WHERE id = %s", [item_id]
+        )
     assignment: Assignment | None = None
     if expired_id is not None and Assignment.objects.filter(
         pk=expired_id, state=Assignment.State.EXPIRED
