@@ -10,10 +10,15 @@ four-grade rubric, 32 raters with API tokens (token authentication, as an API cl
 
 The server: `.venv/bin/gunicorn labeling.wsgi` bound to 127.0.0.1 on a free port, DEBUG=false, persistent
 database connections (DB_CONN_MAX_AGE=600), Redis as broker and cache when it answers (as in production).
-Default worker setup for two cores: 3 gthread workers × 4 threads (`--workers`, `--worker-class`,
-`--threads` to try others). The load generator is this process: a hand-written asyncio HTTP/1.1 client
-(`asyncio.open_connection`, keep-alive; it reconnects when the server answers `Connection: close`, as sync
-workers do), one connection per simulated rater. Its own CPU use is printed beside the server's.
+Default worker setup for two cores: 3 sync workers, cores + 1 (`--workers`, `--worker-class`, `--threads`
+to try others). A request spends about three quarters of its time in Python, which threads cannot run in
+parallel, so processes are what use the cores; one more than the cores keeps both busy while a worker waits
+for PostgreSQL (on the same two cores); 5 workers measured no better. Threaded (gthread) workers pin each
+keep-alive connection to one process: with a few long-lived connections one process got most raters and
+the others idled. Sync workers close the connection after each answer (in production a proxy in front
+keeps the clients' connections alive). The load generator is this process: a hand-written asyncio HTTP/1.1
+client (`asyncio.open_connection`, keep-alive; it reconnects when the server answers `Connection: close`,
+as sync workers do), one connection per simulated rater. Its own CPU use is printed beside the server's.
 
 Measured (after a warm-up of every connection):
 1. capacity: 32 raters each loop `POST /api/pools/<pool>/next/` → `POST /api/assignments/<id>/judgement/`
@@ -55,6 +60,7 @@ import os
 import pstats
 import random
 import secrets
+import shutil
 import signal
 import socket
 import subprocess
@@ -723,7 +729,7 @@ def main() -> None:
     parser.add_argument("--small", action="store_true", help="5-second smoke run")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument("--workers", type=int, default=3)
-    parser.add_argument("--worker-class", default="gthread")
+    parser.add_argument("--worker-class", default="sync")
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--seconds", type=float, help="closed and open loop length (default 30; small 5)")
     parser.add_argument("--ping-clients", type=int, default=RATERS)
@@ -779,6 +785,8 @@ def main() -> None:
             if problems:
                 print(f"gunicorn log ({log}): {len(problems)} error lines, first: {problems[0]}")
                 print(text[-3000:])
+            else:
+                shutil.rmtree(work, ignore_errors=True)
     checks = check_database(results["acked"])
     duplicates = checks["duplicate_pairs"] + checks["over_judged_items"]
     lost = checks["acked_missing"] + checks["lease_drift"] + checks["judgement_drift"]
