@@ -6,23 +6,16 @@ from typing import Any
 
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Max
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, render
+from django.shortcuts import render
 
 from evaluation import services
 from judgements.models import Adjudication, Judgement
 from labeling import plots
 from labeling.svg import cache_key, trusted_svg
 from pooling.models import Pool, Run
-from pooling.permissions import is_manager
-
-
-def managed_pool(request: HttpRequest, name: str) -> Pool:
-    if not is_manager(request.user):
-        raise PermissionDenied
-    return get_object_or_404(Pool.objects.select_related("collection"), name=name)
+from pooling.permissions import managed_pool
 
 
 def cached(pool: Pool, kind: str, compute: Any, **params: Any) -> dict[str, Any]:

@@ -8,15 +8,12 @@ the rater pages or the rater API.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from functools import wraps
+from collections.abc import Sequence
 from typing import Any, cast
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser
-from django.core.exceptions import PermissionDenied
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -25,21 +22,9 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from judgements import services, stats
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
 from pooling.models import PoolItem
-from pooling.permissions import is_manager
+from pooling.permissions import manager_required
 
 UNRATEABLE = "unrateable"
-
-
-def manager_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Logged-in pool managers and admins only: others get a 403."""
-
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not is_manager(request.user):
-            raise PermissionDenied
-        return view(request, *args, **kwargs)
-
-    return login_required(wrapped)
 
 
 def _judging(name: str) -> Judging:

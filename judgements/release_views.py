@@ -9,7 +9,6 @@ from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.core.cache import cache
-from django.core.exceptions import PermissionDenied
 from django.db import transaction
 from django.db.models import Max
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
@@ -21,15 +20,9 @@ from judgements.models import Judgement, Judging, Release
 from labeling import plots
 from labeling.svg import cache_key, trusted_svg
 from pooling.models import Job, Pool
-from pooling.permissions import is_manager
+from pooling.permissions import managed_pool
 
 RELEASE_FILES = ("qrels.txt", "judgements.jsonl", "manifest.json")
-
-
-def _managed_pool(request: HttpRequest, name: str) -> Pool:
-    if not is_manager(request.user):
-        raise PermissionDenied
-    return get_object_or_404(Pool.objects.select_related("collection"), name=name)
 
 
 def cached_agreement(pool: Pool) -> dict[str, Any]:
@@ -45,7 +38,7 @@ def cached_agreement(pool: Pool) -> dict[str, Any]:
 
 @login_required
 def agreement(request: HttpRequest, name: str) -> HttpResponse:
-    pool = _managed_pool(request, name)
+    pool = managed_pool(request, name)
     if not Judging.objects.filter(pool=pool).exists():
         raise Http404("this pool has no judging set-up")
     summary = cached_agreement(pool)
@@ -78,7 +71,7 @@ def agreement(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 def releases(request: HttpRequest, name: str) -> HttpResponse:
-    pool = _managed_pool(request, name)
+    pool = managed_pool(request, name)
     context = {
         "pool": pool,
         "releases": Release.objects.filter(pool=pool),
@@ -108,7 +101,7 @@ def pool_state_counts(pool: Pool) -> dict[str, int]:
 def create_release(request: HttpRequest, name: str) -> HttpResponse:
     from judgements.tasks import create_release as task
 
-    pool = _managed_pool(request, name)
+    pool = managed_pool(request, name)
     policy = request.POST.get("policy", "majority").strip() or "majority"
     unjudged = request.POST.get("unjudged", "explicit")
     from judgements import aggregation
@@ -131,14 +124,14 @@ def create_release(request: HttpRequest, name: str) -> HttpResponse:
 
 @login_required
 def release_detail(request: HttpRequest, name: str, release_id: int) -> HttpResponse:
-    pool = _managed_pool(request, name)
+    pool = managed_pool(request, name)
     release = get_object_or_404(Release, pool=pool, pk=release_id)
     return render(request, "judgements/campaign/release.html", {"pool": pool, "release": release})
 
 
 @login_required
 def release_file(request: HttpRequest, name: str, release_id: int, filename: str) -> FileResponse:
-    pool = _managed_pool(request, name)
+    pool = managed_pool(request, name)
     release = get_object_or_404(Release, pool=pool, pk=release_id)
     if filename not in RELEASE_FILES:
         raise Http404

@@ -348,17 +348,15 @@ def _select_adaptive(*, pool: Pool) -> bool:
 
 
 def consensus_outcomes(items: Any) -> dict[str, int | None]:
-    """docid → the lower median of an item's grades (None if most said unrateable), for the strategies."""
-    grades: dict[str, list[int | None]] = {}
-    for docid, grade in Judgement.objects.filter(item__in=items).values_list(
-        "item__document__docid", "grade"
-    ):
-        grades.setdefault(docid, []).append(grade)
-    outcomes: dict[str, int | None] = {}
-    for docid, values in grades.items():
-        rated = sorted(v for v in values if v is not None)
-        outcomes[docid] = rated[(len(rated) - 1) // 2] if len(rated) * 2 > len(values) - 1 and rated else None
-    return outcomes
+    """docid → the item's consensus under the `median` policy (the lower median; None if most said
+    unrateable), for the adaptive strategies."""
+    from judgements import aggregation
+
+    votes: dict[str, list[tuple[int, int | None]]] = {}
+    rows = Judgement.objects.filter(item__in=items).values_list("item__document__docid", "rater_id", "grade")
+    for docid, rater_id, grade in rows:
+        votes.setdefault(docid, []).append((rater_id, grade))
+    return {docid: aggregation.aggregate(v, policy="median").grade for docid, v in votes.items()}
 
 
 def _release(assignment: Assignment, state: str) -> None:

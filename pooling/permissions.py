@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from functools import wraps
 from typing import Any
 
+from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
 from rest_framework.permissions import BasePermission
 
 MANAGERS_GROUP = "pool managers"
@@ -30,3 +35,27 @@ class IsManager(BasePermission):
 
     def has_permission(self, request: Any, view: Any) -> bool:
         return is_manager(request.user)
+
+
+def manager_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+    """A page for pool managers and admins: log in first, then 403 for everyone else."""
+
+    @login_required
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if not is_manager(request.user):
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapped
+
+
+def managed_pool(request: HttpRequest, name: str) -> Any:
+    """The pool named `name` for a manager's page: 403 for a non-manager, 404 for an unknown pool."""
+    from django.shortcuts import get_object_or_404
+
+    from pooling.models import Pool
+
+    if not is_manager(request.user):
+        raise PermissionDenied
+    return get_object_or_404(Pool.objects.select_related("collection"), name=name)

@@ -2,13 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from functools import wraps
-from typing import Any
-
 from django.contrib import messages
-from django.contrib.auth.decorators import login_required
-from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import mark_safe
@@ -18,23 +12,10 @@ from labeling import plots
 from pooling import services, stats
 from pooling.api import active_build, start_build
 from pooling.models import Job, Pool
-from pooling.permissions import is_manager
+from pooling.permissions import manager_required
 
 # A page showing a running build reloads itself this often (seconds): live progress without scripts.
 REFRESH_SECONDS = 3
-
-
-def manager_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Log in first; then pool managers and admins only (403 for everyone else)."""
-
-    @login_required
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if not is_manager(request.user):
-            raise PermissionDenied
-        return view(request, *args, **kwargs)
-
-    return wrapped
 
 
 def _percent(done: int, total: int) -> int:
