@@ -44,7 +44,7 @@ DEFAULT_GRADES: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
-class JudgingError(Exception):
+class JudgingError(pooling_services.Refused):
     """A judging action was refused; nothing changed."""
 
 

@@ -25,18 +25,13 @@ def create_release(job_id: int) -> None:
 
     def work(job: Job) -> dict:
         pool = Pool.objects.get(pk=job.params["pool"])
-        try:
-            release = services.create_release(
-                pool=pool,
-                policy=job.params.get("policy", "majority"),
-                unjudged=job.params.get("unjudged", "explicit"),
-                by=job.created_by,
-                progress=lambda fraction, message: job.report(progress=fraction, message=message),
-            )
-        except services.JudgingError as exc:
-            from pooling.services import ImportFailed
-
-            raise ImportFailed([str(exc)]) from None
+        release = services.create_release(
+            pool=pool,
+            policy=job.params.get("policy", "majority"),
+            unjudged=job.params.get("unjudged", "explicit"),
+            by=job.created_by,
+            progress=lambda fraction, message: job.report(progress=fraction, message=message),
+        )
         job.report(result={"release": release.pk})
         return release.counts
 

@@ -26,14 +26,26 @@ Progress = Callable[[float, str], None]
 BATCH = 5000
 
 
-class ImportFailed(Exception):
+class Refused(Exception):
+    """An action was refused and changed nothing; `errors` say why (what a job row records)."""
+
+    @property
+    def errors(self) -> list[str]:
+        return [str(self)]
+
+
+class ImportFailed(Refused):
     """An import stored nothing. `errors` are `FILE:LINE: message` strings."""
 
     def __init__(self, errors: list[str]) -> None:
-        self.errors = errors
+        self._errors = errors
         shown = errors[:20]
         more = f"\n... and {len(errors) - 20} more" if len(errors) > 20 else ""
         super().__init__("\n".join(shown) + more)
+
+    @property
+    def errors(self) -> list[str]:
+        return self._errors
 
 
 @dataclass
@@ -473,7 +485,7 @@ def delete_run(*, run: Run) -> None:
 # --------------------------------------------------------------------------------------------- pools
 
 
-class PoolError(Exception):
+class PoolError(Refused):
     """A pool operation was refused; nothing changed."""
 
 

@@ -18,7 +18,7 @@ def run_job(job: Job, work: Any) -> None:
     job.report(status=Job.Status.RUNNING, started_at=timezone.now(), errors=[], progress=0.0)
     try:
         summary = work(job)
-    except services.ImportFailed as exc:
+    except services.Refused as exc:
         job.report(status=Job.Status.FAILED, errors=exc.errors, finished_at=timezone.now())
         return
     except Exception as exc:  # the status row must say what happened, whatever it was
@@ -77,11 +77,8 @@ def build_pool(job_id: int) -> None:
 
     def work(job: Job) -> services.BuildSummary:
         pool = Pool.objects.get(pk=job.params["pool"])
-        try:
-            return services.build_pool(
-                pool=pool, progress=lambda fraction, message: job.report(progress=fraction, message=message)
-            )
-        except services.PoolError as exc:
-            raise services.ImportFailed([str(exc)]) from None
+        return services.build_pool(
+            pool=pool, progress=lambda fraction, message: job.report(progress=fraction, message=message)
+        )
 
     run_job(job, work)
