@@ -26,7 +26,8 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from evaluation import metrics, trec_io  # noqa: E402
+from evaluation import metrics  # noqa: E402
+from pooling import trec_io  # noqa: E402
 
 MEASURES = ["map", "ndcg_cut_10", "P_10", "recall_100", "recip_rank"]
 RANX_NAMES = {

@@ -36,7 +36,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from evaluation.trec_io import QrelsTable, RunTable
+from pooling.trec_io import KeyIndex, QrelsTable, RunTable, trec_order
 
 __all__ = [
     "DEFAULT_CUTOFFS",
@@ -187,25 +187,9 @@ def _join(
     if not len(qrels) or not len(run):
         return none
     qkeys = qrels.key
-    bits = max(4, int(len(qkeys) * 2 - 1).bit_length())
-    table_size = 1 << bits
-    mask = table_size - 1
-    shift = np.uint64(64 - bits)
-    # One 16-byte slot holds a key and its row, so that a probe costs one cache miss.
-    table = np.empty(table_size, dtype=[("key", "<u8"), ("row", "<i8")])  # a slot is empty while row = -1
-    table_rows = table["row"]
-    table_rows[:] = -1
-    pending = np.arange(len(qkeys))
-    slots = (qkeys >> shift).astype(np.intp)
-    while len(pending):
-        free = np.flatnonzero(table_rows[slots] == -1)
-        table_rows[slots[free]] = pending[free]  # rows aiming at one free slot: one of them wins it
-        placed = table_rows[slots] == pending
-        table["key"][slots[placed]] = qkeys[pending[placed]]
-        pending, slots = pending[~placed], slots[~placed]
-        if len(pending) and np.any(table["key"][slots] == qkeys[pending]):
-            return _join_exact(qrels, run, run_topic, qrels_topic)  # two qrels rows share a key
-        slots = (slots + 1) & mask
+    index = KeyIndex(qkeys)
+    if not index.unique:
+        return _join_exact(qrels, run, run_topic, qrels_topic)  # two qrels rows share a key
 
     # Most run rows are not in the qrels: a filter indexed by the keys' top 22 bits (4 MiB) sends only the
     # possible matches (and ~12% false positives) on to the table.
@@ -213,22 +197,7 @@ def _join(
     present = np.zeros(1 << 22, dtype=bool)
     present[qkeys >> np.uint64(42)] = True
     active = np.flatnonzero(present[rkeys >> np.uint64(42)])
-    slots = (rkeys[active] >> shift).astype(np.intp)
-    found_run: list[np.ndarray] = []
-    found_qrels: list[np.ndarray] = []
-    while len(active):
-        probe = table[slots]
-        rows = probe["row"]
-        occupied = rows >= 0
-        hit = occupied & (probe["key"] == rkeys[active])
-        found_run.append(active[hit])
-        found_qrels.append(rows[hit])
-        more = occupied & ~hit  # probed an occupied slot of another key: go on probing
-        active, slots = active[more], (slots[more] + 1) & mask
-    if not found_run:
-        return none
-    run_rows = np.concatenate(found_run)
-    qrels_rows = np.concatenate(found_qrels)
+    run_rows, qrels_rows = index.probe(rkeys, active)
     right = (run_topic[run_rows] == qrels_topic[qrels_rows]) & (
         run.docid[run_rows] == qrels.docid[qrels_rows]
     )
@@ -247,51 +216,6 @@ def _join_exact(
     )
     run_rows = np.flatnonzero(found >= 0)
     return run_rows, found[run_rows]
-
-
-def _trec_order(topic: np.ndarray, score: np.ndarray, docid: np.ndarray, n_topics: int) -> np.ndarray | None:
-    """Permutation putting rows in trec_eval order: topic, score descending, docid descending (bytes);
-    None if they are in that order already."""
-    n = len(topic)
-    if n == 0:
-        return None
-    order: np.ndarray | None = None
-    # Most runs are written topic by topic, by score: check it in O(n) and only move whole topic blocks.
-    same_topic = topic[1:] == topic[:-1]
-    heads = np.flatnonzero(np.concatenate(([True], ~same_topic)))
-    block_topic = topic[heads]
-    if len(np.unique(block_topic)) == len(heads) and not np.any((score[1:] > score[:-1]) & same_topic):
-        block_order = np.argsort(block_topic, kind="stable")
-        if np.any(block_order[1:] < block_order[:-1]):
-            lengths = np.diff(np.append(heads, n))
-            starts, sizes = heads[block_order], lengths[block_order]
-            order = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(n)
-        tie = (score[1:] == score[:-1]) & same_topic
-        tie_pos = np.flatnonzero(tie)
-        if order is not None and len(tie_pos):
-            # Re-express the tied pairs in the block order (a pair never straddles two blocks).
-            inverse = np.empty(n, dtype=np.intp)
-            inverse[order] = np.arange(n)
-            tie_pos = np.sort(inverse[tie_pos])
-    else:
-        # By score (unstable is fine: ties are settled below), then stably by topic (a radix sort).
-        order = np.argsort(-score)
-        key_dtype = np.int16 if n_topics < 2**15 else np.int64
-        order = order[np.argsort(topic[order].astype(key_dtype), kind="stable")]
-        s, t = score[order], topic[order]
-        tie_pos = np.flatnonzero((s[1:] == s[:-1]) & (t[1:] == t[:-1]))
-    if len(tie_pos):
-        # Equal scores within a topic: docid descending. tie_pos[i] = p means rows p and p+1 are tied.
-        if order is None:
-            order = np.arange(n)
-        positions = np.union1d(tie_pos, tie_pos + 1)
-        rows = order[positions]
-        continues = np.zeros(len(positions), dtype=bool)
-        continues[np.searchsorted(positions, tie_pos + 1)] = True
-        group = np.cumsum(~continues)
-        _, doc_rank = np.unique(docid[rows], return_inverse=True)
-        order[positions] = rows[np.lexsort((-doc_rank.reshape(-1), group))]
-    return order
 
 
 def _as_qrels(qrels: QrelsTable | Mapping[str, Mapping[str, int]]) -> QrelsTable:
@@ -346,7 +270,7 @@ def rank_lists(
         run_topic, score, docid, label = run_topic[rows], rt.score[rows], rt.docid[rows], label[rows]
     else:
         score, docid = rt.score, rt.docid
-    order = _trec_order(run_topic, score, docid, n_topics)
+    order = trec_order(run_topic, score, docid, n_topics)
     if order is not None:
         label = label[order]
         run_topic = run_topic[order]

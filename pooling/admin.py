@@ -14,8 +14,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from pooling import services
-from pooling.api import active_build, start_build
 from pooling.models import Collection, Document, Job, Pool, Run, Topic
+from pooling.tasks import active_build, start_build
 
 
 @admin.register(Collection)

@@ -24,6 +24,7 @@ from rest_framework.response import Response
 from pooling import services, stats, tasks
 from pooling.models import Collection, Document, Job, Pool, PoolRun, Run, Topic
 from pooling.permissions import IsManager
+from pooling.tasks import active_build, latest_build, start_build
 
 
 class CollectionSerializer(serializers.ModelSerializer):
@@ -203,44 +204,6 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet):
 
 
 # --------------------------------------------------------------------------------------------- pools
-
-
-def active_build(pool: Pool) -> Job | None:
-    """The queued or running build job of `pool`, if any (the newest)."""
-    return (
-        Job.objects.filter(
-            kind=Job.Kind.BUILD_POOL, params__pool=pool.pk, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
-        )
-        .order_by("-created_at", "-pk")
-        .first()
-    )
-
-
-def latest_build(pool: Pool) -> Job | None:
-    """The newest build job of `pool`, whatever its status."""
-    return (
-        Job.objects.filter(kind=Job.Kind.BUILD_POOL, params__pool=pool.pk)
-        .order_by("-created_at", "-pk")
-        .first()
-    )
-
-
-def start_build(*, pool: Pool, user: Any = None) -> Job:
-    """Record a build job for `pool` and enqueue `tasks.build_pool` once the job row is committed.
-
-    Every caller (API, page, admin action) goes through here, so the job row is what the UI polls. With no
-    broker (the embedded setup) the task runs in process when the transaction commits.
-    """
-    with transaction.atomic():
-        job = Job.objects.create(
-            kind=Job.Kind.BUILD_POOL,
-            collection_id=pool.collection_id,
-            params={"pool": pool.pk, "name": pool.name},
-            created_by=user if user is not None and user.is_authenticated else None,
-            message="queued",
-        )
-        transaction.on_commit(lambda: tasks.build_pool.delay(job.pk))
-    return job
 
 
 def pool_bias_url(pool: Pool) -> str | None:

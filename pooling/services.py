@@ -15,11 +15,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
 
+import numpy as np
 from django.conf import settings
 from django.db import connection, models, transaction
 from django.utils import timezone
 
-from pooling import formats
+from pooling import formats, runrows, trec_io
 from pooling.models import Collection, Document, Pool, PoolItem, PoolRun, Provenance, Run, RunRow, Topic
 
 Progress = Callable[[float, str], None]
@@ -222,100 +223,6 @@ def import_topics(
     return summary
 
 
-class _RowWriter:
-    """Writes run rows in bulk: COPY on PostgreSQL, batched executemany elsewhere."""
-
-    columns = "(run_id, topic_id, document_id, rank, score)"
-
-    def __init__(self) -> None:
-        self.table = RunRow._meta.db_table
-        self.cursor = connection.cursor()
-        self.copy: Any = None
-        self.pending: list[tuple[int, int, int, int, float]] = []
-        self.buffer: list[str] = []
-        self.buffered = 0
-        if connection.vendor == "postgresql":
-            raw = self.cursor.cursor  # the psycopg cursor under Django's wrapper
-            self.copy_cm = raw.copy(f"COPY {self.table} {self.columns} FROM STDIN")
-            self.copy = self.copy_cm.__enter__()
-
-    def write(self, run_id: int, topic_id: int, doc_ids: list[int], scores: list[float], start: int) -> None:
-        if self.copy is not None:
-            prefix = f"{run_id}\t{topic_id}\t"
-            self.buffer.append(
-                "".join(
-                    f"{prefix}{doc}\t{rank}\t{score!r}\n"
-                    for rank, (doc, score) in enumerate(zip(doc_ids, scores, strict=True), start)
-                )
-            )
-            self.buffered += len(doc_ids)
-            if self.buffered >= BATCH * 4:  # about a megabyte per write: fewer, larger COPY messages
-                self.copy.write("".join(self.buffer))
-                self.buffer.clear()
-                self.buffered = 0
-            return
-        self.pending.extend(
-            (run_id, topic_id, doc, rank, score)
-            for rank, (doc, score) in enumerate(zip(doc_ids, scores, strict=True), start)
-        )
-        if len(self.pending) >= BATCH * 4:
-            self.flush()
-
-    def flush(self) -> None:
-        if self.pending:
-            self.cursor.executemany(
-                f"INSERT INTO {self.table} {self.columns} VALUES (%s, %s, %s, %s, %s)", self.pending
-            )
-            self.pending.clear()
-
-    def close(self, failed: bool = False) -> None:
-        if self.copy is not None:
-            if self.buffer and not failed:
-                self.copy.write("".join(self.buffer))
-            self.buffer.clear()
-            self.copy_cm.__exit__(
-                *(  # noqa: B009 - end the COPY (or abort it on failure)
-                    (RuntimeError, RuntimeError("import failed"), None) if failed else (None, None, None)
-                )
-            )
-            self.copy = None
-        elif not failed:
-            self.flush()
-        self.cursor.close()
-
-
-def _validated(
-    rows: Iterable[tuple[str, str, float, int]],
-    *,
-    name: str,
-    topics: dict[str, int],
-    documents: dict[str, int],
-    skip_unknown_topics: bool,
-    skipped: dict[str, int],
-    errors: list[str],
-) -> Iterator[tuple[str, str, float, int]]:
-    """Pass on the rows (`formats.run_rows` tuples) whose topic and document the collection knows; collect
-    the others as errors. The topic is looked up once per run of rows with the same qid."""
-    last_qid: str | None = None
-    known = False
-    for row in rows:
-        qid = row[0]
-        if qid != last_qid:
-            last_qid, known = qid, qid in topics
-        if not known:
-            if skip_unknown_topics:
-                skipped[qid] = skipped.get(qid, 0) + 1
-                continue
-            if len(errors) < 50:
-                errors.append(f"{name}:{row[3]}: unknown topic {qid!r} (not in the collection)")
-            continue
-        if row[1] not in documents:
-            if len(errors) < 50:
-                errors.append(f"{name}:{row[3]}: unknown document {row[1]!r} (not in the collection)")
-            continue
-        yield row
-
-
 def import_run(
     *,
     collection: Collection,
@@ -346,7 +253,6 @@ def import_run(
     with transaction.atomic():
         if existing:
             run = existing
-            RunRow.objects.filter(run=run)._raw_delete(RunRow.objects.db)  # type: ignore[attr-defined]
             run.description = description or run.description
         else:
             run = Run.objects.create(collection=collection, name=run_name, description=description)
@@ -385,54 +291,174 @@ def _write_rows(
     skipped: dict[str, int],
 ) -> None:
     """Read, check, rank and write the run's rows: sets summary.rows and .topics; raises ImportFailed
-    with the errors in line order."""
+    with the errors in line order.
+
+    The file streams through `trec_io.iter_run` in chunks of about a megabyte, parsed by numpy; each
+    chunk's complete topic blocks are checked, ranked and written in bulk (the last block waits for the
+    next chunk, which may continue it). Memory holds one block of the file, one topic and the collection's
+    catalogue. Once an error is found nothing more is written, but the file is read to the end so that
+    every error is reported.
+    """
+    if not Path(path).exists():
+        raise ImportFailed([f"{display}: file not found"])
     topics = dict(Topic.objects.filter(collection=collection).values_list("qid", "id"))
-    documents = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
-    errors: list[str] = []
-    continued: set[int] = set()
-    written_topics: set[int] = set()
+    catalogue = runrows.DocumentCatalogue(collection)
+    errors = trec_io.ErrorLog(display)
+    ranker = _Ranker(topics, catalogue, errors, skip_unknown_topics, skipped)
+    writer = runrows.RowWriter(run.id)
+    on_read = (lambda fraction: progress(fraction, "")) if progress else None
     try:
-        with _open_source(path, display, progress) as source:
-            writer = _RowWriter()
-            failed = True
-            try:
-                rows = _validated(
-                    formats.run_rows(source),
-                    name=display,
-                    topics=topics,
-                    documents=documents,
-                    skip_unknown_topics=skip_unknown_topics,
-                    skipped=skipped,
-                    errors=errors,
-                )
-                offsets: dict[int, int] = {}
-                for block in formats.ranked_lists(rows, path=display):
-                    topic_id = topics[block.qid]
-                    start = offsets.get(topic_id, 0) + 1
-                    if block.continued or topic_id in written_topics:
-                        continued.add(topic_id)
-                    written_topics.add(topic_id)
-                    doc_ids = list(map(documents.__getitem__, block.docids))
-                    writer.write(run.id, topic_id, doc_ids, block.scores, start)
-                    offsets[topic_id] = start - 1 + len(block.docids)
-                    summary.rows += len(block.docids)
-                if errors:
-                    raise ImportFailed(errors)
-                failed = False
-            finally:
-                writer.close(failed=failed)
-    except formats.FormatError as exc:
-        raise ImportFailed(_by_line(errors + _errors(exc))) from None
+        for chunk in trec_io.iter_run(path, errors, progress=on_read):
+            ranker.add(chunk, None if errors.total else writer)
+        ranker.flush(None if errors.total else writer)
+        errors.raise_if_any()
+    except trec_io.TrecFormatError as exc:
+        writer.abort()
+        raise ImportFailed(exc.errors) from None
+    except BaseException:
+        writer.abort()
+        raise
+    writer.finish()
     try:
-        for topic_id in continued:
+        for topic_id in ranker.continued:
             _rerank_topic(run=run, topic_id=topic_id, display=display)
     except _CrossBlockDuplicate as dup:
         line = _duplicate_line(path, dup.qid, dup.docid)
         where = f"{display}:{line}" if line else display
         raise ImportFailed([f"{where}: duplicate document {dup.docid!r} in topic {dup.qid!r}"]) from None
-    if summary.rows == 0:
+    if ranker.rows == 0:
         raise ImportFailed([f"{display}: no rows to import"])
-    summary.topics = len(written_topics)
+    summary.rows = ranker.rows
+    summary.topics = len(ranker.offsets)
+
+
+_Held = tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
+
+
+class _Ranker:
+    """Turns `trec_io.RunChunk`s into ranked rows: maps qids and docids to ids, finds unknown ones and
+    duplicates, sorts each topic block in trec_eval order (score descending, docid descending in byte
+    order) and numbers the ranks. The last topic block of a chunk is held back until the next chunk shows
+    whether it goes on."""
+
+    def __init__(
+        self,
+        topics: dict[str, int],
+        catalogue: runrows.DocumentCatalogue,
+        errors: trec_io.ErrorLog,
+        skip_unknown_topics: bool,
+        skipped: dict[str, int],
+    ) -> None:
+        self.topics = topics
+        self.catalogue = catalogue
+        self.errors = errors
+        self.skip_unknown_topics = skip_unknown_topics
+        self.skipped = skipped
+        self.offsets: dict[int, int] = {}  # topic id -> rows written so far
+        self.continued: set[int] = set()  # topics whose rows came in more than one block
+        self.rows = 0
+        self.held: _Held | None = None
+
+    def add(self, chunk: trec_io.RunChunk, writer: runrows.RowWriter | None) -> None:
+        qids, lengths = list(chunk.qids), chunk.qid_lengths
+        docid, docid_hash, score, line = chunk.docid, chunk.docid_hash, chunk.score, chunk.line
+        if self.held is not None:
+            held_qid, held_docid, held_hash, held_score, held_line = self.held
+            self.held = None
+            if qids[0] == held_qid:
+                lengths = lengths.copy()
+                lengths[0] += len(held_line)
+            else:
+                qids.insert(0, held_qid)
+                lengths = np.concatenate([[len(held_line)], lengths])
+            docid = np.concatenate([held_docid, docid])
+            docid_hash = np.concatenate([held_hash, docid_hash])
+            score = np.concatenate([held_score, score])
+            line = np.concatenate([held_line, line])
+        last = len(line) - int(lengths[-1])
+        self.held = (qids[-1], docid[last:].copy(), docid_hash[last:], score[last:], line[last:])
+        if len(qids) > 1:
+            block = slice(0, last)
+            self._blocks(
+                qids[:-1], lengths[:-1], docid[block], docid_hash[block], score[block], line[block], writer
+            )
+
+    def flush(self, writer: runrows.RowWriter | None) -> None:
+        if self.held is not None:
+            qid, docid, docid_hash, score, line = self.held
+            self.held = None
+            self._blocks([qid], np.array([len(line)]), docid, docid_hash, score, line, writer)
+
+    def _blocks(
+        self,
+        qids: list[str],
+        lengths: np.ndarray,
+        docid: np.ndarray,
+        docid_hash: np.ndarray,
+        score: np.ndarray,
+        line: np.ndarray,
+        writer: runrows.RowWriter | None,
+    ) -> None:
+        """Check, rank and write complete topic blocks (one entry of `qids` and `lengths` per block)."""
+        topic_of_block = np.array([self.topics.get(qid, -1) for qid in qids], dtype=np.int64)
+        starts = np.cumsum(lengths) - lengths
+        for b in np.flatnonzero(topic_of_block < 0).tolist():
+            qid, first, n = qids[b], int(starts[b]), int(lengths[b])
+            if self.skip_unknown_topics:
+                self.skipped[qid] = self.skipped.get(qid, 0) + n
+            else:
+                message = f"unknown topic {qid!r} (not in the collection; {n} rows from here)"
+                self.errors.add(int(line[first]), message)
+        keep_block = topic_of_block >= 0
+        if not keep_block.all():
+            keep = np.repeat(keep_block, lengths)
+            qids = [qid for qid, kept in zip(qids, keep_block.tolist(), strict=True) if kept]
+            topic_of_block, lengths = topic_of_block[keep_block], lengths[keep_block]
+            docid, docid_hash, score, line = docid[keep], docid_hash[keep], score[keep], line[keep]
+            starts = np.cumsum(lengths) - lengths
+        if not len(lengths):
+            return
+        position = self.catalogue.positions_of(docid, docid_hash)
+        unknown = np.flatnonzero(position < 0)
+        for i in unknown[:50].tolist():
+            text = docid[i].decode("utf-8", "replace")
+            self.errors.add(int(line[i]), f"unknown document {text!r} (not in the collection)")
+        self.errors.total += max(0, len(unknown) - 50)
+        block = np.repeat(np.arange(len(lengths)), lengths)
+        self._duplicates(qids, block, position, line)
+        if writer is None or self.errors.total:
+            return
+        # trec_eval order within each block: score descending, then docid descending (byte order).
+        order = trec_io.trec_order(block, score, docid, len(lengths))
+        if order is None:
+            order = np.arange(len(block))
+        ranks = np.arange(1, len(order) + 1, dtype=np.int64) - np.repeat(starts, lengths)
+        for b, topic_id in enumerate(topic_of_block.tolist()):
+            if topic_id in self.offsets:
+                self.continued.add(topic_id)
+                ranks[starts[b] : starts[b] + lengths[b]] += self.offsets[topic_id]
+            self.offsets[topic_id] = self.offsets.get(topic_id, 0) + int(lengths[b])
+        topic = np.repeat(topic_of_block, lengths)
+        writer.write(topic, self.catalogue.ids[position[order]], ranks, score[order])
+        self.rows += len(order)
+
+    def _duplicates(self, qids: list[str], block: np.ndarray, position: np.ndarray, line: np.ndarray) -> None:
+        """Report a docid given twice within a block, on the line of the repeat."""
+        known = np.flatnonzero(position >= 0)
+        key = block[known].astype(np.int64) * (len(self.catalogue) + 1) + position[known]
+        ordered = np.sort(key)
+        if not np.any(ordered[1:] == ordered[:-1]):
+            return
+        order = np.argsort(key, kind="stable")
+        same = np.flatnonzero(key[order][1:] == key[order][:-1])
+        rows = known[order]
+        for k in same[:50].tolist():
+            first, repeat = int(rows[k]), int(rows[k + 1])
+            docid = self.catalogue.docids[position[first]].decode("utf-8", "replace")
+            qid = qids[int(block[first])]
+            message = f"duplicate docid {docid!r} for qid {qid!r} (first at line {int(line[first])})"
+            self.errors.add(int(line[repeat]), message)
+        self.errors.total += max(0, len(same) - 50)
 
 
 class _CrossBlockDuplicate(Exception):
@@ -478,8 +504,7 @@ def _rerank_topic(*, run: Run, topic_id: int, display: str) -> None:
 def delete_run(*, run: Run) -> None:
     """Delete a run and its rows (pools keep the items it contributed that have judgements)."""
     with transaction.atomic():
-        RunRow.objects.filter(run=run)._raw_delete(RunRow.objects.db)  # type: ignore[attr-defined]
-        run.delete()
+        run.delete()  # its rows go first, in one statement (pooling.apps)
 
 
 # --------------------------------------------------------------------------------------------- pools

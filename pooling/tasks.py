@@ -5,10 +5,11 @@ from __future__ import annotations
 from typing import Any
 
 from celery import shared_task
+from django.db import transaction
 from django.utils import timezone
 
 from pooling import services
-from pooling.models import Job
+from pooling.models import Job, Pool
 
 
 def run_job(job: Job, work: Any) -> None:
@@ -69,8 +70,6 @@ def import_file(job_id: int) -> None:
 @shared_task
 def build_pool(job_id: int) -> None:
     """Build the pool named in job `job_id` (progress on the job row)."""
-    from pooling.models import Pool
-
     job = Job.objects.filter(pk=job_id).first()
     if job is None:
         return
@@ -82,3 +81,44 @@ def build_pool(job_id: int) -> None:
         )
 
     run_job(job, work)
+
+
+# ----------------------------------------------------------------- enqueueing (API, pages, admin)
+
+
+def active_build(pool: Pool) -> Job | None:
+    """The queued or running build job of `pool`, if any (the newest)."""
+    return (
+        Job.objects.filter(
+            kind=Job.Kind.BUILD_POOL, params__pool=pool.pk, status__in=[Job.Status.QUEUED, Job.Status.RUNNING]
+        )
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+def latest_build(pool: Pool) -> Job | None:
+    """The newest build job of `pool`, whatever its status."""
+    return (
+        Job.objects.filter(kind=Job.Kind.BUILD_POOL, params__pool=pool.pk)
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+def start_build(*, pool: Pool, user: Any = None) -> Job:
+    """Record a build job for `pool` and enqueue `tasks.build_pool` once the job row is committed.
+
+    Every caller (API, page, admin action) goes through here, so the job row is what the UI polls. With no
+    broker (the embedded setup) the task runs in process when the transaction commits.
+    """
+    with transaction.atomic():
+        job = Job.objects.create(
+            kind=Job.Kind.BUILD_POOL,
+            collection_id=pool.collection_id,
+            params={"pool": pool.pk, "name": pool.name},
+            created_by=user if user is not None and user.is_authenticated else None,
+            message="queued",
+        )
+        transaction.on_commit(lambda: build_pool.delay(job.pk))
+    return job

@@ -10,9 +10,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from labeling import plots
 from pooling import services, stats
-from pooling.api import active_build, start_build
 from pooling.models import Job, Pool
 from pooling.permissions import manager_required
+from pooling.tasks import active_build, start_build
 
 # A page showing a running build reloads itself this often (seconds): live progress without scripts.
 REFRESH_SECONDS = 3

@@ -1,4 +1,4 @@
-"""evaluation.metrics and evaluation.trec_io: SPEC §8 test vectors, the readers, segments and tests."""
+"""evaluation.metrics and pooling.trec_io: SPEC §8 test vectors, the readers, segments and tests."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import pytrec_eval
 from scipy import stats
 
 from evaluation import metrics
-from evaluation.trec_io import QrelsTable, RunTable, TrecFormatError, hash_bytes, read_qrels, read_run
+from pooling.trec_io import QrelsTable, RunTable, TrecFormatError, hash_bytes, read_qrels, read_run
 
 BAD = Path(__file__).resolve().parent.parent / "data" / "bad"
 
@@ -428,7 +428,7 @@ def python_parse_run(text: str) -> dict[str, dict[str, float]]:
 def test_it_reads_across_blocks_chunks_and_threads_like_a_line_by_line_parser(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, workers: int
 ) -> None:
-    import evaluation.trec_io as trec_io
+    import pooling.trec_io as trec_io
 
     monkeypatch.setattr(trec_io, "_BLOCK_BYTES", 512)
     monkeypatch.setattr(trec_io, "_CHUNK_BYTES", 64)
@@ -461,7 +461,7 @@ def test_it_reads_across_blocks_chunks_and_threads_like_a_line_by_line_parser(
 def test_it_reports_line_numbers_of_duplicates_across_chunks(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import evaluation.trec_io as trec_io
+    import pooling.trec_io as trec_io
 
     monkeypatch.setattr(trec_io, "_CHUNK_BYTES", 64)
     lines = [f"1 Q0 d{i} {i} {i}.5 t" for i in range(100)] + ["# note", "", "1 Q0 d7 0 1.0 t"]
@@ -473,7 +473,7 @@ def test_it_reports_line_numbers_of_duplicates_across_chunks(
 
 
 def test_it_parses_fixed_format_scores_exactly_like_strtod() -> None:
-    from evaluation.trec_io import _fast_scores
+    from pooling.trec_io import _fast_scores
 
     rng = np.random.default_rng(11)
     for fmt in ("{:.6f}", "-{:.4f}", "{:.0f}", "{:.12f}", "{:.3f}"):

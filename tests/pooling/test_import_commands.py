@@ -355,8 +355,9 @@ def test_it_refuses_unknown_topics_naming_them(loaded: Collection, tmp_path: Pat
         run("import_run", "news", path)
 
     message = str(info.value)
-    assert f"{path}:2: unknown topic '999'" in message
-    assert f"{path}:3: unknown topic '999'" in message
+    # One error per block of the unknown topic, on its first line, with the count of its rows.
+    assert f"{path}:2: unknown topic '999' (not in the collection; 2 rows from here)" in message
+    assert f"{path}:3:" not in message
     assert counts()[2:] == (0, 0)
 
 

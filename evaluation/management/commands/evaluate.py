@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError
 
 from evaluation import metrics
-from evaluation.trec_io import QrelsTable, TrecFormatError, read_qrels, read_run
+from pooling.trec_io import QrelsTable, TrecFormatError, read_qrels, read_run
 
 HELP = """Score TREC runs on qrels with trec_eval's semantics (see evaluation/metrics.py).
 

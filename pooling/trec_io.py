@@ -38,10 +38,15 @@ import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
 __all__ = [
+    "ErrorLog",
     "QrelsTable",
+    "RunChunk",
     "RunTable",
     "TrecFormatError",
+    "KeyIndex",
     "hash_bytes",
+    "iter_run",
+    "trec_order",
     "read_qrels",
     "read_run",
 ]
@@ -124,6 +129,54 @@ def _topic_key(topic_ids: list[str]) -> np.ndarray:
 
 def _row_keys(topic_ids: list[str], topic: np.ndarray, docid: np.ndarray) -> np.ndarray:
     return hash_bytes(docid) + _topic_key(topic_ids)[topic]
+
+
+class KeyIndex:
+    """An open-addressing hash table from distinct 64-bit keys (``hash_bytes``) to their rows, built and
+    probed with vectorised rounds. One 16-byte slot holds a key and its row, so a probe costs one cache
+    miss. ``unique`` is False when two rows share a key: then the table is incomplete and the caller must
+    match exactly instead."""
+
+    def __init__(self, keys: np.ndarray) -> None:
+        bits = max(4, int(len(keys) * 2 - 1).bit_length())
+        self.mask = (1 << bits) - 1
+        self.shift = np.uint64(64 - bits)
+        self.table = np.empty(1 << bits, dtype=[("key", "<u8"), ("row", "<i8")])  # empty while row = -1
+        self.unique = True
+        table_rows = self.table["row"]
+        table_rows[:] = -1
+        pending = np.arange(len(keys))
+        slots = (keys >> self.shift).astype(np.intp)
+        while len(pending):
+            free = np.flatnonzero(table_rows[slots] == -1)
+            table_rows[slots[free]] = pending[free]  # rows aiming at one free slot: one of them wins it
+            placed = table_rows[slots] == pending
+            self.table["key"][slots[placed]] = keys[pending[placed]]
+            pending, slots = pending[~placed], slots[~placed]
+            if len(pending) and np.any(self.table["key"][slots] == keys[pending]):
+                self.unique = False  # two rows share a key
+                return
+            slots = (slots + 1) & self.mask
+
+    def probe(self, keys: np.ndarray, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """(positions in ``keys`` found, their rows in the table's keys), for the positions ``active``
+        (all by default). Equal keys are found; equal strings are the caller's to confirm."""
+        active = np.arange(len(keys)) if active is None else active
+        slots = (keys[active] >> self.shift).astype(np.intp)
+        found: list[np.ndarray] = []
+        rows_found: list[np.ndarray] = []
+        while len(active):
+            probe = self.table[slots]
+            rows = probe["row"]
+            occupied = rows >= 0
+            hit = occupied & (probe["key"] == keys[active])
+            found.append(active[hit])
+            rows_found.append(rows[hit])
+            more = occupied & ~hit  # probed an occupied slot of another key: go on probing
+            active, slots = active[more], (slots[more] + 1) & self.mask
+        if not found:
+            return np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.int64)
+        return np.concatenate(found), np.concatenate(rows_found)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -300,12 +353,15 @@ def _gzip_failure_line(path: Path) -> int:
     return lines + 1
 
 
-def _open(path: Path, errors: _Errors) -> BinaryIO | None:
-    """The file as a binary stream, decompressed if it starts with the gzip magic number."""
+def _open(path: Path, errors: _Errors) -> tuple[BinaryIO, BinaryIO] | None:
+    """(the file as a binary stream, decompressed if it starts with the gzip magic number; the raw file,
+    whose position tells how far the reading has come)."""
     try:
-        with path.open("rb") as probe:
-            magic = probe.read(2)
-        return gzip.open(path, "rb") if magic == _GZIP_MAGIC else path.open("rb")  # type: ignore[return-value]
+        raw = path.open("rb")
+        magic = raw.read(2)
+        raw.seek(0)
+        stream = gzip.GzipFile(fileobj=raw, mode="rb") if magic == _GZIP_MAGIC else raw
+        return stream, raw  # type: ignore[return-value]
     except FileNotFoundError:
         errors.add(None, "no such file")
     except OSError as exc:
@@ -313,17 +369,22 @@ def _open(path: Path, errors: _Errors) -> BinaryIO | None:
     return None
 
 
-def _blocks(path: Path, errors: _Errors) -> Iterator[tuple[np.ndarray, int]]:
+def _blocks(
+    path: Path, errors: _Errors, progress: Callable[[float], None] | None = None
+) -> Iterator[tuple[np.ndarray, int]]:
     """Stream the file through one reusable buffer: yield (buffer, end) where buffer[:end] holds whole lines
     (the last ends with a newline) followed by at least _PAD readable bytes. The buffer is overwritten by
-    the next block, so whatever the consumer keeps must be copied out of it."""
-    stream = _open(path, errors)
-    if stream is None:
+    the next block, so whatever the consumer keeps must be copied out of it. ``progress`` gets the
+    fraction of the (compressed) file read so far, after each block."""
+    opened = _open(path, errors)
+    if opened is None:
         return
+    stream, raw = opened
+    size = max(path.stat().st_size, 1) if progress else 1
     buffer = np.empty(_BLOCK_BYTES + _PAD, dtype=np.uint8)
     carry = 0
     try:
-        with stream:
+        with raw, stream:
             while True:
                 if len(buffer) - _PAD - carry < _BLOCK_BYTES // 2:  # a line longer than a block: grow
                     grown = np.empty(2 * len(buffer), dtype=np.uint8)
@@ -337,6 +398,8 @@ def _blocks(path: Path, errors: _Errors) -> Iterator[tuple[np.ndarray, int]]:
                         buffer[carry + 1 : carry + 1 + _PAD - 1] = 0
                         yield buffer, carry + 1
                     return
+                if progress:
+                    progress(min(raw.tell() / size, 1.0))
                 end = _last_newline(buffer, total) + 1
                 if end == 0:
                     carry = total
@@ -623,33 +686,24 @@ def _workers() -> int:
     return max(1, min(4, cpus, int(idle + 0.5)))
 
 
-def _parse_file(
+def _parsed_chunks(
     path: Path,
     min_fields: int,
     value_column: int,
     expected: str,
     errors: _Errors,
     parse_value: Callable[[np.ndarray, Any, _Errors, np.ndarray], np.ndarray],
-    value_dtype: type,
-) -> _Parsed:
+    progress: Callable[[float], None] | None = None,
+) -> Iterator[tuple[int, int, _Chunk]]:
     """Parse the file block by block, each block chunk by chunk: qid (field 0), docid (field 2) and one value
-    field of every data line. Chunks of a block are parsed by a few threads; their results are copied, in
-    file order, into growing columns. Only the columns grow with the file, not the temporaries."""
+    field of every data line. Chunks of a block are parsed by a few threads. Yields, in file order,
+    (line offset, chunk bytes, chunk): line ``offset + k`` of the file is the chunk's line k (from 1). The
+    chunk's errors are already in ``errors``, with file line numbers. Memory holds one block."""
     columns = (0, 2, value_column)
-    docid_col = key_col = value_col = None
-    heads: list[np.ndarray] = []
-    head_lengths: list[np.ndarray] = []
-    line_map: list[tuple[int, int, np.ndarray | None]] = []
-    any_bytes = False
     first_line = 1
-    first_row_text = b""
-    try:
-        file_size = path.stat().st_size
-    except OSError:
-        file_size = 0
     workers = _workers()
     with ThreadPoolExecutor(max_workers=workers) as pool:
-        for buffer, size in _blocks(path, errors):
+        for buffer, size in _blocks(path, errors, progress):
             bounds = _chunks(buffer, size)
 
             def work(bound: tuple[int, int], buffer: np.ndarray = buffer) -> _Chunk:
@@ -659,27 +713,52 @@ def _parse_file(
                 )
 
             results = pool.map(work, bounds) if workers > 1 and len(bounds) > 1 else map(work, bounds)
-            for (start, _end), chunk in zip(bounds, results, strict=True):
+            for (start, end), chunk in zip(bounds, results, strict=True):
                 offset = first_line - 1
                 for line, message in chunk.errors.items:
                     errors.add(line + offset, message)
                 errors.total += chunk.errors.total - len(chunk.errors.items)
-                any_bytes = any_bytes or chunk.any_bytes
                 first_line += chunk.n_lines
-                if not chunk.n_rows:
-                    continue
-                if docid_col is None:
-                    estimate = int(chunk.n_rows / max(_end - start, 1) * file_size * 1.05) + 1024
-                    docid_col = _Column(estimate, chunk.docid.dtype)
-                    key_col = _Column(estimate, np.uint64)
-                    value_col = _Column(estimate, value_dtype)
-                    first_row_text = chunk.first_row
-                line_map.append((docid_col.size, offset, chunk.lines))
-                heads.append(chunk.qid_heads)
-                head_lengths.append(chunk.qid_lengths)
-                docid_col.append(chunk.docid)
-                key_col.append(chunk.key)  # type: ignore[union-attr]
-                value_col.append(chunk.value)  # type: ignore[union-attr]
+                yield offset, end - start, chunk
+
+
+def _parse_file(
+    path: Path,
+    min_fields: int,
+    value_column: int,
+    expected: str,
+    errors: _Errors,
+    parse_value: Callable[[np.ndarray, Any, _Errors, np.ndarray], np.ndarray],
+    value_dtype: type,
+) -> _Parsed:
+    """The whole file parsed (``_parsed_chunks``), the chunks' results copied, in file order, into growing
+    columns. Only the columns grow with the file, not the temporaries."""
+    docid_col = key_col = value_col = None
+    heads: list[np.ndarray] = []
+    head_lengths: list[np.ndarray] = []
+    line_map: list[tuple[int, int, np.ndarray | None]] = []
+    any_bytes = False
+    first_row_text = b""
+    try:
+        file_size = path.stat().st_size
+    except OSError:
+        file_size = 0
+    for offset, size, chunk in _parsed_chunks(path, min_fields, value_column, expected, errors, parse_value):
+        any_bytes = any_bytes or chunk.any_bytes
+        if not chunk.n_rows:
+            continue
+        if docid_col is None:
+            estimate = int(chunk.n_rows / max(size, 1) * file_size * 1.05) + 1024
+            docid_col = _Column(estimate, chunk.docid.dtype)
+            key_col = _Column(estimate, np.uint64)
+            value_col = _Column(estimate, value_dtype)
+            first_row_text = chunk.first_row
+        line_map.append((docid_col.size, offset, chunk.lines))
+        heads.append(chunk.qid_heads)
+        head_lengths.append(chunk.qid_lengths)
+        docid_col.append(chunk.docid)
+        key_col.append(chunk.key)  # type: ignore[union-attr]
+        value_col.append(chunk.value)  # type: ignore[union-attr]
     if docid_col is None:
         empty = np.zeros(0, dtype=np.int64)
         return _Parsed(
@@ -788,6 +867,104 @@ def read_run(path: str | Path, *, name: str | None = None) -> RunTable:
     )
     errors.raise_if_any()
     return table
+
+
+def trec_order(topic: np.ndarray, score: np.ndarray, docid: np.ndarray, n_topics: int) -> np.ndarray | None:
+    """Permutation putting rows in trec_eval order: topic, score descending, docid descending (bytes);
+    None if they are in that order already."""
+    n = len(topic)
+    if n == 0:
+        return None
+    order: np.ndarray | None = None
+    # Most runs are written topic by topic, by score: check it in O(n) and only move whole topic blocks.
+    same_topic = topic[1:] == topic[:-1]
+    heads = np.flatnonzero(np.concatenate(([True], ~same_topic)))
+    block_topic = topic[heads]
+    if len(np.unique(block_topic)) == len(heads) and not np.any((score[1:] > score[:-1]) & same_topic):
+        block_order = np.argsort(block_topic, kind="stable")
+        if np.any(block_order[1:] < block_order[:-1]):
+            lengths = np.diff(np.append(heads, n))
+            starts, sizes = heads[block_order], lengths[block_order]
+            order = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(n)
+        tie = (score[1:] == score[:-1]) & same_topic
+        tie_pos = np.flatnonzero(tie)
+        if order is not None and len(tie_pos):
+            # Re-express the tied pairs in the block order (a pair never straddles two blocks).
+            inverse = np.empty(n, dtype=np.intp)
+            inverse[order] = np.arange(n)
+            tie_pos = np.sort(inverse[tie_pos])
+    else:
+        # By score (unstable is fine: ties are settled below), then stably by topic (a radix sort).
+        order = np.argsort(-score)
+        key_dtype = np.int16 if n_topics < 2**15 else np.int64
+        order = order[np.argsort(topic[order].astype(key_dtype), kind="stable")]
+        s, t = score[order], topic[order]
+        tie_pos = np.flatnonzero((s[1:] == s[:-1]) & (t[1:] == t[:-1]))
+    if len(tie_pos):
+        # Equal scores within a topic: docid descending. tie_pos[i] = p means rows p and p+1 are tied.
+        if order is None:
+            order = np.arange(n)
+        positions = np.union1d(tie_pos, tie_pos + 1)
+        rows = order[positions]
+        continues = np.zeros(len(positions), dtype=bool)
+        continues[np.searchsorted(positions, tie_pos + 1)] = True
+        group = np.cumsum(~continues)
+        _, doc_rank = np.unique(docid[rows], return_inverse=True)
+        order[positions] = rows[np.lexsort((-doc_rank.reshape(-1), group))]
+    return order
+
+
+@dataclass
+class RunChunk:
+    """About a megabyte of a run file's rows, in file order (``iter_run``). ``qids`` are the runs of equal
+    consecutive qids with their ``qid_lengths``; ``docid`` (UTF-8 bytes), ``docid_hash`` (``hash_bytes``
+    of the docid alone), ``score`` and ``line`` (the file line) have one entry per row."""
+
+    qids: list[str]
+    qid_lengths: np.ndarray
+    docid: np.ndarray
+    docid_hash: np.ndarray
+    score: np.ndarray
+    line: np.ndarray
+
+
+ErrorLog = _Errors
+
+
+def iter_run(
+    path: str | Path, errors: _Errors, *, progress: Callable[[float], None] | None = None
+) -> Iterator[RunChunk]:
+    """Stream a run file as ``RunChunk``s: memory holds one 8 MiB block, whatever the file's size.
+
+    The format is ``read_run``'s. Bad lines are left out of the chunks and recorded in ``errors`` (an
+    ``ErrorLog`` for the file, which the caller may add its own errors to and raise with
+    ``errors.raise_if_any()``); an empty file or one without rows is recorded at the end. Duplicates are
+    not checked: that needs the whole of each topic, the caller's job. ``progress`` gets the fraction of
+    the file read.
+    """
+    path = Path(path)
+    any_rows = any_bytes = False
+    for offset, _size, chunk in _parsed_chunks(path, 6, 4, RUN_FIELDS, errors, _parse_scores, progress):
+        any_bytes = any_bytes or chunk.any_bytes
+        if not chunk.n_rows:
+            continue
+        any_rows = True
+        lengths = chunk.qid_lengths
+        docid_hash = chunk.key - np.repeat(_qid_key(chunk.qid_heads), lengths)
+        if chunk.lines is None:
+            line = np.arange(offset + 1, offset + 1 + chunk.n_rows, dtype=np.int64)
+        else:
+            line = chunk.lines.astype(np.int64) + offset
+        yield RunChunk(
+            qids=[head.decode("utf-8", "replace") for head in chunk.qid_heads.tolist()],
+            qid_lengths=lengths,
+            docid=chunk.docid,
+            docid_hash=docid_hash,
+            score=chunk.value,
+            line=line,
+        )
+    if not errors.total and not any_rows:
+        errors.add(None, "file is empty" if not any_bytes else "no run rows found")
 
 
 _POW10 = 10.0 ** np.arange(16)

@@ -1,0 +1,198 @@
+"""Storage of run rows in bulk: the document catalogue the importer maps docids with, and the writer.
+
+On PostgreSQL `pooling_runrow` is partitioned by run (migration 0008, whose docstring gives the layout). A
+run is loaded into a fresh table of its own, in trec_eval order (binary COPY of rows built by numpy,
+numbered (run_id << 32) + row), given a BRIN index on topic_id (its rows are clustered by topic, so a
+topic's list is a few pages) and attached as the run's partition. A run's rows go with its partition
+(`drop_partition`), in one statement. Rows written any other way land in the DEFAULT partition, which
+keeps the unique (run, topic, rank) constraint. SQLite takes batched INSERTs into its plain table.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from django.db import connection
+
+from pooling.models import Collection, Document, RunRow
+from pooling.trec_io import KeyIndex, hash_bytes
+
+BATCH = 20_000
+_COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8
+_COPY_TRAILER = b"\xff\xff"
+# One binary COPY tuple: field count, then (length, value) per column; integers big-endian.
+_TUPLE = np.dtype(
+    [
+        ("fields", ">i2"),
+        ("id_len", ">i4"),
+        ("id", ">i8"),
+        ("run_len", ">i4"),
+        ("run", ">i8"),
+        ("topic_len", ">i4"),
+        ("topic", ">i8"),
+        ("document_len", ">i4"),
+        ("document", ">i8"),
+        ("rank_len", ">i4"),
+        ("rank", ">i4"),
+        ("score_len", ">i4"),
+        ("score", ">f8"),
+    ]
+)
+_COLUMNS = "(run_id, topic_id, document_id, rank, score)"
+_ID_SHIFT = 32  # imported rows are numbered (run_id << 32) + row; the sequence stops below 2^32
+#: Pages per BRIN range: a 1,000-document list fills about 9 pages, so reading one touches 2 or 3 ranges.
+BRIN_PAGES = 8
+
+
+def partitioned() -> bool:
+    return connection.vendor == "postgresql"
+
+
+def partition_name(run_id: int) -> str:
+    return f"{RunRow._meta.db_table}_{int(run_id)}"
+
+
+def drop_partition(run_id: int) -> None:
+    """Delete every row of a run: its partition in one statement, plus any rows in the DEFAULT one."""
+    table = RunRow._meta.db_table
+    with connection.cursor() as cursor:
+        if partitioned():
+            cursor.execute(f"DROP TABLE IF EXISTS {partition_name(run_id)}")
+            cursor.execute(f"DELETE FROM {table}_default WHERE run_id = %s", [run_id])
+        else:
+            cursor.execute(f"DELETE FROM {table} WHERE run_id = %s", [run_id])
+
+
+class DocumentCatalogue:
+    """A collection's documents as arrays, for mapping a run's docids in bulk.
+
+    Docids are sorted in byte order (trec_eval's `strcmp`). Lookups go through a hash table of their
+    64-bit hashes (`trec_io.KeyIndex`), each match confirmed by comparing the strings; docids the table
+    cannot place (a hash shared by two docids of the collection) are looked up in a dict built on need.
+    """
+
+    def __init__(self, collection: Collection) -> None:
+        rows = Document.objects.filter(collection=collection).values_list("docid", "id")
+        docids: list[bytes] = []
+        ids: list[int] = []
+        for docid, pk in rows.iterator(chunk_size=50_000):
+            docids.append(docid.encode("utf-8"))
+            ids.append(pk)
+        values = np.array(docids, dtype=np.bytes_) if docids else np.zeros(0, dtype="S1")
+        del docids
+        order = np.argsort(values, kind="stable")
+        self.docids = values[order]
+        self.ids = np.array(ids, dtype=np.int64)[order]
+        self.index = KeyIndex(hash_bytes(self.docids))
+        self._dict: dict[bytes, int] | None = None
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+    def positions_of(self, docid: np.ndarray, docid_hash: np.ndarray) -> np.ndarray:
+        """Each docid's position in the catalogue (byte order), -1 for a docid the collection lacks."""
+        position = np.full(len(docid), -1, dtype=np.int64)
+        if not len(self.ids):
+            return position
+        if self.index.unique:
+            rows, found = self.index.probe(docid_hash)
+            same = self.docids[found] == docid[rows]
+            position[rows[same]] = found[same]
+            return position
+        if self._dict is None:
+            self._dict = {value: i for i, value in enumerate(self.docids.tolist())}
+        return np.array([self._dict.get(value, -1) for value in docid.tolist()], dtype=np.int64)
+
+
+class RowWriter:
+    """Writes one run's rows, topic blocks at a time, within the import's transaction."""
+
+    def __init__(self, run_id: int) -> None:
+        self.run_id = run_id
+        self.cursor = connection.cursor()
+        self.copy: Any = None
+        self.written = 0
+        self.pending: list[tuple[int, int, int, int, float]] = []
+        drop_partition(run_id)
+        if partitioned():
+            self.table = partition_name(run_id)
+            parent = RunRow._meta.db_table
+            self.cursor.execute(
+                f"CREATE TABLE {self.table} (LIKE {parent} INCLUDING DEFAULTS INCLUDING CONSTRAINTS)"
+            )
+            # Proves the partition bound, so ATTACH does not scan the table to check it.
+            self.cursor.execute(
+                f"ALTER TABLE {self.table} ADD CONSTRAINT {self.table}_run CHECK (run_id = {int(run_id)})"
+            )
+            raw = self.cursor.cursor  # the psycopg cursor under Django's wrapper
+            columns = "(id, " + _COLUMNS[1:]
+            self.copy_cm = raw.copy(f"COPY {self.table} {columns} FROM STDIN (FORMAT binary)")
+            self.copy = self.copy_cm.__enter__()
+            self.copy.write(_COPY_HEADER)
+
+    def write(self, topic: np.ndarray, document: np.ndarray, rank: np.ndarray, score: np.ndarray) -> None:
+        if self.copy is not None:
+            n = len(rank)
+            rows = np.empty(n, dtype=_TUPLE)
+            rows["fields"] = 6
+            rows["id_len"] = rows["run_len"] = rows["topic_len"] = rows["document_len"] = 8
+            rows["score_len"] = 8
+            rows["rank_len"] = 4
+            first = (self.run_id << _ID_SHIFT) + self.written + 1
+            rows["id"] = np.arange(first, first + n, dtype=np.int64)
+            self.written += n
+            rows["run"] = self.run_id
+            rows["topic"] = topic
+            rows["document"] = document
+            rows["rank"] = rank
+            rows["score"] = score
+            self.copy.write(rows.tobytes())
+            return
+        self.pending.extend(
+            zip(
+                [self.run_id] * len(rank),
+                topic.tolist(),
+                document.tolist(),
+                rank.tolist(),
+                score.tolist(),
+                strict=True,
+            )
+        )
+        if len(self.pending) >= BATCH:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self.pending:
+            self.cursor.executemany(
+                f"INSERT INTO {RunRow._meta.db_table} {_COLUMNS} VALUES (%s, %s, %s, %s, %s)", self.pending
+            )
+            self.pending.clear()
+
+    def finish(self) -> None:
+        """End the load: on PostgreSQL index the run's table and attach it as its partition."""
+        if self.copy is not None:
+            self.copy.write(_COPY_TRAILER)
+            self.copy_cm.__exit__(None, None, None)
+            self.copy = None
+            if self.written >= 1 << _ID_SHIFT:
+                raise ValueError(f"a run of {self.written} rows: at most {(1 << _ID_SHIFT) - 1}")
+            parent = RunRow._meta.db_table
+            self.cursor.execute(
+                f"CREATE INDEX {self.table}_topic ON {self.table} USING brin (topic_id) "
+                f"WITH (pages_per_range = {BRIN_PAGES})"
+            )
+            self.cursor.execute(
+                f"ALTER TABLE {parent} ATTACH PARTITION {self.table} FOR VALUES IN ({int(self.run_id)})"
+            )
+        else:
+            self._flush()
+        self.cursor.close()
+
+    def abort(self) -> None:
+        """Give up (the transaction is rolled back by the caller): end the COPY with an error."""
+        if self.copy is not None:
+            self.copy_cm.__exit__(RuntimeError, RuntimeError("import failed"), None)
+            self.copy = None
+        self.pending.clear()
+        self.cursor.close()
