@@ -1,0 +1,275 @@
+"""How run rows are read in bulk and stored: trec_io.iter_run, the importer's ranking across chunks, the
+document catalogue, and (PostgreSQL) one partition per run with its BRIN index."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+from django.db import IntegrityError, connection, transaction
+
+from pooling import runrows, services, trec_io
+from pooling.models import Collection, Document, Run, RunRow, Topic
+from tests.conftest import require_services
+from tests.factories import make_collection, make_run
+
+# Docids whose byte order differs from a naive order: upper before lower case, non-ASCII after ASCII.
+DOCIDS = [f"d{i:03d}" for i in range(60)] + ["D001", "é01", "z", "Z", "ü", "ax", "d0"]
+
+
+def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Blocks and chunks of a few lines: topics straddle chunks and blocks."""
+    monkeypatch.setattr(trec_io, "_BLOCK_BYTES", 256)
+    monkeypatch.setattr(trec_io, "_CHUNK_BYTES", 64)
+    monkeypatch.setattr(trec_io, "_workers", lambda: 2)
+
+
+def random_run(seed: int, qids: list[str]) -> list[tuple[str, str, float]]:
+    """Topics in contiguous blocks (one comes back later), scores with many ties, shuffled within topics."""
+    rng = random.Random(seed)
+    rows: list[tuple[str, str, float]] = []
+    order = qids + [qids[0]]
+    used: dict[str, set[str]] = {q: set() for q in qids}
+    for qid in order:
+        free = [d for d in DOCIDS if d not in used[qid]]
+        for docid in rng.sample(free, rng.randint(1, min(25, len(free)))):
+            used[qid].add(docid)
+            rows.append((qid, docid, float(rng.choice([1, 2, 2.5, 3, -1, 0.125]))))
+    return rows
+
+
+def trec_order(rows: list[tuple[str, float]]) -> list[str]:
+    """The reference: score descending, then docid descending in UTF-8 byte order."""
+    ordered = sorted(rows, key=lambda r: (r[1], r[0].encode("utf-8")), reverse=True)
+    return [docid for docid, _ in ordered]
+
+
+def write_run(path: Path, rows: list[tuple[str, str, float]], *, noise: bool = False) -> Path:
+    lines = []
+    for i, (qid, docid, score) in enumerate(rows):
+        if noise and i % 7 == 0:
+            lines.append("# a comment\n\n")
+        sep = "\t" if noise and i % 3 == 0 else " "
+        lines.append(f"{qid}{sep}Q0 {docid} {i + 1} {score} tag\n")
+    path.write_text("".join(lines), encoding="utf-8")
+    return path
+
+
+# --- iter_run (pure) --------------------------------------------------------------------------------
+
+
+def test_iter_run_streams_the_rows_read_run_reads_with_their_lines(monkeypatch, tmp_path: Path) -> None:
+    rows = [(q, d, s) for q, d, s in random_run(1, ["301", "302", "303"]) if q != "301"]
+    path = write_run(tmp_path / "run.txt", rows, noise=True)
+    small_chunks(monkeypatch)
+
+    errors = trec_io.ErrorLog(str(path))
+    chunks = list(trec_io.iter_run(path, errors))
+
+    assert len(chunks) > 3  # the file really came in pieces
+    assert errors.total == 0
+    streamed = [
+        (qid, docid.decode(), float(score), int(line))
+        for chunk in chunks
+        for qid, docid, score, line in zip(
+            np.repeat(chunk.qids, chunk.qid_lengths), chunk.docid, chunk.score, chunk.line, strict=True
+        )
+    ]
+    text_lines = path.read_text(encoding="utf-8").splitlines()
+    assert [(q, d, s) for q, d, s, _ in streamed] == rows
+    for qid, docid, _score, line in streamed:  # each row knows the line it came from
+        assert text_lines[line - 1].split()[:3] == [qid, "Q0", docid]
+    assert all(
+        np.array_equal(c.docid_hash, trec_io.hash_bytes(c.docid)) for c in chunks
+    )  # the docid's own hash, not the (qid, docid) key
+
+
+def test_iter_run_records_bad_lines_and_empty_files(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.txt"
+    bad.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d2 1\n1 Q0 d3 1 nan t\n", encoding="utf-8")
+    errors = trec_io.ErrorLog("bad.txt")
+    list(trec_io.iter_run(bad, errors))
+    with pytest.raises(trec_io.TrecFormatError) as info:
+        errors.raise_if_any()
+    assert info.value.errors == [
+        "bad.txt:2: expected 6 fields 'qid Q0 docid rank score tag', found 4",
+        "bad.txt:3: score 'nan' is not a finite number",
+    ]
+
+    empty = tmp_path / "empty.txt"
+    empty.write_bytes(b"")
+    errors = trec_io.ErrorLog("empty.txt")
+    assert list(trec_io.iter_run(empty, errors)) == []
+    assert [message for _, message in errors.items] == ["file is empty"]
+
+
+def test_key_index_finds_keys_and_says_when_two_rows_share_one() -> None:
+    keys = np.array([5, 1 << 63, 7, 123456789], dtype=np.uint64)
+    index = trec_io.KeyIndex(keys)
+    assert index.unique
+    rows, found = index.probe(np.array([7, 8, 5, 1 << 63], dtype=np.uint64))
+    assert dict(zip(rows.tolist(), found.tolist(), strict=True)) == {0: 2, 2: 0, 3: 1}
+    assert not trec_io.KeyIndex(np.array([3, 9, 3], dtype=np.uint64)).unique
+
+
+# --- the importer (both databases) ------------------------------------------------------------------
+
+
+@pytest.fixture
+def collection(db) -> Collection:
+    collection = Collection.objects.create(name="storage")
+    Document.objects.bulk_create(Document(collection=collection, docid=d, title=d) for d in DOCIDS)
+    Topic.objects.bulk_create(Topic(collection=collection, qid=q, query=q) for q in ("301", "302", "303"))
+    return collection
+
+
+@pytest.mark.parametrize("seed", [1, 2, 3])
+def test_imported_lists_are_in_trec_order_whatever_the_chunking(
+    collection: Collection, monkeypatch, tmp_path: Path, seed: int
+) -> None:
+    rows = random_run(seed, ["301", "302", "303"])
+    path = write_run(tmp_path / f"run{seed}.txt", rows, noise=True)
+    small_chunks(monkeypatch)
+
+    summary = services.import_run(collection=collection, path=path)
+
+    run = Run.objects.get(name=f"run{seed}")
+    assert summary.rows == len(rows) == run.num_rows
+    for topic in Topic.objects.filter(collection=collection):
+        expected = trec_order([(d, s) for q, d, s in rows if q == topic.qid])
+        assert [docid for docid, _ in run.ranked_list(topic)] == expected
+    ranks = list(RunRow.objects.filter(run=run).values_list("topic_id", "rank"))
+    assert len(set(ranks)) == len(ranks)
+
+
+def test_a_duplicate_across_chunks_and_an_unknown_document_are_reported_by_line(
+    collection: Collection, monkeypatch, tmp_path: Path
+) -> None:
+    rows = [("301", f"d{i:03d}", float(i)) for i in range(20)]
+    rows.insert(15, ("301", "d002", 9.5))  # a repeat, chunks after its first occurrence
+    rows.append(("301", "nope", 1.0))
+    path = write_run(tmp_path / "dups.txt", rows)
+    small_chunks(monkeypatch)
+
+    with pytest.raises(services.ImportFailed) as info:
+        services.import_run(collection=collection, path=path, display_name="dups.txt")
+
+    assert info.value.errors == [
+        "dups.txt:16: duplicate docid 'd002' for qid '301' (first at line 3)",
+        "dups.txt:22: unknown document 'nope' (not in the collection)",
+    ]
+    assert not Run.objects.exists()
+    assert not RunRow.objects.exists()
+
+
+def test_the_catalogue_maps_docids_exactly_even_without_its_hash_table(collection: Collection) -> None:
+    catalogue = runrows.DocumentCatalogue(collection)
+    wanted = np.array([d.encode() for d in ["é01", "missing", "D001", "d000", "d0"]], dtype=np.bytes_)
+    hashes = trec_io.hash_bytes(wanted)
+
+    fast = catalogue.positions_of(wanted, hashes)
+    catalogue.index.unique = False  # what a hash shared by two docids of the collection leads to
+    exact = catalogue.positions_of(wanted, hashes)
+
+    assert fast.tolist() == exact.tolist()
+    assert fast[1] == -1
+    found = [catalogue.docids[p].decode() for p in fast.tolist() if p >= 0]
+    assert found == ["é01", "D001", "d000", "d0"]
+    byte_order = sorted(d.encode() for d in DOCIDS)
+    assert catalogue.docids.tolist() == byte_order  # positions are the tie-break order
+
+
+# --- PostgreSQL: one partition per run ---------------------------------------------------------------
+
+
+def partitions() -> dict[str, str]:
+    """Partition table → its bound, for pooling_runrow."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            """SELECT c.relname, pg_get_expr(c.relpartbound, c.oid) FROM pg_inherits i
+               JOIN pg_class c ON c.oid = i.inhrelid WHERE i.inhparent = 'pooling_runrow'::regclass"""
+        )
+        return dict(cursor.fetchall())
+
+
+def table_exists(name: str) -> bool:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT to_regclass(%s) IS NOT NULL", [name])
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_postgresql_gives_each_imported_run_its_own_partition(tmp_path: Path) -> None:
+    require_services()
+    collection = Collection.objects.create(name="parts")
+    Document.objects.bulk_create(Document(collection=collection, docid=d, title=d) for d in DOCIDS)
+    Topic.objects.bulk_create(Topic(collection=collection, qid=q, query=q) for q in ("301", "302", "303"))
+    rows = random_run(7, ["301", "302", "303"])
+    path = write_run(tmp_path / "alpha.txt", rows)
+
+    services.import_run(collection=collection, path=path)
+    run = Run.objects.get(name="alpha")
+    table = runrows.partition_name(run.pk)
+
+    assert partitions()[table] == f"FOR VALUES IN ('{run.pk}')"
+    assert partitions()["pooling_runrow_default"] == "DEFAULT"
+    assert RunRow.objects.filter(run=run).count() == len(rows)
+    # Rows the importer wrote are numbered (run << 32) + row; the topic that came back in a second block
+    # (301) was re-ranked through the ORM, with ids from the sequence.
+    ids = dict(RunRow.objects.filter(run=run).values_list("id", "topic__qid"))
+    assert len(ids) == len(rows)
+    assert all((pk >> 32 == run.pk) == (qid != "301") for pk, qid in ids.items())
+    # One topic's list is read through the run's BRIN index, not a scan of every row.
+    topic = Topic.objects.get(collection=collection, qid="302")
+    with connection.cursor() as cursor:
+        cursor.execute("SET enable_seqscan = off")  # a tiny table: what a large one would use
+        cursor.execute(
+            "EXPLAIN SELECT document_id FROM pooling_runrow WHERE run_id = %s AND topic_id = %s "
+            "ORDER BY rank",
+            [run.pk, topic.pk],
+        )
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+        cursor.execute("RESET enable_seqscan")
+    assert f"{table}_topic" in plan and "pooling_runrow_default" not in plan
+
+    # --replace swaps the partition; a failing replace keeps the old one.
+    bad = tmp_path / "bad.txt"
+    bad.write_text("301 Q0 d001 1 1.0 t\n301 Q0 d002 1 x t\n", encoding="utf-8")
+    with pytest.raises(services.ImportFailed):
+        services.import_run(collection=collection, path=bad, name="alpha", replace=True)
+    assert RunRow.objects.filter(run=run).count() == len(rows)
+    good = tmp_path / "ok.txt"
+    good.write_text("301 Q0 d001 1 1.0 t\n", encoding="utf-8")
+    services.import_run(collection=collection, path=good, name="alpha", replace=True)
+    assert list(RunRow.objects.filter(run=run).values_list("rank", flat=True)) == [1]
+    assert table in partitions()
+
+    # Deleting the run drops its partition.
+    services.delete_run(run=Run.objects.get(pk=run.pk))
+    assert not table_exists(table)
+    assert table not in partitions()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_postgresql_keeps_rows_written_by_the_orm_unique_in_the_default_partition(tmp_path: Path) -> None:
+    require_services()
+    collection = make_collection(docs=5, topics=("q1",))
+    run = make_run(collection=collection, name="orm", lists={"q1": ["d000", "d001"]})
+    row = RunRow.objects.get(run=run, rank=1)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        RunRow.objects.create(run=run, topic_id=row.topic_id, document_id=row.document_id, rank=1, score=0)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pooling_runrow_default WHERE run_id = %s", [run.pk])
+        assert cursor.fetchone()[0] == 2
+    # Replacing the run by an import moves it out of the DEFAULT partition into its own.
+    path = tmp_path / "orm.txt"
+    path.write_text("q1 Q0 d003 1 2.0 t\nq1 Q0 d004 2 1.0 t\n", encoding="utf-8")
+    call_command("import_run", collection.name, str(path), "--replace")
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT count(*) FROM pooling_runrow_default WHERE run_id = %s", [run.pk])
+        assert cursor.fetchone()[0] == 0
+    assert runrows.partition_name(run.pk) in partitions()
+    assert [d for d, _ in run.ranked_list(Topic.objects.get(collection=collection))] == ["d003", "d004"]
