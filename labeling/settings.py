@@ -127,6 +127,9 @@ MEDIA_URL = "/media/"
 # Uploaded files above this size are streamed to a temporary file, never held in memory.
 FILE_UPLOAD_MAX_MEMORY_SIZE = 2 * 1024 * 1024
 DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
+# API imports of files up to this size are checked before the answer (a bad file: 400 with its errors by
+# line); larger ones are checked by their job (202, then the job fails with the errors). 0: always the job.
+IMPORT_CHECK_MAX_BYTES = int(os.environ.get("IMPORT_CHECK_MAX_BYTES", str(20 * 1024 * 1024)))
 
 # Security: production values come from the environment; `check --deploy` is clean with them.
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)

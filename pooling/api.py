@@ -8,6 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
@@ -118,10 +119,15 @@ class CollectionViewSet(
         collection = serializer.save()
         collection.num_documents = collection.num_topics = collection.num_runs = 0
 
-    @extend_schema(request=ImportSerializer, responses={202: JobSerializer})
+    @extend_schema(request=ImportSerializer, responses={202: JobSerializer, 400: None})
     @action(detail=True, methods=["post"], parser_classes=[MultiPartParser, FormParser])
     def imports(self, request: Request, name: str | None = None) -> Response:
-        """Upload a file (documents, topics or a run); answers 202 with the job to poll."""
+        """Upload a file (documents, topics or a run); answers 202 with the job to poll.
+
+        A file up to IMPORT_CHECK_MAX_BYTES (20 MB) is first imported in a transaction that is rolled
+        back: if it would fail, the answer is 400 with `file` listing the errors by line, and nothing is
+        stored (no job either). A larger file is checked by its job: 202, then the job fails with the
+        errors."""
         collection = self.get_object()
         form = ImportSerializer(data=request.data)
         form.is_valid(raise_exception=True)
@@ -136,6 +142,17 @@ class CollectionViewSet(
             upload_name=Path(upload.name).name,
         )
         job.upload.save(Path(upload.name).name, upload, save=False)
+        if upload.size <= settings.IMPORT_CHECK_MAX_BYTES:
+            errors = services.check_import(
+                kind=kind,
+                collection=collection,
+                path=job.upload.path,
+                display_name=job.upload_name,
+                params=data,
+            )
+            if errors:
+                job.upload.delete(save=False)
+                raise ValidationError({"file": errors})
         job.save()
         transaction.on_commit(lambda: tasks.import_file.delay(job.pk))
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

@@ -461,6 +461,55 @@ class _Ranker:
         self.errors.total += max(0, len(same) - 50)
 
 
+class _RolledBack(Exception):
+    pass
+
+
+def import_file(
+    *,
+    kind: str,
+    collection: Collection,
+    path: str | Path,
+    display_name: str | None = None,
+    params: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import a file of documents, topics or a run, with the options a job or an API call carries."""
+    params = params or {}
+    common: dict[str, Any] = {
+        "collection": collection,
+        "path": path,
+        "display_name": display_name,
+        "progress": progress,
+    }
+    if kind == "documents":
+        return import_documents(format=params.get("format"), **common)
+    if kind == "topics":
+        return import_topics(format=params.get("format"), **common)
+    if kind == "run":
+        return import_run(
+            name=params.get("name") or None,
+            description=params.get("description", ""),
+            replace=bool(params.get("replace")),
+            skip_unknown_topics=bool(params.get("skip_unknown_topics")),
+            **common,
+        )
+    raise ImportFailed([f"unknown import kind {kind!r}"])
+
+
+def check_import(**kwargs: Any) -> list[str]:
+    """The errors `import_file(**kwargs)` would give, found by running it in a transaction that is then
+    rolled back; [] when it would succeed. Nothing changes either way."""
+    try:
+        with transaction.atomic():
+            import_file(**kwargs)
+            raise _RolledBack
+    except _RolledBack:
+        return []
+    except Refused as exc:
+        return exc.errors
+
+
 class _CrossBlockDuplicate(Exception):
     def __init__(self, qid: str, docid: str) -> None:
         self.qid, self.docid = qid, docid

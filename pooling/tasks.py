@@ -36,27 +36,15 @@ def run_job(job: Job, work: Any) -> None:
 
 
 def _import(job: Job) -> services.ImportSummary:
-    params = job.params
     assert job.collection is not None
-    common: dict[str, Any] = {
-        "collection": job.collection,
-        "path": job.upload.path,
-        "display_name": job.upload_name or job.upload.name,
-        "progress": lambda fraction, message: job.report(progress=fraction * 0.99, message=message),
-    }
-    if job.kind == Job.Kind.DOCUMENTS:
-        return services.import_documents(format=params.get("format"), **common)
-    if job.kind == Job.Kind.TOPICS:
-        return services.import_topics(format=params.get("format"), **common)
-    if job.kind == Job.Kind.RUN:
-        return services.import_run(
-            name=params.get("name") or None,
-            description=params.get("description", ""),
-            replace=bool(params.get("replace")),
-            skip_unknown_topics=bool(params.get("skip_unknown_topics")),
-            **common,
-        )
-    raise services.ImportFailed([f"unknown import kind {job.kind!r}"])
+    return services.import_file(
+        kind=job.kind,
+        collection=job.collection,
+        path=job.upload.path,
+        display_name=job.upload_name or job.upload.name,
+        params=job.params,
+        progress=lambda fraction, message: job.report(progress=fraction * 0.99, message=message),
+    )
 
 
 @shared_task

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from django.conf import settings
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -239,9 +240,34 @@ def upload(client: Any, kind: str, path: Path, **fields: str) -> Any:
 
 
 @pytest.mark.parametrize("name", importable(FILES))
-def test_it_fails_the_job_of_a_bad_upload_with_errors_by_line(
+def test_it_answers_400_with_errors_by_line_for_a_bad_upload(
     news: Collection, manager: Any, name: str, django_capture_on_commit_callbacks: Any
 ) -> None:
+    expected = expected_for(name)
+    before = snapshot()
+    uploads = list(Path(settings.MEDIA_ROOT).rglob("*")) if Path(settings.MEDIA_ROOT).exists() else []
+
+    with django_capture_on_commit_callbacks(execute=True):
+        response = upload(client_for(manager), expected.kind, BAD / name)
+
+    assert response.status_code == 400, response.content
+    assert snapshot() == before
+    assert Job.objects.count() == 0
+    assert [p for p in Path(settings.MEDIA_ROOT).rglob("*") if p.is_file()] == [
+        p for p in uploads if p.is_file()
+    ]  # the upload is not kept
+    errors = response.json()["file"]
+    if (BAD / name).stat().st_size:
+        text = "\n".join(errors)
+        assert expected.pattern(name).search(text), f"expected {expected} in:\n{text}"
+        assert not any(error.startswith("internal error") for error in errors)
+
+
+@pytest.mark.parametrize("name", importable(FILES))
+def test_it_fails_the_job_of_a_bad_upload_too_large_to_check_first(
+    news: Collection, manager: Any, name: str, django_capture_on_commit_callbacks: Any, settings: Any
+) -> None:
+    settings.IMPORT_CHECK_MAX_BYTES = 0  # every upload goes straight to its job
     expected = expected_for(name)
     client = client_for(manager)
     before = snapshot()
@@ -316,6 +342,26 @@ def test_it_refuses_a_missing_kind_and_an_unknown_format(news: Collection, manag
     response = upload(client, "documents", GOOD / "docs.jsonl", format="xml")
     assert response.status_code == 400
     assert list(response.json()) == ["format"]
+    assert Job.objects.count() == 0
+
+
+def test_a_checked_upload_that_would_replace_a_run_badly_leaves_it_alone(
+    news: Collection, manager: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    run = Run.objects.get(name="run_a")
+    topic = Topic.objects.filter(collection=news).order_by("qid").first()
+    before = run.ranked_list(topic)
+    client = client_for(manager)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        refused = upload(client, "run", BAD / "run_nan_score.txt", name="run_a", replace="true")
+        taken = upload(client, "run", GOOD / "run_a.txt", name="run_a")  # no replace: the name is taken
+
+    assert refused.status_code == 400
+    assert refused.json()["file"] == ["run_nan_score.txt:2: score 'nan' is not a finite number"]
+    assert taken.status_code == 400
+    assert "already exists" in taken.json()["file"][0]
+    assert Run.objects.get(name="run_a").ranked_list(topic) == before
     assert Job.objects.count() == 0
 
 

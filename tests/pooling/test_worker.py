@@ -81,7 +81,7 @@ def upload(client: Any, path: Path, **fields: str) -> int:
     return int(response.json()["id"])
 
 
-def test_it_imports_an_upload_in_a_real_worker(manager: Any) -> None:
+def test_it_imports_an_upload_in_a_real_worker(manager: Any, settings: Any) -> None:
     require_services()
     app.conf.task_always_eager = False  # the autouse eager_celery fixture restores it afterwards
     call_command("create_collection", "news")
@@ -108,6 +108,7 @@ def test_it_imports_an_upload_in_a_real_worker(manager: Any) -> None:
             with start_worker(
                 app, pool="solo", perform_ping_check=False, queues=[queue], shutdown_timeout=20
             ):
+                settings.IMPORT_CHECK_MAX_BYTES = 0  # a file too large to check first: its job fails
                 bad = upload(client, BAD / "run_nan_score.txt", kind="run")
                 good_job = wait_for(client, good)
                 bad_job = wait_for(client, bad)
