@@ -196,6 +196,8 @@ def load_data(*, items_per_topic: int) -> tuple[str, list[str], int]:
         Token.objects.filter(user__in=raters).order_by("user__username").values_list("key", flat=True)
     )
     items = PoolItem.objects.filter(pool=pool).count()
+    with connections["default"].cursor() as cursor:
+        cursor.execute("ANALYZE")  # planner statistics, as autovacuum would have them in production
     connections.close_all()
     return POOL, tokens, items
 

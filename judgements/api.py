@@ -32,13 +32,17 @@ the consensus, or whether an item is gold.
 
 from __future__ import annotations
 
+import json
+import math
 from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError
 from django.db.models import Count, Exists, OuterRef, ProtectedError, QuerySet, prefetch_related_objects
-from django.http import Http404
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
+from django.utils import timezone
+from django.utils.cache import patch_vary_headers
 from drf_spectacular.utils import (
     OpenApiParameter,
     OpenApiResponse,
@@ -47,6 +51,7 @@ from drf_spectacular.utils import (
     extend_schema_view,
 )
 from rest_framework import generics, mixins, serializers, status, viewsets
+from rest_framework.authentication import SessionAuthentication, TokenAuthentication
 from rest_framework.decorators import action
 from rest_framework.exceptions import APIException, NotFound, PermissionDenied
 from rest_framework.permissions import IsAuthenticated
@@ -103,6 +108,180 @@ def _pool_item(pool: Pool, data: dict[str, Any]) -> PoolItem:
     if data.get("item") is not None:
         return get_object_or_404(items, pk=data["item"])
     return get_object_or_404(items, topic__qid=data["qid"], document__docid=data["docid"])
+
+
+# ------------------------------------------------------------------------------------------ hot path
+#
+# A rater's loop is two requests: `POST /api/pools/<pool>/next/` and `POST /api/assignments/<id>/judgement/`.
+# Their usual case is answered here without DRF's request wrapper, negotiation, serializers and renderer:
+# the same authentication (DRF's token class, or the session with DRF's CSRF check), one service call
+# (one statement on PostgreSQL) and the JSON those serializers and `JSONRenderer` would have produced,
+# byte for byte, with the headers DRF adds. Anything else — another method, an Accept or format other
+# than plain JSON, a body that is not a plain grade, no or failed authentication, any refusal — returns
+# None and goes through the DRF view as before, which decides and answers every error (the services
+# change nothing before refusing). tests/judgements/test_rater_hot_path.py compares both answers.
+
+_PLAIN_ACCEPT = {"", "*/*", "application/json"}
+_POST_ONLY = "POST, OPTIONS"  # what DRF sends as `Allow` for these two actions
+
+
+def _lean_request(request: HttpRequest) -> bool:
+    """A POST asking for plain JSON (what `JSONRenderer` answers without options), no query string."""
+    return (
+        request.method == "POST"
+        and request.META.get("HTTP_ACCEPT", "").strip() in _PLAIN_ACCEPT
+        and not request.META.get("QUERY_STRING")
+    )
+
+
+def _lean_user(request: HttpRequest) -> Any:
+    """The user as DRF's TokenAuthentication then SessionAuthentication would find them, or None (no
+    credentials, bad ones, or a CSRF failure: the DRF view answers those)."""
+    header = request.META.get("HTTP_AUTHORIZATION")
+    if header:
+        parts = header.split()
+        if len(parts) != 2 or parts[0].lower() != "token":
+            return None
+        try:
+            user, _ = TokenAuthentication().authenticate_credentials(parts[1])
+        except APIException:
+            return None
+        request.user = user  # as DRF sets it on the Django request (the session is never touched)
+        return user
+    user = getattr(request, "user", None)
+    if user is None or not user.is_active:
+        return None
+    try:
+        SessionAuthentication().enforce_csrf(request)
+    except APIException:
+        return None
+    return user
+
+
+def _json(data: Any, code: int) -> HttpResponse:
+    """`Response(data, status=code)` as DRF renders it for these views with `JSONRenderer`."""
+    if data is None:
+        response = HttpResponse(status=code)
+        del response["Content-Type"]
+    else:
+        text = json.dumps(data, ensure_ascii=False, allow_nan=False, separators=(",", ":"))
+        content = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029").encode()
+        response = HttpResponse(content, status=code, content_type="application/json")
+    patch_vary_headers(response, ["Accept"])
+    response["Allow"] = _POST_ONLY
+    return response
+
+
+def _drf_time(value: Any) -> str:
+    """A datetime as DRF's DateTimeField shows it (current time zone, ISO 8601, `Z` for UTC)."""
+    text = value.astimezone(timezone.get_current_timezone()).isoformat()
+    return text[:-6] + "Z" if text.endswith("+00:00") else text
+
+
+def lease_payload(lease: services.Lease) -> dict[str, Any]:
+    """`AssignmentPayloadSerializer`'s data for a lease."""
+    rubric = lease.rubric
+    return {
+        "assignment": lease.assignment,
+        "state": lease.state,
+        "leased_at": _drf_time(lease.leased_at),
+        "expires_at": _drf_time(lease.expires_at),
+        "pool": lease.pool,
+        "topic": {"qid": lease.qid, "query": lease.query, "description": lease.description,
+                  "narrative": lease.narrative},
+        "document": {"docid": lease.docid, "title": lease.title, "url": safe_url(lease.url),
+                     "body": sanitise(lease.text)},
+        "rubric": {
+            **rubric,
+            "grades": [
+                {"value": int(g["value"]), "label": str(g["label"]), "description": str(g["description"]),
+                 "key": str(g["key"])}
+                for g in rubric["grades"]
+            ],
+            "facets": [
+                {"name": str(f["name"]), "label": str(f["label"]),
+                 "choices": [None if c is None else str(c) for c in f["choices"]],
+                 "required": bool(f["required"])}
+                for f in rubric["facets"]
+            ],
+        },
+    }  # fmt: skip
+
+
+def judged_payload(judged: services.Judged) -> dict[str, Any]:
+    """`JudgementSerializer`'s data for a judgement `submit_lease` just recorded (no revisions yet)."""
+    created = _drf_time(judged.created_at)
+    return {
+        "id": judged.id, "pool": judged.pool, "qid": judged.qid, "query": judged.query, "docid": judged.docid,
+        "title": judged.title, "grade": judged.grade, "unrateable": False, "facets": {}, "note": judged.note,
+        "seconds": judged.seconds, "created_at": created, "updated_at": created, "revisions": 0,
+    }  # fmt: skip
+
+
+def lean_next(request: HttpRequest, name: str) -> HttpResponse | None:
+    """`RaterPoolViewSet.next_item`'s answer when the caller rates the pool, else None."""
+    if not _lean_request(request):
+        return None
+    user = _lean_user(request)
+    if user is None:
+        return None
+    try:
+        lease = services.next_lease(pool=name, rater=user)
+    except services.JudgingError:
+        return None  # not a rater of such a pool: 404 or 403, the DRF view tells which
+    if lease is None:
+        return _json(None, status.HTTP_204_NO_CONTENT)
+    return _json(lease_payload(lease), status.HTTP_200_OK)
+
+
+def _refuse_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")  # as DRF's strict JSONParser
+
+
+def lean_judgement(request: HttpRequest, pk: str) -> HttpResponse | None:
+    """`AssignmentViewSet.judgement`'s 201 for a plain grade (a JSON body with an integer `grade` and
+    at most a string `note`, a number `seconds`, `unrateable: false` and empty `facets`), else None."""
+    if not _lean_request(request) or not (pk.isascii() and pk.isdigit() and len(pk) < 19):
+        return None
+    media_type = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
+    if media_type != "application/json":
+        return None
+    try:
+        data = json.loads(request.body, parse_constant=_refuse_constant)
+    except ValueError:
+        return None
+    if type(data) is not dict:
+        return None
+    grade, note, seconds = data.get("grade"), data.get("note", ""), data.get("seconds", 0.0)
+    if type(grade) is not int or data.get("unrateable", False) is not False or data.get("facets", {}) != {}:
+        return None
+    if (
+        type(note) is not str
+        or type(seconds) not in (int, float)
+        or not math.isfinite(seconds)
+        or seconds < 0
+    ):
+        return None
+    note = note.strip()
+    if len(note) > 10_000 or "\x00" in note or not _encodable(note):
+        return None  # the serializer's length, NUL and surrogate checks answer these
+    user = _lean_user(request)
+    if user is None:
+        return None
+    judged = services.submit_lease(assignment=int(pk), rater=user, grade=grade, note=note, seconds=seconds)
+    if judged is None:
+        return None
+    return _json(judged_payload(judged), status.HTTP_201_CREATED)
+
+
+def _encodable(text: str) -> bool:
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 # ---------------------------------------------------------------------------------------- serializers
@@ -513,6 +692,13 @@ class RaterPoolViewSet(JudgingAPIMixin, viewsets.GenericViewSet):
     queryset = Pool.objects.all()
     lookup_field = "name"
 
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        if self.action_map.get("post") == "next_item":
+            answer = lean_next(request, kwargs.get("name", ""))
+            if answer is not None:
+                return answer
+        return super().dispatch(request, *args, **kwargs)
+
     def get_object(self) -> Pool:
         name = self.kwargs["name"]
         pool = (
@@ -556,6 +742,13 @@ class AssignmentViewSet(
     """The rater's own leases (only in pools they still rate); `?state=` (default `active`)."""
 
     serializer_class = AssignmentPayloadSerializer
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> Any:
+        if self.action_map.get("post") == "judgement":
+            answer = lean_judgement(request, str(kwargs.get("pk", "")))
+            if answer is not None:
+                return answer
+        return super().dispatch(request, *args, **kwargs)
 
     def get_queryset(self) -> QuerySet[Assignment]:
         if getattr(self, "swagger_fake_view", False):

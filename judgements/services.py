@@ -396,6 +396,357 @@ def sweep_expired_leases(*, now: Any = None) -> int:
     return len(expired)
 
 
+# ------------------------------------------------------------------------- the rater API's hot path
+#
+# `next_lease` and `submit_lease` are `next_item` and `submit_judgement` for the rater API's two hot
+# endpoints, answering in plain values (what the API shows) instead of model objects. On PostgreSQL each is
+# ONE statement, prepared on the connection (`_one_row`), with no BEGIN/COMMIT of its own: the statement is
+# its own transaction. Whatever that statement does not cover (nothing open, so adaptive selection or
+# "nothing left"; a rater's own race between two tabs; an expired lease; facets or unrateable; any refusal)
+# goes to the general functions above, which decide it as they always have: the statement changes nothing
+# in those cases. Elsewhere (SQLite) they are thin wrappers of the general functions.
+
+
+# The pages of the judging tables the hot statements read, returned as their last column. A generic plan
+# that PostgreSQL cached for a prepared statement is not re-planned as the tables grow (only when they are
+# analyzed), and one made while they were nearly empty scans them whole: a campaign starts with no
+# assignment and no judgement. So the statements' text carries the size class (log2 of the pages of each
+# table) they were planned at: when a table has doubled, the next request uses a new text, planned afresh.
+_PAGES_SQL = """pg_relation_size('judgements_assignment') / 8192,
+  pg_relation_size('judgements_judgement') / 8192"""
+_plan_class = {"size": "0 0"}
+
+
+@dataclass(slots=True)
+class Lease:
+    """A leased item as its rater sees it (blind: no run, rank, score, other rater's grade, consensus, nor
+    whether the item is gold): the assignment, its topic, the raw document, the pool's rubric."""
+
+    assignment: int
+    state: str
+    leased_at: Any
+    expires_at: Any
+    pool: str
+    qid: str
+    query: str
+    description: str
+    narrative: str
+    docid: str
+    title: str
+    url: str
+    text: str
+    rubric: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Judged:
+    """A judgement just recorded by `submit_lease`, with what the rater API answers about it."""
+
+    id: int
+    pool: str
+    qid: str
+    query: str
+    docid: str
+    title: str
+    grade: int
+    note: str
+    seconds: float
+    created_at: Any
+
+
+# The lease in one statement: membership, the rater's live lease (returned as is) or an open item —
+# on the topic of their last lease first, then any — locked with SKIP LOCKED, their expired assignment on
+# it reactivated or a new one inserted, the item's lease counter raised; and the answer's topic, document
+# and rubric. The same rules as `_RATER_SQL`, `_NEXT_SQL` and `_lease`. The two item searches are CTEs:
+# PostgreSQL runs the second only when the first found nothing. A data-modifying CTE sees the snapshot of
+# the statement, but the row it updates is the newest version (READ COMMITTED re-reads a row a concurrent
+# lease changed, and `FOR UPDATE` re-checked the counter condition on it), so the counters stay exact.
+# A lease lost in a crash is harmless (the rater asks again; the item is free again once it is swept), so
+# this statement commits asynchronously (`synchronous_commit` off for its own transaction only); a
+# judgement, acknowledged as stored, never does.
+_OPEN_ITEM_SQL = """
+  SELECT pi.id, (SELECT a.id FROM judgements_assignment a WHERE a.item_id = pi.id AND a.rater_id = %(rater)s)
+         AS expired_id
+  FROM rater JOIN pooling_poolitem pi ON pi.pool_id = rater.pool_id {topic_clause}
+  WHERE rater.live_id IS NULL AND pi.selected
+    AND (pi.gold OR pi.num_judgements + pi.active_leases < pi.required_judgements)
+    AND NOT EXISTS (SELECT 1 FROM judgements_assignment a
+                    WHERE a.item_id = pi.id AND a.rater_id = %(rater)s AND a.state <> 'expired')
+    AND NOT EXISTS (SELECT 1 FROM judgements_judgement j WHERE j.item_id = pi.id AND j.rater_id = %(rater)s)
+    {first_clause}
+  ORDER BY pi.topic_id, pi.blind_key
+  LIMIT 1 FOR UPDATE OF pi SKIP LOCKED
+"""
+_ON_TOPIC = "AND pi.topic_id = rater.last_topic"
+_IF_NONE_ON_TOPIC = "AND NOT EXISTS (SELECT 1 FROM on_topic)"
+_LEASE_SQL = f"""
+WITH rater AS (
+  SELECT p.id AS pool_id, p.name AS pool_name, j.rubric_id,
+    %(now)s::timestamptz + make_interval(mins => COALESCE(NULLIF(j.lease_minutes, 0), 10)) AS expires_at,
+    (SELECT a.id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
+     WHERE pi.pool_id = p.id AND a.rater_id = %(rater)s AND a.state = 'active' AND a.expires_at > %(now)s
+     ORDER BY a.leased_at DESC LIMIT 1) AS live_id,
+    (SELECT pi.topic_id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
+     WHERE pi.pool_id = p.id AND a.rater_id = %(rater)s ORDER BY a.leased_at DESC LIMIT 1) AS last_topic
+  FROM pooling_pool p
+  JOIN judgements_judging j ON j.pool_id = p.id
+  JOIN judgements_judging_raters r ON r.judging_id = j.id AND r.user_id = %(rater)s
+  WHERE p.name = %(pool)s
+),
+on_topic AS ({_OPEN_ITEM_SQL.format(topic_clause=_ON_TOPIC, first_clause="")}),
+any_topic AS ({_OPEN_ITEM_SQL.format(topic_clause="", first_clause=_IF_NONE_ON_TOPIC)}),
+picked AS (SELECT * FROM on_topic UNION ALL SELECT * FROM any_topic),
+reactivated AS (
+  UPDATE judgements_assignment a SET state = 'active', leased_at = %(now)s, expires_at = rater.expires_at
+  FROM picked, rater
+  WHERE a.id = picked.expired_id AND a.state = 'expired'
+  RETURNING a.id, a.item_id, a.state, a.leased_at, a.expires_at
+),
+inserted AS (
+  INSERT INTO judgements_assignment (item_id, rater_id, state, leased_at, expires_at)
+  SELECT picked.id, %(rater)s, 'active', %(now)s, rater.expires_at
+  FROM picked, rater WHERE picked.expired_id IS NULL
+  RETURNING id, item_id, state, leased_at, expires_at
+),
+leased AS (SELECT * FROM reactivated UNION ALL SELECT * FROM inserted),
+counted AS (
+  UPDATE pooling_poolitem SET active_leases = active_leases + 1 WHERE id IN (SELECT item_id FROM leased)
+  RETURNING set_config('synchronous_commit', 'off', true)
+),
+chosen AS (
+  SELECT a.id, a.item_id, a.state, a.leased_at, a.expires_at
+  FROM rater JOIN judgements_assignment a ON a.id = rater.live_id
+  UNION ALL SELECT * FROM leased
+)
+SELECT c.id, c.state, c.leased_at, c.expires_at, rater.pool_name,
+  t.qid, t.query, t.description, t.narrative, d.docid, d.title, d.url, d.text,
+  (SELECT count(*) FROM counted),
+  ru.id, ru.name, ru.version, ru.description, ru.allow_unrateable, ru.unrateable_key,
+  (SELECT json_agg(json_build_array(g.value, g.label, g.description, g.key) ORDER BY g.value DESC)
+   FROM judgements_grade g WHERE g.rubric_id = ru.id),
+  (SELECT json_agg(json_build_array(f.name, f.label, f.choices, f.required) ORDER BY f.id)
+   FROM judgements_facet f WHERE f.rubric_id = ru.id),
+  {_PAGES_SQL}
+FROM rater
+JOIN judgements_rubric ru ON ru.id = rater.rubric_id
+LEFT JOIN chosen c ON true
+LEFT JOIN pooling_poolitem pi ON pi.id = c.item_id
+LEFT JOIN pooling_topic t ON t.id = pi.topic_id
+LEFT JOIN pooling_document d ON d.id = pi.document_id
+"""
+
+
+def _one_row(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
+    """Run one hot-path statement on PostgreSQL and return its first row (without the pages columns).
+
+    psycopg 3 with server-side binding, prepared on this connection on first use (Django's own cursors
+    bind on the client and never prepare): PostgreSQL plans it once per connection and size class (see
+    `_PAGES_SQL`) instead of on every request. Errors are Django's (IntegrityError …), as from its
+    cursors. Inside an atomic block it runs in a savepoint, so that a failed statement leaves the
+    transaction usable; in autocommit (a request of the API) the statement is its own transaction."""
+    text = f"{sql}-- size class {_plan_class['size']}\n"
+    if connection.in_atomic_block:
+        with transaction.atomic():
+            row = _one_row_now(text, params)
+    else:
+        row = _one_row_now(text, params)
+    if row is None:
+        return None
+    _plan_class["size"] = f"{int(row[-2]).bit_length()} {int(row[-1]).bit_length()}"
+    return tuple(row[:-2])
+
+
+def _one_row_now(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
+    import psycopg
+
+    connection.ensure_connection()
+    connection.validate_no_broken_transaction()
+    with connection.wrap_database_errors, psycopg.Cursor(connection.connection) as cursor:
+        cursor.execute(sql, params, prepare=True)
+        row = cursor.fetchone()
+    if connection.queries_logged:  # (the test client's CaptureQueriesContext, DEBUG)
+        connection.queries_log.append({"sql": sql, "time": "0.000"})
+    return row
+
+
+def _rubric_values(rubric_row: Sequence[Any]) -> dict[str, Any]:
+    """The rubric as the rater API shows it (`RubricForRaterSerializer`'s values) from `_LEASE_SQL`."""
+    rubric_id, name, version, description, allow_unrateable, key, grades, facets = rubric_row
+    return {
+        "id": rubric_id,
+        "name": name,
+        "version": version,
+        "description": description,
+        "allow_unrateable": allow_unrateable,
+        "unrateable_key": key,
+        "grades": [
+            {"value": value, "label": label, "description": text, "key": grade_key}
+            for value, label, text, grade_key in grades or ()
+        ],
+        "facets": [
+            {"name": facet, "label": label, "choices": list(choices or ()), "required": required}
+            for facet, label, choices, required in facets or ()
+        ],
+    }
+
+
+def rubric_values(rubric: Rubric) -> dict[str, Any]:
+    """`_rubric_values` read through the ORM (the general path)."""
+    grades = [
+        tuple(g) for g in rubric.grades.order_by("-value").values_list("value", "label", "description", "key")
+    ]
+    facets = [
+        tuple(f) for f in rubric.facets.order_by("id").values_list("name", "label", "choices", "required")
+    ]
+    return _rubric_values(
+        (rubric.id, rubric.name, rubric.version, rubric.description, rubric.allow_unrateable,
+         rubric.unrateable_key, grades, facets)
+    )  # fmt: skip
+
+
+def _lease_of(assignment: Assignment, pool: Pool) -> Lease:
+    item = assignment.item
+    topic, document = item.topic, item.document
+    return Lease(
+        assignment=assignment.pk,
+        state=assignment.state,
+        leased_at=assignment.leased_at,
+        expires_at=assignment.expires_at,
+        pool=pool.name,
+        qid=topic.qid,
+        query=topic.query,
+        description=topic.description,
+        narrative=topic.narrative,
+        docid=document.docid,
+        title=document.title,
+        url=document.url,
+        text=document.text,
+        rubric=rubric_values(pool.judging.rubric),
+    )
+
+
+def next_lease(*, pool: str, rater: AbstractBaseUser, single_statement: bool | None = None) -> Lease | None:
+    """`next_item` for the pool named `pool`, as a `Lease`: the rater's live lease, else a new one, else
+    None when nothing is left for them. Raises JudgingError when they are not a rater of such a pool.
+    On PostgreSQL one statement (`_LEASE_SQL`) does it whenever there is a live lease or an open item
+    (`single_statement=False` forces the general path, for comparisons)."""
+    if single_statement is None:
+        single_statement = connection.vendor == "postgresql"
+    if single_statement:
+        params = {"pool": pool, "rater": rater.pk, "now": timezone.now()}
+        try:
+            row = _one_row(_LEASE_SQL, params)
+        except IntegrityError:
+            row = ()  # the same rater raced themself (two tabs): the general path tries again
+        if row is None:
+            raise JudgingError("you are not a rater of this pool")
+        if row and row[0] is not None:
+            return Lease(*row[:13], rubric=_rubric_values(row[14:]))
+    found = Pool.objects.filter(name=pool).select_related("judging__rubric").first()
+    if found is None:
+        raise JudgingError("you are not a rater of this pool")
+    assignment = next_item(pool=found, rater=rater)
+    return None if assignment is None else _lease_of(assignment, found)
+
+
+# A plain grade (no facets asked or given, not unrateable) on the rater's active lease, in one statement:
+# the same checks as `_SUBMIT_SQL` (the assignment is theirs and locked, they still rate the pool, the
+# item is not judged by them yet, the grade is on a rubric without facets); when they pass, the judgement,
+# the item's counters and the assignment's state, and the answer's fields. Committed synchronously: a
+# judgement answered 201 is durable.
+_SUBMIT_ONE_SQL = f"""
+WITH a AS (
+  SELECT a.id, a.state, a.item_id, a.rater_id, j.rubric_id, p.name AS pool_name, pi.topic_id,
+    pi.document_id,
+    EXISTS (SELECT 1 FROM judgements_judging_raters r WHERE r.judging_id = j.id AND r.user_id = a.rater_id)
+      AS member,
+    EXISTS (SELECT 1 FROM judgements_judgement x WHERE x.item_id = a.item_id AND x.rater_id = a.rater_id)
+      AS judged,
+    EXISTS (SELECT 1 FROM judgements_facet f WHERE f.rubric_id = j.rubric_id) AS has_facets,
+    EXISTS (SELECT 1 FROM judgements_grade g WHERE g.rubric_id = j.rubric_id AND g.value = %(grade)s)
+      AS grade_ok
+  FROM judgements_assignment a
+  JOIN pooling_poolitem pi ON pi.id = a.item_id
+  JOIN pooling_pool p ON p.id = pi.pool_id
+  JOIN judgements_judging j ON j.pool_id = pi.pool_id
+  WHERE a.id = %(assignment)s AND a.rater_id = %(rater)s
+  FOR UPDATE OF a
+),
+ok AS (SELECT * FROM a WHERE state = 'active' AND member AND NOT judged AND NOT has_facets AND grade_ok),
+judged AS (
+  INSERT INTO judgements_judgement
+    (item_id, rater_id, rubric_id, grade, unrateable, facets, note, seconds, imported, created_at, updated_at)
+  SELECT item_id, rater_id, rubric_id, %(grade)s, false, '{{}}', %(note)s, %(seconds)s, false, %(now)s,
+    %(now)s
+  FROM ok
+  RETURNING id, item_id
+),
+counted AS (
+  UPDATE pooling_poolitem SET num_judgements = num_judgements + 1, active_leases = active_leases - 1
+  WHERE id IN (SELECT item_id FROM judged)
+),
+done AS (
+  UPDATE judgements_assignment SET state = 'done'
+  WHERE id IN (SELECT ok.id FROM ok JOIN judged ON judged.item_id = ok.item_id)
+)
+SELECT judged.id, a.pool_name, t.qid, t.query, d.docid, d.title, {_PAGES_SQL}
+FROM a
+LEFT JOIN judged ON true
+JOIN pooling_topic t ON t.id = a.topic_id
+JOIN pooling_document d ON d.id = a.document_id
+"""
+
+
+def submit_lease(
+    *,
+    assignment: int,
+    rater: AbstractBaseUser,
+    grade: int,
+    note: str = "",
+    seconds: float = 0.0,
+    single_statement: bool | None = None,
+) -> Judged | None:
+    """`submit_judgement` of a plain grade for the rater API's hot path: the rater's own assignment, in a
+    pool they still rate, active, not judged, a grade of a rubric that asks no facets. Returns the
+    judgement, or None when any of that is not so — then nothing changed, and the general path (the API's
+    `get_assignment_to_judge` and `submit_judgement`) decides and answers. On PostgreSQL one statement
+    (`_SUBMIT_ONE_SQL`; `single_statement=False` forces the general path, for comparisons)."""
+    if single_statement is None:
+        single_statement = connection.vendor == "postgresql"
+    note = note.strip()
+    seconds = max(0.0, min(float(seconds), 24 * 3600.0))
+    now = timezone.now()
+    if not -(2**31) <= grade < 2**31:
+        return None
+    if single_statement:
+        params = {"assignment": assignment, "rater": rater.pk, "grade": grade, "note": note,
+                  "seconds": seconds, "now": now}  # fmt: skip
+        try:
+            row = _one_row(_SUBMIT_ONE_SQL, params)
+        except IntegrityError:
+            return None
+        if row is None or row[0] is None:
+            return None
+        return Judged(*row, grade=grade, note=note, seconds=seconds, created_at=now)
+    found = (
+        Assignment.objects.filter(pk=assignment, rater=rater, item__pool__judging__raters=rater)
+        .select_related("item__pool", "item__topic", "item__document")
+        .first()
+    )
+    if found is None or found.state != Assignment.State.ACTIVE:
+        return None
+    try:
+        judgement = submit_judgement(assignment=found, grade=grade, note=note, seconds=seconds)
+    except (JudgingError, IntegrityError, Judging.DoesNotExist):
+        return None
+    item = found.item
+    return Judged(
+        id=judgement.pk, pool=item.pool.name, qid=item.topic.qid, query=item.topic.query,
+        docid=item.document.docid, title=item.document.title, grade=grade, note=judgement.note,
+        seconds=judgement.seconds, created_at=judgement.created_at,
+    )  # fmt: skip
+
+
 # ---------------------------------------------------------------------------------------- judgements
 
 
