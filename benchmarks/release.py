@@ -191,11 +191,11 @@ def load(topics: int) -> dict[str, Any]:
                     (d + 1, collection.pk, f"doc-{doc_number[d]:07d}", f"title {d}", f"text {d}", "", "{}")
                 )
         with cur.copy(
-            "COPY pooling_runrow (id, run_id, topic_id, document_id, rank, score) FROM STDIN"
+            "COPY pooling_runrow (run_id, topic_id, document_id, rank, score) FROM STDIN"
         ) as copy:
             for d in range(n_docs):
                 rank = d % per_topic + 1
-                copy.write_row((d + 1, run.pk, d // per_topic + 1, d + 1, rank, 100.0 - rank))
+                copy.write_row((run.pk, d // per_topic + 1, d + 1, rank, 100.0 - rank))
         item_id = 0
         judgement_id = 0
         adjudications: list[tuple[int, int | None, bool]] = []
@@ -257,7 +257,7 @@ def load(topics: int) -> dict[str, Any]:
             for n, (item, grade, unrateable) in enumerate(adjudications):
                 copy.write_row((item, grade, unrateable, "decided", boss.pk, _timestamp(100 * 86400 + n)))
         for table, count in (("pooling_topic", topics), ("pooling_document", n_docs),
-                             ("pooling_runrow", n_docs), ("pooling_poolitem", item_id),
+                             ("pooling_poolitem", item_id),
                              ("judgements_judgement", judgement_id)):  # fmt: skip
             cur.execute(f"SELECT setval(pg_get_serial_sequence('{table}', 'id'), {count})")
         cur.execute("UPDATE pooling_run SET num_rows = %s WHERE id = %s", [n_docs, run.pk])

@@ -98,6 +98,7 @@ class RunRow(models.Model):
     about half the time of a large import.
     """
 
+    pk = models.CompositePrimaryKey("run", "topic", "rank")
     run = models.ForeignKey(
         Run, on_delete=models.CASCADE, related_name="rows", db_index=False, db_constraint=False
     )
@@ -109,11 +110,6 @@ class RunRow(models.Model):
     )
     rank = models.PositiveIntegerField()
     score = models.FloatField()
-
-    class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["run", "topic", "rank"], name="runrow_unique_rank"),
-        ]
 
     def __str__(self) -> str:
         return f"run {self.run_id} topic {self.topic_id} rank {self.rank}"

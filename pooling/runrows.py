@@ -1,9 +1,9 @@
 """Storage of run rows in bulk: the document catalogue the importer maps docids with, and the writer.
 
-On PostgreSQL `pooling_runrow` is partitioned by run (migration 0008, whose docstring gives the layout). A
-run is loaded into a fresh table of its own, in trec_eval order (binary COPY of rows built by numpy,
-numbered (run_id << 32) + row), given a BRIN index on topic_id (its rows are clustered by topic, so a
-topic's list is a few pages) and attached as the run's partition. A run's rows go with its partition
+On PostgreSQL `pooling_runrow` is partitioned by run (migrations 0008 and 0009 give the layout). A run is
+loaded into a fresh table of its own, in trec_eval order (binary COPY of rows built by numpy), given a
+BRIN index on topic_id (its rows are clustered by topic, so a topic's list is a few pages) and attached as
+the run's partition. A run's rows go with its partition
 (`drop_partition`), in one statement. Rows written any other way land in the DEFAULT partition, which
 keeps the unique (run, topic, rank) constraint. SQLite takes batched INSERTs into its plain table.
 """
@@ -25,8 +25,6 @@ _COPY_TRAILER = b"\xff\xff"
 _TUPLE = np.dtype(
     [
         ("fields", ">i2"),
-        ("id_len", ">i4"),
-        ("id", ">i8"),
         ("run_len", ">i4"),
         ("run", ">i8"),
         ("topic_len", ">i4"),
@@ -40,7 +38,6 @@ _TUPLE = np.dtype(
     ]
 )
 _COLUMNS = "(run_id, topic_id, document_id, rank, score)"
-_ID_SHIFT = 32  # imported rows are numbered (run_id << 32) + row; the sequence stops below 2^32
 #: Pages per BRIN range: a 1,000-document list fills about 9 pages, so reading one touches 2 or 3 ranges.
 BRIN_PAGES = 8
 
@@ -112,7 +109,6 @@ class RowWriter:
         self.run_id = run_id
         self.cursor = connection.cursor()
         self.copy: Any = None
-        self.written = 0
         self.pending: list[tuple[int, int, int, int, float]] = []
         drop_partition(run_id)
         if partitioned():
@@ -126,22 +122,16 @@ class RowWriter:
                 f"ALTER TABLE {self.table} ADD CONSTRAINT {self.table}_run CHECK (run_id = {int(run_id)})"
             )
             raw = self.cursor.cursor  # the psycopg cursor under Django's wrapper
-            columns = "(id, " + _COLUMNS[1:]
-            self.copy_cm = raw.copy(f"COPY {self.table} {columns} FROM STDIN (FORMAT binary)")
+            self.copy_cm = raw.copy(f"COPY {self.table} {_COLUMNS} FROM STDIN (FORMAT binary)")
             self.copy = self.copy_cm.__enter__()
             self.copy.write(_COPY_HEADER)
 
     def write(self, topic: np.ndarray, document: np.ndarray, rank: np.ndarray, score: np.ndarray) -> None:
         if self.copy is not None:
-            n = len(rank)
-            rows = np.empty(n, dtype=_TUPLE)
-            rows["fields"] = 6
-            rows["id_len"] = rows["run_len"] = rows["topic_len"] = rows["document_len"] = 8
-            rows["score_len"] = 8
+            rows = np.empty(len(rank), dtype=_TUPLE)
+            rows["fields"] = 5
+            rows["run_len"] = rows["topic_len"] = rows["document_len"] = rows["score_len"] = 8
             rows["rank_len"] = 4
-            first = (self.run_id << _ID_SHIFT) + self.written + 1
-            rows["id"] = np.arange(first, first + n, dtype=np.int64)
-            self.written += n
             rows["run"] = self.run_id
             rows["topic"] = topic
             rows["document"] = document
@@ -175,8 +165,6 @@ class RowWriter:
             self.copy.write(_COPY_TRAILER)
             self.copy_cm.__exit__(None, None, None)
             self.copy = None
-            if self.written >= 1 << _ID_SHIFT:
-                raise ValueError(f"a run of {self.written} rows: at most {(1 << _ID_SHIFT) - 1}")
             parent = RunRow._meta.db_table
             self.cursor.execute(
                 f"CREATE INDEX {self.table}_topic ON {self.table} USING brin (topic_id) "

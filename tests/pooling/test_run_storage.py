@@ -217,11 +217,15 @@ def test_postgresql_gives_each_imported_run_its_own_partition(tmp_path: Path) ->
     assert partitions()[table] == f"FOR VALUES IN ('{run.pk}')"
     assert partitions()["pooling_runrow_default"] == "DEFAULT"
     assert RunRow.objects.filter(run=run).count() == len(rows)
-    # Rows the importer wrote are numbered (run << 32) + row; the topic that came back in a second block
-    # (301) was re-ranked through the ORM, with ids from the sequence.
-    ids = dict(RunRow.objects.filter(run=run).values_list("id", "topic__qid"))
-    assert len(ids) == len(rows)
-    assert all((pk >> 32 == run.pk) == (qid != "301") for pk, qid in ids.items())
+    # The key is (run, topic, rank): 1..n within every topic, including 301, which came back in a second
+    # block and was re-ranked through the ORM.
+    keys = [row.pk for row in RunRow.objects.filter(run=run)]
+    assert len(set(keys)) == len(rows)
+    per_topic: dict[int, list[int]] = {}
+    for run_id, topic_id, rank in keys:
+        assert run_id == run.pk
+        per_topic.setdefault(topic_id, []).append(rank)
+    assert all(sorted(ranks) == list(range(1, len(ranks) + 1)) for ranks in per_topic.values())
     # One topic's list is read through the run's BRIN index, not a scan of every row.
     topic = Topic.objects.get(collection=collection, qid="302")
     with connection.cursor() as cursor:
