@@ -536,22 +536,24 @@ LEFT JOIN pooling_document d ON d.id = pi.document_id
 """
 
 
-def _one_row(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:
+def _one_row(sql: str, params: dict[str, Any], *, sized: bool = True) -> tuple[Any, ...] | None:
     """Run one hot-path statement on PostgreSQL and return its first row (without the pages columns).
 
     psycopg 3 with server-side binding, prepared on this connection on first use (Django's own cursors
     bind on the client and never prepare): PostgreSQL plans it once per connection and size class (see
     `_PAGES_SQL`) instead of on every request. Errors are Django's (IntegrityError …), as from its
     cursors. Inside an atomic block it runs in a savepoint, so that a failed statement leaves the
-    transaction usable; in autocommit (a request of the API) the statement is its own transaction."""
-    text = f"{sql}-- size class {_plan_class['size']}\n"
+    transaction usable; in autocommit (a request of the API) the statement is its own transaction.
+    `sized=False` for a statement without the pages columns (its plan does not depend on the growth of
+    the judging tables)."""
+    text = f"{sql}-- size class {_plan_class['size']}\n" if sized else sql
     if connection.in_atomic_block:
         with transaction.atomic():
             row = _one_row_now(text, params)
     else:
         row = _one_row_now(text, params)
-    if row is None:
-        return None
+    if row is None or not sized:
+        return row
     _plan_class["size"] = f"{int(row[-2]).bit_length()} {int(row[-1]).bit_length()}"
     return tuple(row[:-2])
 

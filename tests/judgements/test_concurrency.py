@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import threading
 from collections import Counter
+from typing import Any
 
 import pytest
 from django.db import connection
 
 from judgements import services
-from judgements.models import Judgement
+from judgements.models import Assignment, Judgement
 from pooling.models import Document, PoolItem, Run, RunRow, Topic
 from tests.conftest import require_services
 from tests.factories import make_collection, make_pool, make_user
@@ -18,8 +19,29 @@ RATERS = 32
 J = 3
 
 
+def lease_and_judge_objects(pool, rater) -> tuple[int, Any] | None:
+    """The general services: `next_item`, then `submit_judgement` (what the rater pages use)."""
+    assignment = services.next_item(pool=pool, rater=rater)
+    if assignment is None:
+        return None
+    return assignment.item_id, lambda grade: services.submit_judgement(assignment=assignment, grade=grade)
+
+
+def lease_and_judge_statements(pool, rater) -> tuple[int, Any] | None:
+    """The rater API's hot path: `next_lease`, then `submit_lease` (one statement each on PostgreSQL)."""
+    lease = services.next_lease(pool=pool.name, rater=rater)
+    if lease is None:
+        return None
+
+    def judge(grade: int) -> None:
+        assert services.submit_lease(assignment=lease.assignment, rater=rater, grade=grade) is not None
+
+    return Assignment.objects.get(pk=lease.assignment).item_id, judge
+
+
 @pytest.mark.django_db(transaction=True)
-def test_it_gives_every_item_exactly_j_judgements_from_j_raters_under_32_concurrent_raters():
+@pytest.mark.parametrize("lease_and_judge", [lease_and_judge_objects, lease_and_judge_statements])
+def test_it_gives_every_item_exactly_j_judgements_from_j_raters_under_32_concurrent_raters(lease_and_judge):
     require_services()
     collection = make_collection(docs=400, topics=[f"t{i}" for i in range(8)])
     topics = list(Topic.objects.filter(collection=collection))
@@ -45,13 +67,14 @@ def test_it_gives_every_item_exactly_j_judgements_from_j_raters_under_32_concurr
         try:
             barrier.wait()
             while True:
-                assignment = services.next_item(pool=pool, rater=rater)
-                if assignment is None:
+                leased = lease_and_judge(pool, rater)
+                if leased is None:
                     return
-                item = PoolItem.objects.get(pk=assignment.item_id)
+                item_id, judge = leased
+                item = PoolItem.objects.get(pk=item_id)
                 if item.num_judgements + item.active_leases > item.required_judgements:
                     overleased.append(item.pk)
-                services.submit_judgement(assignment=assignment, grade=(item.pk + rater.pk) % 4)
+                judge((item.pk + rater.pk) % 4)
         except BaseException as exc:  # noqa: BLE001 - reported by the main thread
             failures.append(exc)
         finally:

@@ -1,0 +1,425 @@
+"""The rater's hot path (`POST /api/pools/<pool>/next/`, `POST /api/assignments/<id>/judgement/`): the lean
+answers against the DRF views they stand in for, byte for byte; every error still answered as the DRF view
+answers it; and on PostgreSQL the one-statement services against the general ones, step by step."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+import pytest
+from django.contrib.auth.models import Group
+from django.db import connection, transaction
+from django.db.models import Count
+from django.utils import timezone
+from rest_framework.authtoken.models import Token
+from rest_framework.renderers import JSONRenderer
+from rest_framework.test import APIClient
+
+from judgements import api, services
+from judgements.models import Assignment, Judgement
+from pooling.models import Pool, PoolItem
+from pooling.permissions import MANAGERS_GROUP
+from tests.conftest import require_services
+from tests.factories import make_pool, make_user
+
+pytestmark = pytest.mark.django_db
+
+HEADERS = ("Content-Type", "Allow", "Vary")
+
+
+@pytest.fixture(autouse=True)
+def fast_passwords(settings):
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def lean(monkeypatch):
+    """Records which lean function answered (True) or handed over to the DRF view (False); `lean.off()`
+    hands everything to the DRF views, `lean.on()` brings the lean answers back."""
+
+    class Lean(list):
+        wrappers: dict[str, Any] = {}
+
+        def off(self) -> None:
+            for name in self.wrappers:
+                monkeypatch.setattr(api, name, lambda *args: None)
+
+        def on(self) -> None:
+            for name, wrapper in self.wrappers.items():
+                monkeypatch.setattr(api, name, wrapper)
+
+    answered = Lean()
+    for name in ("lean_next", "lean_judgement"):
+
+        def wrapper(*args: Any, _original: Any = getattr(api, name), _name: str = name) -> Any:
+            response = _original(*args)
+            answered.append((_name, response is not None))
+            return response
+
+        answered.wrappers[name] = wrapper
+    answered.on()
+    return answered
+
+
+def token_client(user) -> APIClient:
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=user)[0].key}")
+    return client
+
+
+def session_client(user, *, csrf: bool = True) -> APIClient:
+    """Logged in with a session, CSRF enforced as for a browser; with `csrf` a valid token is sent."""
+    client = APIClient(enforce_csrf_checks=True)
+    client.force_login(user)
+    if csrf:
+        secret = "a" * 32
+        client.cookies["csrftoken"] = secret
+        client.credentials(HTTP_X_CSRFTOKEN=secret)
+    return client
+
+
+def judge_url(assignment: int) -> str:
+    return f"/api/assignments/{assignment}/judgement/"
+
+
+def same_answer(first, second) -> None:
+    assert first.status_code == second.status_code
+    assert first.content == second.content
+    for header in HEADERS:
+        assert first.headers.get(header) == second.headers.get(header), header
+
+
+def rendered_judgement(pk: int) -> bytes:
+    judgement = (
+        Judgement.objects.select_related("item__pool", "item__topic", "item__document")
+        .annotate(num_revisions=Count("revisions"))
+        .get(pk=pk)
+    )
+    return JSONRenderer().render(api.JudgementSerializer(judgement).data)
+
+
+# ------------------------------------------------------------------------------- lean vs DRF answers
+
+
+@pytest.mark.parametrize("auth", ["token", "session"])
+def test_the_lean_next_answers_byte_for_byte_as_the_drf_view(lean, auth):
+    rater = make_user("rater")
+    pool = make_pool(raters=[rater], name="hot")
+    client = token_client(rater) if auth == "token" else session_client(rater)
+    first = client.post(f"/api/pools/{pool.name}/next/")
+    assert first.status_code == 200 and lean == [("lean_next", True)]
+    payload = first.json()
+    assert set(payload) == {"assignment", "state", "leased_at", "expires_at", "pool", "topic", "document",
+                            "rubric"}  # fmt: skip
+    assert payload["rubric"]["grades"][0] == {
+        "value": 3, "label": "Perfect", "key": "3", "description": services.DEFAULT_GRADES[0]["description"]
+    }  # fmt: skip
+    lean.off()
+    again = client.post(f"/api/pools/{pool.name}/next/")  # the live lease, answered by the DRF view
+    same_answer(first, again)
+    assert Assignment.objects.count() == 1
+
+
+@pytest.mark.parametrize("auth", ["token", "session"])
+def test_the_lean_judgement_answers_as_the_serializer_renders_the_stored_judgement(lean, auth):
+    rater = make_user("rater")
+    pool = make_pool(raters=[rater], name="hot")
+    client = token_client(rater) if auth == "token" else session_client(rater)
+    leased = client.post(f"/api/pools/{pool.name}/next/").json()
+    body = {"grade": 2, "note": "  on topic \u2028 mostly  ", "seconds": 7}
+    answer = client.post(judge_url(leased["assignment"]), body, format="json")
+    assert answer.status_code == 201 and lean[-1] == ("lean_judgement", True)
+    assert answer.content == rendered_judgement(answer.json()["id"])
+    assert b"\\u2028" in answer.content  # escaped as JSONRenderer does
+    stored = Judgement.objects.get()
+    assert (stored.grade, stored.note, stored.seconds) == (2, "on topic \u2028 mostly", 7.0)
+    assert Assignment.objects.get().state == Assignment.State.DONE
+    item = PoolItem.objects.get(pk=stored.item_id)
+    assert (item.num_judgements, item.active_leases) == (1, 0)
+
+    lean.off()
+    other = client.post(f"/api/pools/{pool.name}/next/").json()
+    drf = client.post(judge_url(other["assignment"]), body, format="json")
+    assert drf.status_code == 201
+    assert drf.content == rendered_judgement(drf.json()["id"])
+    for header in HEADERS:
+        assert answer.headers.get(header) == drf.headers.get(header), header
+
+
+def test_the_existing_api_tests_take_the_lean_path_with_a_forced_user(lean):
+    """DRF's APIClient.force_authenticate (what the API tests use) is honoured, so they run the lean path."""
+    rater = make_user("rater")
+    pool = make_pool(raters=[rater], name="hot")
+    client = APIClient()
+    client.force_authenticate(rater)
+    leased = client.post(f"/api/pools/{pool.name}/next/").json()
+    assert client.post(judge_url(leased["assignment"]), {"grade": 1}, format="json").status_code == 201
+    assert lean == [("lean_next", True), ("lean_judgement", True)]
+
+
+def both_paths(lean, request) -> Any:
+    """The same request with the lean path on, then with the DRF view only: the same answer, nothing
+    changed in between (a refusal changes nothing). Returns the answer; the lean path is on again."""
+    lean.on()
+    first = request()
+    lean.off()
+    second = request()
+    lean.on()
+    same_answer(first, second)
+    return first
+
+
+@pytest.mark.parametrize(
+    ("who", "status", "detail"),
+    [
+        ("anonymous", 401, "Authentication credentials were not provided."),
+        ("bad token", 401, "Invalid token."),
+        ("rater of another pool", 404, None),
+        ("manager, not a rater", 403, "you are not a rater of this pool"),
+        ("session without csrf", 403, "CSRF Failed: CSRF cookie not set."),
+    ],
+)
+def test_next_refusals_are_the_drf_views(lean, who, status, detail):
+    rater, other = make_user("rater"), make_user("other")
+    pool = make_pool(raters=[rater], name="hot")
+    make_pool(raters=[other], name="elsewhere")
+    manager = make_user("manager")
+    manager.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
+    client = {
+        "anonymous": APIClient,
+        "bad token": lambda: APIClient(HTTP_AUTHORIZATION="Token " + "0" * 40),
+        "rater of another pool": lambda: token_client(other),
+        "manager, not a rater": lambda: token_client(manager),
+        "session without csrf": lambda: session_client(rater, csrf=False),
+    }[who]()
+    answer = both_paths(lean, lambda: client.post(f"/api/pools/{pool.name}/next/"))
+    assert answer.status_code == status
+    if detail is not None:
+        assert answer.json() == {"detail": detail}
+    assert not Assignment.objects.exists()
+
+
+def test_next_of_an_unknown_pool_is_the_drf_views_404(lean):
+    rater = make_user("rater")
+    make_pool(raters=[rater], name="hot")
+    client = token_client(rater)
+    assert both_paths(lean, lambda: client.post("/api/pools/no-such-pool/next/")).status_code == 404
+    assert lean == [("lean_next", False)]
+
+
+def test_nothing_left_is_the_same_204_as_the_drf_view(lean):
+    rater = make_user("rater")
+    pool = make_pool(raters=[rater], name="hot")
+    PoolItem.objects.filter(pool=pool).update(num_judgements=5)
+    client = token_client(rater)
+    answer = both_paths(lean, lambda: client.post(f"/api/pools/{pool.name}/next/"))
+    assert answer.status_code == 204 and answer.content == b"" and "Content-Type" not in answer.headers
+    assert lean == [("lean_next", True)]
+
+
+@pytest.mark.parametrize(
+    ("body", "field", "message"),
+    [
+        ({"grade": 9}, "detail", "grade 9 is not on the rubric (0, 1, 2, 3)"),
+        ({"grade": "high"}, "grade", "A valid integer is required."),
+        ({"grade": True}, "grade", "A valid integer is required."),
+        ({}, "detail", "choose a grade"),
+        ({"grade": 2, "seconds": -1}, "seconds", "Ensure this value is greater than or equal to 0.0."),
+        ({"grade": 2, "note": "x" * 10_001}, "note", "Ensure this field has no more than 10000 characters."),
+        ({"grade": 2, "note": None}, "note", "This field may not be null."),
+        ({"grade": 2, "facets": {"colour": "red"}}, "detail", "unknown facets: colour"),
+        ({"grade": 2, "unrateable": True}, "detail", "an unrateable judgement has no grade"),
+        ({"grade": 2**40}, "detail", f"grade {2**40} is not on the rubric (0, 1, 2, 3)"),
+    ],
+)
+def test_a_bad_judgement_is_the_drf_views_400_naming_the_field(lean, body, field, message):
+    rater = make_user("rater")
+    pool = make_pool(raters=[rater], name="hot")
+    client = token_client(rater)
+    leased = client.post(f"/api/pools/{pool.name}/next/").json()
+    answer = both_paths(lean, lambda: client.post(judge_url(leased["assignment"]), body, format="json"))
+    assert answer.status_code == 400
+    detail = answer.json()[field]
+    assert (detail if isinstance(detail, str) else detail[0]) == message
+    assert not Judgement.objects.exists()
+    assert Assignment.objects.get().state == Assignment.State.ACTIVE
+
+
+def test_judgement_refusals_are_the_drf_views(lean):
+    rater, second = make_user("rater"), make_user("second")
+    pool = make_pool(raters=[rater, second], name="hot")
+    client = token_client(rater)
+    leased = client.post(f"/api/pools/{pool.name}/next/").json()
+    url = judge_url(leased["assignment"])
+
+    # another rater's assignment, an unknown one, a malformed id: 404
+    malformed = "/api/assignments/x1/judgement/"
+    for who, path in [(token_client(second), url), (client, judge_url(10**9)), (client, malformed)]:
+        answer = both_paths(lean, lambda who=who, path=path: who.post(path, {"grade": 1}, format="json"))
+        assert answer.status_code == 404
+    lean.clear()
+
+    # already judged: 400
+    assert client.post(url, {"grade": 1}, format="json").status_code == 201
+    twice = both_paths(lean, lambda: client.post(url, {"grade": 2}, format="json"))
+    assert twice.status_code == 400 and "judged this item already" in twice.json()["detail"]
+    assert Judgement.objects.count() == 1
+
+
+def test_a_judgement_after_leaving_the_pool_or_on_an_expired_lease_is_the_drf_views(lean):
+    rater, second = make_user("rater"), make_user("second")
+    pool = make_pool(raters=[rater, second], name="hot")
+    client = token_client(rater)
+    first = client.post(f"/api/pools/{pool.name}/next/").json()
+    services.remove_rater(pool=pool, rater=rater)
+    gone = both_paths(lean, lambda: client.post(judge_url(first["assignment"]), {"grade": 1}, format="json"))
+    assert gone.status_code == 404
+
+    services.setup_judging(pool=pool, raters=[rater])
+    assert not PoolItem.objects.filter(pool=pool, active_leases__gt=0).exists()
+    PoolItem.objects.filter(pool=pool).exclude(pk=PoolItem.objects.filter(pool=pool).first().pk).delete()
+    Assignment.objects.all().delete()
+    leased = client.post(f"/api/pools/{pool.name}/next/").json()
+    assignment = Assignment.objects.get(pk=leased["assignment"])
+    services.sweep_expired_leases(now=assignment.expires_at)
+    token_client(second).post(f"/api/pools/{pool.name}/next/")
+    taken = both_paths(lean, lambda: client.post(judge_url(assignment.pk), {"grade": 1}, format="json"))
+    assert taken.status_code == 400 and "went to another rater" in taken.json()["detail"]
+
+
+def test_an_expired_lease_with_room_is_still_judged_through_the_general_path(lean):
+    rater = make_user("rater")
+    pool = make_pool(raters=[rater], name="hot")
+    client = token_client(rater)
+    leased = client.post(f"/api/pools/{pool.name}/next/").json()
+    assignment = Assignment.objects.get(pk=leased["assignment"])
+    services.sweep_expired_leases(now=assignment.expires_at)
+    answer = client.post(judge_url(assignment.pk), {"grade": 1}, format="json")
+    assert answer.status_code == 201 and lean[-1] == ("lean_judgement", False)
+    assert answer.content == rendered_judgement(answer.json()["id"])
+
+
+# ----------------------------------------------------------------- PostgreSQL: one statement vs general
+
+
+def snapshot(pool: Pool) -> tuple[Any, ...]:
+    """Everything a lease or a judgement changes, without ids the database hands out."""
+    items = sorted(PoolItem.objects.filter(pool=pool).values_list("id", "active_leases", "num_judgements"))
+    assignments = sorted(
+        Assignment.objects.filter(item__pool=pool).values_list("item_id", "rater_id", "state", "leased_at")
+    )
+    judgements = sorted(Judgement.objects.filter(item__pool=pool).values_list("item_id", "rater_id", "grade"))
+    return items, [a[:3] for a in assignments], judgements
+
+
+def lease_view(lease: services.Lease | None) -> Any:
+    if lease is None:
+        return None
+    return (lease.state, lease.pool, lease.qid, lease.docid, lease.title, lease.text, lease.rubric,
+            lease.expires_at - lease.leased_at)  # fmt: skip
+
+
+def lease_both_ways(pool: Pool, rater) -> services.Lease | None:
+    """The single statement's lease (then undone) and the general path's (kept): the same item, the same
+    answer, the same changes."""
+    mark = transaction.savepoint()
+    try:
+        one = services.next_lease(pool=pool.name, rater=rater, single_statement=True)
+        after_one = snapshot(pool)
+    finally:
+        transaction.savepoint_rollback(mark)
+    general = services.next_lease(pool=pool.name, rater=rater, single_statement=False)
+    assert lease_view(one) == lease_view(general)
+    assert snapshot(pool) == after_one
+    if one is not None and general is not None and one.state == "active":
+        reused = Assignment.objects.filter(pk=one.assignment).exists()
+        assert reused == (one.assignment == general.assignment)
+    return general
+
+
+def judge_both_ways(pool: Pool, rater, lease: services.Lease, grade: int) -> services.Judged | None:
+    mark = transaction.savepoint()
+    try:
+        one = services.submit_lease(assignment=lease.assignment, rater=rater, grade=grade, note=" n ",
+                                    seconds=3, single_statement=True)  # fmt: skip
+        after_one = snapshot(pool)
+    finally:
+        transaction.savepoint_rollback(mark)
+    general = services.submit_lease(assignment=lease.assignment, rater=rater, grade=grade, note=" n ",
+                                    seconds=3, single_statement=False)  # fmt: skip
+    assert (one is None) == (general is None)
+    if one is not None and general is not None:
+        assert (one.pool, one.qid, one.query, one.docid, one.title, one.grade, one.note, one.seconds) == (
+            general.pool, general.qid, general.query, general.docid, general.title, general.grade,
+            general.note, general.seconds)  # fmt: skip
+    assert snapshot(pool) == after_one
+    return general
+
+
+def test_the_single_statement_leases_and_judges_as_the_general_path():
+    require_services()
+    raters = [make_user(f"r{i}") for i in range(3)]
+    pool = make_pool(raters=raters, name="hot", judgements_per_item=2)  # q1: 6 items, q2: 4 items
+    r1, r2, r3 = raters
+    outsider = make_user("outsider")
+    for single in (True, False):
+        with pytest.raises(services.JudgingError):
+            services.next_lease(pool=pool.name, rater=outsider, single_statement=single)
+        with pytest.raises(services.JudgingError):
+            services.next_lease(pool="no-such-pool", rater=r1, single_statement=single)
+
+    first = lease_both_ways(pool, r1)  # no last topic: the first item of the pool
+    assert first is not None and first.qid == "q1"
+    assert lease_both_ways(pool, r1).assignment == first.assignment  # the live lease, as it is
+    judge_both_ways(pool, r1, first, 3)
+    assert judge_both_ways(pool, r1, first, 2) is None  # judged already: refused, nothing changed
+
+    # r2 on q2 (its last topic) leases q2 first, even though q1 has open items earlier in the order
+    q2_item = PoolItem.objects.filter(pool=pool, topic__qid="q2").order_by("blind_key").first()
+    Assignment.objects.create(item=q2_item, rater=r2, state=Assignment.State.SKIPPED,
+                              leased_at=timezone.now(), expires_at=timezone.now())  # fmt: skip
+    on_topic = lease_both_ways(pool, r2)
+    assert on_topic is not None and on_topic.qid == "q2"
+
+    # r2's lease expires: the next lease reactivates their own assignment on the same item
+    services.sweep_expired_leases(now=timezone.now() + timedelta(hours=1))
+    expired = Assignment.objects.get(pk=on_topic.assignment)
+    assert expired.state == Assignment.State.EXPIRED
+    again = lease_both_ways(pool, r2)
+    assert again is not None and again.assignment == on_topic.assignment and again.docid == on_topic.docid
+
+    # a gold item is served to every rater even when it has all its judgements
+    judge_both_ways(pool, r2, again, 1)
+    gold = PoolItem.objects.get(pk=Assignment.objects.get(pk=first.assignment).item_id)
+    PoolItem.objects.filter(pk=gold.pk).update(num_judgements=gold.required_judgements, gold=True)
+    served = lease_both_ways(pool, r3)
+    assert served is not None and served.docid == first.docid
+
+    # a skipped item is never offered again; the rest of the pool, then nothing left
+    services.skip_item(assignment=Assignment.objects.get(pk=served.assignment))
+    everything = []
+    while (lease := lease_both_ways(pool, r3)) is not None:
+        everything.append(lease.docid)
+        judge_both_ways(pool, r3, lease, 0)
+    assert len(everything) == len(set(everything)) > 0
+    assert lease_both_ways(pool, r3) is None  # nothing left, both ways
+
+
+def test_the_single_statement_answers_the_api_with_its_prepared_plans_refreshed_as_tables_grow(lean):
+    require_services()
+    rater = make_user("rater")
+    pool = make_pool(raters=[rater], name="hot")
+    services._plan_class["size"] = "99 99"
+    client = token_client(rater)
+    leased = client.post(f"/api/pools/{pool.name}/next/")
+    assert leased.status_code == 200 and lean == [("lean_next", True)]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_relation_size('judgements_assignment') / 8192, "
+            "pg_relation_size('judgements_judgement') / 8192"
+        )
+        pages = cursor.fetchone()
+    assert services._plan_class["size"] == f"{int(pages[0]).bit_length()} {int(pages[1]).bit_length()}"
+    judged = client.post(judge_url(leased.json()["assignment"]), {"grade": 0}, format="json")
+    assert judged.status_code == 201 and lean[-1] == ("lean_judgement", True)
