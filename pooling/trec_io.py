@@ -158,11 +158,30 @@ class KeyIndex:
                 return
             slots = (slots + 1) & self.mask
 
-    def probe(self, keys: np.ndarray, active: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+    def lookup(self, keys: np.ndarray) -> np.ndarray:
+        """The row of each key (-1 where the table lacks it): ``probe`` for every key, as one array."""
+        out = np.full(len(keys), -1, dtype=np.int64)
+        slots = (keys >> self.shift).astype(np.intp)
+        probe = self.table[slots]
+        rows = probe["row"]
+        occupied = rows >= 0
+        hit = occupied & (probe["key"] == keys)
+        out[hit] = rows[hit]
+        more = np.flatnonzero(occupied & ~hit)  # most keys are settled by the first probe
+        if len(more):
+            found, found_rows = self.probe(keys[more], None, (slots[more] + 1) & self.mask)
+            out[more[found]] = found_rows
+        return out
+
+    def probe(
+        self, keys: np.ndarray, active: np.ndarray | None = None, slots: np.ndarray | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
         """(positions in ``keys`` found, their rows in the table's keys), for the positions ``active``
-        (all by default). Equal keys are found; equal strings are the caller's to confirm."""
+        (all by default), starting at ``slots`` (their home slots by default). Equal keys are found;
+        equal strings are the caller's to confirm."""
         active = np.arange(len(keys)) if active is None else active
-        slots = (keys[active] >> self.shift).astype(np.intp)
+        if slots is None:
+            slots = (keys[active] >> self.shift).astype(np.intp)
         found: list[np.ndarray] = []
         rows_found: list[np.ndarray] = []
         while len(active):

@@ -115,6 +115,16 @@ def test_key_index_finds_keys_and_says_when_two_rows_share_one() -> None:
     assert not trec_io.KeyIndex(np.array([3, 9, 3], dtype=np.uint64)).unique
 
 
+def test_key_index_lookup_follows_probe_chains() -> None:
+    # Keys with the same top bits share a home slot: all but one are placed further along.
+    crowded = np.array([(1 << 62) + i for i in range(12)] + [99], dtype=np.uint64)
+    index = trec_io.KeyIndex(crowded)
+    wanted = np.array([(1 << 62) + 11, 99, (1 << 62) + 12, (1 << 62), 5], dtype=np.uint64)
+    assert index.lookup(wanted).tolist() == [11, 12, -1, 0, -1]
+    rows, found = index.probe(wanted)
+    assert dict(zip(rows.tolist(), found.tolist(), strict=True)) == {0: 11, 1: 12, 3: 0}
+
+
 # --- the importer (both databases) ------------------------------------------------------------------
 
 
