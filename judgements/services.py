@@ -467,9 +467,9 @@ class Judged:
 _OPEN_ITEM_SQL = """
   SELECT pi.id, (SELECT a.id FROM judgements_assignment a WHERE a.item_id = pi.id AND a.rater_id = %(rater)s)
          AS expired_id
-  FROM rater JOIN pooling_poolitem pi ON pi.pool_id = rater.pool_id {topic_clause}
-  WHERE rater.live_id IS NULL AND pi.selected
-    AND (pi.gold OR pi.num_judgements + pi.active_leases < pi.required_judgements)
+  FROM pooling_poolitem pi
+  WHERE pi.pool_id = (SELECT pool_id FROM rater) {topic_clause} AND (SELECT live_id FROM rater) IS NULL
+    AND pi.selected AND (pi.gold OR pi.num_judgements + pi.active_leases < pi.required_judgements)
     AND NOT EXISTS (SELECT 1 FROM judgements_assignment a
                     WHERE a.item_id = pi.id AND a.rater_id = %(rater)s AND a.state <> 'expired')
     AND NOT EXISTS (SELECT 1 FROM judgements_judgement j WHERE j.item_id = pi.id AND j.rater_id = %(rater)s)
@@ -477,7 +477,10 @@ _OPEN_ITEM_SQL = """
   ORDER BY pi.topic_id, pi.blind_key
   LIMIT 1 FOR UPDATE OF pi SKIP LOCKED
 """
-_ON_TOPIC = "AND pi.topic_id = rater.last_topic"
+# (The pool and the topic come as values of the rater CTE, not as a join with it: so PostgreSQL walks the
+# item index (pool, topic, blind_key) in order and stops at the first open item, instead of sorting the
+# whole pool for every lease that changes topic.)
+_ON_TOPIC = "AND pi.topic_id = (SELECT last_topic FROM rater)"
 _IF_NONE_ON_TOPIC = "AND NOT EXISTS (SELECT 1 FROM on_topic)"
 _LEASE_SQL = f"""
 WITH rater AS (
