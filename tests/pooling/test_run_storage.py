@@ -287,3 +287,25 @@ def test_postgresql_keeps_rows_written_by_the_orm_unique_in_the_default_partitio
         assert cursor.fetchone()[0] == 0
     assert runrows.partition_name(run.pk) in partitions()
     assert [d for d, _ in run.ranked_list(Topic.objects.get(collection=collection))] == ["d003", "d004"]
+
+
+@pytest.mark.parametrize("compressed", [False, True])
+def test_the_import_reports_progress_by_the_bytes_read(
+    collection: Collection, monkeypatch, tmp_path: Path, compressed: bool
+) -> None:
+    import gzip
+
+    rows = [(q, d, float(i % 5)) for q in ("301", "302") for i, d in enumerate(DOCIDS[:60])]
+    path = write_run(tmp_path / "progress.txt", rows)
+    if compressed:
+        path = tmp_path / "progress.txt.gz"
+        path.write_bytes(gzip.compress((tmp_path / "progress.txt").read_bytes()))
+    monkeypatch.setattr(trec_io, "_BLOCK_BYTES", 512)
+    seen: list[float] = []
+
+    services.import_run(
+        collection=collection, path=path, progress=lambda fraction, _msg: seen.append(fraction)
+    )
+
+    assert len(seen) >= 3 if not compressed else len(seen) >= 1
+    assert seen == sorted(seen) and 0 < seen[0] and seen[-1] == 1.0
