@@ -461,9 +461,11 @@ class Judged:
 # PostgreSQL runs the second only when the first found nothing. A data-modifying CTE sees the snapshot of
 # the statement, but the row it updates is the newest version (READ COMMITTED re-reads a row a concurrent
 # lease changed, and `FOR UPDATE` re-checked the counter condition on it), so the counters stay exact.
-# A lease lost in a crash is harmless (the rater asks again; the item is free again once it is swept), so
-# this statement commits asynchronously (`synchronous_commit` off for its own transaction only); a
-# judgement, acknowledged as stored, never does.
+# A lease lost in a crash is harmless: nothing of it survives (the item is free at once), the rater's
+# judgement of it answers 404 and they ask again; and a later judgement's synchronous commit flushes the
+# lease with it. So when the statement is its own transaction (an API request: autocommit), it commits
+# asynchronously (`synchronous_commit` off for that transaction only). Inside a caller's transaction it
+# leaves the setting alone: that transaction may go on to store a judgement, acknowledged as durable.
 _OPEN_ITEM_SQL = """
   SELECT pi.id, (SELECT a.id FROM judgements_assignment a WHERE a.item_id = pi.id AND a.rater_id = %(rater)s)
          AS expired_id
@@ -514,7 +516,8 @@ inserted AS (
 leased AS (SELECT * FROM reactivated UNION ALL SELECT * FROM inserted),
 counted AS (
   UPDATE pooling_poolitem SET active_leases = active_leases + 1 WHERE id IN (SELECT item_id FROM leased)
-  RETURNING set_config('synchronous_commit', 'off', true)
+  RETURNING set_config('synchronous_commit',
+    CASE WHEN %(own_transaction)s THEN 'off' ELSE current_setting('synchronous_commit') END, true)
 ),
 chosen AS (
   SELECT a.id, a.item_id, a.state, a.leased_at, a.expires_at
@@ -638,7 +641,8 @@ def next_lease(*, pool: str, rater: AbstractBaseUser, single_statement: bool | N
     if single_statement is None:
         single_statement = connection.vendor == "postgresql"
     if single_statement:
-        params = {"pool": pool, "rater": rater.pk, "now": timezone.now()}
+        params = {"pool": pool, "rater": rater.pk, "now": timezone.now(),
+                  "own_transaction": not connection.in_atomic_block}  # fmt: skip
         try:
             row = _one_row(_LEASE_SQL, params)
         except IntegrityError:

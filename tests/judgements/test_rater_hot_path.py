@@ -423,3 +423,24 @@ def test_the_single_statement_answers_the_api_with_its_prepared_plans_refreshed_
     assert services._plan_class["size"] == f"{int(pages[0]).bit_length()} {int(pages[1]).bit_length()}"
     judged = client.post(judge_url(leased.json()["assignment"]), {"grade": 0}, format="json")
     assert judged.status_code == 201 and lean[-1] == ("lean_judgement", True)
+
+
+def synchronous_commit() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        return str(cursor.fetchone()[0])
+
+
+def test_only_a_lease_that_is_its_own_transaction_commits_asynchronously():
+    require_services()
+    rater = make_user("rater")
+    pool = make_pool(raters=[rater], name="hot")
+    assert synchronous_commit() == "on"
+    lease = services.next_lease(pool=pool.name, rater=rater)  # inside the test's transaction
+    assert lease is not None and synchronous_commit() == "on"
+    assert services.submit_lease(assignment=lease.assignment, rater=rater, grade=1) is not None
+    assert synchronous_commit() == "on"  # a judgement never turns it off
+    # what an API request runs (autocommit: the statement is its own transaction), seen from inside
+    params = {"pool": pool.name, "rater": rater.pk, "now": timezone.now(), "own_transaction": True}
+    assert services._one_row(services._LEASE_SQL, params)[0] is not None
+    assert synchronous_commit() == "off"
