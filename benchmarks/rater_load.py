@@ -6,19 +6,22 @@ dropped, created and migrated. A demo-sized campaign, with items plentiful enoug
 dry: 28 topics (the demo's count) × 750 documents of about 400 characters of plain text (the demo's
 average), three runs ranking the same 750 documents per topic in different orders, a depth-750 pool of
 21,000 items with J = 3 judgements per item (63,000 judgements to give; `--small`: 28 × 150), the default
-four-grade rubric, 32 raters with API tokens (token authentication, as an API client would use).
+four-grade rubric, 32 raters with API tokens (token authentication, as an API client would use); then
+ANALYZE, so that the planner has the statistics autovacuum would have given a production database.
 
 The server: `.venv/bin/gunicorn labeling.wsgi` bound to 127.0.0.1 on a free port, DEBUG=false, persistent
 database connections (DB_CONN_MAX_AGE=600), Redis as broker and cache when it answers (as in production).
-Default worker setup for two cores: 3 sync workers, cores + 1 (`--workers`, `--worker-class`, `--threads`
-to try others). A request spends about three quarters of its time in Python, which threads cannot run in
+Default worker setup for two cores: 3 sync workers, cores + 1 (`--workers`, `--worker-class`, `--threads` to
+try others). A request spends about three quarters of its time in Python, which threads cannot run in
 parallel, so processes are what use the cores; one more than the cores keeps both busy while a worker waits
-for PostgreSQL (on the same two cores); 5 workers measured no better. Threaded (gthread) workers pin each
-keep-alive connection to one process: with a few long-lived connections one process got most raters and
-the others idled. Sync workers close the connection after each answer (in production a proxy in front
-keeps the clients' connections alive). The load generator is this process: a hand-written asyncio HTTP/1.1
-client (`asyncio.open_connection`, keep-alive; it reconnects when the server answers `Connection: close`,
-as sync workers do), one connection per simulated rater. Its own CPU use is printed beside the server's.
+for PostgreSQL (on the same two cores); 4 or 5 workers (measured with the one-statement hot path) served a few
+more loops but fewer trivial requests, so the ratio rose only by slowing the anchor. Threaded (gthread)
+workers pin each keep-alive connection to one process: with a few long-lived connections one process got most
+raters and the others idled. Sync workers close the connection after each answer (in production a proxy in
+front keeps the clients' connections alive). The load generator is this process: a hand-written asyncio
+HTTP/1.1 client (`asyncio.open_connection`, keep-alive; it reconnects when the server answers `Connection:
+close`, as sync workers do), one connection per simulated rater. Its own CPU use is printed beside the
+server's.
 
 Measured (after a warm-up of every connection):
 1. capacity: 32 raters each loop `POST /api/pools/<pool>/next/` → `POST /api/assignments/<id>/judgement/`
