@@ -612,6 +612,11 @@ def rubric_values(rubric: Rubric) -> dict[str, Any]:
     )  # fmt: skip
 
 
+# The columns of `_LEASE_SQL` before the lease counter and the rubric, in order.
+_LEASE_FIELDS = ("assignment", "state", "leased_at", "expires_at", "pool", "qid", "query", "description",
+                 "narrative", "docid", "title", "url", "text")  # fmt: skip
+
+
 def _lease_of(assignment: Assignment, pool: Pool) -> Lease:
     item = assignment.item
     topic, document = item.topic, item.document
@@ -650,7 +655,8 @@ def next_lease(*, pool: str, rater: AbstractBaseUser, single_statement: bool | N
         if row is None:
             raise JudgingError("you are not a rater of this pool")
         if row and row[0] is not None:
-            return Lease(*row[:13], rubric=_rubric_values(row[14:]))
+            fields = dict(zip(_LEASE_FIELDS, row[:13], strict=True))
+            return Lease(**fields, rubric=_rubric_values(row[14:]))
     found = Pool.objects.filter(name=pool).select_related("judging__rubric").first()
     if found is None:
         raise JudgingError("you are not a rater of this pool")
@@ -736,7 +742,9 @@ def submit_lease(
             return None
         if row is None or row[0] is None:
             return None
-        return Judged(*row, grade=grade, note=note, seconds=seconds, created_at=now)
+        judged_id, pool_name, qid, query, docid, title = row
+        return Judged(id=judged_id, pool=pool_name, qid=qid, query=query, docid=docid, title=title,
+                      grade=grade, note=note, seconds=seconds, created_at=now)  # fmt: skip
     found = (
         Assignment.objects.filter(pk=assignment, rater=rater, item__pool__judging__raters=rater)
         .select_related("item__pool", "item__topic", "item__document")
