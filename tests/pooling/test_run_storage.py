@@ -307,5 +307,7 @@ def test_the_import_reports_progress_by_the_bytes_read(
         collection=collection, path=path, progress=lambda fraction, _msg: seen.append(fraction)
     )
 
-    assert len(seen) >= 3 if not compressed else len(seen) >= 1
-    assert seen == sorted(seen) and 0 < seen[0] and seen[-1] == 1.0
+    assert len(seen) >= (1 if compressed else 3)  # a block at a time (gzip reads ahead)
+    assert seen == sorted(seen)
+    assert seen[0] > 0
+    assert seen[-1] == 1.0
