@@ -190,9 +190,7 @@ def load(topics: int) -> dict[str, Any]:
                 copy.write_row(
                     (d + 1, collection.pk, f"doc-{doc_number[d]:07d}", f"title {d}", f"text {d}", "", "{}")
                 )
-        with cur.copy(
-            "COPY pooling_runrow (run_id, topic_id, document_id, rank, score) FROM STDIN"
-        ) as copy:
+        with cur.copy("COPY pooling_runrow (run_id, topic_id, document_id, rank, score) FROM STDIN") as copy:
             for d in range(n_docs):
                 rank = d % per_topic + 1
                 copy.write_row((run.pk, d // per_topic + 1, d + 1, rank, 100.0 - rank))
