@@ -79,7 +79,7 @@ class Run(models.Model):
         return self.name
 
     def ranked_list(self, topic: Topic) -> list[tuple[str, float]]:
-        """One topic's ranked list in trec_eval order, as (docid, score), read in bulk through the index."""
+        """One topic's ranked list in trec_eval order, as (docid, score), read in bulk (see RunRow)."""
         rows = (
             RunRow.objects.filter(run=self, topic=topic)
             .order_by("rank")
@@ -89,13 +89,16 @@ class Run(models.Model):
 
 
 class RunRow(models.Model):
-    """One retrieved document of a run. `rank` is the trec_eval rank (1 = first), computed at import.
+    """One retrieved document of a run. `rank` is the trec_eval rank (1 = first), computed at import;
+    (run, topic, rank) is the key.
 
-    The unique index (run, topic, rank) makes one topic's ranked list one index range scan. The foreign
-    keys carry no database constraint and no index of their own: the importer is the only writer (it
-    creates the run in the same transaction and validates topic and document ids itself), and deletes
-    cascade through Django's collector. A deferred constraint would be checked row by row at COMMIT,
-    about half the time of a large import.
+    On PostgreSQL the table is partitioned by run (migrations 0008-0009, `pooling.runrows`): an imported
+    run is a table of its own, written once in trec_eval order with a BRIN index on the topic, so one
+    topic's ranked list is a few adjacent pages, and the run's rows go with one DROP. On SQLite the key
+    is the table's primary key. The foreign keys carry no database constraint and no index of their own:
+    the importer is the only writer (it creates the run in the same transaction and validates topic and
+    document ids itself), and deletes cascade through Django's collector (a run's own rows first, through
+    `pooling.apps`). A deferred constraint would be checked row by row at COMMIT.
     """
 
     pk = models.CompositePrimaryKey("run", "topic", "rank")
