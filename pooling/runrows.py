@@ -15,10 +15,16 @@ from typing import Any
 import numpy as np
 from django.db import connection
 
+from pooling import trec_io
 from pooling.models import Collection, Document, RunRow
 from pooling.trec_io import KeyIndex, hash_bytes
 
 BATCH = 20_000
+#: A run file up to this size looks up only the documents it names (a first, cheap pass collects them);
+#: a larger one loads the collection's whole catalogue. A small upload checked in a web request then
+#: costs memory by its own size, not the collection's.
+TARGETED_BYTES = 20 * 1024 * 1024
+_LOOKUP_CHUNK = 900  # docids per IN (...) query: under SQLite's old limit of 999 variables
 _COPY_HEADER = b"PGCOPY\n\xff\r\n\x00" + b"\x00" * 8
 _COPY_TRAILER = b"\xff\xff"
 # One binary COPY tuple: field count, then (length, value) per column; integers big-endian.
@@ -69,13 +75,22 @@ class DocumentCatalogue:
     cannot place (a hash shared by two docids of the collection) are looked up in a dict built on need.
     """
 
-    def __init__(self, collection: Collection) -> None:
-        rows = Document.objects.filter(collection=collection).values_list("docid", "id")
+    def __init__(self, collection: Collection, *, only: list[str] | None = None) -> None:
+        """The collection's documents, or only those of them whose docids are in `only`."""
+        documents = Document.objects.filter(collection=collection)
         docids: list[bytes] = []
         ids: list[int] = []
-        for docid, pk in rows.iterator(chunk_size=50_000):
-            docids.append(docid.encode("utf-8"))
-            ids.append(pk)
+        if only is None:
+            batches: Any = [documents.values_list("docid", "id").iterator(chunk_size=50_000)]
+        else:
+            batches = (
+                documents.filter(docid__in=only[start : start + _LOOKUP_CHUNK]).values_list("docid", "id")
+                for start in range(0, len(only), _LOOKUP_CHUNK)
+            )
+        for rows in batches:
+            for docid, pk in rows:
+                docids.append(docid.encode("utf-8"))
+                ids.append(pk)
         values = np.array(docids, dtype=np.bytes_) if docids else np.zeros(0, dtype="S1")
         del docids
         order = np.argsort(values, kind="stable")
@@ -101,6 +116,15 @@ class DocumentCatalogue:
         if self._dict is None:
             self._dict = {value: i for i, value in enumerate(self.docids.tolist())}
         return np.array([self._dict.get(value, -1) for value in docid.tolist()], dtype=np.int64)
+
+
+def docids_named(path: Any) -> list[str]:
+    """The distinct docids a run file names (its bad lines are the import's to report)."""
+    errors = trec_io.ErrorLog(str(path))
+    parts = [np.unique(chunk.docid) for chunk in trec_io.iter_run(path, errors)]
+    if not parts:
+        return []
+    return [docid.decode("utf-8", "replace") for docid in np.unique(np.concatenate(parts)).tolist()]
 
 
 class RowWriter:

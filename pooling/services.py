@@ -302,7 +302,8 @@ def _write_rows(
     if not Path(path).exists():
         raise ImportFailed([f"{display}: file not found"])
     topics = dict(Topic.objects.filter(collection=collection).values_list("qid", "id"))
-    catalogue = runrows.DocumentCatalogue(collection)
+    small = Path(path).stat().st_size <= runrows.TARGETED_BYTES
+    catalogue = runrows.DocumentCatalogue(collection, only=runrows.docids_named(path) if small else None)
     errors = trec_io.ErrorLog(display)
     ranker = _Ranker(topics, catalogue, errors, skip_unknown_topics, skipped)
     writer = runrows.RowWriter(run.id)

@@ -136,13 +136,15 @@ def collection(db) -> Collection:
     return collection
 
 
-@pytest.mark.parametrize("seed", [1, 2, 3])
+@pytest.mark.parametrize(("seed", "targeted"), [(1, True), (2, True), (3, False), (4, False)])
 def test_imported_lists_are_in_trec_order_whatever_the_chunking(
-    collection: Collection, monkeypatch, tmp_path: Path, seed: int
+    collection: Collection, monkeypatch, tmp_path: Path, seed: int, targeted: bool
 ) -> None:
     rows = random_run(seed, ["301", "302", "303"])
     path = write_run(tmp_path / f"run{seed}.txt", rows, noise=True)
     small_chunks(monkeypatch)
+    if not targeted:  # the collection's whole catalogue, as for a large file
+        monkeypatch.setattr(runrows, "TARGETED_BYTES", 0)
 
     summary = services.import_run(collection=collection, path=path)
 
@@ -173,6 +175,23 @@ def test_a_duplicate_across_chunks_and_an_unknown_document_are_reported_by_line(
     ]
     assert not Run.objects.exists()
     assert not RunRow.objects.exists()
+
+
+def test_a_small_file_looks_up_only_the_documents_it_names(collection: Collection, tmp_path: Path) -> None:
+    path = write_run(tmp_path / "few.txt", [("301", "z", 1.0), ("301", "é01", 1.0), ("302", "nope", 2.0)])
+    named = runrows.docids_named(path)
+    assert sorted(named) == ["nope", "z", "é01"]
+
+    few = runrows.DocumentCatalogue(collection, only=named)
+    everything = runrows.DocumentCatalogue(collection)
+
+    assert len(few) == 2 and len(everything) == len(DOCIDS)
+    wanted = np.array([d.encode() for d in ("é01", "z", "nope")], dtype=np.bytes_)
+    hashes = trec_io.hash_bytes(wanted)
+    ids = [few.ids[p] if p >= 0 else None for p in few.positions_of(wanted, hashes).tolist()]
+    assert ids == [everything.ids[p] if p >= 0 else None for p in everything.positions_of(wanted, hashes)]
+    assert ids[2] is None
+    assert few.docids.tolist() == sorted([b"z", "é01".encode()])  # byte order kept among the few
 
 
 def test_the_catalogue_maps_docids_exactly_even_without_its_hash_table(collection: Collection) -> None:
