@@ -212,8 +212,7 @@ def _drf_time(value: Any) -> str:
 
 
 def lease_payload(lease: services.Lease) -> dict[str, Any]:
-    """`AssignmentPayloadSerializer`'s data for a lease."""
-    rubric = lease.rubric
+    """`AssignmentPayloadSerializer`'s data for a lease (its rubric is already in the serializer's shape)."""
     return {
         "assignment": lease.assignment,
         "state": lease.state,
@@ -224,20 +223,7 @@ def lease_payload(lease: services.Lease) -> dict[str, Any]:
                   "narrative": lease.narrative},
         "document": {"docid": lease.docid, "title": lease.title, "url": safe_url(lease.url),
                      "body": sanitise(lease.text)},
-        "rubric": {
-            **rubric,
-            "grades": [
-                {"value": int(g["value"]), "label": str(g["label"]), "description": str(g["description"]),
-                 "key": str(g["key"])}
-                for g in rubric["grades"]
-            ],
-            "facets": [
-                {"name": str(f["name"]), "label": str(f["label"]),
-                 "choices": [None if c is None else str(c) for c in f["choices"]],
-                 "required": bool(f["required"])}
-                for f in rubric["facets"]
-            ],
-        },
+        "rubric": lease.rubric,
     }  # fmt: skip
 
 

@@ -587,15 +587,17 @@ def _rubric_values(rubric_row: Sequence[Any]) -> dict[str, Any]:
         "description": description,
         "allow_unrateable": allow_unrateable,
         "unrateable_key": key,
+        # The types the serializer's fields give (a facet's choices come from JSON, whatever was stored).
         "grades": [
-            {"value": value, "label": label, "description": text, "key": grade_key}
+            {"value": int(value), "label": str(label), "description": str(text), "key": str(grade_key)}
             for value, label, text, grade_key in grades or ()
         ],
         "facets": [
-            {"name": facet, "label": label, "choices": list(choices or ()), "required": required}
+            {"name": str(facet), "label": str(label),
+             "choices": [None if c is None else str(c) for c in choices or ()], "required": bool(required)}
             for facet, label, choices, required in facets or ()
         ],
-    }
+    }  # fmt: skip
 
 
 def rubric_values(rubric: Rubric) -> dict[str, Any]:

@@ -108,10 +108,8 @@ class DocumentCatalogue:
         if not len(self.ids):
             return position
         if self.index.unique:
-            position = self.index.lookup(docid_hash)
-            absent = position < 0
+            position = self.index.lookup(docid_hash)  # -1 where no hash matched
             position[self.docids[np.maximum(position, 0)] != docid] = -1  # a hash match, not the docid
-            position[absent] = -1
             return position
         if self._dict is None:
             self._dict = {value: i for i, value in enumerate(self.docids.tolist())}

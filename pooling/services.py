@@ -305,13 +305,13 @@ def _write_rows(
     small = Path(path).stat().st_size <= runrows.TARGETED_BYTES
     catalogue = runrows.DocumentCatalogue(collection, only=runrows.docids_named(path) if small else None)
     errors = trec_io.ErrorLog(display)
-    ranker = _Ranker(topics, catalogue, errors, skip_unknown_topics, skipped)
     writer = runrows.RowWriter(run.id)
+    ranker = _Ranker(topics, catalogue, errors, skip_unknown_topics, skipped, writer)
     on_read = (lambda fraction: progress(fraction, "")) if progress else None
     try:
         for chunk in trec_io.iter_run(path, errors, progress=on_read):
-            ranker.add(chunk, None if errors.total else writer)
-        ranker.flush(None if errors.total else writer)
+            ranker.add(chunk)
+        ranker.flush()
         errors.raise_if_any()
     except trec_io.TrecFormatError as exc:
         writer.abort()
@@ -327,9 +327,9 @@ def _write_rows(
         line = _duplicate_line(path, dup.qid, dup.docid)
         where = f"{display}:{line}" if line else display
         raise ImportFailed([f"{where}: duplicate document {dup.docid!r} in topic {dup.qid!r}"]) from None
-    if ranker.rows == 0:
+    summary.rows = sum(ranker.offsets.values())
+    if summary.rows == 0:
         raise ImportFailed([f"{display}: no rows to import"])
-    summary.rows = ranker.rows
     summary.topics = len(ranker.offsets)
 
 
@@ -349,18 +349,19 @@ class _Ranker:
         errors: trec_io.ErrorLog,
         skip_unknown_topics: bool,
         skipped: dict[str, int],
+        writer: runrows.RowWriter,
     ) -> None:
         self.topics = topics
+        self.writer = writer
         self.catalogue = catalogue
         self.errors = errors
         self.skip_unknown_topics = skip_unknown_topics
         self.skipped = skipped
         self.offsets: dict[int, int] = {}  # topic id -> rows written so far
         self.continued: set[int] = set()  # topics whose rows came in more than one block
-        self.rows = 0
         self.held: _Held | None = None
 
-    def add(self, chunk: trec_io.RunChunk, writer: runrows.RowWriter | None) -> None:
+    def add(self, chunk: trec_io.RunChunk) -> None:
         qids, lengths = list(chunk.qids), chunk.qid_lengths
         docid, docid_hash, score, line = chunk.docid, chunk.docid_hash, chunk.score, chunk.line
         if self.held is not None:
@@ -380,15 +381,13 @@ class _Ranker:
         self.held = (qids[-1], docid[last:].copy(), docid_hash[last:], score[last:], line[last:])
         if len(qids) > 1:
             block = slice(0, last)
-            self._blocks(
-                qids[:-1], lengths[:-1], docid[block], docid_hash[block], score[block], line[block], writer
-            )
+            self._blocks(qids[:-1], lengths[:-1], docid[block], docid_hash[block], score[block], line[block])
 
-    def flush(self, writer: runrows.RowWriter | None) -> None:
+    def flush(self) -> None:
         if self.held is not None:
             qid, docid, docid_hash, score, line = self.held
             self.held = None
-            self._blocks([qid], np.array([len(line)]), docid, docid_hash, score, line, writer)
+            self._blocks([qid], np.array([len(line)]), docid, docid_hash, score, line)
 
     def _blocks(
         self,
@@ -398,7 +397,6 @@ class _Ranker:
         docid_hash: np.ndarray,
         score: np.ndarray,
         line: np.ndarray,
-        writer: runrows.RowWriter | None,
     ) -> None:
         """Check, rank and write complete topic blocks (one entry of `qids` and `lengths` per block)."""
         topic_of_block = np.array([self.topics.get(qid, -1) for qid in qids], dtype=np.int64)
@@ -427,8 +425,8 @@ class _Ranker:
         self.errors.total += max(0, len(unknown) - 50)
         block = np.repeat(np.arange(len(lengths)), lengths)
         self._duplicates(qids, block, position, line)
-        if writer is None or self.errors.total:
-            return
+        if self.errors.total:
+            return  # nothing more is written; the file is still read for its other errors
         # trec_eval order within each block: score descending, then docid descending (byte order).
         order = trec_io.trec_order(block, score, docid, len(lengths))
         if order is None:
@@ -440,8 +438,7 @@ class _Ranker:
                 ranks[starts[b] : starts[b] + lengths[b]] += self.offsets[topic_id]
             self.offsets[topic_id] = self.offsets.get(topic_id, 0) + int(lengths[b])
         topic = np.repeat(topic_of_block, lengths)
-        writer.write(topic, self.catalogue.ids[position[order]], ranks, score[order])
-        self.rows += len(order)
+        self.writer.write(topic, self.catalogue.ids[position[order]], ranks, score[order])
 
     def _duplicates(self, qids: list[str], block: np.ndarray, position: np.ndarray, line: np.ndarray) -> None:
         """Report a docid given twice within a block, on the line of the repeat."""
