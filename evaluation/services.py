@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from evaluation import metrics
@@ -14,6 +15,29 @@ from pooling.models import Pool, Provenance, Run, RunRow
 
 MEASURES = ("ndcg_cut_10", "P_10", "map", "recall_100", "recip_rank")
 KEY_MEASURE = "ndcg_cut_10"
+#: A change smaller than the noise: its paired randomisation test over the topics has p >= this.
+NOISE_P = 0.05
+
+
+@dataclass(frozen=True)
+class JudgedSplit:
+    """A qrels split by whether anyone judged the topic. `qrels` keeps only the judged topics."""
+
+    qrels: dict[str, dict[str, int]]
+    judged: tuple[str, ...]
+    not_judged: tuple[str, ...]
+
+
+def split_judged(qrels: Mapping[str, Mapping[str, int]], *, topics: Iterable[str] = ()) -> JudgedSplit:
+    """The platform's one rule for topics nobody judged: a topic is *judged* when at least one of its
+    documents has a grade >= 0; any other topic (only pending or unrateable items, -1, or none at all,
+    such as the extra qids in `topics`) is *not judged*. Not judged topics are counted and shown apart
+    and never scored: trec_eval would give them 0 on every measure, a failure nobody observed.
+    Both tuples are in qid order."""
+    judged = sorted(q for q, docs in qrels.items() if any(g >= 0 for g in docs.values()))
+    kept = set(judged)
+    not_judged = sorted(set(qrels).union(topics) - kept)
+    return JudgedSplit({q: dict(qrels[q]) for q in judged}, tuple(judged), tuple(not_judged))
 
 
 def run_as_dict(*, run: Run, qids: Iterable[str] | None = None) -> dict[str, dict[str, float]]:
@@ -53,9 +77,11 @@ def pool_report(
     both unjudged policies (`nonrelevant`, trec_eval's default, and `condensed`, trec_eval -J), with
     judged@10 beside, per segment, and paired t and randomisation tests between every two runs on
     nDCG@10 (nonrelevant). Contributing runs are flagged: a run outside the pool is scored on labels it
-    did not help make, and its judged@10 says how far to trust that."""
-    qrels = current_qrels(pool=pool, policy=policy)
+    did not help make, and its judged@10 says how far to trust that. Topics nobody judged
+    (`split_judged`) are listed apart, per segment too, and left out of every mean and test."""
     topics = {topic.qid: topic.segments or [] for topic in pool.topics()}
+    split = split_judged(current_qrels(pool=pool, policy=policy), topics=topics)
+    qrels = split.qrels
     contributing = set(pool.pool_runs.values_list("run__name", flat=True))
     names = list(dict.fromkeys([*measures, "judged_10"]))
     rows = []
@@ -85,9 +111,13 @@ def pool_report(
         per_topic[run.name] = base.topic_values(KEY_MEASURE)
         by_segment = base.segment_means({q: s for q, s in topics.items() if s})
         segments[run.name] = {
-            seg: {m: _clean(v) for m, v in means.items() if m in (KEY_MEASURE, "judged_10")}
+            seg: {m: _clean(v) for m, v in means.items() if m in ("num_q", KEY_MEASURE, "judged_10")}
             for seg, means in by_segment.items()
         }
+    segments_not_judged: dict[str, int] = {}
+    for qid in split.not_judged:
+        for seg in dict.fromkeys(topics.get(qid, ())):
+            segments_not_judged[seg] = segments_not_judged.get(seg, 0) + 1
     tests = []
     for a, b in itertools.combinations(sorted(per_topic), 2):
         try:
@@ -114,9 +144,11 @@ def pool_report(
         "key_measure": KEY_MEASURE,
         "runs": rows,
         "segments": segments,
+        "segments_not_judged": segments_not_judged,
         "significance": tests,
         "topics": len(topics),
-        "judged_topics": sum(1 for docs in qrels.values() if any(g >= 0 for g in docs.values())),
+        "judged_topics": len(split.judged),
+        "not_judged_topics": list(split.not_judged),
     }
 
 
@@ -157,32 +189,52 @@ def pool_bias(
     """Leave-one-run-out (Zobel 1998): for each contributing run, the items only it contributed become
     unjudged; the run is re-scored, and the system ranking with that score is compared with the full one
     (Kendall's τ). A run that loses much was helped by being in the pool: a new run outside it would be
-    underestimated by about as much."""
+    underestimated by about as much.
+
+    Only judged topics are scored (`split_judged`; the others are listed apart), and the topic set stays
+    fixed: a left-out item becomes unjudged (-1), so a topic does not drop out of the mean with it. A change
+    is `within_noise` when the paired randomisation test of the run's per-topic scores, full against
+    left out, has p >= `NOISE_P` (or the change is 0): the topics cannot tell it from chance."""
     from pooling import strategies
 
-    qrels = current_qrels(pool=pool, policy=policy)
     qids = {topic.qid for topic in pool.topics()}
+    split = split_judged(current_qrels(pool=pool, policy=policy), topics=qids)
+    qrels = split.qrels
     unique = unique_items(pool=pool)
     runs = {run.name: run_as_dict(run=run, qids=qids) for run in _runs(pool, sorted(unique))}
 
-    def score(run_dict: dict[str, dict[str, float]], labels: dict[str, dict[str, int]]) -> float:
+    def score(run_dict: dict[str, dict[str, float]], labels: dict[str, dict[str, int]]) -> dict[str, float]:
         with _quiet():
             result = metrics.evaluate(
                 labels, run_dict, [measure], relevance_level=pool.relevance_level, gain=gain
             )
-        return float(result.means[measure]) if result.topics else float("nan")
+        return result.topic_values(measure)
 
-    full = {name: score(run_dict, qrels) for name, run_dict in runs.items() if run_dict}
+    def mean(values: dict[str, float]) -> float:
+        return sum(values.values()) / len(values) if values else float("nan")
+
+    per_topic = {name: score(run_dict, qrels) for name, run_dict in runs.items() if run_dict}
+    full = {name: mean(values) for name, values in per_topic.items()}
     rows = []
     for name in sorted(full):
         removed = unique.get(name, set())
         reduced = {qid: dict(docs) for qid, docs in qrels.items()}
         relevant_removed = 0
         for qid, docid in removed:
-            grade = reduced.get(qid, {}).pop(docid, None)
-            if grade is not None and grade >= pool.relevance_level:
+            grade = reduced.get(qid, {}).get(docid)
+            if grade is None:
+                continue
+            reduced[qid][docid] = -1
+            if grade >= pool.relevance_level:
                 relevant_removed += 1
-        left_out = score(runs[name], reduced)
+        left_out_topics = score(runs[name], reduced)
+        left_out = mean(left_out_topics)
+        change = left_out - full[name]
+        p_value = (
+            metrics.paired_randomisation_test(left_out_topics, per_topic[name], n_permutations=2000).p_value
+            if left_out_topics and change != 0
+            else 1.0
+        )
         others = dict(full)
         others[name] = left_out
         tau = strategies.kendall_tau(full, others) if len(full) >= 2 else float("nan")
@@ -195,15 +247,26 @@ def pool_bias(
                 "unique_relevant": relevant_removed,
                 "full": _clean(full[name]),
                 "left_out": _clean(left_out),
-                "change": _clean(left_out - full[name]),
-                "relative_change": _clean((left_out - full[name]) / full[name]) if full[name] else None,
+                "change": _clean(change),
+                "relative_change": _clean(change / full[name]) if full[name] else None,
+                "change_p": _clean(p_value),
+                "within_noise": bool(p_value >= NOISE_P or math.isnan(change)),
                 "rank_full": rank_full,
                 "rank_left_out": rank_loo,
                 "kendall_tau": _clean(tau),
             }
         )
     rows.sort(key=lambda row: row["change"] if row["change"] is not None else 0.0)
-    return {"pool": pool.name, "measure": measure, "policy": policy, "runs": rows}
+    return {
+        "pool": pool.name,
+        "measure": measure,
+        "policy": policy,
+        "noise_p": NOISE_P,
+        "topics": len(split.judged) + len(split.not_judged),
+        "judged_topics": len(split.judged),
+        "not_judged_topics": list(split.not_judged),
+        "runs": rows,
+    }
 
 
 def two_stage(
@@ -218,22 +281,31 @@ def two_stage(
 ) -> dict[str, Any]:
     """recall@k of a candidate-generation run beside nDCG@10 of the run that reranks it, per topic, with a
     verdict: low nDCG with high recall is a ranking problem (the reranker misses what the candidates
-    hold), low with low recall a retrieval problem (the relevant documents never reached the reranker)."""
-    qrels = current_qrels(pool=pool, policy=policy)
+    hold), low with low recall a retrieval problem (the relevant documents never reached the reranker).
+
+    Only topics with a relevant judged document get a verdict and count in the means. A topic nobody
+    judged (`split_judged`) is "not judged", and a judged topic without any relevant document has
+    nothing to retrieve or rank: both are listed apart, never as failures."""
     qids = {topic.qid for topic in pool.topics()}
+    split = split_judged(current_qrels(pool=pool, policy=policy), topics=qids)
+    qrels = split.qrels
     runs = {r.name: r for r in _runs(pool, [candidate, reranked])}
     for name in (candidate, reranked):
         if name not in runs:
             raise ValueError(f"no run named {name!r} in collection {pool.collection.name!r}")
+    no_relevant = sorted(
+        qid for qid, docs in qrels.items() if not any(g >= pool.relevance_level for g in docs.values())
+    )
+    scored = {qid: docs for qid, docs in qrels.items() if qid not in set(no_relevant)}
     with _quiet():
         recall = metrics.evaluate(
-            qrels,
+            scored,
             run_as_dict(run=runs[candidate], qids=qids),
             [f"recall_{k}"],
             relevance_level=pool.relevance_level,
         )
         ndcg = metrics.evaluate(
-            qrels,
+            scored,
             run_as_dict(run=runs[reranked], qids=qids),
             ["ndcg_cut_10"],
             relevance_level=pool.relevance_level,
@@ -254,7 +326,7 @@ def two_stage(
     mean_recall = sum(t["recall"] for t in topics) / len(topics) if topics else None
     mean_ndcg = sum(t["ndcg_10"] for t in topics) / len(topics) if topics else None
     if not topics:
-        overall = "no topic has both runs and labels"
+        overall = "no topic has a relevant judged document in both runs: nothing to diagnose yet"
     elif verdicts["ranking problem"] > verdicts["retrieval problem"]:
         overall = "mostly a ranking problem: the candidates hold relevant documents the reranker leaves low"
     elif verdicts["retrieval problem"] > 0:
@@ -272,4 +344,6 @@ def two_stage(
         "verdicts": verdicts,
         "verdict": overall,
         "topics": topics,
+        "not_judged_topics": list(split.not_judged),
+        "no_relevant_topics": no_relevant,
     }

@@ -14,8 +14,12 @@ from evaluation import services
 from judgements.models import Adjudication, Judgement
 from labeling import plots
 from labeling.svg import cache_key, trusted_svg
+from pooling.charts import decimals_apart
 from pooling.models import Pool, Run
 from pooling.permissions import managed_pool
+
+#: Bumped when a report's shape changes, so no page reads a cached report of the old shape.
+REPORT_VERSION = 2
 
 
 def cached(pool: Pool, kind: str, compute: Any, **params: Any) -> dict[str, Any]:
@@ -23,12 +27,40 @@ def cached(pool: Pool, kind: str, compute: Any, **params: Any) -> dict[str, Any]
     stamp = Judgement.objects.filter(item__pool=pool).aggregate(m=Max("updated_at"), n=Count("id"))
     adjudicated = Adjudication.objects.filter(item__pool=pool).aggregate(m=Max("decided_at"))["m"]
     runs = Run.objects.filter(collection=pool.collection_id).aggregate(m=Max("created_at"), n=Count("id"))
-    key = cache_key(f"eval:{kind}:{pool.pk}", stamp, adjudicated, runs, sorted(params.items()))
+    key = cache_key(
+        f"eval:{REPORT_VERSION}:{kind}:{pool.pk}", stamp, adjudicated, runs, sorted(params.items())
+    )
     result = cache.get(key)
     if result is None:
         result = compute(pool=pool, **params)
         cache.set(key, result, 3600)
     return result
+
+
+#: The report table's score columns: (measure, unjudged policy, header), in this one order for the headers
+#: and for every row's cells, so a value can never land under another measure's name.
+POLICY_SUFFIX = {"nonrelevant": "", "condensed": " (-J)"}
+
+
+def report_columns(measures: list[str]) -> list[tuple[str, str, str]]:
+    """Every measure under both unjudged policies, then judged@10 (one value: it is the same under both)."""
+    columns = [
+        (m, policy, f"{m}{suffix}")
+        for m in measures
+        if m != "judged_10"
+        for policy, suffix in POLICY_SUFFIX.items()
+    ]
+    if "judged_10" in measures:
+        columns.append(("judged_10", "nonrelevant", "judged@10"))
+    return columns
+
+
+def report_rows(data: dict[str, Any], columns: list[tuple[str, str, str]]) -> list[dict[str, Any]]:
+    """Each run of a report with its cells in the order of `columns`."""
+    return [
+        {**row, "cells": [{"measure": m, "policy": p, "value": row[p].get(m)} for m, p, _ in columns]}
+        for row in data["runs"]
+    ]
 
 
 def _policy(request: HttpRequest) -> str:
@@ -45,6 +77,7 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
         return render(request, "evaluation/error.html", {"pool": pool, "error": str(exc)}, status=400)
     rows = data["runs"]
     names = [row["run"] for row in rows]
+    columns = report_columns(data["measures"])
     figure = ""
     if rows:
         figure = plots.grouped_bars(
@@ -58,12 +91,24 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
             vmin=0.0,
             vmax=1.0,
         )
-    segment_names = sorted({seg for segs in data["segments"].values() for seg in segs})
+    segment_names = sorted(
+        {seg for segs in data["segments"].values() for seg in segs} | set(data["segments_not_judged"])
+    )
     segments = [
         {"run": run, "cells": [data["segments"][run].get(seg, {}) for seg in segment_names]} for run in names
     ]
-    context = {"pool": pool, "data": data, "figure": trusted_svg(figure), "segment_names": segment_names,
-               "segments": segments, "gain": gain, "runs": names}  # fmt: skip
+    context = {
+        "pool": pool,
+        "data": data,
+        "figure": trusted_svg(figure),
+        "gain": gain,
+        "runs": names,
+        "columns": columns,
+        "rows": report_rows(data, columns),
+        "segment_names": segment_names,
+        "segments": segments,
+        "segment_not_judged": [data["segments_not_judged"].get(s, 0) for s in segment_names],
+    }
     return render(request, "evaluation/report.html", context)
 
 
@@ -71,17 +116,18 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
 def pool_bias(request: HttpRequest, name: str) -> HttpResponse:
     pool = managed_pool(request, name)
     data = cached(pool, "bias", services.pool_bias, policy=_policy(request))
+    changes = [row["change"] for row in data["runs"]]
+    decimals = decimals_apart(changes)
     figure = ""
     if data["runs"]:
         figure = plots.hbar_chart(
-            [row["run"] for row in data["runs"]],
+            [row["run"] + (" (within the noise)" if row["within_noise"] else "") for row in data["runs"]],
             [abs(row["change"] or 0.0) for row in data["runs"]],
             title="Loss of nDCG@10 when the run's unique documents are left unjudged",
-            decimals=3,
+            decimals=decimals,
         )
-    return render(
-        request, "evaluation/pool_bias.html", {"pool": pool, "data": data, "figure": trusted_svg(figure)}
-    )
+    context = {"pool": pool, "data": data, "figure": trusted_svg(figure), "decimals": decimals}
+    return render(request, "evaluation/pool_bias.html", context)
 
 
 @login_required

@@ -10,7 +10,9 @@ Definitions (SPEC §4):
 - **overlap** of runs a and b: the Jaccard index ``|A ∩ B| / |A ∪ B|`` of their contributed item sets,
   from a self-join of the provenance on the item grouped by run pair; ``|A ∪ B| = |A| + |B| - |A ∩ B|``.
   The diagonal is 1, and two runs that contributed nothing have overlap 1 (as
-  :func:`pooling.strategies.overlap_jaccard`).
+  :func:`pooling.strategies.overlap_jaccard`). Before the pool is built there is no provenance: the
+  overlap is then that of the runs' top-k (rank <= depth) over the pool's topics, read from the run rows,
+  which is what the build will contribute for a depth pool.
 - **judgements required**: for a depth pool, the sum of ``required_judgements`` of the selected items;
   for an adaptive pool, ``min(budget, candidates) × J`` where J is the judgements per item (with a
   double-judge fraction f, J is the expected ``1 + (judgements_per_item - 1) × f``), rounded.
@@ -26,7 +28,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Count, F, Q, Sum
 
-from pooling.models import Pool, PoolItem, PoolRun, Provenance, Run
+from pooling.models import Pool, PoolItem, PoolRun, Provenance, Run, RunRow
 
 __all__ = [
     "PoolStatistics",
@@ -153,6 +155,8 @@ def overlap_matrix(
     """
     contributions = contributions if contributions is not None else run_contributions(pool)
     names = [c.run for c in contributions]
+    if pool.status != Pool.Status.BUILT:
+        return names, _topk_overlap(pool, names)
     size = {c.run: c.contributed for c in contributions}
     prov = Provenance._meta.db_table
     item = PoolItem._meta.db_table
@@ -174,18 +178,52 @@ def overlap_matrix(
         shared = {}
         for a, b, n in cursor.fetchall():
             shared[(a, b)] = shared[(b, a)] = int(n)
+    matrix = _jaccard(names, size, shared)
+    return names, matrix
+
+
+def _jaccard(names: list[str], size: dict[str, int], shared: dict[tuple[str, str], int]) -> list[list[float]]:
     matrix: list[list[float]] = []
     for a in names:
         line = []
         for b in names:
-            if a == b:
-                line.append(1.0)
-                continue
-            both = shared.get((a, b), 0)
-            union = size[a] + size[b] - both
+            both = size.get(a, 0) if a == b else shared.get((a, b), 0)
+            union = size.get(a, 0) + size.get(b, 0) - both
             line.append(1.0 if union == 0 else both / union)
         matrix.append(line)
-    return names, matrix
+    return matrix
+
+
+def _topk_overlap(pool: Pool, names: list[str]) -> list[list[float]]:
+    """Jaccard overlap of the runs' top-`depth` (topic, document) sets over the pool's topics, from the run
+    rows: the overlap of a pool not built yet. One statement for the sizes and the pairwise intersections."""
+    from pooling.services import _topic_filter
+
+    ids = dict(Run.objects.filter(pk__in=_pool_run_ids(pool)).values_list("id", "name"))
+    if not ids:
+        return _jaccard(names, {}, {})
+    topics_sql, topic_ids = _topic_filter(pool)
+    runs_sql = ", ".join(["%s"] * len(ids))
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH top AS (
+                SELECT DISTINCT rr.run_id, rr.topic_id, rr.document_id FROM {RunRow._meta.db_table} rr
+                WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql})
+            SELECT a.run_id, b.run_id, COUNT(*) FROM top a
+            JOIN top b ON b.topic_id = a.topic_id AND b.document_id = a.document_id AND b.run_id >= a.run_id
+            GROUP BY a.run_id, b.run_id
+            """,
+            [*ids, pool.depth, *topic_ids],
+        )
+        size: dict[str, int] = {}
+        shared: dict[tuple[str, str], int] = {}
+        for a, b, n in cursor.fetchall():
+            if a == b:
+                size[ids[a]] = int(n)
+            else:
+                shared[(ids[a], ids[b])] = shared[(ids[b], ids[a])] = int(n)
+    return _jaccard(names, size, shared)
 
 
 def judgement_totals(pool: Pool) -> dict[str, Any]:

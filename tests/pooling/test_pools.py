@@ -750,3 +750,14 @@ def test_it_counts_items_per_topic_with_an_aggregate(built: Pool) -> None:
 def test_it_builds_the_factory_pool(db: None) -> None:
     pool = make_pool(depth=2)
     assert PoolItem.objects.filter(pool=pool).count() == 7
+
+
+def test_the_overlap_of_a_pool_not_built_yet_is_the_runs_real_top_k_overlap(db):
+    pool = make_pool(build=False, name="unbuilt")
+    # alpha top-5: q1 d001-d004, q2 d010-d012; beta: q1 d003 d005 d001 d006, q2 d013 d010: 3 shared of 10
+    before = stats.pool_statistics(pool)
+    assert before.overlap_runs == ["alpha", "beta"]
+    assert before.overlap == [[1.0, pytest.approx(0.3)], [pytest.approx(0.3), 1.0]]
+    services.build_pool(pool=pool)
+    pool.refresh_from_db()
+    assert stats.pool_statistics(pool).overlap == before.overlap  # the build contributes exactly those
