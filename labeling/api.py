@@ -1,6 +1,6 @@
 """Project-wide API plumbing: an exception handler that never lets a bad request become a 500, the
-pagination of every list endpoint, and a trivial authenticated endpoint (`GET /api/ping/`) to measure what
-authentication and middleware cost."""
+token endpoint (`POST /api/auth/token/`), and a trivial
+authenticated endpoint (`GET /api/ping/`) to measure what authentication and middleware cost."""
 
 from __future__ import annotations
 
@@ -9,13 +9,17 @@ from typing import Any
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import extend_schema, inline_serializer
 from rest_framework import serializers, status
+from rest_framework.authtoken.models import Token
+from rest_framework.authtoken.serializers import AuthTokenSerializer
+from rest_framework.authtoken.views import ObtainAuthToken
 from rest_framework.decorators import api_view, permission_classes
-from rest_framework.exceptions import ValidationError
-from rest_framework.pagination import LimitOffsetPagination
+from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_exception_handler
+
+from labeling.throttling import AnonThrottle, LoginThrottle
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
@@ -26,21 +30,6 @@ def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | Non
     return drf_exception_handler(exc, context)
 
 
-class Pagination(LimitOffsetPagination):
-    """`?limit=&offset=` on every list endpoint. A limit above `max_limit` is cut to it (DRF's rule for a
-    too-large limit); an offset past `MAX_OFFSET` is a 400 naming it. Both bounds keep the numbers inside
-    the database's 64-bit integers, which would otherwise refuse the query (a 500)."""
-
-    max_limit = 1000
-    MAX_OFFSET = 2**31 - 1
-
-    def get_offset(self, request: Request) -> int:
-        offset = super().get_offset(request)
-        if offset > self.MAX_OFFSET:
-            raise ValidationError({"offset": [f"Ensure this value is at most {self.MAX_OFFSET}."]})
-        return offset
-
-
 @extend_schema(responses={200: inline_serializer("Ping", {"ok": serializers.BooleanField()})})
 @api_view(["GET"])
 @permission_classes([IsAuthenticated])
@@ -48,3 +37,34 @@ def ping(request: Request) -> Response:
     """`{"ok": true}` for any authenticated user (token or session), 401 otherwise. It does no work of its
     own: the anchor of the rater load benchmark (the cost of the API's authentication and middleware)."""
     return Response({"ok": True})
+
+
+class TokenView(ObtainAuthToken):
+    """`POST /api/auth/token/` with `username` and `password` (JSON or form): `{"token": "..."}`, the
+    user's API token (made on first use, the same one after), for `Authorization: Token ...`.
+
+    Wrong credentials answer 400. Throttled twice: the `login` rate (REST_FRAMEWORK's
+    DEFAULT_THROTTLE_RATES) per address, and django-axes' lock of a username and address after
+    LOGIN_FAILURE_LIMIT failures, during which the right password too answers 429."""
+
+    authentication_classes = ()  # the password is the credential; a browser session plays no part
+    throttle_classes = (LoginThrottle, AnonThrottle)
+    throttle_scope = "login"
+
+    @extend_schema(
+        request=AuthTokenSerializer,
+        responses={200: inline_serializer("Token", {"token": serializers.CharField()})},
+        auth=[],
+    )
+    def post(self, request: Request, *args: Any, **kwargs: Any) -> Response:
+        serializer = self.get_serializer(data=request.data)
+        if not serializer.is_valid():
+            # django-axes marks the request it refused (the DRF request, which `authenticate` was given).
+            if getattr(request, "axes_locked_out", False):
+                raise Throttled(detail="Too many failed logins for this username from this address.")
+            raise ValidationError(serializer.errors)
+        token, _ = Token.objects.get_or_create(user=serializer.validated_data["user"])
+        return Response({"token": token.key})
+
+
+token = TokenView.as_view()

@@ -6,7 +6,7 @@ from rest_framework.routers import DefaultRouter
 from evaluation import api as evaluation_api
 from judgements import api as judgements_api
 from judgements import release_api
-from labeling.api import ping
+from labeling.api import ping, token
 from pooling import api as pooling_api
 
 router = DefaultRouter()
@@ -20,4 +20,4 @@ judgements_api.register(router)
 release_api.register(router)
 evaluation_api.register(router)
 
-urlpatterns = [path("ping/", ping, name="ping"), *router.urls]
+urlpatterns = [path("ping/", ping, name="ping"), path("auth/token/", token, name="auth-token"), *router.urls]

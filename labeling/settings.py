@@ -44,6 +44,7 @@ INSTALLED_APPS = [
     "rest_framework.authtoken",
     "drf_spectacular",
     "django_htmx",
+    "axes",
     "pooling",
     "judgements",
     "evaluation",
@@ -60,6 +61,8 @@ MIDDLEWARE = [
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
+    # Last, as django-axes asks: it turns a locked-out login into its 429 answer.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "labeling.urls"
@@ -118,6 +121,26 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
     {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
 ]
+# Logins (the login page, the admin's, the API token endpoint) are counted by django-axes: after
+# LOGIN_FAILURE_LIMIT wrong passwords for one username from one address, that pair is refused — the right
+# password too — for LOGIN_COOLOFF_MINUTES (answer 429). Counting the pair, not the address alone, keeps one
+# rater's typos from locking out a whole office behind one address, and an attacker from locking out a
+# user by name; the API's per-address throttle (below) bounds guessing across many usernames.
+AUTHENTICATION_BACKENDS = [
+    "labeling.auth.LoginLimitBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
+AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_TEMPLATE = "registration/locked_out.html"
+# The client's address: REMOTE_ADDR, or behind a proxy the one it appends to X-Forwarded-For (a header
+# the client could otherwise set to anything, changing its address at every guess).
+AXES_IPWARE_META_PRECEDENCE_ORDER = (
+    ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR") if env_bool("BEHIND_PROXY") else ("REMOTE_ADDR",)
+)
+AXES_IPWARE_PROXY_COUNT = 1 if env_bool("BEHIND_PROXY") else None
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"
@@ -162,10 +185,25 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
-    "DEFAULT_PAGINATION_CLASS": "labeling.api.Pagination",
+    "DEFAULT_PAGINATION_CLASS": "labeling.pagination.Pagination",
     "PAGE_SIZE": 100,
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "labeling.api.exception_handler",
+    # Requests per client beyond these rates answer 429 with Retry-After. `anon` counts by address
+    # (wrong tokens included), `user` by account, `login` the token endpoint by address. An empty value
+    # turns that throttle off (benchmarks/rater_load.py does, to measure the server rather than the limit).
+    # Counted in the cache; while it is down the throttles let requests through.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "labeling.throttling.AnonThrottle",
+        "labeling.throttling.UserThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        "anon": os.environ.get("API_THROTTLE_ANON", "120/min") or None,
+        "user": os.environ.get("API_THROTTLE_USER", "1200/min") or None,
+        "login": os.environ.get("API_THROTTLE_LOGIN", "20/min") or None,
+    },
+    # The address the throttles count by: REMOTE_ADDR, or behind a proxy the last X-Forwarded-For entry.
+    "NUM_PROXIES": 1 if env_bool("BEHIND_PROXY") else 0,
 }
 SPECTACULAR_SETTINGS = {
     "TITLE": "Relevance judgements API",

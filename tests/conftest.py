@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import socket
 
@@ -46,6 +47,16 @@ def eager_celery():
     celery_app.conf.task_always_eager = True
     yield
     celery_app.conf.task_always_eager = previous
+
+
+@pytest.fixture(autouse=True)
+def fresh_throttles():
+    """Each test starts with empty API throttle counts (they live in the cache, shared by the whole run and
+    keyed by address: without this, the suite's anonymous requests would add up to the `anon` rate)."""
+    from django.core.cache import cache
+
+    with contextlib.suppress(Exception):  # a test of its own stopped Redis: nothing to clear
+        cache.clear()
 
 
 @pytest.fixture(autouse=True)

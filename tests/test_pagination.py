@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from labeling.api import Pagination
 from labeling.api_urls import router
+from labeling.pagination import Pagination
 from tests.conftest import client_for
 from tests.factories import make_collection, make_pool, make_run
 
