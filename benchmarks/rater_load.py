@@ -148,7 +148,7 @@ def load_data(*, items_per_topic: int) -> tuple[str, list[str], int]:
     from django.db import connections
     from rest_framework.authtoken.models import Token
 
-    from judgements import services as judging
+    from judgements import membership
     from pooling import services as pooling
     from pooling.models import Collection, Document, PoolItem, Run, RunRow, Topic
 
@@ -196,7 +196,7 @@ def load_data(*, items_per_topic: int) -> tuple[str, list[str], int]:
     )
     raters = list(User.objects.filter(username__startswith="rater").order_by("username"))
     Token.objects.bulk_create(Token(user=user, key=Token.generate_key()) for user in raters)
-    judging.setup_judging(pool=pool, raters=raters)
+    membership.setup_judging(pool=pool, raters=raters)
     tokens = list(
         Token.objects.filter(user__in=raters).order_by("user__username").values_list("key", flat=True)
     )

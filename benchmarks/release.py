@@ -148,7 +148,7 @@ def load(topics: int) -> dict[str, Any]:
     from django.contrib.auth.models import User
     from django.db import connection
 
-    from judgements import services
+    from judgements import membership, rubrics
     from pooling.models import Collection, Pool, Run
 
     rng = np.random.default_rng(SEED)
@@ -156,7 +156,7 @@ def load(topics: int) -> dict[str, Any]:
     alice = User.objects.create_user("alice", password="x")
     bob = User.objects.create_user("bob", password="x")
     boss = User.objects.create_user("boss", password="x")
-    rubric = services.default_rubric()
+    rubric = rubrics.default_rubric()
     run = Run.objects.create(collection=collection, name="bm25", num_topics=topics)
     pools = {
         "full": Pool.objects.create(name="bench-full", collection=collection, judgements_per_item=2),
@@ -164,7 +164,7 @@ def load(topics: int) -> dict[str, Any]:
         "profile": Pool.objects.create(name="bench-profile", collection=collection, judgements_per_item=2),
     }
     for pool in pools.values():
-        services.setup_judging(pool=pool, rubric=rubric, raters=[alice, bob])
+        membership.setup_judging(pool=pool, rubric=rubric, raters=[alice, bob])
     sizes = {"full": topics, "half": topics // 2, "profile": min(PROFILE_TOPICS, topics)}
     connection.close()
 
@@ -371,14 +371,14 @@ def sha256(path: Path) -> str:
 
 
 def profile_in_process(pool_name: str, limit: int) -> None:
-    from judgements import services
+    from judgements import releases
     from pooling.models import Pool
 
     pool = Pool.objects.get(name=pool_name)
     profiler = cProfile.Profile()
     started = time.perf_counter()
     profiler.enable()
-    services.create_release(pool=pool)
+    releases.create_release(pool=pool)
     profiler.disable()
     elapsed = time.perf_counter() - started
     items = pool.items.count()

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from evaluation import metrics
-from judgements.services import current_qrels
+from judgements.releases import current_qrels
 from pooling.models import Pool, Provenance, Run, RunRow
 
 MEASURES = ("ndcg_cut_10", "P_10", "map", "recall_100", "recip_rank")

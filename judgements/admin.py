@@ -1,11 +1,11 @@
-"""Admin pages of the judging app. State changes go through `judgements.services`:
+"""Admin pages of the judging app. State changes go through the judging services:
 
 - a rubric with judgements is read-only here (grades and facets included); "Save as new version" (a button
-  on its page, or the list action) copies it as version n+1 through `services.update_rubric`, which is
+  on its page, or the list action) copies it as version n+1 through `rubrics.update_rubric`, which is
   then edited in place until it too is judged; an unjudged rubric is validated by the same rules;
-- removing raters from a pool releases their live leases (`services.remove_rater`);
-- gold labels are set and removed with `services.set_gold` / `services.remove_gold` (which also mark the
-  item as gold, so that it is served to every rater);
+- removing raters from a pool releases their live leases (`membership.remove_rater`);
+- gold labels are set and removed with `adjudication.set_gold` / `adjudication.remove_gold` (which also
+  mark the item as gold, so that it is served to every rater);
 - assignments, judgements (with their revisions) and adjudications are shown, never edited here: raters
   change judgements through revisions, adjudicators decide on the adjudication page.
 """
@@ -24,7 +24,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from judgements import services
+from judgements import adjudication, errors, leasing, membership, rubrics
 from judgements.models import (
     Adjudication,
     Assignment,
@@ -73,12 +73,12 @@ class GradeFormSet(BaseInlineFormSet):
         if not grades and (self.instance.pk is None or not self.instance.grades.exists()):
             return  # the default four-grade scale is filled in by RubricAdmin.save_related
         try:
-            services._check_grades(  # noqa: SLF001 - the one place the rubric rules live
+            rubrics._check_grades(  # noqa: SLF001 - the one place the rubric rules live
                 grades,
                 allow_unrateable=self.instance.allow_unrateable,
                 unrateable_key=self.instance.unrateable_key,
             )
-        except services.JudgingError as exc:
+        except errors.JudgingError as exc:
             raise ValidationError(str(exc)) from None
 
 
@@ -181,11 +181,11 @@ class RubricAdmin(admin.ModelAdmin):
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         super().save_related(request, form, formsets, change)
         if not form.instance.grades.exists():
-            services.update_rubric(rubric=form.instance, grades=services.DEFAULT_GRADES)
+            rubrics.update_rubric(rubric=form.instance, grades=rubrics.DEFAULT_GRADES)
 
     def response_change(self, request: HttpRequest, obj: Rubric) -> HttpResponse:
         if NEW_VERSION in request.POST and _judged(obj):
-            new = services.update_rubric(rubric=obj)
+            new = rubrics.update_rubric(rubric=obj)
             self.message_user(
                 request, f"Saved {new} as a new version of {obj}; edit it here.", messages.SUCCESS
             )
@@ -197,7 +197,7 @@ class RubricAdmin(admin.ModelAdmin):
         made = []
         for rubric in queryset:
             if _judged(rubric):
-                made.append(str(services.update_rubric(rubric=rubric)))
+                made.append(str(rubrics.update_rubric(rubric=rubric)))
             else:
                 self.message_user(request, f"{rubric} has no judgements: edit it in place.", messages.WARNING)
         if made:
@@ -235,7 +235,7 @@ class JudgingAdmin(admin.ModelAdmin):
         before: set[int] = getattr(judging, "_raters_before", set())
         removed = before - set(judging.raters.values_list("pk", flat=True))
         for rater in judging.raters.model.objects.filter(pk__in=removed):
-            services.remove_rater(pool=judging.pool, rater=rater)  # releases their live leases
+            membership.remove_rater(pool=judging.pool, rater=rater)  # releases their live leases
 
 
 @admin.register(Assignment)
@@ -261,7 +261,7 @@ class AssignmentAdmin(admin.ModelAdmin):
 
     @admin.action(description="Sweep every expired lease now (gives their items back)")
     def sweep_expired(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
-        self.message_user(request, f"{services.sweep_expired_leases()} expired lease(s) swept.")
+        self.message_user(request, f"{leasing.sweep_expired_leases()} expired lease(s) swept.")
 
 
 # ------------------------------------------------------------------------------------------ judgements
@@ -283,7 +283,7 @@ class RevisionInline(admin.TabularInline):
 
 @admin.register(Judgement)
 class JudgementAdmin(admin.ModelAdmin):
-    """Read-only: a judgement changes only through a revision (services.revise_judgement)."""
+    """Read-only: a judgement changes only through a revision (labels.revise_judgement)."""
 
     list_display = ["id", "rater", "pool", "qid", "docid", "grade", "unrateable", "imported", "updated_at"]
     list_filter = ["unrateable", "imported", "item__pool"]
@@ -346,15 +346,15 @@ class GoldLabelAdmin(admin.ModelAdmin):
         return ["item", "created_by", "created_at"] if obj is not None else []
 
     def save_model(self, request: HttpRequest, obj: GoldLabel, form: Any, change: bool) -> None:
-        gold = services.set_gold(item=obj.item, grade=obj.grade, by=cast(AbstractBaseUser, request.user))
+        gold = adjudication.set_gold(item=obj.item, grade=obj.grade, by=cast(AbstractBaseUser, request.user))
         obj.pk = gold.pk
 
     def delete_model(self, request: HttpRequest, obj: GoldLabel) -> None:
-        services.remove_gold(item=obj.item)
+        adjudication.remove_gold(item=obj.item)
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[GoldLabel]) -> None:
         for gold in queryset.select_related("item"):
-            services.remove_gold(item=gold.item)
+            adjudication.remove_gold(item=gold.item)
 
 
 @admin.register(Adjudication)

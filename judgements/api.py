@@ -59,7 +59,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgements import services, stats
+from judgements import adjudication, errors, labels, leasing, membership, prepared, rubrics, stats
 from judgements.documents import render_body, safe_link
 from judgements.models import (
     Adjudication,
@@ -88,7 +88,7 @@ class JudgingAPIMixin:
     """Maps `JudgingError` to a 400 with its message (the services are the one place rules live)."""
 
     def handle_exception(self, exc: Exception) -> Response:
-        if isinstance(exc, services.JudgingError):
+        if isinstance(exc, errors.JudgingError):
             exc = Refused(str(exc))
         return super().handle_exception(exc)  # type: ignore[misc]
 
@@ -143,7 +143,7 @@ class LeanTokenAuthentication(TokenAuthentication):
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
         if connection.vendor != "postgresql":
             return super().authenticate_credentials(key)  # type: ignore[no-any-return]
-        row = services._one_row(_USER_BY_KEY_SQL, {"key": key}, sized=False)
+        row = prepared.one_row(_USER_BY_KEY_SQL, {"key": key}, sized=False)
         if row is None:
             raise AuthenticationFailed("Invalid token.")
         user = _USER_MODEL.from_db(connection.alias, _USER_FIELDS, row)
@@ -211,7 +211,7 @@ def _drf_time(value: Any) -> str:
     return text[:-6] + "Z" if text.endswith("+00:00") else text
 
 
-def lease_payload(lease: services.Lease) -> dict[str, Any]:
+def lease_payload(lease: leasing.Lease) -> dict[str, Any]:
     """`AssignmentPayloadSerializer`'s data for a lease (its rubric is already in the serializer's shape)."""
     return {
         "assignment": lease.assignment,
@@ -227,7 +227,7 @@ def lease_payload(lease: services.Lease) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def judged_payload(judged: services.Judged) -> dict[str, Any]:
+def judged_payload(judged: leasing.Judged) -> dict[str, Any]:
     """`JudgementSerializer`'s data for a judgement `submit_lease` just recorded (no revisions yet)."""
     created = _drf_time(judged.created_at)
     return {
@@ -245,8 +245,8 @@ def lean_next(request: HttpRequest, name: str) -> HttpResponse | None:
     if user is None:
         return None
     try:
-        lease = services.next_lease(pool=name, rater=user)
-    except services.JudgingError:
+        lease = leasing.next_lease(pool=name, rater=user)
+    except errors.JudgingError:
         return None  # not a rater of such a pool: 404 or 403, the DRF view tells which
     if lease is None:
         return _json(None, status.HTTP_204_NO_CONTENT)
@@ -287,7 +287,7 @@ def lean_judgement(request: HttpRequest, pk: str) -> HttpResponse | None:
     user = _lean_user(request)
     if user is None:
         return None
-    judged = services.submit_lease(assignment=int(pk), rater=user, grade=grade, note=note, seconds=seconds)
+    judged = leasing.submit_lease(assignment=int(pk), rater=user, grade=grade, note=note, seconds=seconds)
     if judged is None:
         return None
     return _json(judged_payload(judged), status.HTTP_201_CREATED)
@@ -355,9 +355,9 @@ class RubricSerializer(serializers.ModelSerializer):
         return attrs
 
     def create(self, validated_data: dict[str, Any]) -> Rubric:
-        return services.create_rubric(
+        return rubrics.create_rubric(
             name=validated_data["name"],
-            grades=validated_data.get("grades") or services.DEFAULT_GRADES,
+            grades=validated_data.get("grades") or rubrics.DEFAULT_GRADES,
             facets=validated_data.get("facets", ()),
             description=validated_data.get("description", ""),
             allow_unrateable=validated_data.get("allow_unrateable", True),
@@ -365,7 +365,7 @@ class RubricSerializer(serializers.ModelSerializer):
         )
 
     def update(self, instance: Rubric, validated_data: dict[str, Any]) -> Rubric:
-        return services.update_rubric(
+        return rubrics.update_rubric(
             rubric=instance,
             grades=validated_data.get("grades"),
             facets=validated_data.get("facets"),
@@ -701,7 +701,7 @@ class RubricViewSet(JudgingAPIMixin, viewsets.ModelViewSet):
     @action(detail=False, methods=["post"])
     def default(self, request: Request) -> Response:
         """The default four-grade rubric (3 perfect, 2 good, 1 marginal, 0 not relevant)."""
-        return Response(self.get_serializer(services.default_rubric()).data)
+        return Response(self.get_serializer(rubrics.default_rubric()).data)
 
 
 class RaterPoolViewSet(JudgingAPIMixin, viewsets.GenericViewSet):
@@ -742,7 +742,7 @@ class RaterPoolViewSet(JudgingAPIMixin, viewsets.GenericViewSet):
     def next_item(self, request: Request, name: str | None = None) -> Response:
         """Lease the next item (or resume the live lease): topic, document (sanitised), rubric."""
         pool = self.get_object()
-        assignment = services.next_item(pool=pool, rater=request.user)
+        assignment = leasing.next_item(pool=pool, rater=request.user)
         if assignment is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
         # The item is in this pool: the payload takes the pool, judging and rubric loaded with it, and
@@ -808,7 +808,7 @@ class AssignmentViewSet(
         form = SubmitSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         try:
-            judgement = services.submit_judgement(assignment=assignment, **form.validated_data)
+            judgement = leasing.submit_judgement(assignment=assignment, **form.validated_data)
         except IntegrityError:
             raise Refused("you have a judgement of this item already (revise it instead)") from None
         # The answer needs the item's pool, topic and document, loaded above; a new judgement has no
@@ -821,7 +821,7 @@ class AssignmentViewSet(
     @action(detail=True, methods=["post"])
     def skip(self, request: Request, pk: str | None = None) -> Response:
         """Give the item back; it is not offered to you again."""
-        services.skip_item(assignment=self.get_object())
+        leasing.skip_item(assignment=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
@@ -863,7 +863,7 @@ class JudgementViewSet(
         # clears the grade; both together go to the service as given (which refuses a graded unrateable).
         unrateable = data.get("unrateable", False if "grade" in data else judgement.unrateable)
         grade = data.get("grade", None if unrateable else judgement.grade)
-        revised = services.revise_judgement(
+        revised = labels.revise_judgement(
             judgement=judgement,
             by=request.user,
             grade=grade,
@@ -929,7 +929,7 @@ class JudgingViewSet(
         form.is_valid(raise_exception=True)
         data = form.validated_data
         existing = Judging.objects.filter(pool=data["pool"]).first()
-        judging = services.setup_judging(
+        judging = membership.setup_judging(
             pool=data["pool"],
             rubric=data.get("rubric"),
             raters=data["raters"],
@@ -945,7 +945,7 @@ class JudgingViewSet(
         form = JudgingUpdateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
-        judging = services.setup_judging(
+        judging = membership.setup_judging(
             pool=judging.pool,
             rubric=data.get("rubric"),
             lease_minutes=data.get("lease_minutes"),
@@ -960,7 +960,7 @@ class JudgingViewSet(
         judging = self.get_object()
         form = RatersSerializer(data=request.data)
         form.is_valid(raise_exception=True)
-        services.setup_judging(pool=judging.pool, raters=form.validated_data["usernames"])
+        membership.setup_judging(pool=judging.pool, raters=form.validated_data["usernames"])
         return self._out(judging)
 
     @extend_schema(
@@ -975,7 +975,7 @@ class JudgingViewSet(
         rater = judging.raters.filter(username=username).first()
         if rater is None:
             raise NotFound(f"{username!r} is not a rater of this pool")
-        services.remove_rater(pool=judging.pool, rater=rater)
+        membership.remove_rater(pool=judging.pool, rater=rater)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(methods=["GET"], responses={200: GoldSerializer(many=True)})
@@ -993,7 +993,7 @@ class JudgingViewSet(
         form = GoldInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         item = _pool_item(judging.pool, form.validated_data)
-        gold = services.set_gold(item=item, grade=form.validated_data["grade"], by=request.user)
+        gold = adjudication.set_gold(item=item, grade=form.validated_data["grade"], by=request.user)
         return Response(GoldSerializer(gold).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(
@@ -1005,7 +1005,7 @@ class JudgingViewSet(
     def remove_gold(self, request: Request, pool: str | None = None, item_id: str = "") -> Response:
         judging = self.get_object()
         item = get_object_or_404(PoolItem, pool=judging.pool, pk=int(item_id), gold_label__isnull=False)
-        services.remove_gold(item=item)
+        adjudication.remove_gold(item=item)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(responses={200: RaterStatsSerializer(many=True)})
@@ -1038,7 +1038,7 @@ class JudgingViewSet(
         form.is_valid(raise_exception=True)
         data = form.validated_data
         item = _pool_item(judging.pool, data)
-        decision = services.adjudicate(
+        decision = adjudication.adjudicate(
             item=item, adjudicator=request.user, grade=data["grade"], unrateable=data["unrateable"],
             note=data["note"],
         )  # fmt: skip

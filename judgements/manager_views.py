@@ -19,7 +19,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from judgements import services, stats
+from judgements import adjudication as gold_and_adjudication
+from judgements import errors, stats
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
 from pooling.models import PoolItem
 from pooling.permissions import manager_required
@@ -168,7 +169,7 @@ def pool_stats(request: HttpRequest, pool: str) -> HttpResponse:
         "rows": rows,
         "chart": grade_chart(rows, judging.rubric.labels),
         "labels": sorted(judging.rubric.labels, reverse=True),
-        "queue": len(services.adjudication_queue(pool=judging.pool)),
+        "queue": len(gold_and_adjudication.adjudication_queue(pool=judging.pool)),
         "num_gold": GoldLabel.objects.filter(item__pool=judging.pool).count(),
         "judgements": Judgement.objects.filter(item__pool=judging.pool).count(),
     }
@@ -191,10 +192,10 @@ def gold(request: HttpRequest, pool: str) -> HttpResponse:
             )
         else:
             try:
-                services.set_gold(
+                gold_and_adjudication.set_gold(
                     item=item, grade=form.cleaned_data["grade"], by=cast(AbstractBaseUser, request.user)
                 )
-            except services.JudgingError as exc:
+            except errors.JudgingError as exc:
                 form.add_error("grade", str(exc))
             else:
                 messages.success(request, f"{item.topic.qid} {item.document.docid} is gold now.")
@@ -224,7 +225,7 @@ def remove_gold(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
         pk=item_id,
         gold_label__isnull=False,
     )
-    services.remove_gold(item=item)
+    gold_and_adjudication.remove_gold(item=item)
     messages.success(request, f"{item.topic.qid} {item.document.docid} is no longer gold.")
     return redirect("judging-manage:gold", pool=judging.pool.name)
 
@@ -268,14 +269,14 @@ def adjudicate(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
     if form.is_valid():
         grade, unrateable = form.label()
         try:
-            services.adjudicate(
+            gold_and_adjudication.adjudicate(
                 item=item,
                 adjudicator=cast(AbstractBaseUser, request.user),
                 grade=grade,
                 unrateable=unrateable,
                 note=form.cleaned_data["note"],
             )
-        except services.JudgingError as exc:
+        except errors.JudgingError as exc:
             form.add_error("decision", str(exc))
         else:
             messages.success(request, f"Decision recorded for {item.topic.qid} {item.document.docid}.")

@@ -15,7 +15,7 @@ from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_POST
 
-from judgements import services
+from judgements import queries
 from judgements.models import Judgement, Judging, Release
 from labeling import plots
 from labeling.svg import cache_key, trusted_svg
@@ -31,7 +31,7 @@ def cached_agreement(pool: Pool) -> dict[str, Any]:
     key = cache_key(f"agreement:{pool.pk}", stamp["m"], stamp["n"])
     summary = cache.get(key)
     if summary is None:
-        summary = services.pool_agreement(pool=pool)
+        summary = queries.pool_agreement(pool=pool)
         cache.set(key, summary, 3600)
     return summary
 
@@ -76,7 +76,7 @@ def releases(request: HttpRequest, name: str) -> HttpResponse:
         "pool": pool,
         "releases": Release.objects.filter(pool=pool),
         "jobs": Job.objects.filter(kind=Job.Kind.RELEASE, params__pool=pool.pk)[:5],
-        "runs": services.unpooled_by_run(pool=pool),
+        "runs": queries.unpooled_by_run(pool=pool),
         "state": pool_state_counts(pool),
     }
     return render(request, "judgements/campaign/releases.html", context)

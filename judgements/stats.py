@@ -16,7 +16,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Exists, F, OuterRef, Q, Sum
 
-from judgements import services
+from judgements import adjudication
 from judgements.models import Assignment, GoldLabel, Judgement, Judging
 from pooling.models import Pool, PoolItem
 
@@ -250,9 +250,9 @@ class QueueEntry:
 
 
 def adjudication_queue_details(*, pool: Pool, gap: int | None = None) -> list[QueueEntry]:
-    """`services.adjudication_queue` (items whose grades differ by at least `gap`, default the pool's
+    """`adjudication.adjudication_queue` (items whose grades differ by at least `gap`, default the pool's
     setting, largest spread first), with each item's topic, document, gold grade and every judgement."""
-    queue = services.adjudication_queue(pool=pool, gap=gap)
+    queue = adjudication.adjudication_queue(pool=pool, gap=gap)
     ids = [row["item_id"] for row in queue]
     items = PoolItem.objects.select_related("topic", "document").in_bulk(ids)
     gold = dict(GoldLabel.objects.filter(item_id__in=ids).values_list("item_id", "grade"))

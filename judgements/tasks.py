@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from celery import shared_task
 
-from judgements import services
+from judgements import leasing, releases
 
 
 @shared_task
 def sweep_expired_leases() -> int:
     """Periodic (beat, every minute): give the items of expired leases back to the pool."""
-    return services.sweep_expired_leases()
+    return leasing.sweep_expired_leases()
 
 
 @shared_task
@@ -25,7 +25,7 @@ def create_release(job_id: int) -> None:
 
     def work(job: Job) -> dict:
         pool = Pool.objects.get(pk=job.params["pool"])
-        release = services.create_release(
+        release = releases.create_release(
             pool=pool,
             policy=job.params.get("policy", "majority"),
             unjudged=job.params.get("unjudged", "explicit"),

@@ -28,11 +28,11 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_POST
 
-from judgements import services
+from judgements import labels, leasing
 from judgements.documents import render_body, safe_link
+from judgements.errors import JudgingError
 from judgements.forms import JudgeForm, LabelForm, ReviseForm, RubricView, first_error
 from judgements.models import Assignment, Judgement, Judging
-from judgements.services import JudgingError
 from pooling.models import Document, Topic
 
 #: Sent with every rater page and fragment: no inline script or style, nothing from elsewhere.
@@ -226,7 +226,7 @@ def respond(
 
 def current_state(request: HttpRequest, judging: Judging, rubric: RubricView, **kwargs: Any) -> HttpResponse:
     """The rater's live item (or a newly leased one, or 'all done'), with a flash or an error."""
-    assignment = services.next_item(pool=judging.pool, rater=rater_of(request))
+    assignment = leasing.next_item(pool=judging.pool, rater=rater_of(request))
     return respond(request, judging=judging, rubric=rubric, assignment=assignment, **kwargs)
 
 
@@ -242,7 +242,7 @@ def act_and_lease(request: HttpRequest, judging: Judging, action: Callable[[], A
         except JudgingError as exc:
             error = str(exc)
         assignment = (
-            services.next_item(pool=judging.pool, rater=rater_of(request)) if wants_json(request) else None
+            leasing.next_item(pool=judging.pool, rater=rater_of(request)) if wants_json(request) else None
         )
     return error, assignment
 
@@ -334,7 +334,7 @@ def submit(request: HttpRequest, pool: str) -> HttpResponse:
     error, following = act_and_lease(
         request,
         judging,
-        lambda: services.submit_judgement(
+        lambda: leasing.submit_judgement(
             assignment=assignment, grade=data["grade"], unrateable=data["unrateable"],
             facets=data["facets"], note=data["note"], seconds=seconds,
         ),
@@ -354,7 +354,7 @@ def skip(request: HttpRequest, pool: str) -> HttpResponse:
         Assignment, pk=posted_id(request, "assignment"), rater=rater_of(request), item__pool=judging.pool
     )
     rubric = RubricView(judging.rubric)
-    error, following = act_and_lease(request, judging, lambda: services.skip_item(assignment=assignment))
+    error, following = act_and_lease(request, judging, lambda: leasing.skip_item(assignment=assignment))
     return after_post(request, judging, rubric, assignment=following, flash="Skipped", error=error)
 
 
@@ -403,7 +403,7 @@ def revise_post(request: HttpRequest, judging: Judging) -> HttpResponse:
     error, following = act_and_lease(
         request,
         judging,
-        lambda: services.revise_judgement(
+        lambda: labels.revise_judgement(
             judgement=judgement, by=rater_of(request), grade=data["grade"], unrateable=data["unrateable"],
             facets=data["facets"], note=data["note"],
         ),

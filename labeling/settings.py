@@ -104,7 +104,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
 elif DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Django turns psycopg's prepared statements off (for transaction-mode connection poolers). Its own
     # cursors bind parameters on the client and are never prepared either way; this lets the rater's hot
-    # statements (`judgements.services._one_row`, which asks for it) be planned once per connection
+    # statements (`judgements.prepared.one_row`, which asks for it) be planned once per connection
     # instead of on every request (about 2 ms less PostgreSQL CPU per lease), and planned generic at once
     # (PostgreSQL would first plan them five times for their parameters; no other statement of the app is
     # prepared, so nothing else is affected). A transaction-mode pooler (PgBouncer before 1.21) would need

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 
 from django.contrib.auth.models import User
 
-from judgements import services as judging
+from judgements import membership
 from pooling import services
 from pooling.models import Collection, Document, Pool, Run, RunRow, Topic
 
@@ -79,7 +79,7 @@ def make_pool(
     if build:
         services.build_pool(pool=pool)
         pool.refresh_from_db()
-    judging.setup_judging(pool=pool, raters=raters)
+    membership.setup_judging(pool=pool, raters=raters)
     return pool
 
 

@@ -7,7 +7,7 @@ import pytrec_eval
 from django.test import Client
 
 from evaluation import services
-from judgements.services import current_qrels
+from judgements.releases import current_qrels
 from tests.conftest import client_for
 from tests.factories import make_pool, make_user
 from tests.judgements.test_releases import judge

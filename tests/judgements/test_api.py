@@ -11,7 +11,7 @@ from drf_spectacular.drainage import GENERATOR_STATS
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
 
-from judgements import services
+from judgements import adjudication, imports, leasing, membership, rubrics
 from judgements.models import (
     Adjudication,
     Assignment,
@@ -159,9 +159,9 @@ def test_it_revises_a_judgement_with_patch_and_keeps_the_history(rater):
 
 def test_it_serves_the_topic_the_document_and_the_rubric(rater):
     pool = distinctive_pool([rater])
-    services.setup_judging(
+    membership.setup_judging(
         pool=pool,
-        rubric=services.create_rubric(
+        rubric=rubrics.create_rubric(
             name="faceted",
             facets=[{"name": "freshness", "label": "Freshness", "choices": ["fresh", "stale"]}],
         ),
@@ -194,7 +194,7 @@ def test_it_serves_the_topic_the_document_and_the_rubric(rater):
         "value": 3,
         "label": "Perfect",
         "key": "3",
-        "description": services.DEFAULT_GRADES[0]["description"],
+        "description": rubrics.DEFAULT_GRADES[0]["description"],
     }
 
 
@@ -204,7 +204,7 @@ def test_it_serves_the_topic_the_document_and_the_rubric(rater):
 def test_it_never_shows_runs_ranks_scores_gold_or_other_raters_grades(rater, second_rater, manager):
     pool = distinctive_pool([rater, second_rater], judgements_per_item=2)
     Pool.objects.filter(pk=pool.pk).update(description=f"pooled from {' and '.join(RUN_NAMES)}")
-    services.set_gold(item=PoolItem.objects.filter(pool=pool).first(), grade=3, by=manager)
+    adjudication.set_gold(item=PoolItem.objects.filter(pool=pool).first(), grade=3, by=manager)
     first, second = client_for(rater), client_for(second_rater)
     seen: list[str] = []
     while (response := first.post("/api/pools/blind/next/")).status_code == 200:
@@ -427,19 +427,19 @@ def test_it_edits_an_unjudged_rubric_in_place_through_the_api(manager):
 def test_it_reports_rater_statistics_and_gold_accuracy(manager, rater, second_rater):
     pool = make_pool(name="stats", raters=[rater, second_rater], judgements_per_item=2)
     items = list(PoolItem.objects.filter(pool=pool).order_by("topic__qid", "blind_key"))
-    services.set_gold(item=items[0], grade=3, by=manager)
-    services.set_gold(item=items[1], grade=1, by=manager)
+    adjudication.set_gold(item=items[0], grade=3, by=manager)
+    adjudication.set_gold(item=items[1], grade=1, by=manager)
     plan = {  # rater → list of (grade or None for unrateable, seconds) in lease order
         rater: [(3, 10.0), (2, 20.0), (2, 40.0), (None, 5.0)],
         second_rater: [(1, 7.0), (1, 9.0)],
     }
     for user, labels in plan.items():
         for grade, seconds in labels:
-            assignment = services.next_item(pool=pool, rater=user)
-            services.submit_judgement(
+            assignment = leasing.next_item(pool=pool, rater=user)
+            leasing.submit_judgement(
                 assignment=assignment, grade=grade, unrateable=grade is None, seconds=seconds
             )
-    services.skip_item(assignment=services.next_item(pool=pool, rater=second_rater))
+    leasing.skip_item(assignment=leasing.next_item(pool=pool, rater=second_rater))
     rows = {row["rater"]: row for row in client_for(manager).get("/api/judging/stats/stats/").json()}
     assert set(rows) == {"rater", "rater2"}
     one, two = rows["rater"], rows["rater2"]
@@ -506,7 +506,7 @@ def test_it_refuses_a_judgement_on_an_expired_lease_taken_by_another_rater(rater
     PoolItem.objects.filter(pool=pool).exclude(pk=PoolItem.objects.filter(pool=pool).first().pk).delete()
     payload = lease(client_for(rater))
     assignment = Assignment.objects.get(pk=payload["assignment"])
-    services.sweep_expired_leases(now=assignment.expires_at)
+    leasing.sweep_expired_leases(now=assignment.expires_at)
     lease(client_for(second_rater))
     response = client_for(rater).post(
         f"/api/assignments/{assignment.pk}/judgement/", {"grade": 1}, format="json"
@@ -564,7 +564,7 @@ def test_it_never_answers_a_500(rater, manager):
     distinctive_pool([rater])
     raters_client, managers_client = client_for(rater), client_for(manager)
     raters_client.raise_request_exception = managers_client.raise_request_exception = False
-    judgement = services.submit_judgement(
+    judgement = leasing.submit_judgement(
         assignment=Assignment.objects.get(pk=lease(raters_client)["assignment"]), grade=1
     )
     payload = lease(raters_client)
@@ -666,7 +666,7 @@ def test_it_answers_a_400_when_an_imported_label_took_the_leased_item(rater, tmp
     payload = lease(client)
     qrels = tmp_path / "earlier.qrels"
     qrels.write_text(f"q1 0 {payload['document']['docid']} 2\n")
-    services.import_judgements(pool=pool, path=qrels, rater=rater)
+    imports.import_judgements(pool=pool, path=qrels, rater=rater)
     url = f"/api/assignments/{payload['assignment']}/judgement/"
     response = client.post(url, {"grade": 1}, format="json")
     assert response.status_code == 400 and response.json()["detail"]

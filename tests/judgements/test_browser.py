@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 
-from judgements import services as judging
+from judgements import membership, rubrics
 from judgements.models import Assignment, Judgement, JudgementRevision
 from pooling.models import Document, Pool, Topic
 from tests.factories import make_collection, make_pool, make_run, make_user
@@ -297,13 +297,13 @@ def test_it_shows_the_next_document_quickly_after_a_key_press(page, live_server,
 def test_it_asks_for_a_required_facet_before_saving(page, live_server):
     rater = make_user("fay", password=PASSWORD)
     pool = make_browser_pool(name="facets", topics=1, per_topic=4, raters=[rater])
-    rubric = judging.create_rubric(
+    rubric = rubrics.create_rubric(
         name="fresh",
         facets=[
             {"name": "fresh", "label": "Freshness", "choices": ["current", "outdated"], "required": True}
         ],
     )
-    judging.setup_judging(pool=pool, rubric=rubric)
+    membership.setup_judging(pool=pool, rubric=rubric)
     log_in(page, live_server, "fay")
     page.goto(f"{live_server.url}/judge/facets/")
     page.wait_for_selector("#doc-title")

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from judgements import services
+from judgements import leasing
 from judgements.models import Assignment, Judgement
 from pooling.models import Document, PoolItem, Run, RunRow, Topic
 from tests.conftest import require_services
@@ -21,20 +21,20 @@ J = 3
 
 def lease_and_judge_objects(pool, rater) -> tuple[int, Any] | None:
     """The general services: `next_item`, then `submit_judgement` (what the rater pages use)."""
-    assignment = services.next_item(pool=pool, rater=rater)
+    assignment = leasing.next_item(pool=pool, rater=rater)
     if assignment is None:
         return None
-    return assignment.item_id, lambda grade: services.submit_judgement(assignment=assignment, grade=grade)
+    return assignment.item_id, lambda grade: leasing.submit_judgement(assignment=assignment, grade=grade)
 
 
 def lease_and_judge_statements(pool, rater) -> tuple[int, Any] | None:
     """The rater API's hot path: `next_lease`, then `submit_lease` (one statement each on PostgreSQL)."""
-    lease = services.next_lease(pool=pool.name, rater=rater)
+    lease = leasing.next_lease(pool=pool.name, rater=rater)
     if lease is None:
         return None
 
     def judge(grade: int) -> None:
-        assert services.submit_lease(assignment=lease.assignment, rater=rater, grade=grade) is not None
+        assert leasing.submit_lease(assignment=lease.assignment, rater=rater, grade=grade) is not None
 
     return Assignment.objects.get(pk=lease.assignment).item_id, judge
 

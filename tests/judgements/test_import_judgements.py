@@ -12,7 +12,7 @@ from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from judgements import services
+from judgements import membership, rubrics
 from judgements.management.commands.import_judgements import Command as ImportCommand
 from judgements.models import Judgement, JudgementRevision, Judging
 from pooling.models import PoolItem
@@ -185,12 +185,12 @@ def test_it_sets_up_judging_with_the_default_rubric_when_missing(rater):
     Judging.objects.filter(pool=pool).delete()
     out = run("add_raters", "fresh", "rater")
     judging = Judging.objects.get(pool=pool)
-    assert judging.rubric == services.default_rubric() and "rubric relevance-4 v1" in out
+    assert judging.rubric == rubrics.default_rubric() and "rubric relevance-4 v1" in out
     assert list(judging.raters.all()) == [rater]
 
 
 def test_it_keeps_the_pools_adjudication_gap(pool, second_rater):
-    services.setup_judging(pool=pool, adjudication_gap=3)
+    membership.setup_judging(pool=pool, adjudication_gap=3)
     run("add_raters", "legacy", "rater2")
     assert Judging.objects.get(pool=pool).adjudication_gap == 3
 

@@ -8,7 +8,7 @@ import re
 import pytest
 from django.test import Client
 
-from judgements import services, stats
+from judgements import adjudication, labels, leasing, stats
 from judgements.manager_views import grade_chart
 from judgements.models import Adjudication, Assignment, GoldLabel, Judging, Rubric
 from pooling.models import PoolItem
@@ -36,22 +36,22 @@ def campaign(rater, second_rater, manager):
     pool = make_pool(name="camp", raters=[rater, second_rater], judgements_per_item=2)
     items = []
     for first_grade, second_grade in ((3, 0), (2, 2)):
-        lease = services.next_item(pool=pool, rater=rater)
-        services.submit_judgement(
+        lease = leasing.next_item(pool=pool, rater=rater)
+        leasing.submit_judgement(
             assignment=lease, grade=first_grade, note="<script>alert('x')</script> spot on", seconds=30
         )
-        services.submit_judgement(
-            assignment=services.next_item(pool=pool, rater=second_rater),
+        leasing.submit_judgement(
+            assignment=leasing.next_item(pool=pool, rater=second_rater),
             grade=second_grade,
             seconds=10,
             note="off topic",
         )
         items.append(PoolItem.objects.get(pk=lease.item_id))
-    revised = services.submit_judgement(assignment=services.next_item(pool=pool, rater=rater), grade=1)
-    services.revise_judgement(judgement=revised, by=rater, grade=2, note="second thoughts")
-    services.revise_judgement(judgement=revised, by=rater, grade=None, unrateable=True)
+    revised = leasing.submit_judgement(assignment=leasing.next_item(pool=pool, rater=rater), grade=1)
+    labels.revise_judgement(judgement=revised, by=rater, grade=2, note="second thoughts")
+    labels.revise_judgement(judgement=revised, by=rater, grade=None, unrateable=True)
     gold = PoolItem.objects.filter(pool=pool, num_judgements=0).select_related("topic", "document").first()
-    services.set_gold(item=gold, grade=3, by=manager)
+    adjudication.set_gold(item=gold, grade=3, by=manager)
     return {"pool": pool, "disputed": items[0], "agreed": items[1], "revised": revised, "gold": gold}
 
 
@@ -235,7 +235,7 @@ def test_it_shows_every_revision_who_when_old_and_new(browser, campaign):
 
 def test_it_shows_the_decision_and_gold_on_the_history_page(browser, campaign, manager):
     disputed = campaign["disputed"]
-    services.adjudicate(item=disputed, adjudicator=manager, grade=1, note="judged by the book")
+    adjudication.adjudicate(item=disputed, adjudicator=manager, grade=1, note="judged by the book")
     page = text(browser.get(f"/manage/pools/camp/items/{disputed.pk}/history/"))
     assert "adjudicated: 1 Marginal by manager" in page and "judged by the book" in page
     assert page.count("Never revised.") == 2
@@ -330,7 +330,7 @@ def test_it_sets_and_removes_gold_through_the_admin(staff, campaign, admin_user)
 
 def test_it_releases_the_leases_of_raters_removed_in_the_admin(staff, campaign, rater, second_rater):
     pool = campaign["pool"]
-    lease = services.next_item(pool=pool, rater=second_rater)
+    lease = leasing.next_item(pool=pool, rater=second_rater)
     judging = Judging.objects.get(pool=pool)
     response = staff.post(
         f"/admin/judgements/judging/{judging.pk}/change/",

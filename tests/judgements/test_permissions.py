@@ -14,7 +14,7 @@ import pytest
 from django.db import transaction
 from django.test import Client
 
-from judgements import services
+from judgements import adjudication, labels, leasing, rubrics
 from judgements.models import Judgement
 from pooling.models import PoolItem
 from tests.conftest import client_for
@@ -36,15 +36,15 @@ def world(rater, second_rater, outsider, manager, admin_user) -> dict[str, Any]:
     lease of the rater's, a gold item; pool `beta` (rater: other); an unused rubric."""
     alpha = make_pool(name="alpha", raters=[rater, second_rater], judgements_per_item=2)
     beta = make_pool(name="beta", raters=[outsider])
-    done = services.next_item(pool=alpha, rater=rater)
-    judgement = services.submit_judgement(assignment=done, grade=1, note="first")
-    services.revise_judgement(judgement=judgement, by=rater, grade=3)
-    lease = services.next_item(pool=alpha, rater=rater)
-    co_lease = services.next_item(pool=alpha, rater=second_rater)
+    done = leasing.next_item(pool=alpha, rater=rater)
+    judgement = leasing.submit_judgement(assignment=done, grade=1, note="first")
+    labels.revise_judgement(judgement=judgement, by=rater, grade=3)
+    lease = leasing.next_item(pool=alpha, rater=rater)
+    co_lease = leasing.next_item(pool=alpha, rater=second_rater)
     assert co_lease.item_id == done.item_id
-    co_judgement = services.submit_judgement(assignment=co_lease, grade=0, note="not at all")
+    co_judgement = leasing.submit_judgement(assignment=co_lease, grade=0, note="not at all")
     gold = PoolItem.objects.filter(pool=alpha).exclude(pk__in=[done.item_id, lease.item_id]).first()
-    services.set_gold(item=gold, grade=2, by=manager)
+    adjudication.set_gold(item=gold, grade=2, by=manager)
     return {
         "users": {
             "anonymous": None,
@@ -61,7 +61,7 @@ def world(rater, second_rater, outsider, manager, admin_user) -> dict[str, Any]:
         "gold": gold.pk,
         "item": lease.item_id,
         "beta_item": PoolItem.objects.filter(pool=beta).first().pk,
-        "rubric": services.create_rubric(name="unused").pk,
+        "rubric": rubrics.create_rubric(name="unused").pk,
         "judged_rubric": Judgement.objects.get(pk=judgement.pk).rubric_id,
     }
 

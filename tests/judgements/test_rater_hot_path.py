@@ -16,7 +16,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
-from judgements import api, services
+from judgements import api, errors, leasing, membership, prepared, rubrics
 from judgements.models import Assignment, Judgement
 from pooling.models import Pool, PoolItem
 from pooling.permissions import MANAGERS_GROUP
@@ -113,7 +113,7 @@ def test_the_lean_next_answers_byte_for_byte_as_the_drf_view(lean, auth):
     assert set(payload) == {"assignment", "state", "leased_at", "expires_at", "pool", "topic", "document",
                             "rubric"}  # fmt: skip
     assert payload["rubric"]["grades"][0] == {
-        "value": 3, "label": "Perfect", "key": "3", "description": services.DEFAULT_GRADES[0]["description"]
+        "value": 3, "label": "Perfect", "key": "3", "description": rubrics.DEFAULT_GRADES[0]["description"]
     }  # fmt: skip
     lean.off()
     again = client.post(f"/api/pools/{pool.name}/next/")  # the live lease, answered by the DRF view
@@ -272,17 +272,17 @@ def test_a_judgement_after_leaving_the_pool_or_on_an_expired_lease_is_the_drf_vi
     pool = make_pool(raters=[rater, second], name="hot")
     client = token_client(rater)
     first = client.post(f"/api/pools/{pool.name}/next/").json()
-    services.remove_rater(pool=pool, rater=rater)
+    membership.remove_rater(pool=pool, rater=rater)
     gone = both_paths(lean, lambda: client.post(judge_url(first["assignment"]), {"grade": 1}, format="json"))
     assert gone.status_code == 404
 
-    services.setup_judging(pool=pool, raters=[rater])
+    membership.setup_judging(pool=pool, raters=[rater])
     assert not PoolItem.objects.filter(pool=pool, active_leases__gt=0).exists()
     PoolItem.objects.filter(pool=pool).exclude(pk=PoolItem.objects.filter(pool=pool).first().pk).delete()
     Assignment.objects.all().delete()
     leased = client.post(f"/api/pools/{pool.name}/next/").json()
     assignment = Assignment.objects.get(pk=leased["assignment"])
-    services.sweep_expired_leases(now=assignment.expires_at)
+    leasing.sweep_expired_leases(now=assignment.expires_at)
     token_client(second).post(f"/api/pools/{pool.name}/next/")
     taken = both_paths(lean, lambda: client.post(judge_url(assignment.pk), {"grade": 1}, format="json"))
     assert taken.status_code == 400 and "went to another rater" in taken.json()["detail"]
@@ -294,7 +294,7 @@ def test_an_expired_lease_with_room_is_still_judged_through_the_general_path(lea
     client = token_client(rater)
     leased = client.post(f"/api/pools/{pool.name}/next/").json()
     assignment = Assignment.objects.get(pk=leased["assignment"])
-    services.sweep_expired_leases(now=assignment.expires_at)
+    leasing.sweep_expired_leases(now=assignment.expires_at)
     answer = client.post(judge_url(assignment.pk), {"grade": 1}, format="json")
     assert answer.status_code == 201 and lean[-1] == ("lean_judgement", False)
     assert answer.content == rendered_judgement(answer.json()["id"])
@@ -313,23 +313,23 @@ def snapshot(pool: Pool) -> tuple[Any, ...]:
     return items, [a[:3] for a in assignments], judgements
 
 
-def lease_view(lease: services.Lease | None) -> Any:
+def lease_view(lease: leasing.Lease | None) -> Any:
     if lease is None:
         return None
     return (lease.state, lease.pool, lease.qid, lease.docid, lease.title, lease.text, lease.rubric,
             lease.expires_at - lease.leased_at)  # fmt: skip
 
 
-def lease_both_ways(pool: Pool, rater) -> services.Lease | None:
+def lease_both_ways(pool: Pool, rater) -> leasing.Lease | None:
     """The single statement's lease (then undone) and the general path's (kept): the same item, the same
     answer, the same changes."""
     mark = transaction.savepoint()
     try:
-        one = services.next_lease(pool=pool.name, rater=rater, single_statement=True)
+        one = leasing.next_lease(pool=pool.name, rater=rater, single_statement=True)
         after_one = snapshot(pool)
     finally:
         transaction.savepoint_rollback(mark)
-    general = services.next_lease(pool=pool.name, rater=rater, single_statement=False)
+    general = leasing.next_lease(pool=pool.name, rater=rater, single_statement=False)
     assert lease_view(one) == lease_view(general)
     assert snapshot(pool) == after_one
     if one is not None and general is not None and one.state == "active":
@@ -338,15 +338,15 @@ def lease_both_ways(pool: Pool, rater) -> services.Lease | None:
     return general
 
 
-def judge_both_ways(pool: Pool, rater, lease: services.Lease, grade: int) -> services.Judged | None:
+def judge_both_ways(pool: Pool, rater, lease: leasing.Lease, grade: int) -> leasing.Judged | None:
     mark = transaction.savepoint()
     try:
-        one = services.submit_lease(assignment=lease.assignment, rater=rater, grade=grade, note=" n ",
+        one = leasing.submit_lease(assignment=lease.assignment, rater=rater, grade=grade, note=" n ",
                                     seconds=3, single_statement=True)  # fmt: skip
         after_one = snapshot(pool)
     finally:
         transaction.savepoint_rollback(mark)
-    general = services.submit_lease(assignment=lease.assignment, rater=rater, grade=grade, note=" n ",
+    general = leasing.submit_lease(assignment=lease.assignment, rater=rater, grade=grade, note=" n ",
                                     seconds=3, single_statement=False)  # fmt: skip
     assert (one is None) == (general is None)
     if one is not None and general is not None:
@@ -364,10 +364,10 @@ def test_the_single_statement_leases_and_judges_as_the_general_path():
     r1, r2, r3 = raters
     outsider = make_user("outsider")
     for single in (True, False):
-        with pytest.raises(services.JudgingError):
-            services.next_lease(pool=pool.name, rater=outsider, single_statement=single)
-        with pytest.raises(services.JudgingError):
-            services.next_lease(pool="no-such-pool", rater=r1, single_statement=single)
+        with pytest.raises(errors.JudgingError):
+            leasing.next_lease(pool=pool.name, rater=outsider, single_statement=single)
+        with pytest.raises(errors.JudgingError):
+            leasing.next_lease(pool="no-such-pool", rater=r1, single_statement=single)
 
     first = lease_both_ways(pool, r1)  # no last topic: the first item of the pool
     assert first is not None and first.qid == "q1"
@@ -383,7 +383,7 @@ def test_the_single_statement_leases_and_judges_as_the_general_path():
     assert on_topic is not None and on_topic.qid == "q2"
 
     # r2's lease expires: the next lease reactivates their own assignment on the same item
-    services.sweep_expired_leases(now=timezone.now() + timedelta(hours=1))
+    leasing.sweep_expired_leases(now=timezone.now() + timedelta(hours=1))
     expired = Assignment.objects.get(pk=on_topic.assignment)
     assert expired.state == Assignment.State.EXPIRED
     again = lease_both_ways(pool, r2)
@@ -397,7 +397,7 @@ def test_the_single_statement_leases_and_judges_as_the_general_path():
     assert served is not None and served.docid == first.docid
 
     # a skipped item is never offered again; the rest of the pool, then nothing left
-    services.skip_item(assignment=Assignment.objects.get(pk=served.assignment))
+    leasing.skip_item(assignment=Assignment.objects.get(pk=served.assignment))
     everything = []
     while (lease := lease_both_ways(pool, r3)) is not None:
         everything.append(lease.docid)
@@ -410,7 +410,7 @@ def test_the_single_statement_answers_the_api_with_its_prepared_plans_refreshed_
     require_services()
     rater = make_user("rater")
     pool = make_pool(raters=[rater], name="hot")
-    services._plan_class["size"] = "99 99"
+    prepared.plan_class["size"] = "99 99"
     client = token_client(rater)
     leased = client.post(f"/api/pools/{pool.name}/next/")
     assert leased.status_code == 200 and lean == [("lean_next", True)]
@@ -420,7 +420,7 @@ def test_the_single_statement_answers_the_api_with_its_prepared_plans_refreshed_
             "pg_relation_size('judgements_judgement') / 8192"
         )
         pages = cursor.fetchone()
-    assert services._plan_class["size"] == f"{int(pages[0]).bit_length()} {int(pages[1]).bit_length()}"
+    assert prepared.plan_class["size"] == f"{int(pages[0]).bit_length()} {int(pages[1]).bit_length()}"
     judged = client.post(judge_url(leased.json()["assignment"]), {"grade": 0}, format="json")
     assert judged.status_code == 201 and lean[-1] == ("lean_judgement", True)
 
@@ -436,11 +436,11 @@ def test_only_a_lease_that_is_its_own_transaction_commits_asynchronously():
     rater = make_user("rater")
     pool = make_pool(raters=[rater], name="hot")
     assert synchronous_commit() == "on"
-    lease = services.next_lease(pool=pool.name, rater=rater)  # inside the test's transaction
+    lease = leasing.next_lease(pool=pool.name, rater=rater)  # inside the test's transaction
     assert lease is not None and synchronous_commit() == "on"
-    assert services.submit_lease(assignment=lease.assignment, rater=rater, grade=1) is not None
+    assert leasing.submit_lease(assignment=lease.assignment, rater=rater, grade=1) is not None
     assert synchronous_commit() == "on"  # a judgement never turns it off
     # what an API request runs (autocommit: the statement is its own transaction), seen from inside
     params = {"pool": pool.name, "rater": rater.pk, "now": timezone.now(), "own_transaction": True}
-    assert services._one_row(services._LEASE_SQL, params)[0] is not None
+    assert prepared.one_row(leasing._LEASE_SQL, params)[0] is not None
     assert synchronous_commit() == "off"

@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from judgements import services as judging
+from judgements import leasing, membership, rubrics
 from judgements.models import Assignment, Judgement, JudgementRevision
 from judgements.views import CONTENT_SECURITY_POLICY, render_body
 from pooling.models import Document, Pool, PoolItem, Topic
@@ -134,7 +134,7 @@ def test_it_lists_only_the_pools_the_user_rates(rater, outsider, manager, admin_
 
 
 def test_it_lets_an_admin_who_is_also_a_rater_judge(admin_user, pool):
-    judging.setup_judging(pool=pool, raters=[admin_user])
+    membership.setup_judging(pool=pool, raters=[admin_user])
     client = client_for(admin_user)
     state = lease(client, pool)
     assert state["mode"] == "item"
@@ -302,9 +302,9 @@ def test_it_rejects_a_bad_label_with_400_and_stores_nothing(rater, pool, fields,
 
 
 def test_it_rejects_unrateable_when_the_rubric_has_no_such_choice(rater, second_rater):
-    rubric = judging.create_rubric(name="strict", allow_unrateable=False)
+    rubric = rubrics.create_rubric(name="strict", allow_unrateable=False)
     pool = blind_pool(raters=[rater])
-    judging.setup_judging(pool=pool, rubric=rubric)
+    membership.setup_judging(pool=pool, rubric=rubric)
     client = client_for(rater)
     page = client.get(url("judge", pool)).content.decode()
     assert 'name="unrateable"' not in page
@@ -315,7 +315,7 @@ def test_it_rejects_unrateable_when_the_rubric_has_no_such_choice(rater, second_
 
 
 def test_it_enforces_required_facets_and_stores_chosen_ones(rater):
-    rubric = judging.create_rubric(
+    rubric = rubrics.create_rubric(
         name="with-facets",
         facets=[
             {"name": "fresh", "label": "Freshness", "choices": ["current", "outdated"], "required": True},
@@ -323,7 +323,7 @@ def test_it_enforces_required_facets_and_stores_chosen_ones(rater):
         ],
     )
     pool = blind_pool(raters=[rater])
-    judging.setup_judging(pool=pool, rubric=rubric)
+    membership.setup_judging(pool=pool, rubric=rubric)
     client = client_for(rater)
     page = client.get(url("judge", pool)).content.decode()
     assert "Freshness" in page and "required" in page and 'name="facet_fresh" value="outdated"' in page
@@ -352,7 +352,7 @@ def test_it_reports_an_expired_lease_taken_by_someone_else_inline(rater, second_
     pool = blind_pool(raters=[rater, second_rater], judgements_per_item=1)
     client = client_for(rater)
     state = lease(client, pool)
-    judging.sweep_expired_leases(now=timezone.now() + timedelta(hours=1))
+    leasing.sweep_expired_leases(now=timezone.now() + timedelta(hours=1))
     mine = Assignment.objects.get(pk=state["assignment"])
     Assignment.objects.create(
         item=mine.item, rater=second_rater, expires_at=timezone.now() + timedelta(hours=1)

@@ -7,7 +7,7 @@ import json
 import pytest
 from django.test import Client
 
-from judgements import services
+from judgements import releases
 from judgements.models import Release
 from tests.conftest import client_for
 from tests.factories import make_pool, make_user
@@ -20,7 +20,7 @@ def campaign(db):
     pool = make_pool(judgements_per_item=2, raters=[alice, bob], name="campaign")
     judge(pool, alice, {("q1", "d001"): 3, ("q1", "d002"): 0, ("q1", "d003"): 1, ("q2", "d010"): 2})
     judge(pool, bob, {("q1", "d001"): 2, ("q1", "d002"): 0, ("q1", "d003"): 3, ("q2", "d010"): 2})
-    release = services.create_release(pool=pool)
+    release = releases.create_release(pool=pool)
     return pool, alice, release
 
 

@@ -13,7 +13,7 @@ import pytrec_eval
 from django.conf import settings
 from django.core.management import CommandError, call_command
 
-from judgements import services
+from judgements import adjudication, errors, labels, releases
 from judgements.models import Judgement, Release
 from pooling.models import PoolItem
 from tests.factories import make_pool, make_user
@@ -47,7 +47,7 @@ def judged_pool(db):
 
 def test_it_writes_judged_items_and_marks_pending_and_unrateable_with_minus_one(judged_pool):
     pool, _, _ = judged_pool
-    release = services.create_release(pool=pool, policy="majority")
+    release = releases.create_release(pool=pool, policy="majority")
     qrels = release_files(release)["qrels.txt"].decode().splitlines()
     assert qrels == [
         "q1 0 d001 2",  # 3 vs 2: a tie goes to the lower grade
@@ -69,7 +69,7 @@ def test_it_writes_judged_items_and_marks_pending_and_unrateable_with_minus_one(
 
 def test_it_omits_unjudged_items_when_asked(judged_pool):
     pool, _, _ = judged_pool
-    release = services.create_release(pool=pool, policy="majority", unjudged="omit")
+    release = releases.create_release(pool=pool, policy="majority", unjudged="omit")
     lines = release_files(release)["qrels.txt"].decode().splitlines()
     assert all(not line.endswith(" -1") for line in lines)
     assert len(lines) == 4
@@ -81,23 +81,23 @@ def test_it_applies_each_policy_and_lets_adjudication_override(judged_pool):
         line.split()[2]: int(line.split()[3])
         for line in release_files(rel)["qrels.txt"].decode().splitlines()
     }
-    assert grades(services.create_release(pool=pool, policy="mean"))["d003"] == 2  # (1 + 3) / 2
-    assert grades(services.create_release(pool=pool, policy="median"))["d001"] == 2
-    rater_alice = grades(services.create_release(pool=pool, policy="rater:alice"))
+    assert grades(releases.create_release(pool=pool, policy="mean"))["d003"] == 2  # (1 + 3) / 2
+    assert grades(releases.create_release(pool=pool, policy="median"))["d001"] == 2
+    rater_alice = grades(releases.create_release(pool=pool, policy="rater:alice"))
     assert rater_alice["d001"] == 3 and rater_alice["d011"] == 0
     item = PoolItem.objects.get(pool=pool, topic__qid="q1", document__docid="d003")
-    services.adjudicate(item=item, adjudicator=alice, grade=3, note="clearly answers it")
-    assert grades(services.create_release(pool=pool, policy="majority"))["d003"] == 3
-    with pytest.raises(services.JudgingError):
-        services.create_release(pool=pool, policy="loudest")
-    with pytest.raises(services.JudgingError):
-        services.create_release(pool=pool, policy="rater:nobody")
+    adjudication.adjudicate(item=item, adjudicator=alice, grade=3, note="clearly answers it")
+    assert grades(releases.create_release(pool=pool, policy="majority"))["d003"] == 3
+    with pytest.raises(errors.JudgingError):
+        releases.create_release(pool=pool, policy="loudest")
+    with pytest.raises(errors.JudgingError):
+        releases.create_release(pool=pool, policy="rater:nobody")
 
 
 def test_it_makes_byte_identical_releases_of_unchanged_data_with_true_hashes(judged_pool):
     pool, _, _ = judged_pool
-    first = release_files(services.create_release(pool=pool))
-    second_release = services.create_release(pool=pool)
+    first = release_files(releases.create_release(pool=pool))
+    second_release = releases.create_release(pool=pool)
     second = release_files(second_release)
     assert first == second
     manifest = json.loads(second["manifest.json"])
@@ -111,11 +111,11 @@ def test_it_makes_byte_identical_releases_of_unchanged_data_with_true_hashes(jud
 
 def test_it_keeps_a_release_immutable_when_judgements_change(judged_pool):
     pool, alice, _ = judged_pool
-    old = services.create_release(pool=pool)
+    old = releases.create_release(pool=pool)
     before = release_files(old)
     judgement = Judgement.objects.get(rater=alice, item__document__docid="d001")
-    services.revise_judgement(judgement=judgement, by=alice, grade=0)
-    new = services.create_release(pool=pool)
+    labels.revise_judgement(judgement=judgement, by=alice, grade=0)
+    new = releases.create_release(pool=pool)
     assert release_files(old) == before
     assert release_files(new)["qrels.txt"] != before["qrels.txt"]
     root = Path(settings.MEDIA_ROOT) / old.directory
@@ -125,7 +125,7 @@ def test_it_keeps_a_release_immutable_when_judgements_change(judged_pool):
 
 def test_it_pseudonymises_raters_in_judgements_jsonl(judged_pool):
     pool, alice, bob = judged_pool
-    text = release_files(services.create_release(pool=pool))["judgements.jsonl"].decode()
+    text = release_files(releases.create_release(pool=pool))["judgements.jsonl"].decode()
     assert "alice" not in text and "bob" not in text
     rows = [json.loads(line) for line in text.splitlines()]
     assert len(rows) == 11
@@ -135,20 +135,20 @@ def test_it_pseudonymises_raters_in_judgements_jsonl(judged_pool):
 
 def test_it_counts_unpooled_documents_of_every_run(judged_pool):
     pool, _, _ = judged_pool
-    release = services.create_release(pool=pool)
+    release = releases.create_release(pool=pool)
     runs = release.manifest["runs"]
     assert runs["alpha"] == {"retrieved": 7, "unpooled": 0}
     assert runs["beta"]["unpooled"] == 0
     pool.depth = 1  # a shallower pool leaves documents of both runs unpooled
     pool.save()
     PoolItem.objects.filter(pool=pool, num_judgements=0).delete()
-    runs = services.create_release(pool=pool).manifest["runs"]
+    runs = releases.create_release(pool=pool).manifest["runs"]
     assert runs["alpha"]["unpooled"] > 0
 
 
 def test_a_release_loads_in_pytrec_eval_and_ir_measures_and_supports_condensed_mode(judged_pool, tmp_path):
     pool, _, _ = judged_pool
-    release = services.create_release(pool=pool)
+    release = releases.create_release(pool=pool)
     path = Path(settings.MEDIA_ROOT) / release.directory / "qrels.txt"
     with open(path) as handle:
         qrels = pytrec_eval.parse_qrel(handle)

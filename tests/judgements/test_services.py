@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from judgements import services
+from judgements import adjudication, errors, imports, labels, leasing, membership, rubrics
 from judgements.models import Adjudication, Assignment, Judgement, JudgementRevision, Judging, Rubric
 from pooling.models import Pool, PoolItem
 from tests.factories import make_pool, make_user
@@ -31,9 +31,9 @@ FACETS = [
 def judge_all(pool, rater, grade=1) -> list[int]:
     """Let `rater` judge everything they are offered; the item ids, in order."""
     seen = []
-    while (assignment := services.next_item(pool=pool, rater=rater)) is not None:
+    while (assignment := leasing.next_item(pool=pool, rater=rater)) is not None:
         seen.append(assignment.item_id)
-        services.submit_judgement(assignment=assignment, grade=grade)
+        leasing.submit_judgement(assignment=assignment, grade=grade)
     return seen
 
 
@@ -47,68 +47,68 @@ def item_of(assignment: Assignment) -> PoolItem:
 def test_it_expires_and_sweeps_leases_and_gives_the_item_to_another_rater(rater, second_rater):
     pool = make_pool(raters=[rater, second_rater])
     PoolItem.objects.filter(pool=pool).exclude(pk=PoolItem.objects.filter(pool=pool).first().pk).delete()
-    lease = services.next_item(pool=pool, rater=rater)
+    lease = leasing.next_item(pool=pool, rater=rater)
     assert item_of(lease).active_leases == 1
-    assert services.next_item(pool=pool, rater=second_rater) is None  # the only item is taken
+    assert leasing.next_item(pool=pool, rater=second_rater) is None  # the only item is taken
 
-    assert services.sweep_expired_leases(now=lease.expires_at - timedelta(seconds=1)) == 0
-    assert services.sweep_expired_leases(now=lease.expires_at + timedelta(seconds=1)) == 1
+    assert leasing.sweep_expired_leases(now=lease.expires_at - timedelta(seconds=1)) == 0
+    assert leasing.sweep_expired_leases(now=lease.expires_at + timedelta(seconds=1)) == 1
     lease.refresh_from_db()
     assert lease.state == Assignment.State.EXPIRED
     assert item_of(lease).active_leases == 0
-    other = services.next_item(pool=pool, rater=second_rater)
+    other = leasing.next_item(pool=pool, rater=second_rater)
     assert other is not None and other.item_id == lease.item_id
 
 
 def test_it_leases_for_the_pools_lease_minutes(rater):
     pool = make_pool(raters=[rater])
-    services.setup_judging(pool=pool, lease_minutes=3)
-    lease = services.next_item(pool=pool, rater=rater)
+    membership.setup_judging(pool=pool, lease_minutes=3)
+    lease = leasing.next_item(pool=pool, rater=rater)
     assert lease.expires_at - lease.leased_at == timedelta(minutes=3)
 
 
 def test_it_resumes_the_live_lease_instead_of_leasing_another(rater):
     pool = make_pool(raters=[rater])
-    first = services.next_item(pool=pool, rater=rater)
-    again = services.next_item(pool=pool, rater=rater)
+    first = leasing.next_item(pool=pool, rater=rater)
+    again = leasing.next_item(pool=pool, rater=rater)
     assert again.pk == first.pk
     assert Assignment.objects.filter(rater=rater, state=Assignment.State.ACTIVE).count() == 1
 
 
 def test_it_does_not_resume_an_expired_lease(rater):
     pool = make_pool(raters=[rater])
-    first = services.next_item(pool=pool, rater=rater)
+    first = leasing.next_item(pool=pool, rater=rater)
     Assignment.objects.filter(pk=first.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    second = services.next_item(pool=pool, rater=rater)
+    second = leasing.next_item(pool=pool, rater=rater)
     assert second.pk != first.pk and second.item_id != first.item_id
 
 
 def test_it_releases_the_item_on_skip_and_never_offers_it_again_to_that_rater(rater, second_rater):
     pool = make_pool(raters=[rater, second_rater])
-    lease = services.next_item(pool=pool, rater=rater)
-    services.skip_item(assignment=lease)
+    lease = leasing.next_item(pool=pool, rater=rater)
+    leasing.skip_item(assignment=lease)
     lease.refresh_from_db()
     assert lease.state == Assignment.State.SKIPPED
     assert item_of(lease).active_leases == 0
     offered = judge_all(pool, rater)
     assert lease.item_id not in offered
     assert len(offered) == PoolItem.objects.filter(pool=pool).count() - 1
-    assert services.next_item(pool=pool, rater=second_rater).item_id == lease.item_id
+    assert leasing.next_item(pool=pool, rater=second_rater).item_id == lease.item_id
 
 
 def test_it_refuses_to_skip_twice(rater):
     pool = make_pool(raters=[rater])
-    lease = services.next_item(pool=pool, rater=rater)
-    services.skip_item(assignment=lease)
-    with pytest.raises(services.JudgingError, match="no longer leased"):
-        services.skip_item(assignment=lease)
+    lease = leasing.next_item(pool=pool, rater=rater)
+    leasing.skip_item(assignment=lease)
+    with pytest.raises(errors.JudgingError, match="no longer leased"):
+        leasing.skip_item(assignment=lease)
 
 
 def test_it_never_gives_a_rater_the_same_item_twice(rater):
     pool = make_pool(raters=[rater], judgements_per_item=3)
     offered = judge_all(pool, rater)
     assert len(offered) == len(set(offered)) == PoolItem.objects.filter(pool=pool).count()
-    assert services.next_item(pool=pool, rater=rater) is None
+    assert leasing.next_item(pool=pool, rater=rater) is None
 
 
 def test_it_gives_every_item_j_judgements_from_j_different_raters(rater, second_rater):
@@ -126,22 +126,22 @@ def test_it_gives_every_item_j_judgements_from_j_different_raters(rater, second_
 def test_it_never_leases_an_item_beyond_what_it_still_needs(rater, second_rater):
     pool = make_pool(raters=[rater, second_rater])
     PoolItem.objects.filter(pool=pool).exclude(pk=PoolItem.objects.filter(pool=pool).first().pk).delete()
-    assert services.next_item(pool=pool, rater=rater) is not None
-    assert services.next_item(pool=pool, rater=second_rater) is None
+    assert leasing.next_item(pool=pool, rater=rater) is not None
+    assert leasing.next_item(pool=pool, rater=second_rater) is None
 
 
 def test_it_refuses_a_lease_to_someone_not_a_rater_of_the_pool(rater, outsider):
     pool = make_pool(raters=[rater])
-    with pytest.raises(services.JudgingError, match="not a rater"):
-        services.next_item(pool=pool, rater=outsider)
+    with pytest.raises(errors.JudgingError, match="not a rater"):
+        leasing.next_item(pool=pool, rater=outsider)
 
 
 def test_it_releases_the_leases_of_a_removed_rater_and_keeps_their_judgements(rater):
     pool = make_pool(raters=[rater])
-    done = services.next_item(pool=pool, rater=rater)
-    services.submit_judgement(assignment=done, grade=2)
-    live = services.next_item(pool=pool, rater=rater)
-    services.remove_rater(pool=pool, rater=rater)
+    done = leasing.next_item(pool=pool, rater=rater)
+    leasing.submit_judgement(assignment=done, grade=2)
+    live = leasing.next_item(pool=pool, rater=rater)
+    membership.remove_rater(pool=pool, rater=rater)
     live.refresh_from_db()
     assert live.state == Assignment.State.EXPIRED
     assert item_of(live).active_leases == 0
@@ -154,9 +154,9 @@ def test_it_releases_the_leases_of_a_removed_rater_and_keeps_their_judgements(ra
 
 def test_it_honours_an_expired_lease_when_the_item_still_has_room(rater):
     pool = make_pool(raters=[rater])
-    lease = services.next_item(pool=pool, rater=rater)
-    services.sweep_expired_leases(now=lease.expires_at + timedelta(minutes=1))
-    judgement = services.submit_judgement(assignment=lease, grade=2)
+    lease = leasing.next_item(pool=pool, rater=rater)
+    leasing.sweep_expired_leases(now=lease.expires_at + timedelta(minutes=1))
+    judgement = leasing.submit_judgement(assignment=lease, grade=2)
     assert judgement.grade == 2
     item = item_of(lease)
     assert (item.num_judgements, item.active_leases) == (1, 0)
@@ -165,28 +165,28 @@ def test_it_honours_an_expired_lease_when_the_item_still_has_room(rater):
 def test_it_refuses_an_expired_lease_when_the_item_went_to_another_rater(rater, second_rater):
     pool = make_pool(raters=[rater, second_rater])
     PoolItem.objects.filter(pool=pool).exclude(pk=PoolItem.objects.filter(pool=pool).first().pk).delete()
-    lease = services.next_item(pool=pool, rater=rater)
-    services.sweep_expired_leases(now=lease.expires_at + timedelta(minutes=1))
-    taken = services.next_item(pool=pool, rater=second_rater)
+    lease = leasing.next_item(pool=pool, rater=rater)
+    leasing.sweep_expired_leases(now=lease.expires_at + timedelta(minutes=1))
+    taken = leasing.next_item(pool=pool, rater=second_rater)
     assert taken.item_id == lease.item_id
-    with pytest.raises(services.JudgingError, match="went to another rater"):
-        services.submit_judgement(assignment=lease, grade=2)
-    services.submit_judgement(assignment=taken, grade=1)
-    with pytest.raises(services.JudgingError, match="went to another rater"):
-        services.submit_judgement(assignment=lease, grade=2)
+    with pytest.raises(errors.JudgingError, match="went to another rater"):
+        leasing.submit_judgement(assignment=lease, grade=2)
+    leasing.submit_judgement(assignment=taken, grade=1)
+    with pytest.raises(errors.JudgingError, match="went to another rater"):
+        leasing.submit_judgement(assignment=lease, grade=2)
     assert item_of(lease).num_judgements == 1
 
 
 def test_it_refuses_a_second_submit_and_a_submit_after_skip(rater):
     pool = make_pool(raters=[rater])
-    lease = services.next_item(pool=pool, rater=rater)
-    services.submit_judgement(assignment=lease, grade=1)
-    with pytest.raises(services.JudgingError, match="judged this item already"):
-        services.submit_judgement(assignment=lease, grade=2)
-    skipped = services.next_item(pool=pool, rater=rater)
-    services.skip_item(assignment=skipped)
-    with pytest.raises(services.JudgingError, match="skipped"):
-        services.submit_judgement(assignment=skipped, grade=2)
+    lease = leasing.next_item(pool=pool, rater=rater)
+    leasing.submit_judgement(assignment=lease, grade=1)
+    with pytest.raises(errors.JudgingError, match="judged this item already"):
+        leasing.submit_judgement(assignment=lease, grade=2)
+    skipped = leasing.next_item(pool=pool, rater=rater)
+    leasing.skip_item(assignment=skipped)
+    with pytest.raises(errors.JudgingError, match="skipped"):
+        leasing.submit_judgement(assignment=skipped, grade=2)
 
 
 # ------------------------------------------------------------------------------------------------ gold
@@ -196,7 +196,7 @@ def test_it_serves_gold_items_to_every_rater(rater, second_rater, manager):
     third = make_user("rater3")
     pool = make_pool(raters=[rater, second_rater, third])
     gold_item = PoolItem.objects.filter(pool=pool).order_by("id")[3]
-    services.set_gold(item=gold_item, grade=2, by=manager)
+    adjudication.set_gold(item=gold_item, grade=2, by=manager)
     items = PoolItem.objects.filter(pool=pool).count()
     first = judge_all(pool, rater)
     assert gold_item.pk in first and len(first) == items
@@ -208,11 +208,11 @@ def test_it_serves_gold_items_to_every_rater(rater, second_rater, manager):
 def test_it_refuses_a_gold_grade_off_the_rubric_and_removes_gold(manager):
     pool = make_pool()
     item = PoolItem.objects.filter(pool=pool).first()
-    with pytest.raises(services.JudgingError, match="not on the rubric"):
-        services.set_gold(item=item, grade=7, by=manager)
-    services.set_gold(item=item, grade=3, by=manager)
+    with pytest.raises(errors.JudgingError, match="not on the rubric"):
+        adjudication.set_gold(item=item, grade=7, by=manager)
+    adjudication.set_gold(item=item, grade=3, by=manager)
     assert PoolItem.objects.get(pk=item.pk).gold
-    services.remove_gold(item=item)
+    adjudication.remove_gold(item=item)
     assert not PoolItem.objects.get(pk=item.pk).gold
     assert not hasattr(PoolItem.objects.get(pk=item.pk), "gold_label")
 
@@ -222,12 +222,12 @@ def test_it_refuses_a_gold_grade_off_the_rubric_and_removes_gold(manager):
 
 def test_it_keeps_every_revision_with_who_when_old_and_new(rater, manager):
     pool = make_pool(raters=[rater])
-    judgement = services.submit_judgement(
-        assignment=services.next_item(pool=pool, rater=rater), grade=1, note="first look"
+    judgement = leasing.submit_judgement(
+        assignment=leasing.next_item(pool=pool, rater=rater), grade=1, note="first look"
     )
     before = timezone.now()
-    services.revise_judgement(judgement=judgement, by=rater, grade=3, note="read it again")
-    services.revise_judgement(judgement=judgement, by=manager, grade=None, unrateable=True)
+    labels.revise_judgement(judgement=judgement, by=rater, grade=3, note="read it again")
+    labels.revise_judgement(judgement=judgement, by=manager, grade=None, unrateable=True)
     revisions = list(JudgementRevision.objects.filter(judgement=judgement).order_by("changed_at", "id"))
     assert [(r.changed_by, r.old_grade, r.new_grade, r.new_unrateable) for r in revisions] == [
         (rater, 1, 3, False),
@@ -244,8 +244,8 @@ def test_it_keeps_every_revision_with_who_when_old_and_new(rater, manager):
 
 def test_it_records_no_revision_when_nothing_changes(rater):
     pool = make_pool(raters=[rater])
-    judgement = services.submit_judgement(assignment=services.next_item(pool=pool, rater=rater), grade=2)
-    services.revise_judgement(judgement=judgement, by=rater, grade=2)
+    judgement = leasing.submit_judgement(assignment=leasing.next_item(pool=pool, rater=rater), grade=2)
+    labels.revise_judgement(judgement=judgement, by=rater, grade=2)
     assert not JudgementRevision.objects.exists()
 
 
@@ -253,18 +253,18 @@ def test_it_records_no_revision_when_nothing_changes(rater):
 
 
 def test_it_makes_the_default_rubric_with_the_four_grade_scale():
-    rubric = services.default_rubric()
+    rubric = rubrics.default_rubric()
     assert list(rubric.grades.values_list("value", "label", "key")) == [
         (3, "Perfect", "3"), (2, "Good", "2"), (1, "Marginal", "1"), (0, "Not relevant", "0"),
     ]  # fmt: skip
     assert rubric.allow_unrateable and rubric.unrateable_key == "x"
-    assert services.default_rubric().pk == rubric.pk
+    assert rubrics.default_rubric().pk == rubric.pk
 
 
 def test_it_edits_an_unjudged_rubric_in_place():
-    rubric = services.create_rubric(name="r")
+    rubric = rubrics.create_rubric(name="r")
     grades = [{"value": 1, "label": "yes", "key": "y"}, {"value": 0, "label": "no", "key": "0"}]
-    same = services.update_rubric(rubric=rubric, grades=grades)
+    same = rubrics.update_rubric(rubric=rubric, grades=grades)
     assert same.pk == rubric.pk and same.version == 1
     assert sorted(same.labels) == [0, 1]
     assert Rubric.objects.filter(name="r").count() == 1
@@ -273,8 +273,8 @@ def test_it_edits_an_unjudged_rubric_in_place():
 def test_it_versions_a_judged_rubric_instead_of_editing_it(rater):
     pool = make_pool(raters=[rater])
     rubric = Judging.objects.get(pool=pool).rubric
-    services.submit_judgement(assignment=services.next_item(pool=pool, rater=rater), grade=3)
-    new = services.update_rubric(rubric=rubric, facets=FACETS, description="with facets")
+    leasing.submit_judgement(assignment=leasing.next_item(pool=pool, rater=rater), grade=3)
+    new = rubrics.update_rubric(rubric=rubric, facets=FACETS, description="with facets")
     assert new.pk != rubric.pk and new.name == rubric.name and new.version == rubric.version + 1
     assert list(new.facets.values_list("name", flat=True)) == ["freshness", "authority"]
     assert not rubric.facets.exists() and rubric.description != "with facets"
@@ -283,13 +283,13 @@ def test_it_versions_a_judged_rubric_instead_of_editing_it(rater):
 
 
 def test_it_refuses_bad_grade_scales():
-    with pytest.raises(services.JudgingError, match="distinct"):
-        services.create_rubric(name="r", grades=[{"value": 1, "label": "a", "key": "a"},
+    with pytest.raises(errors.JudgingError, match="distinct"):
+        rubrics.create_rubric(name="r", grades=[{"value": 1, "label": "a", "key": "a"},
                                                  {"value": 1, "label": "b", "key": "b"}])  # fmt: skip
-    with pytest.raises(services.JudgingError, match="unrateable key"):
-        services.create_rubric(name="r", grades=[{"value": 1, "label": "a", "key": "x"}])
-    with pytest.raises(services.JudgingError, match="reserved"):
-        services.create_rubric(name="r", grades=[{"value": 1, "label": "a", "key": "s"}])
+    with pytest.raises(errors.JudgingError, match="unrateable key"):
+        rubrics.create_rubric(name="r", grades=[{"value": 1, "label": "a", "key": "x"}])
+    with pytest.raises(errors.JudgingError, match="reserved"):
+        rubrics.create_rubric(name="r", grades=[{"value": 1, "label": "a", "key": "s"}])
     assert not Rubric.objects.filter(name="r").exists()
 
 
@@ -298,7 +298,7 @@ def test_it_refuses_bad_grade_scales():
 
 def facet_pool(rater):
     pool = make_pool(raters=[rater])
-    services.setup_judging(pool=pool, rubric=services.create_rubric(name="faceted", facets=FACETS))
+    membership.setup_judging(pool=pool, rubric=rubrics.create_rubric(name="faceted", facets=FACETS))
     return pool
 
 
@@ -313,9 +313,9 @@ def facet_pool(rater):
 )
 def test_it_validates_facets(rater, facets, message):
     pool = facet_pool(rater)
-    lease = services.next_item(pool=pool, rater=rater)
-    with pytest.raises(services.JudgingError, match=message):
-        services.submit_judgement(assignment=lease, grade=2, facets=facets)
+    lease = leasing.next_item(pool=pool, rater=rater)
+    with pytest.raises(errors.JudgingError, match=message):
+        leasing.submit_judgement(assignment=lease, grade=2, facets=facets)
     assert not Judgement.objects.exists()
     lease.refresh_from_db()
     assert lease.state == Assignment.State.ACTIVE
@@ -323,8 +323,8 @@ def test_it_validates_facets(rater, facets, message):
 
 def test_it_stores_valid_facets_and_drops_empty_optional_ones(rater):
     pool = facet_pool(rater)
-    judgement = services.submit_judgement(
-        assignment=services.next_item(pool=pool, rater=rater), grade=2,
+    judgement = leasing.submit_judgement(
+        assignment=leasing.next_item(pool=pool, rater=rater), grade=2,
         facets={"freshness": "stale", "authority": ""},
     )  # fmt: skip
     assert judgement.facets == {"freshness": "stale"}
@@ -332,8 +332,8 @@ def test_it_stores_valid_facets_and_drops_empty_optional_ones(rater):
 
 def test_it_does_not_require_facets_of_an_unrateable_judgement(rater):
     pool = facet_pool(rater)
-    judgement = services.submit_judgement(
-        assignment=services.next_item(pool=pool, rater=rater), grade=None, unrateable=True
+    judgement = leasing.submit_judgement(
+        assignment=leasing.next_item(pool=pool, rater=rater), grade=None, unrateable=True
     )
     assert judgement.unrateable and judgement.grade is None
 
@@ -344,9 +344,9 @@ def test_it_does_not_require_facets_of_an_unrateable_judgement(rater):
 )
 def test_it_validates_the_grade(rater, grade, unrateable, message):
     pool = make_pool(raters=[rater])
-    with pytest.raises(services.JudgingError, match=message):
-        services.submit_judgement(
-            assignment=services.next_item(pool=pool, rater=rater), grade=grade, unrateable=unrateable
+    with pytest.raises(errors.JudgingError, match=message):
+        leasing.submit_judgement(
+            assignment=leasing.next_item(pool=pool, rater=rater), grade=grade, unrateable=unrateable
         )
 
 
@@ -357,11 +357,11 @@ def two_opinions(pool, first, second, grades) -> list[PoolItem]:
     """`first` then `second` judge the next item with each pair of `grades` (None = unrateable)."""
     items = []
     for a, b in grades:
-        lease_a = services.next_item(pool=pool, rater=first)
-        services.submit_judgement(assignment=lease_a, grade=a, unrateable=a is None, note=f"{first} says {a}")
-        lease_b = services.next_item(pool=pool, rater=second)
+        lease_a = leasing.next_item(pool=pool, rater=first)
+        leasing.submit_judgement(assignment=lease_a, grade=a, unrateable=a is None, note=f"{first} says {a}")
+        lease_b = leasing.next_item(pool=pool, rater=second)
         assert lease_b.item_id == lease_a.item_id
-        services.submit_judgement(assignment=lease_b, grade=b, unrateable=b is None)
+        leasing.submit_judgement(assignment=lease_b, grade=b, unrateable=b is None)
         items.append(item_of(lease_a))
     return items
 
@@ -370,38 +370,38 @@ def test_it_queues_items_whose_grades_differ_by_the_gap_default_two(rater, secon
     pool = make_pool(raters=[rater, second_rater], judgements_per_item=2)
     assert Judging.objects.get(pool=pool).adjudication_gap == 2
     far, near, same, mixed = two_opinions(pool, rater, second_rater, [(3, 1), (2, 1), (0, 0), (2, None)])
-    queue = services.adjudication_queue(pool=pool)
+    queue = adjudication.adjudication_queue(pool=pool)
     assert [row["item_id"] for row in queue] == [far.pk, mixed.pk]
     assert queue[0]["spread"] == 2 and queue[1]["unrateable_votes"] == 1
-    assert [row["item_id"] for row in services.adjudication_queue(pool=pool, gap=1)] == [
+    assert [row["item_id"] for row in adjudication.adjudication_queue(pool=pool, gap=1)] == [
         far.pk,
         near.pk,
         mixed.pk,
     ]
-    assert same.pk in [row["item_id"] for row in services.adjudication_queue(pool=pool, gap=0)]
+    assert same.pk in [row["item_id"] for row in adjudication.adjudication_queue(pool=pool, gap=0)]
 
 
 def test_it_follows_the_pools_gap_setting(rater, second_rater):
     pool = make_pool(raters=[rater, second_rater], judgements_per_item=2)
     far, near = two_opinions(pool, rater, second_rater, [(3, 0), (3, 1)])
-    services.setup_judging(pool=pool, adjudication_gap=3)
+    membership.setup_judging(pool=pool, adjudication_gap=3)
     pool = Pool.objects.get(pk=pool.pk)  # `pool.judging` was cached by make_pool
-    assert [row["item_id"] for row in services.adjudication_queue(pool=pool)] == [far.pk]
+    assert [row["item_id"] for row in adjudication.adjudication_queue(pool=pool)] == [far.pk]
 
 
 def test_it_records_the_adjudication_and_takes_the_item_off_the_queue(rater, second_rater, manager):
     pool = make_pool(raters=[rater, second_rater], judgements_per_item=2)
     (far,) = two_opinions(pool, rater, second_rater, [(3, 0)])
-    decision = services.adjudicate(item=far, adjudicator=manager, grade=2, note="  partly relevant ")
+    decision = adjudication.adjudicate(item=far, adjudicator=manager, grade=2, note="  partly relevant ")
     assert Adjudication.objects.get(item=far) == decision
     assert (decision.grade, decision.unrateable, decision.note, decision.adjudicator) == (
         2, False, "partly relevant", manager,
     )  # fmt: skip
-    assert services.adjudication_queue(pool=pool) == []
-    again = services.adjudicate(item=far, adjudicator=manager, grade=None, unrateable=True)
+    assert adjudication.adjudication_queue(pool=pool) == []
+    again = adjudication.adjudicate(item=far, adjudicator=manager, grade=None, unrateable=True)
     assert Adjudication.objects.filter(item=far).count() == 1 and again.unrateable and again.grade is None
-    with pytest.raises(services.JudgingError):
-        services.adjudicate(item=far, adjudicator=manager, grade=9)
+    with pytest.raises(errors.JudgingError):
+        adjudication.adjudicate(item=far, adjudicator=manager, grade=9)
 
 
 # -------------------------------------------------------------------------------------------- defects
@@ -409,44 +409,44 @@ def test_it_records_the_adjudication_and_takes_the_item_off_the_queue(rater, sec
 
 def test_it_keeps_the_adjudication_gap_when_raters_are_added(rater, second_rater):
     pool = make_pool(raters=[rater])
-    services.setup_judging(pool=pool, adjudication_gap=3)
-    services.setup_judging(pool=pool, raters=[second_rater])
+    membership.setup_judging(pool=pool, adjudication_gap=3)
+    membership.setup_judging(pool=pool, raters=[second_rater])
     assert Judging.objects.get(pool=pool).adjudication_gap == 3
 
 
 def test_it_adjudicates_on_a_rubric_with_a_required_facet(rater, manager):
     pool = facet_pool(rater)
     item = PoolItem.objects.filter(pool=pool).first()
-    decision = services.adjudicate(item=item, adjudicator=manager, grade=2)
+    decision = adjudication.adjudicate(item=item, adjudicator=manager, grade=2)
     assert decision.grade == 2
 
 
 def test_it_refuses_a_judgement_from_a_removed_rater(rater):
     pool = make_pool(raters=[rater])
-    lease = services.next_item(pool=pool, rater=rater)
-    services.remove_rater(pool=pool, rater=rater)
-    with pytest.raises(services.JudgingError):
-        services.submit_judgement(assignment=lease, grade=2)
+    lease = leasing.next_item(pool=pool, rater=rater)
+    membership.remove_rater(pool=pool, rater=rater)
+    with pytest.raises(errors.JudgingError):
+        leasing.submit_judgement(assignment=lease, grade=2)
 
 
 def test_it_keeps_the_facets_when_a_revision_does_not_name_them(rater):
     pool = make_pool(raters=[rater])
-    services.setup_judging(pool=pool, rubric=services.create_rubric(name="optional", facets=FACETS[1:]))
-    judgement = services.submit_judgement(
-        assignment=services.next_item(pool=pool, rater=rater), grade=2, facets={"authority": "high"}
+    membership.setup_judging(pool=pool, rubric=rubrics.create_rubric(name="optional", facets=FACETS[1:]))
+    judgement = leasing.submit_judgement(
+        assignment=leasing.next_item(pool=pool, rater=rater), grade=2, facets={"authority": "high"}
     )
-    revised = services.revise_judgement(judgement=judgement, by=rater, grade=3)
+    revised = labels.revise_judgement(judgement=judgement, by=rater, grade=3)
     assert revised.facets == {"authority": "high"}
 
 
 def test_it_refuses_cleanly_a_lease_on_an_item_the_rater_has_an_imported_label_for(rater, tmp_path):
     pool = make_pool(raters=[rater])
-    lease = services.next_item(pool=pool, rater=rater)
+    lease = leasing.next_item(pool=pool, rater=rater)
     item = PoolItem.objects.select_related("topic", "document").get(pk=lease.item_id)
     qrels = tmp_path / "earlier.qrels"
     qrels.write_text(f"{item.topic.qid} 0 {item.document.docid} 2\n")
-    services.import_judgements(pool=pool, path=qrels, rater=rater)
-    with pytest.raises(services.JudgingError):
-        services.submit_judgement(assignment=lease, grade=1)
+    imports.import_judgements(pool=pool, path=qrels, rater=rater)
+    with pytest.raises(errors.JudgingError):
+        leasing.submit_judgement(assignment=lease, grade=1)
     item.refresh_from_db()
     assert item.active_leases == 0 and item.num_judgements == 1

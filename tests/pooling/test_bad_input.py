@@ -302,7 +302,7 @@ def test_it_fails_the_job_of_a_bad_upload_too_large_to_check_first(
 def test_it_refuses_qrels_uploads_as_an_unknown_kind(
     news: Collection, manager: Any, name: str, django_capture_on_commit_callbacks: Any
 ) -> None:
-    # Qrels are judgements of a pool (judgements.services.import_judgements), not a collection import.
+    # Qrels are judgements of a pool (judgements.imports.import_judgements), not a collection import.
     before = snapshot()
 
     with django_capture_on_commit_callbacks(execute=True) as callbacks:

@@ -36,7 +36,8 @@ def resolve_qrels(spec: str) -> QrelsTable | dict[str, dict[str, int]]:
     under the default (majority) policy, with -1 for every pending or unrateable item, exactly as an
     explicit release would write them."""
     if spec.startswith("pool:"):
-        from judgements.services import JudgingError, current_qrels
+        from judgements.errors import JudgingError
+        from judgements.releases import current_qrels
         from pooling.models import Pool
 
         pool = Pool.objects.filter(name=spec.removeprefix("pool:")).first()

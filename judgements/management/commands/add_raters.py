@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
-from judgements import services
+from judgements import membership
 from judgements.models import Judging
 from pooling.management.commands._base import get_pool
 
@@ -64,7 +64,7 @@ class Command(BaseCommand):
                 created.append(name)
             judging = Judging.objects.filter(pool=pool).first()
             before = set(judging.raters.values_list("username", flat=True)) if judging else set()
-            judging = services.setup_judging(pool=pool, raters=[existing[name] for name in names])
+            judging = membership.setup_judging(pool=pool, raters=[existing[name] for name in names])
         added = [name for name in names if name not in before]
         if created:
             note = "" if password is not None else " (no usable password: set one with changepassword)"

@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from judgements import services
+from judgements import queries
 from judgements.models import Judging
 from pooling.models import Pool
 
@@ -32,7 +32,7 @@ class Command(BaseCommand):
         pool = Pool.objects.filter(name=options["pool"]).first()
         if pool is None or not Judging.objects.filter(pool=pool).exists():
             raise CommandError(f"no judged pool named {options['pool']!r}")
-        summary = services.pool_agreement(pool=pool, seed=options["seed"], n_bootstrap=options["bootstrap"])
+        summary = queries.pool_agreement(pool=pool, seed=options["seed"], n_bootstrap=options["bootstrap"])
         key = {"none": "unweighted", "linear": "linear", "quadratic": "quadratic"}[options["weights"]]
         chosen = summary["cohen"][key]
         if options["format"] == "json":

@@ -8,7 +8,7 @@ from typing import Any
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from judgements import services
+from judgements import errors, imports
 from judgements.models import Judging
 from pooling.management.commands._base import get_pool
 from pooling.services import ImportFailed
@@ -41,11 +41,11 @@ class Command(BaseCommand):
         if not Path(path).is_file():
             raise CommandError(f"{path}: no such file")
         try:
-            summary = services.import_judgements(
+            summary = imports.import_judgements(
                 pool=pool, path=path, rater=rater, skip_unpooled=options["skip_unpooled"], display_name=path
             )
         except ImportFailed as exc:
             raise CommandError(f"nothing imported:\n{exc}") from None
-        except services.JudgingError as exc:
+        except errors.JudgingError as exc:
             raise CommandError(f"nothing imported: {exc}") from None
         self.stdout.write(summary.line())

@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from judgements import services
+from judgements import errors, releases
 from labeling.progress import ProgressBar
 from pooling.models import Pool
 
@@ -27,10 +27,10 @@ class Command(BaseCommand):
             raise CommandError(f"no pool named {options['pool']!r}")
         bar = ProgressBar("release")
         try:
-            release = services.create_release(
+            release = releases.create_release(
                 pool=pool, policy=options["policy"], unjudged=options["unjudged"], progress=bar
             )
-        except services.JudgingError as exc:
+        except errors.JudgingError as exc:
             raise CommandError(str(exc)) from None
         finally:
             bar.close()

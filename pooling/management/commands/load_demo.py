@@ -96,7 +96,7 @@ class Command(BaseCommand):
         return known
 
     def _raters(self) -> None:
-        from judgements import services as judging
+        from judgements import membership
 
         pool = Pool.objects.get(name=POOL)
-        judging.setup_judging(pool=pool, raters=User.objects.filter(username__in=RATERS))
+        membership.setup_judging(pool=pool, raters=User.objects.filter(username__in=RATERS))

@@ -1,0 +1,105 @@
+"""Importing earlier labels (qrels) as a rater's judgements."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.db.models import F
+
+from judgements.labels import revise_judgement
+from judgements.leasing import end_lease
+from judgements.models import (
+    Assignment,
+    Judgement,
+    Judging,
+)
+from pooling import formats
+from pooling import services as pooling_services
+from pooling.models import Pool, PoolItem
+
+
+@dataclass
+class JudgementImportSummary:
+    rows: int = 0
+    created: int = 0
+    updated: int = 0
+    skipped_unpooled: int = 0
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        return (
+            f"judgements: {self.rows} rows, {self.created} created, {self.updated} updated, "
+            f"{self.skipped_unpooled} unpooled skipped, {self.seconds:.1f} s"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rows": self.rows, "created": self.created, "updated": self.updated,
+                "skipped_unpooled": self.skipped_unpooled, "seconds": round(self.seconds, 3)}  # fmt: skip
+
+
+def import_judgements(
+    *,
+    pool: Pool,
+    path: str | Path,
+    rater: AbstractBaseUser,
+    skip_unpooled: bool = False,
+    display_name: str | None = None,
+) -> JudgementImportSummary:
+    """Import earlier labels (qrels format) as `rater`'s judgements, atomically. A negative label (unjudged)
+    is skipped; a grade not on the rubric is an error; lines for documents outside the pool are errors
+    unless `skip_unpooled`. An existing judgement of this rater is revised (with a revision row)."""
+    started = time.monotonic()
+    display = display_name or str(path)
+    judging = Judging.objects.select_related("rubric").get(pool=pool)
+    labels = set(judging.rubric.labels)
+    items = {
+        (qid, docid): pk
+        for pk, qid, docid in PoolItem.objects.filter(pool=pool).values_list(
+            "pk", "topic__qid", "document__docid"
+        )
+    }
+    summary = JudgementImportSummary()
+    errors: list[str] = []
+    try:
+        with transaction.atomic():
+            existing = {j.item_id: j for j in Judgement.objects.filter(item__pool=pool, rater=rater)}
+            for entry in formats.read_qrels(path):
+                summary.rows += 1
+                if entry.rel < 0:
+                    continue
+                item_id = items.get((entry.qid, entry.docid))
+                if item_id is None:
+                    if skip_unpooled:
+                        summary.skipped_unpooled += 1
+                    elif len(errors) < 50:
+                        errors.append(
+                            f"{display}:{entry.line}: {entry.qid} {entry.docid} is not in pool {pool.name}"
+                        )
+                    continue
+                if entry.rel not in labels:
+                    if len(errors) < 50:
+                        errors.append(f"{display}:{entry.line}: grade {entry.rel} is not on the rubric")
+                    continue
+                if item_id in existing:
+                    revise_judgement(judgement=existing[item_id], by=rater, grade=entry.rel)
+                    summary.updated += 1
+                else:
+                    existing[item_id] = Judgement.objects.create(
+                        item_id=item_id, rater=rater, rubric=judging.rubric, grade=entry.rel, imported=True
+                    )
+                    PoolItem.objects.filter(pk=item_id).update(num_judgements=F("num_judgements") + 1)
+                    # a lease this rater holds on the item ends: the imported label is their judgement
+                    for lease in Assignment.objects.select_for_update().filter(item_id=item_id, rater=rater):
+                        end_lease(lease, Assignment.State.DONE)
+                    summary.created += 1
+            if errors:
+                raise pooling_services.ImportFailed(errors)
+    except formats.FormatError as exc:
+        raise pooling_services.ImportFailed(errors + [str(e) for e in exc.errors]) from None
+    summary.seconds = time.monotonic() - started
+    return summary

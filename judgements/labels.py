@@ -1,0 +1,91 @@
+"""A label checked against its rubric, and a recorded label revised (with its revision row)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import transaction
+from django.utils import timezone
+
+from judgements.errors import JudgingError
+from judgements.models import (
+    Judgement,
+    JudgementRevision,
+    Rubric,
+)
+
+
+def validate_label(
+    rubric: Rubric,
+    grade: int | None,
+    unrateable: bool,
+    facets: dict[str, Any] | None,
+    *,
+    require_facets: bool = True,
+) -> dict[str, Any]:
+    if unrateable:
+        if not rubric.allow_unrateable:
+            raise JudgingError("this rubric has no 'unrateable' choice")
+        if grade is not None:
+            raise JudgingError("an unrateable judgement has no grade")
+    else:
+        if grade is None:
+            raise JudgingError("choose a grade")
+        if grade not in rubric.labels:
+            raise JudgingError(f"grade {grade} is not on the rubric ({', '.join(map(str, rubric.labels))})")
+    facets = dict(facets or {})
+    known = {facet.name: facet for facet in rubric.facets.all()}
+    unknown = sorted(set(facets) - set(known))
+    if unknown:
+        raise JudgingError(f"unknown facets: {', '.join(unknown)}")
+    for name, facet in known.items():
+        value = facets.get(name)
+        if value in (None, ""):
+            if facet.required and not unrateable and require_facets:
+                raise JudgingError(f"facet {facet.label!r} is required")
+            facets.pop(name, None)
+        elif facet.choices and value not in facet.choices:
+            raise JudgingError(f"{value!r} is not a choice of facet {facet.label!r}")
+    return facets
+
+
+def revise_judgement(
+    *,
+    judgement: Judgement,
+    by: AbstractBaseUser,
+    grade: int | None,
+    unrateable: bool = False,
+    facets: dict[str, Any] | None = None,
+    note: str | None = None,
+) -> Judgement:
+    """Change a judgement, keeping the old and new label as a revision (who, when, old, new). Facets and
+    note left as None keep their current values."""
+    with transaction.atomic():
+        locked = (
+            Judgement.objects.select_for_update(of=("self",)).select_related("rubric").get(pk=judgement.pk)
+        )
+        current = locked.facets if facets is None else facets
+        facets = validate_label(locked.rubric, grade, unrateable, current)
+        new_note = locked.note if note is None else note.strip()
+        new_grade = None if unrateable else grade
+        if (locked.grade, locked.unrateable, locked.facets, locked.note) == (
+            new_grade, unrateable, facets, new_note
+        ):  # fmt: skip
+            return locked
+        JudgementRevision.objects.create(
+            judgement=locked,
+            changed_by=by,
+            old_grade=locked.grade,
+            old_unrateable=locked.unrateable,
+            old_facets=locked.facets,
+            old_note=locked.note,
+            new_grade=new_grade,
+            new_unrateable=unrateable,
+            new_facets=facets,
+            new_note=new_note,
+        )
+        locked.grade, locked.unrateable, locked.facets, locked.note = new_grade, unrateable, facets, new_note
+        locked.updated_at = timezone.now()
+        locked.save()
+    return locked

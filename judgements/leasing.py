@@ -1,0 +1,572 @@
+"""The rater loop: lease an item to a rater, skip it, submit its label; leases that expire.
+
+Longer than 400 lines for now: the general (ORM) path and the single-statement PostgreSQL path of
+leasing and of submitting are still written side by side here, until they become one function each."""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth.models import AbstractBaseUser
+from django.db import IntegrityError, connection, transaction
+from django.db.models import F
+from django.utils import timezone
+
+from judgements.errors import JudgingError
+from judgements.labels import validate_label
+from judgements.models import (
+    Assignment,
+    Judgement,
+    Judging,
+    Rubric,
+)
+from judgements.prepared import PAGES_SQL, one_row
+from judgements.rubrics import rubric_values, rubric_values_from_row
+from pooling import services as pooling_services
+from pooling.models import Pool, PoolItem
+
+_NEXT_SQL = """
+SELECT pi.id, (SELECT a.id FROM judgements_assignment a WHERE a.item_id = pi.id AND a.rater_id = %(rater)s)
+FROM pooling_poolitem pi
+WHERE pi.pool_id = %(pool)s AND pi.selected {topic_clause}
+  AND (pi.gold OR pi.num_judgements + pi.active_leases < pi.required_judgements)
+  AND NOT EXISTS (SELECT 1 FROM judgements_assignment a
+                  WHERE a.item_id = pi.id AND a.rater_id = %(rater)s AND a.state <> 'expired')
+  AND NOT EXISTS (SELECT 1 FROM judgements_judgement j WHERE j.item_id = pi.id AND j.rater_id = %(rater)s)
+ORDER BY pi.topic_id, pi.blind_key
+LIMIT 1 {lock}
+"""
+
+
+# Membership (no row if not a rater), the lease length, the live lease and the topic of the last lease.
+_RATER_SQL = """
+SELECT j.lease_minutes,
+  (SELECT a.id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
+   WHERE pi.pool_id = %(pool)s AND a.rater_id = %(rater)s AND a.state = %(active)s AND a.expires_at > %(now)s
+   ORDER BY a.leased_at DESC LIMIT 1),
+  (SELECT pi.topic_id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
+   WHERE pi.pool_id = %(pool)s AND a.rater_id = %(rater)s ORDER BY a.leased_at DESC LIMIT 1)
+FROM judgements_judging j JOIN judgements_judging_raters r ON r.judging_id = j.id
+WHERE j.pool_id = %(pool)s AND r.user_id = %(rater)s
+"""
+
+
+def _find_open_item(
+    *, pool: Pool, rater: AbstractBaseUser, topic_id: int | None
+) -> tuple[int, int | None] | None:
+    """(item id, id of this rater's expired assignment on it or None), the item locked on PostgreSQL."""
+    lock = "FOR UPDATE OF pi SKIP LOCKED" if connection.vendor == "postgresql" else ""
+    params = {"pool": pool.pk, "rater": rater.pk, "topic": topic_id}
+    with connection.cursor() as cursor:
+        if topic_id is not None:
+            cursor.execute(_NEXT_SQL.format(topic_clause="AND pi.topic_id = %(topic)s", lock=lock), params)
+            row = cursor.fetchone()
+            if row:
+                return int(row[0]), row[1]
+        cursor.execute(_NEXT_SQL.format(topic_clause="", lock=lock), params)
+        row = cursor.fetchone()
+    return (int(row[0]), row[1]) if row else None
+
+
+def current_assignment(*, pool: Pool, rater: AbstractBaseUser) -> Assignment | None:
+    """The rater's live lease in this pool, if any (a rater resumes where they were)."""
+    return (
+        Assignment.objects.select_related("item__topic", "item__document")
+        .filter(item__pool=pool, rater=rater, state=Assignment.State.ACTIVE, expires_at__gt=timezone.now())
+        .order_by("-leased_at")
+        .first()
+    )
+
+
+def next_item(*, pool: Pool, rater: AbstractBaseUser) -> Assignment | None:
+    """Lease the rater an item that still needs judgements and that they have not judged, preferring the
+    topic they are on. Concurrency-safe: on PostgreSQL the item row is locked with SKIP LOCKED and its
+    lease counter is re-checked, so no item is ever leased beyond what it still needs. Returns None when
+    nothing is left for this rater."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    params = {"pool": pool.pk, "rater": rater.pk, "active": Assignment.State.ACTIVE.value, "now": now}
+    with connection.cursor() as cursor:
+        cursor.execute(_RATER_SQL, params)
+        row = cursor.fetchone()
+    if row is None:
+        raise JudgingError("you are not a rater of this pool")
+    lease_minutes, live_id, last = row
+    if live_id is not None:
+        live = current_assignment(pool=pool, rater=rater)
+        if live is not None:
+            return live
+    for _attempt in range(3):
+        try:
+            with transaction.atomic():
+                assignment = _lease(pool=pool, rater=rater, topic_id=last, lease_minutes=lease_minutes)
+                if assignment is None and pool.adaptive and _select_adaptive(pool=pool):
+                    assignment = _lease(pool=pool, rater=rater, topic_id=last, lease_minutes=lease_minutes)
+                return assignment
+        except IntegrityError:
+            continue  # the same rater raced themself (two tabs): try again
+    return None
+
+
+def _lease(
+    *, pool: Pool, rater: AbstractBaseUser, topic_id: int | None, lease_minutes: int | None = None
+) -> Assignment | None:
+    found = _find_open_item(pool=pool, rater=rater, topic_id=topic_id)
+    if found is None:
+        return None
+    item_id, expired_id = found
+    now = timezone.now()
+    if lease_minutes is None:
+        lease_minutes = Judging.objects.filter(pool=pool).values_list("lease_minutes", flat=True).first()
+    expires_at = now + timedelta(minutes=lease_minutes or 10)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE pooling_poolitem SET active_leases = active_leases + 1 WHERE id = %s", [item_id]
+        )
+    assignment: Assignment | None = None
+    if expired_id is not None and Assignment.objects.filter(
+        pk=expired_id, state=Assignment.State.EXPIRED
+    ).update(state=Assignment.State.ACTIVE, leased_at=now, expires_at=expires_at):
+        assignment = Assignment.objects.get(pk=expired_id)
+    if assignment is None:  # no row of this rater on the item (a racing tab's new row: IntegrityError)
+        assignment = Assignment.objects.create(
+            item_id=item_id, rater=rater, leased_at=now, expires_at=expires_at
+        )
+    assignment.item = PoolItem.objects.select_related("topic", "document").get(pk=item_id)
+    return assignment
+
+
+def _select_adaptive(*, pool: Pool) -> bool:
+    """Ask the pool's strategy for more items, for every topic whose selected items are all judged."""
+    selected_any = False
+    for topic in pool.topics():
+        items = PoolItem.objects.filter(pool=pool, topic=topic, selected=True)
+        if items.filter(num_judgements__lt=F("required_judgements")).exists():
+            continue
+        outcomes = consensus_outcomes(items)
+        if pooling_services.select_next(pool=pool, topic=topic, outcomes=outcomes) is not None:
+            selected_any = True
+    return selected_any
+
+
+def consensus_outcomes(items: Any) -> dict[str, int | None]:
+    """docid → the item's consensus under the `median` policy (the lower median; None if most said
+    unrateable), for the adaptive strategies."""
+    from judgements import aggregation
+
+    votes: dict[str, list[tuple[int, int | None]]] = {}
+    rows = Judgement.objects.filter(item__in=items).values_list("item__document__docid", "rater_id", "grade")
+    for docid, rater_id, grade in rows:
+        votes.setdefault(docid, []).append((rater_id, grade))
+    return {docid: aggregation.aggregate(v, policy="median").grade for docid, v in votes.items()}
+
+
+def end_lease(assignment: Assignment, state: str) -> None:
+    if assignment.state == Assignment.State.ACTIVE:
+        PoolItem.objects.filter(pk=assignment.item_id).update(active_leases=F("active_leases") - 1)
+    assignment.state = state
+    assignment.save(update_fields=["state"])
+
+
+def skip_item(*, assignment: Assignment) -> None:
+    """Give an item back: the lease ends and this rater is not offered it again."""
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
+        if locked.state != Assignment.State.ACTIVE:
+            raise JudgingError("this item is no longer leased to you")
+        end_lease(locked, Assignment.State.SKIPPED)
+
+
+def sweep_expired_leases(*, now: Any = None) -> int:
+    """Expire leases past their time and give their items back. Returns how many expired."""
+    now = now or timezone.now()
+    with transaction.atomic():
+        expired = list(
+            Assignment.objects.select_for_update(skip_locked=True)
+            .filter(state=Assignment.State.ACTIVE, expires_at__lte=now)
+            .values_list("id", "item_id")
+        )
+        if not expired:
+            return 0
+        Assignment.objects.filter(pk__in=[pk for pk, _ in expired]).update(state=Assignment.State.EXPIRED)
+        per_item = Counter(item_id for _, item_id in expired)
+        by_count: dict[int, list[int]] = {}
+        for item_id, count in per_item.items():
+            by_count.setdefault(count, []).append(item_id)
+        for count, item_ids in by_count.items():
+            PoolItem.objects.filter(pk__in=item_ids).update(active_leases=F("active_leases") - count)
+    return len(expired)
+
+
+# ------------------------------------------------------------------------- the rater API's hot path
+#
+# `next_lease` and `submit_lease` are `next_item` and `submit_judgement` for the rater API's two hot
+# endpoints, answering in plain values (what the API shows) instead of model objects. On PostgreSQL each is
+# ONE statement, prepared on the connection (`one_row`), with no BEGIN/COMMIT of its own: the statement is
+# its own transaction. Whatever that statement does not cover (nothing open, so adaptive selection or
+# "nothing left"; a rater's own race between two tabs; an expired lease; facets or unrateable; any refusal)
+# goes to the general functions above, which decide it as they always have: the statement changes nothing
+# in those cases. Elsewhere (SQLite) they are thin wrappers of the general functions.
+
+
+@dataclass(slots=True)
+class Lease:
+    """A leased item as its rater sees it (blind: no run, rank, score, other rater's grade, consensus, nor
+    whether the item is gold): the assignment, its topic, the raw document, the pool's rubric."""
+
+    assignment: int
+    state: str
+    leased_at: Any
+    expires_at: Any
+    pool: str
+    qid: str
+    query: str
+    description: str
+    narrative: str
+    docid: str
+    title: str
+    url: str
+    text: str
+    rubric: dict[str, Any]
+
+
+@dataclass(slots=True)
+class Judged:
+    """A judgement just recorded by `submit_lease`, with what the rater API answers about it."""
+
+    id: int
+    pool: str
+    qid: str
+    query: str
+    docid: str
+    title: str
+    grade: int
+    note: str
+    seconds: float
+    created_at: Any
+
+
+# The lease in one statement: membership, the rater's live lease (returned as is) or an open item —
+# on the topic of their last lease first, then any — locked with SKIP LOCKED, their expired assignment on
+# it reactivated or a new one inserted, the item's lease counter raised; and the answer's topic, document
+# and rubric. The same rules as `_RATER_SQL`, `_NEXT_SQL` and `_lease`. The two item searches are CTEs:
+# PostgreSQL runs the second only when the first found nothing. A data-modifying CTE sees the snapshot of
+# the statement, but the row it updates is the newest version (READ COMMITTED re-reads a row a concurrent
+# lease changed, and `FOR UPDATE` re-checked the counter condition on it), so the counters stay exact.
+# A lease lost in a crash is harmless: nothing of it survives (the item is free at once), the rater's
+# judgement of it answers 404 and they ask again; and a later judgement's synchronous commit flushes the
+# lease with it. So when the statement is its own transaction (an API request: autocommit), it commits
+# asynchronously (`synchronous_commit` off for that transaction only). Inside a caller's transaction it
+# leaves the setting alone: that transaction may go on to store a judgement, acknowledged as durable.
+_OPEN_ITEM_SQL = """
+  SELECT pi.id, (SELECT a.id FROM judgements_assignment a WHERE a.item_id = pi.id AND a.rater_id = %(rater)s)
+         AS expired_id
+  FROM pooling_poolitem pi
+  WHERE pi.pool_id = (SELECT pool_id FROM rater) {topic_clause} AND (SELECT live_id FROM rater) IS NULL
+    AND pi.selected AND (pi.gold OR pi.num_judgements + pi.active_leases < pi.required_judgements)
+    AND NOT EXISTS (SELECT 1 FROM judgements_assignment a
+                    WHERE a.item_id = pi.id AND a.rater_id = %(rater)s AND a.state <> 'expired')
+    AND NOT EXISTS (SELECT 1 FROM judgements_judgement j WHERE j.item_id = pi.id AND j.rater_id = %(rater)s)
+    {first_clause}
+  ORDER BY pi.topic_id, pi.blind_key
+  LIMIT 1 FOR UPDATE OF pi SKIP LOCKED
+"""
+# (The pool and the topic come as values of the rater CTE, not as a join with it: so PostgreSQL walks the
+# item index (pool, topic, blind_key) in order and stops at the first open item, instead of sorting the
+# whole pool for every lease that changes topic.)
+_ON_TOPIC = "AND pi.topic_id = (SELECT last_topic FROM rater)"
+_IF_NONE_ON_TOPIC = "AND NOT EXISTS (SELECT 1 FROM on_topic)"
+_LEASE_SQL = f"""
+WITH rater AS (
+  SELECT p.id AS pool_id, p.name AS pool_name, j.rubric_id,
+    %(now)s::timestamptz + make_interval(mins => COALESCE(NULLIF(j.lease_minutes, 0), 10)) AS expires_at,
+    (SELECT a.id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
+     WHERE pi.pool_id = p.id AND a.rater_id = %(rater)s AND a.state = 'active' AND a.expires_at > %(now)s
+     ORDER BY a.leased_at DESC LIMIT 1) AS live_id,
+    (SELECT pi.topic_id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
+     WHERE pi.pool_id = p.id AND a.rater_id = %(rater)s ORDER BY a.leased_at DESC LIMIT 1) AS last_topic
+  FROM pooling_pool p
+  JOIN judgements_judging j ON j.pool_id = p.id
+  JOIN judgements_judging_raters r ON r.judging_id = j.id AND r.user_id = %(rater)s
+  WHERE p.name = %(pool)s
+),
+on_topic AS ({_OPEN_ITEM_SQL.format(topic_clause=_ON_TOPIC, first_clause="")}),
+any_topic AS ({_OPEN_ITEM_SQL.format(topic_clause="", first_clause=_IF_NONE_ON_TOPIC)}),
+picked AS (SELECT * FROM on_topic UNION ALL SELECT * FROM any_topic),
+reactivated AS (
+  UPDATE judgements_assignment a SET state = 'active', leased_at = %(now)s, expires_at = rater.expires_at
+  FROM picked, rater
+  WHERE a.id = picked.expired_id AND a.state = 'expired'
+  RETURNING a.id, a.item_id, a.state, a.leased_at, a.expires_at
+),
+inserted AS (
+  INSERT INTO judgements_assignment (item_id, rater_id, state, leased_at, expires_at)
+  SELECT picked.id, %(rater)s, 'active', %(now)s, rater.expires_at
+  FROM picked, rater WHERE picked.expired_id IS NULL
+  RETURNING id, item_id, state, leased_at, expires_at
+),
+leased AS (SELECT * FROM reactivated UNION ALL SELECT * FROM inserted),
+counted AS (
+  UPDATE pooling_poolitem SET active_leases = active_leases + 1 WHERE id IN (SELECT item_id FROM leased)
+  RETURNING set_config('synchronous_commit',
+    CASE WHEN %(own_transaction)s THEN 'off' ELSE current_setting('synchronous_commit') END, true)
+),
+chosen AS (
+  SELECT a.id, a.item_id, a.state, a.leased_at, a.expires_at
+  FROM rater JOIN judgements_assignment a ON a.id = rater.live_id
+  UNION ALL SELECT * FROM leased
+)
+SELECT c.id, c.state, c.leased_at, c.expires_at, rater.pool_name,
+  t.qid, t.query, t.description, t.narrative, d.docid, d.title, d.url, d.text,
+  (SELECT count(*) FROM counted),
+  ru.id, ru.name, ru.version, ru.description, ru.allow_unrateable, ru.unrateable_key,
+  (SELECT json_agg(json_build_array(g.value, g.label, g.description, g.key) ORDER BY g.value DESC)
+   FROM judgements_grade g WHERE g.rubric_id = ru.id),
+  (SELECT json_agg(json_build_array(f.name, f.label, f.choices, f.required) ORDER BY f.id)
+   FROM judgements_facet f WHERE f.rubric_id = ru.id),
+  {PAGES_SQL}
+FROM rater
+JOIN judgements_rubric ru ON ru.id = rater.rubric_id
+LEFT JOIN chosen c ON true
+LEFT JOIN pooling_poolitem pi ON pi.id = c.item_id
+LEFT JOIN pooling_topic t ON t.id = pi.topic_id
+LEFT JOIN pooling_document d ON d.id = pi.document_id
+"""
+
+
+# The columns of `_LEASE_SQL` before the lease counter and the rubric, in order.
+_LEASE_FIELDS = ("assignment", "state", "leased_at", "expires_at", "pool", "qid", "query", "description",
+                 "narrative", "docid", "title", "url", "text")  # fmt: skip
+
+
+def _lease_of(assignment: Assignment, pool: Pool) -> Lease:
+    item = assignment.item
+    topic, document = item.topic, item.document
+    return Lease(
+        assignment=assignment.pk,
+        state=assignment.state,
+        leased_at=assignment.leased_at,
+        expires_at=assignment.expires_at,
+        pool=pool.name,
+        qid=topic.qid,
+        query=topic.query,
+        description=topic.description,
+        narrative=topic.narrative,
+        docid=document.docid,
+        title=document.title,
+        url=document.url,
+        text=document.text,
+        rubric=rubric_values(pool.judging.rubric),
+    )
+
+
+def next_lease(*, pool: str, rater: AbstractBaseUser, single_statement: bool | None = None) -> Lease | None:
+    """`next_item` for the pool named `pool`, as a `Lease`: the rater's live lease, else a new one, else
+    None when nothing is left for them. Raises JudgingError when they are not a rater of such a pool.
+    On PostgreSQL one statement (`_LEASE_SQL`) does it whenever there is a live lease or an open item
+    (`single_statement=False` forces the general path, for comparisons)."""
+    if single_statement is None:
+        single_statement = connection.vendor == "postgresql"
+    if single_statement:
+        params = {"pool": pool, "rater": rater.pk, "now": timezone.now(),
+                  "own_transaction": not connection.in_atomic_block}  # fmt: skip
+        try:
+            row = one_row(_LEASE_SQL, params)
+        except IntegrityError:
+            row = ()  # the same rater raced themself (two tabs): the general path tries again
+        if row is None:
+            raise JudgingError("you are not a rater of this pool")
+        if row and row[0] is not None:
+            fields = dict(zip(_LEASE_FIELDS, row[:13], strict=True))
+            return Lease(**fields, rubric=rubric_values_from_row(row[14:]))
+    found = Pool.objects.filter(name=pool).select_related("judging__rubric").first()
+    if found is None:
+        raise JudgingError("you are not a rater of this pool")
+    assignment = next_item(pool=found, rater=rater)
+    return None if assignment is None else _lease_of(assignment, found)
+
+
+# A plain grade (no facets asked or given, not unrateable) on the rater's active lease, in one statement:
+# the same checks as `_SUBMIT_SQL` (the assignment is theirs and locked, they still rate the pool, the
+# item is not judged by them yet, the grade is on a rubric without facets); when they pass, the judgement,
+# the item's counters and the assignment's state, and the answer's fields. Committed synchronously: a
+# judgement answered 201 is durable.
+_SUBMIT_ONE_SQL = f"""
+WITH a AS (
+  SELECT a.id, a.state, a.item_id, a.rater_id, j.rubric_id, p.name AS pool_name, pi.topic_id,
+    pi.document_id,
+    EXISTS (SELECT 1 FROM judgements_judging_raters r WHERE r.judging_id = j.id AND r.user_id = a.rater_id)
+      AS member,
+    EXISTS (SELECT 1 FROM judgements_judgement x WHERE x.item_id = a.item_id AND x.rater_id = a.rater_id)
+      AS judged,
+    EXISTS (SELECT 1 FROM judgements_facet f WHERE f.rubric_id = j.rubric_id) AS has_facets,
+    EXISTS (SELECT 1 FROM judgements_grade g WHERE g.rubric_id = j.rubric_id AND g.value = %(grade)s)
+      AS grade_ok
+  FROM judgements_assignment a
+  JOIN pooling_poolitem pi ON pi.id = a.item_id
+  JOIN pooling_pool p ON p.id = pi.pool_id
+  JOIN judgements_judging j ON j.pool_id = pi.pool_id
+  WHERE a.id = %(assignment)s AND a.rater_id = %(rater)s
+  FOR UPDATE OF a
+),
+ok AS (SELECT * FROM a WHERE state = 'active' AND member AND NOT judged AND NOT has_facets AND grade_ok),
+judged AS (
+  INSERT INTO judgements_judgement
+    (item_id, rater_id, rubric_id, grade, unrateable, facets, note, seconds, imported, created_at, updated_at)
+  SELECT item_id, rater_id, rubric_id, %(grade)s, false, '{{}}', %(note)s, %(seconds)s, false, %(now)s,
+    %(now)s
+  FROM ok
+  RETURNING id, item_id
+),
+counted AS (
+  UPDATE pooling_poolitem SET num_judgements = num_judgements + 1, active_leases = active_leases - 1
+  WHERE id IN (SELECT item_id FROM judged)
+),
+done AS (
+  UPDATE judgements_assignment SET state = 'done'
+  WHERE id IN (SELECT ok.id FROM ok JOIN judged ON judged.item_id = ok.item_id)
+)
+SELECT judged.id, a.pool_name, t.qid, t.query, d.docid, d.title, {PAGES_SQL}
+FROM a
+LEFT JOIN judged ON true
+JOIN pooling_topic t ON t.id = a.topic_id
+JOIN pooling_document d ON d.id = a.document_id
+"""
+
+
+def submit_lease(
+    *,
+    assignment: int,
+    rater: AbstractBaseUser,
+    grade: int,
+    note: str = "",
+    seconds: float = 0.0,
+    single_statement: bool | None = None,
+) -> Judged | None:
+    """`submit_judgement` of a plain grade for the rater API's hot path: the rater's own assignment, in a
+    pool they still rate, active, not judged, a grade of a rubric that asks no facets. Returns the
+    judgement, or None when any of that is not so — then nothing changed, and the general path (the API's
+    `get_assignment_to_judge` and `submit_judgement`) decides and answers. On PostgreSQL one statement
+    (`_SUBMIT_ONE_SQL`; `single_statement=False` forces the general path, for comparisons)."""
+    if single_statement is None:
+        single_statement = connection.vendor == "postgresql"
+    note = note.strip()
+    seconds = max(0.0, min(float(seconds), 24 * 3600.0))
+    now = timezone.now()
+    if not -(2**31) <= grade < 2**31:
+        return None
+    if single_statement:
+        params = {"assignment": assignment, "rater": rater.pk, "grade": grade, "note": note,
+                  "seconds": seconds, "now": now}  # fmt: skip
+        try:
+            row = one_row(_SUBMIT_ONE_SQL, params)
+        except IntegrityError:
+            return None
+        if row is None or row[0] is None:
+            return None
+        judged_id, pool_name, qid, query, docid, title = row
+        return Judged(id=judged_id, pool=pool_name, qid=qid, query=query, docid=docid, title=title,
+                      grade=grade, note=note, seconds=seconds, created_at=now)  # fmt: skip
+    found = (
+        Assignment.objects.filter(pk=assignment, rater=rater, item__pool__judging__raters=rater)
+        .select_related("item__pool", "item__topic", "item__document")
+        .first()
+    )
+    if found is None or found.state != Assignment.State.ACTIVE:
+        return None
+    try:
+        judgement = submit_judgement(assignment=found, grade=grade, note=note, seconds=seconds)
+    except (JudgingError, IntegrityError, Judging.DoesNotExist):
+        return None
+    item = found.item
+    return Judged(
+        id=judgement.pk, pool=item.pool.name, qid=item.topic.qid, query=item.topic.query,
+        docid=item.document.docid, title=item.document.title, grade=grade, note=judgement.note,
+        seconds=judgement.seconds, created_at=judgement.created_at,
+    )  # fmt: skip
+
+
+# The rater's hot path writes its SQL by hand: Django took about as long to build each of these queries
+# as PostgreSQL took to run them. Locked with FOR UPDATE on PostgreSQL (SQLite locks the whole file).
+_SUBMIT_SQL = """
+SELECT a.state, a.item_id, a.rater_id, j.id, j.rubric_id,
+  EXISTS (SELECT 1 FROM judgements_judging_raters r WHERE r.judging_id = j.id AND r.user_id = a.rater_id),
+  EXISTS (SELECT 1 FROM judgements_judgement x WHERE x.item_id = a.item_id AND x.rater_id = a.rater_id),
+  EXISTS (SELECT 1 FROM judgements_facet f WHERE f.rubric_id = j.rubric_id),
+  EXISTS (SELECT 1 FROM judgements_grade g WHERE g.rubric_id = j.rubric_id AND g.value = %(grade)s)
+FROM judgements_assignment a
+JOIN pooling_poolitem pi ON pi.id = a.item_id
+LEFT JOIN judgements_judging j ON j.pool_id = pi.pool_id
+WHERE a.id = %(assignment)s {lock}
+"""
+_JUDGED_SQL = """
+UPDATE pooling_poolitem SET num_judgements = num_judgements + 1, active_leases = active_leases - %s
+WHERE id = %s
+"""
+
+
+def submit_judgement(
+    *,
+    assignment: Assignment,
+    grade: int | None,
+    unrateable: bool = False,
+    facets: dict[str, Any] | None = None,
+    note: str = "",
+    seconds: float = 0.0,
+) -> Judgement:
+    """Record the rater's label for their leased item and end the lease. A lease that has expired is
+    still honoured if the item has room for this judgement."""
+    # The checks ride on the locking query (one round trip instead of five): still a rater of the pool,
+    # already judged, the rubric has facets, and — for a plain grade — it is on the rubric. Anything but
+    # a plain grade of a facet-less rubric is validated by `validate_label` as ever.
+    plain = not unrateable and not facets and isinstance(grade, int) and -(2**31) <= grade < 2**31
+    lock = "FOR UPDATE OF a" if connection.vendor == "postgresql" else ""
+    params = {"assignment": assignment.pk, "grade": int(grade) if plain and grade is not None else None}
+    with transaction.atomic():
+        with connection.cursor() as cursor:
+            cursor.execute(_SUBMIT_SQL.format(lock=lock), params)
+            row = cursor.fetchone()
+        if row is None:
+            raise Assignment.DoesNotExist("Assignment matching query does not exist.")
+        state, item_id, rater_id, judging_id, rubric_id, is_member, judged, has_facets, grade_ok = row
+        if judging_id is None:
+            raise Judging.DoesNotExist("Pool has no judging.")
+        if not is_member:
+            raise JudgingError("you are no longer a rater of this pool")
+        if plain and grade_ok and not has_facets:
+            facets = {}  # what `validate_label` returns for a grade of the rubric, no facet asked or given
+        else:
+            facets = validate_label(Rubric.objects.get(pk=rubric_id), grade, unrateable, facets)
+        if state == Assignment.State.DONE:
+            raise JudgingError("you have judged this item already (press u to revise it)")
+        if state == Assignment.State.SKIPPED:
+            raise JudgingError("you skipped this item")
+        if state == Assignment.State.EXPIRED:
+            item = PoolItem.objects.select_for_update().get(pk=item_id)
+            if not item.gold and item.num_judgements + item.active_leases >= item.required_judgements:
+                raise JudgingError("your lease on this item expired and it went to another rater")
+        if judged:
+            raise JudgingError("you have judged this item already (press u to revise it)")
+        now = timezone.now()
+        judgement = Judgement.objects.create(
+            item_id=item_id,
+            rater_id=rater_id,
+            rubric_id=rubric_id,
+            grade=None if unrateable else grade,
+            unrateable=unrateable,
+            facets=facets,
+            note=note.strip(),
+            seconds=max(0.0, min(float(seconds), 24 * 3600.0)),
+            created_at=now,
+            updated_at=now,
+        )
+        leases = 1 if state == Assignment.State.ACTIVE else 0
+        with connection.cursor() as cursor:
+            cursor.execute(_JUDGED_SQL, [leases, item_id])
+            cursor.execute(
+                "UPDATE judgements_assignment SET state = %s WHERE id = %s",
+                [Assignment.State.DONE.value, assignment.pk],
+            )
+    return judgement

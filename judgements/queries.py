@@ -1,0 +1,62 @@
+"""Read-side questions about a pool's judgements: agreement records and summary, unpooled documents
+per run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.db import connection
+
+from judgements.models import (
+    Judgement,
+    Judging,
+)
+from pooling.models import Pool, PoolItem
+
+
+def agreement_records(*, pool: Pool) -> list[tuple[int, str, str, int | None]]:
+    """Every current judgement of a pool as (item, qid, rater username, grade or None if unrateable)."""
+    return list(
+        Judgement.objects.filter(item__pool=pool)
+        .order_by("item_id", "rater_id")
+        .values_list("item_id", "item__topic__qid", "rater__username", "grade")
+    )
+
+
+def pool_agreement(*, pool: Pool, seed: int = 0, n_bootstrap: int = 1000) -> dict[str, Any]:
+    """The agreement summary of a pool's judgements over its rubric's full label set (SPEC §6)."""
+    from judgements import agreement
+
+    judging = Judging.objects.select_related("rubric").get(pool=pool)
+    summary = agreement.agreement_summary(
+        agreement_records(pool=pool),
+        labels=judging.rubric.labels,
+        relevance_level=pool.relevance_level,
+        seed=seed,
+        n_bootstrap=n_bootstrap,
+    )
+    summary["sentence"] = agreement.noise_floor_sentence(summary)
+    return summary
+
+
+def unpooled_by_run(*, pool: Pool) -> dict[str, dict[str, int]]:
+    """For every run of the collection: documents it retrieved for the pool's topics, and how many of
+    them were never pooled (no selected item) — the `unpooled` state of SPEC §1."""
+    from pooling.models import Run, RunRow
+
+    topic_ids = [topic.id for topic in pool.topics()]
+    if not topic_ids:
+        return {}
+    marks = ", ".join(["%s"] * len(topic_ids))
+    sql = f"""
+        SELECT r.name, COUNT(*), SUM(CASE WHEN i.id IS NULL THEN 1 ELSE 0 END)
+        FROM {RunRow._meta.db_table} rr
+        JOIN {Run._meta.db_table} r ON r.id = rr.run_id
+        LEFT JOIN {PoolItem._meta.db_table} i
+          ON i.pool_id = %s AND i.topic_id = rr.topic_id AND i.document_id = rr.document_id AND i.selected
+        WHERE r.collection_id = %s AND rr.topic_id IN ({marks})
+        GROUP BY r.name ORDER BY r.name
+    """
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [pool.pk, pool.collection_id, *topic_ids])
+        return {name: {"retrieved": int(n), "unpooled": int(u or 0)} for name, n, u in cursor.fetchall()}

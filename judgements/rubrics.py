@@ -1,0 +1,182 @@
+"""Rubrics: the grade scale and facets a pool is judged on, their versions, and the values raters see."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from django.db import transaction
+
+from judgements.errors import JudgingError
+from judgements.models import (
+    Facet,
+    Grade,
+    Rubric,
+)
+
+DEFAULT_GRADES: list[dict[str, Any]] = [
+    {"value": 3, "label": "Perfect", "key": "3",
+     "description": "Highly relevant: answers the question fully; the document a searcher hoped for."},
+    {"value": 2, "label": "Good", "key": "2",
+     "description": "Relevant: answers a substantial part of the question, or answers it less directly."},
+    {"value": 1, "label": "Marginal", "key": "1",
+     "description": "On the topic but barely useful: mentions the subject without answering the question."},
+    {"value": 0, "label": "Not relevant", "key": "0",
+     "description": "Does not help with the question at all."},
+]  # fmt: skip
+
+
+def create_rubric(
+    *,
+    name: str,
+    grades: Sequence[dict[str, Any]] = DEFAULT_GRADES,
+    facets: Sequence[dict[str, Any]] = (),
+    description: str = "",
+    allow_unrateable: bool = True,
+    unrateable_key: str = "x",
+) -> Rubric:
+    """Create version 1 of a rubric (or the next version if the name exists). Grades need distinct
+    values and distinct one-character keys; the unrateable key may not clash with a grade key."""
+    _check_grades(grades, allow_unrateable=allow_unrateable, unrateable_key=unrateable_key)
+    with transaction.atomic():
+        latest = Rubric.objects.filter(name=name).order_by("-version").first()
+        rubric = Rubric.objects.create(
+            name=name,
+            version=(latest.version + 1) if latest else 1,
+            description=description,
+            allow_unrateable=allow_unrateable,
+            unrateable_key=unrateable_key,
+        )
+        Grade.objects.bulk_create(
+            Grade(
+                rubric=rubric,
+                value=int(g["value"]),
+                label=str(g["label"]),
+                description=str(g.get("description", "")),
+                key=str(g["key"]),
+            )
+            for g in grades
+        )
+        Facet.objects.bulk_create(
+            Facet(
+                rubric=rubric,
+                name=str(f["name"]),
+                label=str(f.get("label", f["name"])),
+                choices=list(f.get("choices", [])),
+                required=bool(f.get("required", False)),
+            )
+            for f in facets
+        )
+    return rubric
+
+
+def _check_grades(grades: Sequence[dict[str, Any]], *, allow_unrateable: bool, unrateable_key: str) -> None:
+    if not grades:
+        raise JudgingError("a rubric needs at least one grade")
+    values = [g.get("value") for g in grades]
+    keys = [str(g.get("key", "")) for g in grades]
+    if any(not isinstance(v, int) or isinstance(v, bool) for v in values):
+        raise JudgingError("grade values must be integers")
+    if any(v < 0 for v in values):
+        raise JudgingError("grade values must be 0 or more (negative labels mean 'unjudged' in qrels)")
+    if len(set(values)) != len(values):
+        raise JudgingError("grade values must be distinct")
+    if any(len(k) != 1 for k in keys) or len(set(keys)) != len(keys):
+        raise JudgingError("every grade needs its own one-character key")
+    if allow_unrateable and unrateable_key in keys:
+        raise JudgingError(f"the unrateable key {unrateable_key!r} is also a grade key")
+    reserved = {"u", "s", "n"} & set(keys)
+    if reserved:
+        raise JudgingError(f"keys {sorted(reserved)} are reserved (u revise, s skip, n note)")
+
+
+def default_rubric() -> Rubric:
+    """The four-grade scale of SPEC §5 (3 perfect … 0 not relevant), created on first use."""
+    rubric = Rubric.objects.filter(name="relevance-4").order_by("-version").first()
+    return rubric or create_rubric(name="relevance-4", description="The classic four-grade relevance scale.")
+
+
+def update_rubric(
+    *,
+    rubric: Rubric,
+    grades: Sequence[dict[str, Any]] | None = None,
+    facets: Sequence[dict[str, Any]] | None = None,
+    description: str | None = None,
+    allow_unrateable: bool | None = None,
+) -> Rubric:
+    """Change a rubric. One that has judgements is never edited in place: a new version is made (pools
+    keep the version their judgements were made under until moved on purpose). Returns the rubric to use."""
+    new_grades = (
+        grades if grades is not None else list(rubric.grades.values("value", "label", "description", "key"))
+    )
+    new_facets = (
+        facets if facets is not None else list(rubric.facets.values("name", "label", "choices", "required"))
+    )
+    allow = rubric.allow_unrateable if allow_unrateable is None else allow_unrateable
+    _check_grades(new_grades, allow_unrateable=allow, unrateable_key=rubric.unrateable_key)
+    if rubric.has_judgements():
+        return create_rubric(
+            name=rubric.name,
+            grades=new_grades,
+            facets=new_facets,
+            description=rubric.description if description is None else description,
+            allow_unrateable=allow,
+            unrateable_key=rubric.unrateable_key,
+        )
+    with transaction.atomic():
+        if description is not None:
+            rubric.description = description
+        rubric.allow_unrateable = allow
+        rubric.save()
+        if grades is not None:
+            rubric.grades.all().delete()
+            Grade.objects.bulk_create(
+                Grade(rubric=rubric, value=int(g["value"]), label=g["label"],
+                      description=g.get("description", ""), key=g["key"])
+                for g in grades
+            )  # fmt: skip
+        if facets is not None:
+            rubric.facets.all().delete()
+            Facet.objects.bulk_create(
+                Facet(rubric=rubric, name=f["name"], label=f.get("label", f["name"]),
+                      choices=list(f.get("choices", [])), required=bool(f.get("required", False)))
+                for f in facets
+            )  # fmt: skip
+    return rubric
+
+
+def rubric_values_from_row(rubric_row: Sequence[Any]) -> dict[str, Any]:
+    """The rubric as the rater API shows it (`RubricForRaterSerializer`'s values) from `_LEASE_SQL`."""
+    rubric_id, name, version, description, allow_unrateable, key, grades, facets = rubric_row
+    return {
+        "id": rubric_id,
+        "name": name,
+        "version": version,
+        "description": description,
+        "allow_unrateable": allow_unrateable,
+        "unrateable_key": key,
+        # The types the serializer's fields give (a facet's choices come from JSON, whatever was stored).
+        "grades": [
+            {"value": int(value), "label": str(label), "description": str(text), "key": str(grade_key)}
+            for value, label, text, grade_key in grades or ()
+        ],
+        "facets": [
+            {"name": str(facet), "label": str(label),
+             "choices": [None if c is None else str(c) for c in choices or ()], "required": bool(required)}
+            for facet, label, choices, required in facets or ()
+        ],
+    }  # fmt: skip
+
+
+def rubric_values(rubric: Rubric) -> dict[str, Any]:
+    """`rubric_values_from_row` read through the ORM (the general path)."""
+    grades = [
+        tuple(g) for g in rubric.grades.order_by("-value").values_list("value", "label", "description", "key")
+    ]
+    facets = [
+        tuple(f) for f in rubric.facets.order_by("id").values_list("name", "label", "choices", "required")
+    ]
+    return rubric_values_from_row(
+        (rubric.id, rubric.name, rubric.version, rubric.description, rubric.allow_unrateable,
+         rubric.unrateable_key, grades, facets)
+    )  # fmt: skip
