@@ -262,6 +262,11 @@ def lean_judgement(request: HttpRequest, pk: str) -> HttpResponse | None:
     at most a string `note`, a number `seconds`, `unrateable: false` and empty `facets`), else None."""
     if not _lean_request(request) or not (pk.isascii() and pk.isdigit() and len(pk) < 19):
         return None
+    # Who asks comes first: nothing of the body is looked at for an anonymous caller (the DRF view
+    # answers 401/403), and a number the body holds is judged by DRF's rules (a 400 naming the field).
+    user = _lean_user(request)
+    if user is None:
+        return None
     media_type = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
     if media_type != "application/json":
         return None
@@ -274,23 +279,23 @@ def lean_judgement(request: HttpRequest, pk: str) -> HttpResponse | None:
     grade, note, seconds = data.get("grade"), data.get("note", ""), data.get("seconds", 0.0)
     if type(grade) is not int or data.get("unrateable", False) is not False or data.get("facets", {}) != {}:
         return None
-    if (
-        type(note) is not str
-        or type(seconds) not in (int, float)
-        or not math.isfinite(seconds)
-        or seconds < 0
-    ):
-        return None
+    if type(note) is not str or type(seconds) not in (int, float) or not _finite(seconds) or seconds < 0:
+        return None  # SubmitSerializer answers these (an int too large for a float is a 400 there)
     note = note.strip()
     if len(note) > 10_000 or "\x00" in note or not _encodable(note):
         return None  # the serializer's length, NUL and surrogate checks answer these
-    user = _lean_user(request)
-    if user is None:
-        return None
     judged = leasing.submit_lease(assignment=int(pk), rater=user, grade=grade, note=note, seconds=seconds)
     if judged is None:
         return None
     return _json(judged_payload(judged), status.HTTP_201_CREATED)
+
+
+def _finite(number: float) -> bool:
+    """A JSON number that is a finite float (an integer of 400 digits has no float)."""
+    try:
+        return math.isfinite(number)
+    except OverflowError:
+        return False
 
 
 def _encodable(text: str) -> bool:

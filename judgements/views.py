@@ -73,12 +73,20 @@ def judging_for(request: HttpRequest, pool_name: str) -> Judging:
     )
 
 
-def posted_id(request: HttpRequest, name: str) -> int:
-    """An id from the POST body; anything but a positive integer is a 404 like a foreign id."""
-    raw = request.POST.get(name, "")
-    if not raw.isdigit() or int(raw) < 1:
-        raise Http404(f"no such {name}")
+def whole_number(raw: str, *, most: int) -> int | None:
+    """`raw` as an integer if it is ASCII digits (`'²'.isdigit()` is true too) no larger than `most`."""
+    if not (raw.isascii() and raw.isdigit()) or len(raw) > len(str(most)) or int(raw) > most:
+        return None
     return int(raw)
+
+
+def posted_id(request: HttpRequest, name: str) -> int:
+    """An id from the POST body; anything but a positive integer (within a database id) is a 404 like a
+    foreign id."""
+    number = whole_number(request.POST.get(name, ""), most=2**63 - 1)
+    if number is None or number < 1:
+        raise Http404(f"no such {name}")
+    return number
 
 
 _PROGRESS_SQL = """
@@ -369,8 +377,12 @@ def revise(request: HttpRequest, pool: str) -> HttpResponse:
         return revise_post(request, judging)
     if request.method != "GET":
         return HttpResponse(status=405)
-    raw = request.GET.get("back", "0")
-    back = int(raw) if raw.isdigit() else 0
+    back = whole_number(request.GET.get("back", "0"), most=2**31 - 1)
+    if back is None:
+        error = "back must be a whole number of judgements, 0 for the last one"
+        if wants_json(request):
+            return JsonResponse({"error": error}, status=400)
+        return HttpResponse(error, status=400, content_type="text/plain; charset=utf-8")
     rubric = RubricView(judging.rubric)
     mine = Judgement.objects.filter(item__pool=judging.pool, rater=rater_of(request))
     found = list(
