@@ -7,13 +7,54 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.db import models, transaction
+from django.db.models import Q
 from django.utils import timezone
+
+# Ownership (who may see and change what) is decided here and nowhere else: `Collection.objects` and
+# `Pool.objects` (and `Job.objects`) `.managed_by(user)` / `.visible_to(user)`. Every page, API endpoint,
+# admin view and file download scopes through these, by way of `pooling.permissions`.
+
+
+def _sees_everything(user: Any) -> bool:
+    """Superusers (admins) see and change every collection and pool."""
+    return bool(user.is_authenticated and user.is_active and user.is_superuser)
+
+
+class CollectionQuerySet(models.QuerySet["Collection"]):
+    def managed_by(self, user: Any) -> CollectionQuerySet:
+        """Collections `user` may change (imports, deleting runs, new pools, managers): the ones they
+        are a manager of; every collection for an admin; none for anyone anonymous."""
+        if _sees_everything(user):
+            return self
+        if not user.is_authenticated:
+            return self.none()
+        owned = Collection.managers.through.objects.filter(user_id=user.pk).values("collection_id")
+        return self.filter(pk__in=owned)
+
+    def visible_to(self, user: Any) -> CollectionQuerySet:
+        """Collections `user` may read (topics, documents, runs): those they manage, and the collections
+        of the pools they manage (a pool's manager reads the runs the pool is scored on)."""
+        if _sees_everything(user):
+            return self
+        if not user.is_authenticated:
+            return self.none()
+        owned = Collection.managers.through.objects.filter(user_id=user.pk).values("collection_id")
+        pools = Pool.objects.managed_by(user).values("collection_id")
+        return self.filter(Q(pk__in=owned) | Q(pk__in=pools))
 
 
 class Collection(models.Model):
     name = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
     created_at = models.DateTimeField(default=timezone.now)
+    managers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        related_name="managed_collections",
+        blank=True,
+        help_text="Who may import into this collection, delete its runs and pool it (admins always may).",
+    )
+
+    objects = CollectionQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]
@@ -118,6 +159,22 @@ class RunRow(models.Model):
         return f"run {self.run_id} topic {self.topic_id} rank {self.rank}"
 
 
+class JobQuerySet(models.QuerySet["Job"]):
+    def visible_to(self, user: Any) -> JobQuerySet:
+        """Jobs `user` may read: their own, those of the collections and pools they manage (a pool's
+        jobs name it in `params["pool"]`); every job for an admin."""
+        if _sees_everything(user):
+            return self
+        if not user.is_authenticated:
+            return self.none()
+        pools = list(Pool.objects.managed_by(user).values_list("pk", flat=True))
+        return self.filter(
+            Q(created_by=user.pk)
+            | Q(collection__in=Collection.objects.managed_by(user))
+            | Q(kind__in=[Job.Kind.BUILD_POOL, Job.Kind.RELEASE, Job.Kind.REPORT], params__pool__in=pools)
+        )
+
+
 class Job(models.Model):
     """The status row of a long task (an import, a pool build, a release): what the UI and API read."""
 
@@ -154,6 +211,8 @@ class Job(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+
+    objects = JobQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at"]
@@ -197,8 +256,28 @@ class Job(models.Model):
 
 
 class PoolQuerySet(models.QuerySet["Pool"]):
-    def visible_to_manager(self) -> PoolQuerySet:
-        return self
+    def managed_by(self, user: Any) -> PoolQuerySet:
+        """Pools `user` may read and change as a manager (judgements with rater names, scores, releases,
+        raters, gold, adjudication, runs, builds, managers): the pools they are a manager of; every pool
+        for an admin; none for anyone anonymous. Managing a pool's collection does not make one a
+        manager of the pool: a pool is its managers' own."""
+        if _sees_everything(user):
+            return self
+        if not user.is_authenticated:
+            return self.none()
+        owned = Pool.managers.through.objects.filter(user_id=user.pk).values("pool_id")
+        return self.filter(pk__in=owned)
+
+    def visible_to(self, user: Any) -> PoolQuerySet:
+        """Pools `user` may see at all: the ones they manage and the ones they rate (a rater sees only
+        the blind judging view of theirs)."""
+        if _sees_everything(user):
+            return self
+        if not user.is_authenticated:
+            return self.none()
+        owned = Pool.managers.through.objects.filter(user_id=user.pk).values("pool_id")
+        rated = Pool.objects.filter(judging__raters=user.pk).values("pk")
+        return self.filter(Q(pk__in=owned) | Q(pk__in=rated))
 
 
 class Pool(models.Model):
@@ -241,6 +320,12 @@ class Pool(models.Model):
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     created_at = models.DateTimeField(default=timezone.now)
     built_at = models.DateTimeField(null=True, blank=True)
+    managers = models.ManyToManyField(
+        settings.AUTH_USER_MODEL,
+        related_name="managed_pools",
+        blank=True,
+        help_text="Who may see this pool's judgements, scores and releases, and change it (admins may).",
+    )
 
     objects = PoolQuerySet.as_manager()
 

@@ -1,4 +1,12 @@
-"""Roles: staff admins, pool managers (a group), and raters (members of pools)."""
+"""Roles and scoping: admins (superusers) see everything; pool managers (a group, or staff) own the
+collections and pools they are managers of; raters are members of pools.
+
+`is_manager` is the role (may use the manager pages and API at all, may create collections); which
+collections and pools a manager reaches is `Collection.objects.managed_by(user)` /
+`Pool.objects.managed_by(user)`, and every view gets its object through one helper below
+(`managed_pool`, `managed_collection`): 403 for someone without the role, 404 for an object that does not
+exist or that is someone else's (a manager of pool B cannot tell pool A exists).
+"""
 
 from __future__ import annotations
 
@@ -50,12 +58,28 @@ def manager_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpRes
     return wrapped
 
 
-def managed_pool(request: HttpRequest, name: str) -> Any:
-    """The pool named `name` for a manager's page: 403 for a non-manager, 404 for an unknown pool."""
+def managed_pool(request: Any, name: str, *, queryset: Any = None) -> Any:
+    """The pool named `name` if the user manages it (every view, page or API, that acts on one pool as a
+    manager gets it here): 403 for a non-manager, 404 for a pool that does not exist or is another's."""
     from django.shortcuts import get_object_or_404
 
     from pooling.models import Pool
 
     if not is_manager(request.user):
         raise PermissionDenied
-    return get_object_or_404(Pool.objects.select_related("collection"), name=name)
+    pools = queryset if queryset is not None else Pool.objects.select_related("collection")
+    return get_object_or_404(pools.managed_by(request.user), name=name)
+
+
+def managed_collection(request: Any, name: str, *, read_only: bool = False) -> Any:
+    """The collection named `name` if the user manages it (`read_only`: or manages one of its pools):
+    403 for a non-manager, 404 for a collection that does not exist or is another's."""
+    from django.shortcuts import get_object_or_404
+
+    from pooling.models import Collection
+
+    if not is_manager(request.user):
+        raise PermissionDenied
+    collections = Collection.objects.all()
+    scoped = collections.visible_to(request.user) if read_only else collections.managed_by(request.user)
+    return get_object_or_404(scoped, name=name)

@@ -127,11 +127,16 @@ def _by_line(errors: list[str]) -> list[str]:
     return sorted(errors, key=line)
 
 
-def create_collection(*, name: str, description: str = "") -> Collection:
-    """Create an empty collection; a duplicate name is refused with ImportFailed."""
+def create_collection(*, name: str, description: str = "", created_by: Any = None) -> Collection:
+    """Create an empty collection whose first manager is `created_by` (None: only admins manage it,
+    e.g. from the command line without `--owner`); a duplicate name is refused with ImportFailed."""
     if Collection.objects.filter(name=name).exists():
         raise ImportFailed([f"collection {name!r} already exists"])
-    return Collection.objects.create(name=name, description=description)
+    with transaction.atomic():
+        collection = Collection.objects.create(name=name, description=description)
+        if created_by is not None:
+            collection.managers.add(created_by)
+    return collection
 
 
 def import_documents(
@@ -600,8 +605,11 @@ def create_pool(
     segment: str = "",
     price_per_judgement: float = 1.0,
     description: str = "",
+    created_by: Any = None,
 ) -> Pool:
-    """Configure a pool (not yet built). Validates every parameter; nothing is stored on an error."""
+    """Configure a pool (not yet built). Validates every parameter; nothing is stored on an error.
+
+    `created_by` becomes the pool's first manager (None: only admins manage it until one is added)."""
     runs = list(runs)
     problems: list[str] = []
     if Pool.objects.filter(name=name).exists():
@@ -643,6 +651,8 @@ def create_pool(
             price_per_judgement=price_per_judgement,
         )
         PoolRun.objects.bulk_create(PoolRun(pool=pool, run=run) for run in runs)
+        if created_by is not None:
+            pool.managers.add(created_by)
     return pool
 
 

@@ -14,10 +14,29 @@ from pooling.models import Collection, Document, Pool, Run, RunRow, Topic
 _counter = itertools.count(1)
 
 
+def every_manager() -> list[User]:
+    """Every user with the manager role now (the group, or staff): the default owners of what the
+    factories make, as migration 0010 made them of every existing pool, so that a test not about
+    ownership needs no set-up. Tests of ownership name the managers."""
+    from django.db.models import Q
+
+    from pooling.permissions import MANAGERS_GROUP
+
+    return list(
+        User.objects.filter(Q(groups__name=MANAGERS_GROUP) | Q(is_staff=True, is_superuser=False)).distinct()
+    )
+
+
 def make_collection(
-    *, name: str | None = None, docs: int = 20, topics: Sequence[str] = ("q1", "q2")
+    *,
+    name: str | None = None,
+    docs: int = 20,
+    topics: Sequence[str] = ("q1", "q2"),
+    managers: Sequence[User] | None = None,
 ) -> Collection:
+    """A collection of `docs` documents d000... and the `topics`; `managers` default: every_manager()."""
     collection = Collection.objects.create(name=name or f"c{next(_counter)}")
+    collection.managers.set(every_manager() if managers is None else managers)
     Document.objects.bulk_create(
         Document(
             collection=collection, docid=f"d{i:03d}", title=f"Document {i}", text=f"text of document {i}"
@@ -56,11 +75,13 @@ def make_pool(
     judgements_per_item: int = 1,
     raters: Sequence[User] = (),
     build: bool = True,
+    managers: Sequence[User] | None = None,
     **options,
 ) -> Pool:
-    """A built pool with the default rubric and the given raters; two runs over q1, q2 if none given."""
+    """A built pool with the default rubric and the given raters; two runs over q1, q2 if none given;
+    `managers` default: every_manager()."""
     if collection is None:
-        collection = make_collection()
+        collection = make_collection(managers=managers)
     if runs is None:
         runs = [
             make_run(collection=collection, name="alpha",
@@ -76,6 +97,7 @@ def make_pool(
         judgements_per_item=judgements_per_item,
         **options,
     )
+    pool.managers.set(every_manager() if managers is None else managers)
     if build:
         services.build_pool(pool=pool)
         pool.refresh_from_db()
