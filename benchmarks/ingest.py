@@ -8,10 +8,15 @@ rows, already resolved to ids and ranks (run_id, topic_id, document_id, rank, sc
 loaded with psycopg's COPY into a plain unindexed table. A CHECKPOINT precedes each timed load. For
 reference, a 500,000-line slice (the first 500 topics) is imported into a fresh SQLite database.
 
+The same lines are then imported a second time with their topics interleaved (rank 1 of every topic,
+then rank 2 of every topic, ...: no two consecutive lines share a topic), and the stored rows of the two
+runs are compared (they must be identical). Each import is given against COPY; the last line is the
+interleaved one's ratio.
+
 The benchmark creates its own database `labeling_bench` (dropped and recreated) on
 postgres://postgres@127.0.0.1:5432, dropped again at the end unless --keep, and writes its files to a
-temp dir, removed at the end. The last line is `ratio import/COPY: X.XX` (target ≤ 2.0); peak RSS must
-stay under 400 MB.
+temp dir, removed at the end. The last lines are `ratio import/COPY (sorted): X.XX` and `ratio import/COPY
+(interleaved): X.XX` (target ≤ 2.0 each); peak RSS must stay under 400 MB.
 
 Usage: .venv/bin/python benchmarks/ingest.py [--small] [--topics N] [--profile N] [--keep]
   --small      500 topics instead of 5,000 (and a 50,000-line SQLite slice)
@@ -149,6 +154,38 @@ def write_run(
     return run_path, slice_path, copy_path
 
 
+def write_interleaved(run_path: Path, topics: int) -> Path:
+    """The run's lines in round-robin order of topics: line r of every topic, for r = 1, 2, ..."""
+    import numpy as np
+
+    data = run_path.read_bytes()
+    ends = np.flatnonzero(np.frombuffer(data, dtype=np.uint8) == 10) + 1
+    starts = np.concatenate([[0], ends[:-1]])
+    order = np.arange(len(ends)).reshape(topics, DEPTH).T.reshape(-1)
+    path = run_path.with_name("interleaved.txt")
+    with path.open("wb") as out:
+        for block in np.array_split(order, max(1, len(order) // 100_000)):
+            out.write(
+                b"".join(data[s:e] for s, e in zip(starts[block].tolist(), ends[block].tolist(), strict=True))
+            )
+    return path
+
+
+def same_rows(first: int, second: int) -> bool:
+    """Whether two runs stored exactly the same (topic, rank, document, score) rows."""
+    from django.db import connection
+
+    query = "SELECT topic_id, rank, document_id, score FROM pooling_runrow WHERE run_id = %s"
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT (SELECT count(*) FROM ({query} EXCEPT {query}) a)"
+            f" + (SELECT count(*) FROM ({query} EXCEPT {query}) b)",
+            [first, second, second, first],
+        )
+        (differences,) = cursor.fetchone()
+    return differences == 0
+
+
 def checkpoint() -> None:
     import psycopg
 
@@ -281,24 +318,43 @@ def main() -> None:
             )
         connection.close()
 
+        interleaved_path = write_interleaved(run_path, topics)
+        checkpoint()
+        mixed_s, mixed_peak_kb, out = manage_measured(
+            env, "import_run", COLLECTION, str(interleaved_path), "--name", "interleaved"
+        )
+        mixed_service_s = service_seconds(out)
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT id, num_rows FROM pooling_run WHERE name = 'interleaved'")
+            mixed_id, mixed_rows = cursor.fetchone()
+        identical = mixed_rows == lines and same_rows(run_id, mixed_id)
+        connection.close()
+
         copy_s = copy_floor(copy_path)
         sqlite_rows, sqlite_s, sqlite_service_s = sqlite_reference(tmp, docs, queries, slice_path)
 
         if args.profile:
             profile_in_process(slice_path, args.profile)
 
-        peak_mb = peak_kb / 1024
+        peak_mb, mixed_peak_mb = peak_kb / 1024, mixed_peak_kb / 1024
         print(f"import_run (PostgreSQL): {import_s:7.2f} s wall ({service_s:.2f} s in the service), "
               f"{lines / import_s:,.0f} rows/s")  # fmt: skip
+        print(f"import_run, topics interleaved: {mixed_s:7.2f} s wall ({mixed_service_s:.2f} s in the "
+              f"service), {lines / mixed_s:,.0f} rows/s; rows identical to the sorted run: "
+              f"{'yes' if identical else 'NO'}")  # fmt: skip
         print(f"COPY floor (PostgreSQL): {copy_s:7.2f} s, {lines / copy_s:,.0f} rows/s")
-        print(f"import_run peak RSS: {peak_mb:.0f} MB (limit {MEMORY_LIMIT_MB} MB)"
-              f"{'' if peak_mb < MEMORY_LIMIT_MB else '  OVER THE LIMIT'}")  # fmt: skip
+        over = "" if max(peak_mb, mixed_peak_mb) < MEMORY_LIMIT_MB else "  OVER THE LIMIT"
+        print(f"import_run peak RSS: {peak_mb:.0f} MB sorted, {mixed_peak_mb:.0f} MB interleaved "
+              f"(limit {MEMORY_LIMIT_MB} MB){over}")  # fmt: skip
         sqlite_rate = sqlite_rows / sqlite_service_s
         print(f"import_run (SQLite, reference): {sqlite_rows:,} rows in {sqlite_s:.2f} s wall "
               f"({sqlite_service_s:.2f} s in the service), {sqlite_rate:,.0f} rows/s")  # fmt: skip
-        ratio = import_s / copy_s
-        print(f"target ≤ {TARGET}: {'met' if ratio <= TARGET else 'MISSED'}")
-        print(f"ratio import/COPY: {ratio:.2f}")
+        ratio, mixed_ratio = import_s / copy_s, mixed_s / copy_s
+        met = ratio <= TARGET and mixed_ratio <= TARGET and identical
+        print(f"interleaved/sorted: {mixed_s / import_s:.2f} (target ≤ 2.0)")
+        print(f"target ≤ {TARGET}: {'met' if met else 'MISSED'}")
+        print(f"ratio import/COPY (sorted): {ratio:.2f}")
+        print(f"ratio import/COPY (interleaved): {mixed_ratio:.2f}")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
         if not args.keep:

@@ -242,7 +242,8 @@ def import_run(
     """Import a TREC run atomically, storing each row with its trec_eval rank (score desc, docid desc).
 
     The file streams through in contiguous per-topic blocks (COPY on PostgreSQL); memory holds one
-    topic's list, the collection's docid map and the set of topics seen. A name already taken is refused
+    topic's list, the collection's docid map and the set of topics seen (a run whose topics are
+    interleaved is gathered by topic in memory instead, see `_write_rows`). A name already taken is refused
     unless `replace`, which swaps the rows of the existing run (pools that use it keep their items).
     Unknown topics are errors unless `skip_unknown_topics` (then one warning with the count); unknown
     documents are errors.
@@ -303,39 +304,98 @@ def _write_rows(
     next chunk, which may continue it). Memory holds one block of the file, one topic and the collection's
     catalogue. Once an error is found nothing more is written, but the file is read to the end so that
     every error is reported.
+
+    A run whose topics are interleaved (a topic comes back after another one) is noticed at the first
+    block that comes back: what was written is rolled back to a savepoint and the file is read again,
+    its rows gathered by topic in memory (`_by_topic`) and ranked in one step. The cost is then that of
+    one more read of the file, whatever the order of its lines, and the rows stored are the same.
     """
     if not Path(path).exists():
         raise ImportFailed([f"{display}: file not found"])
     topics = dict(Topic.objects.filter(collection=collection).values_list("qid", "id"))
     small = Path(path).stat().st_size <= runrows.TARGETED_BYTES
     catalogue = runrows.DocumentCatalogue(collection, only=runrows.docids_named(path) if small else None)
-    errors = trec_io.ErrorLog(display)
-    writer = runrows.RowWriter(run.id)
-    ranker = _Ranker(topics, catalogue, errors, skip_unknown_topics, skipped, writer)
     on_read = (lambda fraction: progress(fraction, "")) if progress else None
+
+    def rank(chunks: Callable[[trec_io.ErrorLog], Iterable[trec_io.RunChunk]]) -> _Ranker:
+        errors = trec_io.ErrorLog(display)
+        writer = runrows.RowWriter(run.id)
+        ranker = _Ranker(topics, catalogue, errors, skip_unknown_topics, skipped, writer)
+        try:
+            for chunk in chunks(errors):
+                ranker.add(chunk)
+            ranker.flush()
+            errors.raise_if_any()
+        except trec_io.TrecFormatError as exc:
+            writer.abort()
+            raise ImportFailed(exc.errors) from None
+        except BaseException:
+            writer.abort()
+            raise
+        writer.finish()
+        return ranker
+
     try:
-        for chunk in trec_io.iter_run(path, errors, progress=on_read):
-            ranker.add(chunk)
-        ranker.flush()
-        errors.raise_if_any()
-    except trec_io.TrecFormatError as exc:
-        writer.abort()
-        raise ImportFailed(exc.errors) from None
-    except BaseException:
-        writer.abort()
-        raise
-    writer.finish()
-    try:
-        for topic_id in ranker.continued:
-            _rerank_topic(run=run, topic_id=topic_id, display=display)
-    except _CrossBlockDuplicate as dup:
-        line = _duplicate_line(path, dup.qid, dup.docid)
-        where = f"{display}:{line}" if line else display
-        raise ImportFailed([f"{where}: duplicate document {dup.docid!r} in topic {dup.qid!r}"]) from None
+        # Most runs are written topic by topic: they stream, one block at a time. The savepoint lets a
+        # run whose topics come back later (interleaved) start again from a clean table.
+        with transaction.atomic():
+            ranker = rank(lambda errors: trec_io.iter_run(path, errors, progress=on_read))
+    except _Interleaved:
+        skipped.clear()
+        ranker = rank(lambda errors: _by_topic(trec_io.iter_run(path, errors, progress=on_read)))
     summary.rows = sum(ranker.offsets.values())
     if summary.rows == 0:
         raise ImportFailed([f"{display}: no rows to import"])
     summary.topics = len(ranker.offsets)
+
+
+class _Interleaved(Exception):
+    """A topic came back after another topic's rows: the run is read again, gathered by topic."""
+
+
+def _by_topic(chunks: Iterable[trec_io.RunChunk], piece: int = 1 << 16) -> Iterator[trec_io.RunChunk]:
+    """All the rows of a run, as chunks of whole topics (each topic's rows in file order), about
+    ``piece`` rows each.
+
+    For a run whose topics are interleaved: memory then holds the run's rows (a topic code, the docid,
+    the score and the line: under 40 bytes a row for short docids), so that ranking costs the same
+    whatever the order of the lines.
+    """
+    codes: dict[str, int] = {}
+    parts: tuple[list[np.ndarray], ...] = ([], [], [], [])  # topic code, docid, score, line
+    for chunk in chunks:
+        if not len(chunk.line):
+            continue
+        unique, inverse = np.unique(np.array(chunk.qids), return_inverse=True)
+        local = np.array([codes.setdefault(qid, len(codes)) for qid in unique.tolist()], dtype=np.int32)
+        parts[0].append(np.repeat(local[inverse.reshape(-1)], chunk.qid_lengths))
+        parts[1].append(chunk.docid)
+        parts[2].append(chunk.score)
+        parts[3].append(chunk.line)
+    if not codes:
+        return
+    code, docid, score, line = (np.concatenate(part) for part in parts)
+    del parts
+    lengths = np.bincount(code, minlength=len(codes))
+    order = np.argsort(code, kind="stable")  # a radix sort on integers: by topic, file order within one
+    del code
+    qids = list(codes)
+    ends = np.cumsum(lengths)
+    first = 0  # the first topic of the next piece
+    while first < len(qids):
+        start = int(ends[first - 1]) if first else 0
+        last = max(int(np.searchsorted(ends, start + piece, side="right")), first + 1)
+        rows = order[start : int(ends[last - 1])]
+        docids = docid[rows]
+        yield trec_io.RunChunk(
+            qids=qids[first:last],
+            qid_lengths=lengths[first:last],
+            docid=docids,
+            docid_hash=trec_io.hash_bytes(docids),
+            score=score[rows],
+            line=line[rows],
+        )
+        first = last
 
 
 _Held = tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]
@@ -362,11 +422,13 @@ class _Ranker:
         self.errors = errors
         self.skip_unknown_topics = skip_unknown_topics
         self.skipped = skipped
-        self.offsets: dict[int, int] = {}  # topic id -> rows written so far
-        self.continued: set[int] = set()  # topics whose rows came in more than one block
+        self.offsets: dict[int, int] = {}  # topic id -> rows written
+        self.seen: set[str] = set()  # the qids of the blocks already ranked
         self.held: _Held | None = None
 
     def add(self, chunk: trec_io.RunChunk) -> None:
+        if not len(chunk.line):
+            return
         qids, lengths = list(chunk.qids), chunk.qid_lengths
         docid, docid_hash, score, line = chunk.docid, chunk.docid_hash, chunk.score, chunk.line
         if self.held is not None:
@@ -403,7 +465,12 @@ class _Ranker:
         score: np.ndarray,
         line: np.ndarray,
     ) -> None:
-        """Check, rank and write complete topic blocks (one entry of `qids` and `lengths` per block)."""
+        """Check, rank and write complete topic blocks (one entry of `qids` and `lengths` per block).
+
+        Raises `_Interleaved` when a qid had a block already: the caller reads the run again by topic."""
+        if len(set(qids)) < len(qids) or not self.seen.isdisjoint(qids):
+            raise _Interleaved
+        self.seen.update(qids)
         topic_of_block = np.array([self.topics.get(qid, -1) for qid in qids], dtype=np.int64)
         starts = np.cumsum(lengths) - lengths
         for b in np.flatnonzero(topic_of_block < 0).tolist():
@@ -432,16 +499,13 @@ class _Ranker:
         self._duplicates(qids, block, position, line)
         if self.errors.total:
             return  # nothing more is written; the file is still read for its other errors
-        # trec_eval order within each block: score descending, then docid descending (byte order).
-        order = trec_io.trec_order(block, score, docid, len(lengths))
+        # trec_eval order within each block; catalogue positions are in docid byte order.
+        order = trec_io.trec_order(block, score, position, len(lengths))
         if order is None:
             order = np.arange(len(block))
         ranks = np.arange(1, len(order) + 1, dtype=np.int64) - np.repeat(starts, lengths)
         for b, topic_id in enumerate(topic_of_block.tolist()):
-            if topic_id in self.offsets:
-                self.continued.add(topic_id)
-                ranks[starts[b] : starts[b] + lengths[b]] += self.offsets[topic_id]
-            self.offsets[topic_id] = self.offsets.get(topic_id, 0) + int(lengths[b])
+            self.offsets[topic_id] = int(lengths[b])
         topic = np.repeat(topic_of_block, lengths)
         self.writer.write(topic, self.catalogue.ids[position[order]], ranks, score[order])
 
@@ -511,46 +575,6 @@ def check_import(**kwargs: Any) -> list[str]:
         return []
     except Refused as exc:
         return exc.errors
-
-
-class _CrossBlockDuplicate(Exception):
-    def __init__(self, qid: str, docid: str) -> None:
-        self.qid, self.docid = qid, docid
-
-
-def _duplicate_line(path: str | Path, qid: str, docid: str) -> int | None:
-    """The line of the second (qid, docid) in a run file: an error path, so reading it again is fine."""
-    seen = False
-    try:
-        for entry in formats.read_run(path):
-            if entry.qid == qid and entry.docid == docid:
-                if seen:
-                    return entry.line
-                seen = True
-    except formats.FormatError:
-        return None
-    return None
-
-
-def _rerank_topic(*, run: Run, topic_id: int, display: str) -> None:
-    """Re-rank a topic whose rows were not contiguous in the file (rare): check duplicates, sort, rewrite."""
-    rows = list(
-        RunRow.objects.filter(run=run, topic_id=topic_id).values_list(
-            "document_id", "document__docid", "score"
-        )
-    )
-    seen: set[int] = set()
-    for doc_id, docid, _score in rows:
-        if doc_id in seen:
-            raise _CrossBlockDuplicate(Topic.objects.get(pk=topic_id).qid, docid)
-        seen.add(doc_id)
-    rows.sort(key=lambda row: row[1], reverse=True)
-    rows.sort(key=lambda row: row[2], reverse=True)
-    RunRow.objects.filter(run=run, topic_id=topic_id).delete()
-    RunRow.objects.bulk_create(
-        RunRow(run=run, topic_id=topic_id, document_id=doc_id, rank=rank, score=score)
-        for rank, (doc_id, _docid, score) in enumerate(rows, 1)
-    )
 
 
 def delete_run(*, run: Run) -> None:

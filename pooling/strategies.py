@@ -31,6 +31,8 @@ from typing import Any, ClassVar, cast
 import numpy as np
 from scipy.stats import kendalltau
 
+from pooling import trec_io
+
 __all__ = [
     "STRATEGIES",
     "Chooser",
@@ -71,12 +73,13 @@ def trec_order(rows: Iterable[tuple[str, float]]) -> list[str]:
     """Return the docids of one run's rows for one topic in trec_eval 10 order.
 
     Order: score descending (as a double), ties broken by docid **descending** in the byte order of its
-    UTF-8 encoding (trec_eval's ``strcmp(b, a)``). For valid Unicode strings UTF-8 byte order equals code
-    point order, which is Python's ``str`` order, so the docid is compared as a ``str``. Rank 1 is the
-    first element. A score that is not finite, or the same docid twice, raises ``ValueError`` (trec_eval
-    stops on duplicate docs; SPEC §3 is stricter than its ``atof`` about scores).
+    UTF-8 encoding (trec_eval's ``strcmp(b, a)``), as :func:`pooling.trec_io.trec_order` defines it for
+    every reader of runs. Rank 1 is the first element. A score that is not finite, or the same docid
+    twice, raises ``ValueError`` (trec_eval stops on duplicate docs; SPEC §3 is stricter than its
+    ``atof`` about scores).
     """
-    keyed: list[tuple[float, str]] = []
+    docids: list[str] = []
+    scores: list[float] = []
     seen: set[str] = set()
     for docid, score in rows:
         value = float(score)
@@ -85,9 +88,15 @@ def trec_order(rows: Iterable[tuple[str, float]]) -> list[str]:
         if docid in seen:
             raise ValueError(f"duplicate docid {docid!r}")
         seen.add(docid)
-        keyed.append((value, docid))
-    keyed.sort(reverse=True)  # (score desc, docid desc): both keys descending
-    return [docid for _, docid in keyed]
+        docids.append(docid)
+        scores.append(value)
+    encoded = [docid.encode("utf-8") for docid in docids]
+    byte_rank = np.empty(len(docids), dtype=np.int64)  # each docid's place in byte order
+    byte_rank[sorted(range(len(docids)), key=encoded.__getitem__)] = np.arange(len(docids))
+    order = trec_io.trec_order(
+        np.zeros(len(docids), dtype=np.intp), np.array(scores, dtype=np.float64), byte_rank, 1
+    )
+    return docids if order is None else [docids[i] for i in order.tolist()]
 
 
 def rankings_by_topic(

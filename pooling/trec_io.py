@@ -890,7 +890,13 @@ def read_run(path: str | Path, *, name: str | None = None) -> RunTable:
 
 def trec_order(topic: np.ndarray, score: np.ndarray, docid: np.ndarray, n_topics: int) -> np.ndarray | None:
     """Permutation putting rows in trec_eval order: topic, score descending, docid descending (bytes);
-    None if they are in that order already."""
+    None if they are in that order already.
+
+    This is the house's one definition of trec_eval's ranking (``strcmp(b, a)`` on ties): the importer,
+    the metrics and the pooling strategies all call it. ``topic`` holds integer codes below ``n_topics``;
+    ``docid`` is either the UTF-8 docids as a ``numpy.bytes_`` array (without NUL bytes, which numpy
+    would drop at the end) or any integer array whose ascending order is the docids' byte order (e.g.
+    positions in a byte-sorted catalogue)."""
     n = len(topic)
     if n == 0:
         return None

@@ -461,6 +461,39 @@ def test_it_merges_a_topic_whose_rows_are_not_contiguous(loaded: Collection) -> 
     assert Run.objects.get().num_topics == 3
 
 
+def test_it_imports_an_interleaved_run_to_the_rows_of_its_sorted_version(
+    collection: Collection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from pooling import services
+
+    monkeypatch.setattr(services._by_topic, "__defaults__", (500,))  # ranked a few topics at a time
+    rng = random.Random(11)
+    docids = [f"doc{i:03d}" for i in range(300)]
+    run("import_documents", "news", make_file(tmp_path, "d.tsv", "".join(f"{d}\tt\tx\n" for d in docids)))
+    run("import_topics", "news", make_file(tmp_path, "t.tsv", "".join(f"q{i}\tquery\n" for i in range(40))))
+    # Scores drawn from few values, so that many ties are broken by docid; one topic is unknown (skipped).
+    rows = [(f"q{t}", d, float(rng.randint(0, 9))) for t in range(41) for d in rng.sample(docids, 200)]
+    interleaved = rows[:]
+    rng.shuffle(interleaved)
+    sorted_path = make_file(tmp_path, "sorted.txt", run_lines(rows))
+    interleaved_path = make_file(tmp_path, "interleaved.txt.gz", run_lines(interleaved), compress=True)
+
+    sorted_out = run("import_run", "news", sorted_path, skip_unknown_topics=True)
+    interleaved_out = run("import_run", "news", interleaved_path, skip_unknown_topics=True)
+
+    assert sorted_out.out.startswith("run: 8000 rows, 40 topics, ")
+    assert interleaved_out.out.startswith("run: 8000 rows, 40 topics, ")
+    assert "skipped 200 rows of 1 topics" in interleaved_out.err + interleaved_out.out
+
+    def stored(name: str) -> list[tuple[int, int, int, float]]:
+        return sorted(
+            RunRow.objects.filter(run__name=name).values_list("topic_id", "rank", "document_id", "score")
+        )
+
+    assert stored("interleaved") == stored("sorted")
+    assert ranked("interleaved")["q7"] == trec_order([(d, s) for q, d, s in rows if q == "q7"])
+
+
 def test_it_refuses_a_duplicate_split_across_blocks(loaded: Collection, tmp_path: Path) -> None:
     path = make_file(
         tmp_path,
@@ -473,7 +506,8 @@ def test_it_refuses_a_duplicate_split_across_blocks(loaded: Collection, tmp_path
         run("import_run", "news", path)
 
     assert counts() == before
-    assert f"{path}:4: duplicate document 'd01' in topic '301'" in str(info.value)
+    # One message for a duplicate, whether its rows are in one block or not.
+    assert f"{path}:4: duplicate docid 'd01' for qid '301' (first at line 1)" in str(info.value)
 
 
 def test_it_refuses_a_duplicate_split_across_blocks_of_a_gzipped_run_with_skipped_topics(
@@ -488,7 +522,7 @@ def test_it_refuses_a_duplicate_split_across_blocks_of_a_gzipped_run_with_skippe
         run("import_run", "news", path, skip_unknown_topics=True)
 
     assert counts() == before
-    assert f"{path}:6: duplicate document 'd01' in topic '301'" in str(info.value)
+    assert f"{path}:6: duplicate docid 'd01' for qid '301' (first at line 1)" in str(info.value)
 
 
 def test_it_imports_a_large_gzipped_run_in_batches(collection: Collection, tmp_path: Path) -> None:
