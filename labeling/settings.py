@@ -45,6 +45,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "django_htmx",
     "axes",
+    "labeling.apps.LabelingConfig",
     "pooling",
     "judgements",
     "evaluation",
@@ -141,6 +142,21 @@ AXES_IPWARE_META_PRECEDENCE_ORDER = (
     ("HTTP_X_FORWARDED_FOR", "REMOTE_ADDR") if env_bool("BEHIND_PROXY") else ("REMOTE_ADDR",)
 )
 AXES_IPWARE_PROXY_COUNT = 1 if env_bool("BEHIND_PROXY") else None
+# Password reset (/accounts/password_reset/): mails a one-use link. Off with PASSWORD_RESET_ENABLED=false
+# (every reset page then answers 404). PASSWORD_RESET_RATE requests per address and per email address;
+# the mail is sent by a task (the worker in production), and an unknown address costs the same work.
+PASSWORD_RESET_ENABLED = env_bool("PASSWORD_RESET_ENABLED", True)
+PASSWORD_RESET_RATE = os.environ.get("PASSWORD_RESET_RATE", "5/hour")
+# Mail: the embedded default prints messages on the console; production sets EMAIL_BACKEND to SMTP.
+EMAIL_BACKEND = os.environ.get("EMAIL_BACKEND", "django.core.mail.backends.console.EmailBackend")
+EMAIL_HOST = os.environ.get("EMAIL_HOST", "localhost")
+EMAIL_PORT = int(os.environ.get("EMAIL_PORT", "25"))
+EMAIL_HOST_USER = os.environ.get("EMAIL_HOST_USER", "")
+EMAIL_HOST_PASSWORD = os.environ.get("EMAIL_HOST_PASSWORD", "")
+EMAIL_USE_TLS = env_bool("EMAIL_USE_TLS", False)
+EMAIL_USE_SSL = env_bool("EMAIL_USE_SSL", False)
+EMAIL_TIMEOUT = int(os.environ.get("EMAIL_TIMEOUT", "10"))
+DEFAULT_FROM_EMAIL = os.environ.get("DEFAULT_FROM_EMAIL", "labels@localhost")
 LOGIN_URL = "/accounts/login/"
 LOGIN_REDIRECT_URL = "/"
 LOGOUT_REDIRECT_URL = "/accounts/login/"

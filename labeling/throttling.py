@@ -3,6 +3,7 @@ the default throttle classes while it defines APIView, so this imports no view."
 
 from __future__ import annotations
 
+import hashlib
 import logging
 from typing import TYPE_CHECKING
 
@@ -43,3 +44,27 @@ class UserThrottle(_CacheSafe, UserRateThrottle):
 
 class LoginThrottle(_CacheSafe, ScopedRateThrottle):
     """The rate of the view's `throttle_scope` (`login` for the token endpoint), per address."""
+
+
+class PasswordResetThrottle(_CacheSafe):
+    """PASSWORD_RESET_RATE requests per address (`"address"`) or per email address (any other key, e.g.
+    `"email:<address>"`, hashed into the cache key); used by the reset page, a Django view, with the same
+    counting as the API's throttles."""
+
+    scope = "password_reset"
+
+    def __init__(self, key: str) -> None:
+        self.key = key
+        super().__init__()
+
+    def get_rate(self) -> str | None:
+        from django.conf import settings
+
+        return settings.PASSWORD_RESET_RATE or None
+
+    def get_cache_key(self, request: Request, view: APIView) -> str:
+        if self.key == "address":
+            subject = self.get_ident(request)
+        else:
+            subject = hashlib.sha256(self.key.encode()).hexdigest()
+        return self.cache_format % {"scope": self.scope, "ident": subject}

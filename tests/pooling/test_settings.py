@@ -158,3 +158,31 @@ def test_it_fails_check_deploy_with_debug_on(tmp_path: Path) -> None:
 
     assert done.returncode != 0
     assert "security.W018" in done.stderr
+
+
+def example_value(name: str) -> str:
+    text = (ROOT / ".env.example").read_text(encoding="utf-8")
+    return re.search(rf"^{name}=(.*)$", text, flags=re.MULTILINE).group(1).strip()
+
+
+def test_it_fails_check_deploy_on_the_example_secret_key(tmp_path: Path) -> None:
+    done = manage({**production(tmp_path), "SECRET_KEY": example_value("SECRET_KEY")}, "check", "--deploy")
+
+    assert done.returncode != 0  # an error, not a warning: it fails without --fail-level
+    assert "labeling.E001" in done.stderr and "SECRET_KEY" in done.stderr and "pseudonyms" in done.stderr
+
+
+def test_it_fails_check_deploy_on_the_insecure_default_key(tmp_path: Path) -> None:
+    env = production(tmp_path)
+    del env["SECRET_KEY"]
+
+    done = manage(env, "check", "--deploy")
+
+    assert done.returncode != 0 and "labeling.E001" in done.stderr
+
+
+def test_it_leaves_plain_check_alone_with_the_example_key(tmp_path: Path) -> None:
+    """The demo and the tests run with the embedded key: only the deploy check refuses it."""
+    done = manage(clean_env(tmp_path, SECRET_KEY=example_value("SECRET_KEY")), "check")
+
+    assert done.returncode == 0, done.stderr
