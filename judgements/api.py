@@ -521,14 +521,16 @@ class JudgingSerializer(serializers.ModelSerializer):
     """A pool's judging setup with its progress (for the requesting user); `raters` for managers only."""
 
     pool = serializers.CharField(source="pool.name", read_only=True)
+    instructions = serializers.CharField(source="pool.instructions", read_only=True)
     rubric = RubricForRaterSerializer(read_only=True)
     raters = serializers.SerializerMethodField()
     progress = serializers.SerializerMethodField()
 
     class Meta:
         model = Judging
-        # No pool description: a manager may have written run names in it (blindness, SPEC §5).
-        fields = ["pool", "rubric", "lease_minutes", "adjudication_gap", "raters", "progress"]
+        # No pool description: a manager may have written run names in it (raters never see runs);
+        # the pool's `instructions` are what is written for raters.
+        fields = ["pool", "instructions", "rubric", "lease_minutes", "adjudication_gap", "raters", "progress"]
         read_only_fields = fields
 
     def get_raters(self, judging: Judging) -> list[str] | None:

@@ -78,8 +78,9 @@ class PoolAddForm(forms.ModelForm):
     class Meta:
         model = Pool
         fields = [
-            "name", "description", "collection", "segment", "runs", "strategy", "depth", "budget", "seed",
-            "judgements_per_item", "double_judge_fraction", "relevance_level", "price_per_judgement",
+            "name", "description", "instructions", "collection", "segment", "runs", "strategy", "depth",
+            "budget", "seed", "judgements_per_item", "double_judge_fraction", "relevance_level",
+            "price_per_judgement",
         ]  # fmt: skip
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -95,6 +96,7 @@ class PoolAddForm(forms.ModelForm):
             self.created = services.create_pool(
                 name=data["name"],
                 description=data.get("description", ""),
+                instructions=data.get("instructions", ""),
                 collection=data["collection"],
                 runs=data["runs"],
                 strategy=data["strategy"],
@@ -120,12 +122,12 @@ class PoolAddForm(forms.ModelForm):
 
 
 class PoolChangeForm(forms.ModelForm):
-    """After creation only the description and the price change here; runs change through the actions
-    (add runs) and the API, which keep the pool's items consistent."""
+    """After creation only the description, the raters' instructions and the price change here; runs
+    change through the actions (add runs) and the API, which keep the pool's items consistent."""
 
     class Meta:
         model = Pool
-        fields = ["description", "price_per_judgement"]
+        fields = ["description", "instructions", "price_per_judgement"]
 
 
 class AddRunsForm(forms.Form):
@@ -157,7 +159,7 @@ class PoolAdmin(admin.ModelAdmin):
         if obj is None:
             return PoolAddForm
         kwargs["form"] = PoolChangeForm
-        kwargs["fields"] = ["description", "price_per_judgement"]
+        kwargs["fields"] = ["description", "instructions", "price_per_judgement"]
         return super().get_form(request, obj, change=change, **kwargs)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Pool | None = None) -> Any:
@@ -166,10 +168,10 @@ class PoolAdmin(admin.ModelAdmin):
     def get_fields(self, request: HttpRequest, obj: Pool | None = None) -> Any:
         if obj is None:
             return PoolAddForm.Meta.fields
-        return ["description", "price_per_judgement", *self.readonly_fields]
+        return ["description", "instructions", "price_per_judgement", *self.readonly_fields]
 
     def save_model(self, request: HttpRequest, obj: Pool, form: Any, change: bool) -> None:
-        if change:  # only the description and price, which no service owns
+        if change:  # only the description, instructions and price, which no service owns
             super().save_model(request, obj, form, change)
         # on add, services.create_pool already stored the pool and its runs (PoolAddForm)
 

@@ -248,8 +248,8 @@ class PoolSerializer(serializers.ModelSerializer):
     class Meta:
         model = Pool
         fields = [
-            "id", "name", "description", "collection", "segment", "runs", "strategy", "depth", "budget",
-            "seed", "judgements_per_item", "double_judge_fraction", "relevance_level",
+            "id", "name", "description", "instructions", "collection", "segment", "runs", "strategy", "depth",
+            "budget", "seed", "judgements_per_item", "double_judge_fraction", "relevance_level",
             "price_per_judgement", "status", "created_at", "built_at", "progress", "build_job",
         ]  # fmt: skip
 
@@ -283,6 +283,7 @@ class PoolCreateSerializer(serializers.Serializer):
 
     name = serializers.SlugField(max_length=100)
     description = serializers.CharField(required=False, allow_blank=True, default="")
+    instructions = serializers.CharField(required=False, allow_blank=True, default="")
     collection = serializers.SlugRelatedField(slug_field="name", queryset=Collection.objects.all())
     runs = serializers.ListField(child=serializers.CharField(max_length=200), allow_empty=False)
     segment = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)

@@ -296,7 +296,11 @@ class Pool(models.Model):
         FAILED = "failed"
 
     name = models.SlugField(max_length=100, unique=True)
+    # For managers only: it may name runs. Raters see `instructions`, written for them.
     description = models.TextField(blank=True)
+    instructions = models.TextField(
+        blank=True, help_text="Shown to the pool's raters (the description is not): what to judge and how."
+    )
     collection = models.ForeignKey(Collection, on_delete=models.PROTECT, related_name="pools")
     segment = models.CharField(
         max_length=100, blank=True, help_text="Only topics with this segment; blank for all topics."

@@ -629,11 +629,13 @@ def create_pool(
     segment: str = "",
     price_per_judgement: float = 1.0,
     description: str = "",
+    instructions: str = "",
     created_by: Any = None,
 ) -> Pool:
     """Configure a pool (not yet built). Validates every parameter; nothing is stored on an error.
 
-    `created_by` becomes the pool's first manager (None: only admins manage it until one is added)."""
+    `description` is for managers (it may name runs); raters see `instructions`. `created_by` becomes
+    the pool's first manager (None: only admins manage it until one is added)."""
     runs = list(runs)
     problems: list[str] = []
     if Pool.objects.filter(name=name).exists():
@@ -663,6 +665,7 @@ def create_pool(
         pool = Pool.objects.create(
             name=name,
             description=description,
+            instructions=instructions,
             collection=collection,
             strategy=strategy,
             depth=depth,

@@ -25,7 +25,8 @@ class Command(BaseCommand):
         parser.add_argument("--relevance-level", type=int, default=1)
         parser.add_argument("--price", type=float, default=1.0, help="price per judgement")
         parser.add_argument("--topics", default="", help="only topics of this segment")
-        parser.add_argument("--description", default="")
+        parser.add_argument("--description", default="", help="for managers (raters never see it)")
+        parser.add_argument("--instructions", default="", help="what the pool's raters are shown")
 
     def handle(self, *args: Any, **options: Any) -> None:
         collection = get_collection(options["collection"])
@@ -44,6 +45,7 @@ class Command(BaseCommand):
                 segment=options["topics"],
                 price_per_judgement=options["price"],
                 description=options["description"],
+                instructions=options["instructions"],
             )
         except services.PoolError as exc:
             raise CommandError(str(exc)) from None
