@@ -46,7 +46,7 @@ class EvaluationViewSet(viewsets.ViewSet):
         params.is_valid(raise_exception=True)
         try:
             data = cached(self._pool(name), "report", services.pool_report, **params.validated_data)
-        except ValueError as exc:
+        except services.PARAMETER_ERRORS as exc:
             raise serializers.ValidationError({"policy": [str(exc)]}) from None
         return Response(data)
 
@@ -59,7 +59,7 @@ class EvaluationViewSet(viewsets.ViewSet):
         policy = request.query_params.get("policy", "majority")
         try:
             return Response(cached(self._pool(name), "bias", services.pool_bias, policy=policy))
-        except ValueError as exc:
+        except services.PARAMETER_ERRORS as exc:
             raise serializers.ValidationError({"policy": [str(exc)]}) from None
 
     @extend_schema(parameters=[TwoStageSerializer], responses={200: OpenApiResponse(description="diagnosis")})
@@ -69,7 +69,7 @@ class EvaluationViewSet(viewsets.ViewSet):
         params.is_valid(raise_exception=True)
         try:
             data = cached(self._pool(name), "two-stage", services.two_stage, **params.validated_data)
-        except ValueError as exc:
+        except services.PARAMETER_ERRORS as exc:
             raise serializers.ValidationError({"candidate": [str(exc)]}) from None
         return Response(data)
 

@@ -12,6 +12,11 @@ from typing import Any
 from evaluation import metrics
 from judgements.releases import current_qrels
 from pooling.models import Pool, Provenance, Run, RunRow
+from pooling.services import Refused
+
+#: What these services raise for a parameter that names nothing: a ValueError (a policy that does not
+#: parse, a run the collection does not have) or a refusal (`rater:NAME` of no user). Callers answer 400.
+PARAMETER_ERRORS = (ValueError, Refused)
 
 MEASURES = ("ndcg_cut_10", "P_10", "map", "recall_100", "recip_rank")
 KEY_MEASURE = "ndcg_cut_10"

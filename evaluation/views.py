@@ -73,7 +73,7 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
     gain = "exp" if request.GET.get("gain") == "exp" else "linear"
     try:
         data = cached(pool, "report", services.pool_report, policy=_policy(request), gain=gain)
-    except ValueError as exc:
+    except services.PARAMETER_ERRORS as exc:
         return render(request, "evaluation/error.html", {"pool": pool, "error": str(exc)}, status=400)
     rows = data["runs"]
     names = [row["run"] for row in rows]
@@ -115,7 +115,10 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
 @login_required
 def pool_bias(request: HttpRequest, name: str) -> HttpResponse:
     pool = managed_pool(request, name)
-    data = cached(pool, "bias", services.pool_bias, policy=_policy(request))
+    try:
+        data = cached(pool, "bias", services.pool_bias, policy=_policy(request))
+    except services.PARAMETER_ERRORS as exc:
+        return render(request, "evaluation/error.html", {"pool": pool, "error": str(exc)}, status=400)
     changes = [row["change"] for row in data["runs"]]
     decimals = decimals_apart(changes)
     figure = ""
@@ -146,7 +149,7 @@ def two_stage(request: HttpRequest, name: str) -> HttpResponse:
     if candidate and reranked:
         try:
             data = cached(pool, "two-stage", services.two_stage, candidate=candidate, reranked=reranked, k=k)
-        except ValueError as exc:
+        except services.PARAMETER_ERRORS as exc:
             error = str(exc)
     if data and data["topics"]:
         figure = plots.scatter(

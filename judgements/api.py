@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import json
 import math
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection
@@ -312,7 +312,7 @@ def _encodable(text: str) -> bool:
 
 
 class GradeSerializer(serializers.Serializer):
-    value = serializers.IntegerField(min_value=0)
+    value = serializers.IntegerField(min_value=0, max_value=rubrics.MAX_GRADE)
     label = serializers.CharField(max_length=100)
     description = serializers.CharField(allow_blank=True, required=False, default="")
     key = serializers.CharField(min_length=1, max_length=1)
@@ -346,7 +346,22 @@ class RubricSerializer(serializers.ModelSerializer):
     def get_judged(self, rubric: Rubric) -> bool:
         return rubric.has_judgements()
 
+    def _whole_items(self, field: str, items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        """The list as a whole replacement. A PATCH (partial) replaces `grades` or `facets` whole, but DRF
+        passes `partial` down to the items, which then skip their required fields: check them again."""
+        if not self.partial:
+            return items
+        nested = type(self.fields[field].child)  # type: ignore[attr-defined]
+        whole = nested(data=self.initial_data.get(field), many=True)
+        if not whole.is_valid():
+            raise serializers.ValidationError(whole.errors)
+        return cast(list[dict[str, Any]], whole.validated_data)
+
+    def validate_grades(self, grades: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        return self._whole_items("grades", grades)
+
     def validate_facets(self, facets: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        facets = self._whole_items("facets", facets)
         names = [facet["name"] for facet in facets]
         if len(set(names)) != len(names):
             raise serializers.ValidationError("facet names must be distinct")
@@ -658,6 +673,15 @@ class AdjudicateSerializer(ItemRefSerializer):
     grade = serializers.IntegerField(required=False, allow_null=True, default=None)
     unrateable = serializers.BooleanField(required=False, default=False)
     note = serializers.CharField(required=False, allow_blank=True, default="", max_length=10_000)
+
+
+class QueueQuerySerializer(serializers.Serializer):
+    gap = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=1000,
+        help_text="a whole number of grades (default: the pool's)",
+    )
 
 
 class AdjudicationSerializer(serializers.ModelSerializer):
@@ -1036,10 +1060,9 @@ class JudgingViewSet(
         POST records the adjudicator's decision (it overrides aggregation)."""
         judging = self.get_object()
         if request.method == "GET":
-            gap = request.query_params.get("gap")
-            if gap is not None and not gap.isdigit():
-                raise serializers.ValidationError({"gap": "a whole number of grades"})
-            queue = stats.adjudication_queue_details(pool=judging.pool, gap=int(gap) if gap else None)
+            query = QueueQuerySerializer(data=request.query_params)
+            query.is_valid(raise_exception=True)
+            queue = stats.adjudication_queue_details(pool=judging.pool, gap=query.validated_data.get("gap"))
             return Response(QueueEntrySerializer(queue, many=True).data)
         form = AdjudicateSerializer(data=request.data)
         form.is_valid(raise_exception=True)

@@ -26,6 +26,11 @@ DEFAULT_GRADES: list[dict[str, Any]] = [
 ]  # fmt: skip
 
 
+#: The highest grade value a rubric may have: relevance scales are small, and `--gain exp` (2^grade - 1)
+#: must stay a finite float (a grade is also a 32-bit column).
+MAX_GRADE = 100
+
+
 def create_rubric(
     *,
     name: str,
@@ -79,6 +84,8 @@ def _check_grades(grades: Sequence[dict[str, Any]], *, allow_unrateable: bool, u
         raise JudgingError("grade values must be integers")
     if any(v < 0 for v in values):
         raise JudgingError("grade values must be 0 or more (negative labels mean 'unjudged' in qrels)")
+    if any(v > MAX_GRADE for v in values):
+        raise JudgingError(f"grade values must be at most {MAX_GRADE}")
     if len(set(values)) != len(values):
         raise JudgingError("grade values must be distinct")
     if any(len(k) != 1 for k in keys) or len(set(keys)) != len(keys):
