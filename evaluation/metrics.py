@@ -29,7 +29,7 @@ from __future__ import annotations
 import math
 import re
 import warnings
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal
@@ -72,6 +72,7 @@ __all__ = [
 Gain = Literal["linear", "exp"]
 Unjudged = Literal["nonrelevant", "condensed"]
 Average = Literal["common", "all"]
+Version = Literal["10", "9"]
 
 UNPOOLED = -1  # retrieved, absent from the qrels (trec_eval's RELVALUE_NONPOOL)
 UNJUDGED = -2  # retrieved, in the qrels with a negative grade (trec_eval's RELVALUE_UNJUDGED)
@@ -456,103 +457,403 @@ def judged_k(ranked: Ranked, k: int) -> np.ndarray:
     return ranked.count(judged.topic[judged.rank <= k]) / k
 
 
+def num_nonrel_judged_ret(ranked: Ranked) -> np.ndarray:
+    """Judged non-relevant documents (0 <= grade < the level) in the evaluated list."""
+    nonrel = (ranked.label >= 0) & (ranked.label < ranked.relevance_level)
+    return ranked.count(ranked.topic_of(np.flatnonzero(nonrel)))
+
+
+def _first_relevant_index(ranked: Ranked, rel: Rows) -> np.ndarray:
+    """Per topic: the index in ``rel`` of the topic's first relevant row (== the next topic's if none)."""
+    return np.searchsorted(rel.topic, np.arange(ranked.n_topics))
+
+
+def _interpolated_precision(ranked: Ranked, fractions: Iterable[float], version: Version) -> np.ndarray:
+    """Interpolated precision (max precision at this or any later rank) at each recall fraction: an
+    (n_topics, n_fractions) array. The fraction p of R relevant documents is the count c = lround(p·R)
+    (trec_eval 10) or floor(p·R + 0.9) (trec_eval 9); the value is the highest precision at or after the
+    c-th relevant retrieved document (c = 0: after the first), 0 if fewer than c were retrieved. An empty
+    list (a topic the run lacks under -c, or nothing judged left under -J) gives NaN where c = 0, as
+    trec_eval's 0/0 does."""
+    rel = ranked.relevant
+    precision = ranked.rank_among(rel) / rel.rank
+    # Suffix maximum within each topic: walk backwards with each topic lifted above the ones after it.
+    lift = 2.0 * (ranked.n_topics - rel.topic)
+    suffix = (np.maximum.accumulate((precision + lift)[::-1]) - lift[::-1])[::-1]
+    first = _first_relevant_index(ranked, rel)
+    found = np.diff(np.append(first, len(rel.rows)))  # relevant retrieved per topic
+    r = ranked.num_rel.astype(np.float64)
+    empty = np.diff(ranked.offsets) == 0
+    fractions = list(fractions)
+    out = np.zeros((ranked.n_topics, len(fractions)), dtype=np.float64)
+    for j, p in enumerate(fractions):
+        c = _recall_count(p, r, version)
+        ok = (found > 0) & (c <= found)
+        out[ok, j] = suffix[first[ok] + np.maximum(c[ok] - 1, 0)]
+        out[empty & (c == 0), j] = math.nan  # trec_eval divides 0 by 0 retrieved here
+    return out
+
+
+def _recall_count(p: float, r: np.ndarray, version: Version) -> np.ndarray:
+    if version == "9":
+        return np.floor(p * r + 0.9).astype(np.int64)  # trec_eval 9: (long) (p * R + 0.9)
+    return np.floor(p * r + 0.5).astype(np.int64)  # trec_eval 10: lround(p * R), p * R >= 0
+
+
+def iprec_at_recall(ranked: Ranked, p: float, version: Version = "10") -> np.ndarray:
+    """Interpolated precision at recall p (trec_eval's iprec_at_recall_p): with c = lround(p·R)
+    (trec_eval 10; floor(p·R + 0.9) in trec_eval 9), the highest precision P@n over every rank n at or
+    after the c-th relevant retrieved document (c = 0: the highest anywhere), 0 if fewer than c relevant
+    documents are retrieved or R = 0; NaN where nothing is retrieved and c = 0 (trec_eval's 0/0)."""
+    return _interpolated_precision(ranked, [p], version)[:, 0]
+
+
+def eleven_pt_avg(ranked: Ranked, fractions: Iterable[float] = (), version: Version = "10") -> np.ndarray:
+    """11-point average (trec_eval's 11pt_avg): the mean of iprec_at_recall over the recall fractions
+    (default 0.0, 0.1, ..., 1.0); NaN when nothing is retrieved (see iprec_at_recall)."""
+    fractions = tuple(fractions) or IPREC_FRACTIONS
+    return _interpolated_precision(ranked, fractions, version).mean(axis=1)
+
+
+def _precision_at(ranked: Ranked, cut: np.ndarray) -> np.ndarray:
+    """Per topic: relevant documents among ranks 1..cut[t], divided by cut[t] (0 where cut[t] = 0)."""
+    rel = ranked.relevant
+    within = ranked.count(rel.topic[rel.rank <= cut[rel.topic]])
+    return _safe_div(within, cut.astype(np.float64))
+
+
+def Rprec_mult(ranked: Ranked, p: float) -> np.ndarray:
+    """R-precision at a multiple of R (trec_eval's Rprec_mult_p): P@c with c = floor(p·R + 0.9), counting
+    the c slots even beyond the end of the list; 0 if c = 0."""
+    c = np.floor(p * ranked.num_rel.astype(np.float64) + 0.9).astype(np.int64)
+    return _precision_at(ranked, c)
+
+
+def map_cut_k(ranked: Ranked, k: int) -> np.ndarray:
+    """Average precision cut at k: Σ over relevant documents at ranks 1..k of P@rank, divided by R
+    (0 if R = 0)."""
+    rel = ranked.relevant
+    precision = ranked.rank_among(rel) / rel.rank
+    within = rel.rank <= k
+    return _safe_div(ranked.count(rel.topic[within], precision[within]), ranked.num_rel)
+
+
+def success_k(ranked: Ranked, k: int) -> np.ndarray:
+    """Success at k: 1 if a relevant document is among ranks 1..k, else 0."""
+    rel = ranked.relevant
+    return (ranked.count(rel.topic[rel.rank <= k]) > 0).astype(np.float64)
+
+
+def relative_P_k(ranked: Ranked, k: int) -> np.ndarray:
+    """Relative precision at k: relevant documents among ranks 1..k, divided by min(k, R) (0 if R = 0)."""
+    rel = ranked.relevant
+    return _safe_div(ranked.count(rel.topic[rel.rank <= k]), np.minimum(ranked.num_rel, k).astype(np.float64))
+
+
+def set_P(ranked: Ranked) -> np.ndarray:
+    """Set precision: relevant retrieved / retrieved (0 if nothing is retrieved)."""
+    return _safe_div(num_rel_ret(ranked), num_ret(ranked))
+
+
+def set_recall(ranked: Ranked) -> np.ndarray:
+    """Set recall: relevant retrieved / R (0 if R = 0)."""
+    return _safe_div(num_rel_ret(ranked), ranked.num_rel.astype(np.float64))
+
+
+def set_relative_P(ranked: Ranked) -> np.ndarray:
+    """Set relative precision: relevant retrieved / min(retrieved, R) (0 if either is 0)."""
+    return _safe_div(num_rel_ret(ranked), np.minimum(num_ret(ranked), ranked.num_rel.astype(np.float64)))
+
+
+def set_map(ranked: Ranked) -> np.ndarray:
+    """Set map: relevant retrieved² / (retrieved · R) (0 if either is 0), i.e. set precision × set recall."""
+    found = num_rel_ret(ranked)
+    return _safe_div(found * found, num_ret(ranked) * ranked.num_rel)
+
+
+def set_F(ranked: Ranked, beta: float = 1.0) -> np.ndarray:
+    """Set F (trec_eval's set_F with parameter β, default 1): (β + 1)·P·R / (β·P + R) with P = set precision
+    and R = set recall; 0 when nothing is retrieved, R = 0 or no relevant document is retrieved."""
+    p, r = set_P(ranked), set_recall(ranked)
+    return _safe_div((beta + 1.0) * p * r, beta * p + r)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Measure names (trec_eval's and pytrec_eval's syntax)
 
-#: Families in output order, with whether they take cutoffs.
-MEASURE_FAMILIES: dict[str, bool] = {
-    "num_ret": False,
-    "num_rel": False,
-    "num_rel_ret": False,
-    "map": False,
-    "Rprec": False,
-    "bpref": False,
-    "recip_rank": False,
-    "infAP": False,
-    "P": True,
-    "recall": True,
-    "ndcg": False,
-    "ndcg_cut": True,
-    "judged": True,
+
+@dataclass(frozen=True)
+class Family:
+    """A trec_eval measure family. ``kind``: ``single`` (one value, no parameter), ``long`` (an integer
+    count, printed with %ld), ``cut`` (integer cutoffs, one value per cutoff named ``family_k``), ``fcut``
+    (fractional cutoffs, named ``family_%3.2f``), ``fparam`` (one value with float parameters, named
+    ``family`` or, when parameters are given, ``family_<params as written>``), ``meta`` (runid). ``summary``:
+    how the ``all`` line aggregates the per-topic values: ``mean``, ``sum``, ``gm`` (geometric mean with the
+    values floored at 1e-5, trec_eval's MIN_GEO_MEAN) or ``count`` (num_q). ``per_topic``: whether trec_eval
+    prints a per-topic line for it under -q."""
+
+    name: str
+    kind: Literal["single", "long", "cut", "fcut", "fparam", "meta"]
+    default: tuple[float, ...] = ()
+    summary: Literal["mean", "sum", "gm", "count"] = "mean"
+    per_topic: bool = True
+
+
+IPREC_FRACTIONS: tuple[float, ...] = (0.0, 0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0)
+RPREC_MULT_FRACTIONS: tuple[float, ...] = (0.2, 0.4, 0.6, 0.8, 1.0, 1.2, 1.4, 1.6, 1.8, 2.0)
+MIN_GEO_MEAN = 0.00001  # trec_eval's MIN_GEO_MEAN
+
+#: Every family, in trec_eval's output order (its te_trec_measures table); ``judged`` is the platform's.
+FAMILIES: dict[str, Family] = {
+    f.name: f
+    for f in (
+        Family("runid", "meta", per_topic=False),
+        Family("num_q", "long", summary="count", per_topic=False),
+        Family("num_ret", "long", summary="sum"),
+        Family("num_rel", "long", summary="sum"),
+        Family("num_rel_ret", "long", summary="sum"),
+        Family("map", "single"),
+        Family("gm_map", "single", summary="gm", per_topic=False),
+        Family("Rprec", "single"),
+        Family("bpref", "single"),
+        Family("recip_rank", "single"),
+        Family("iprec_at_recall", "fcut", IPREC_FRACTIONS),
+        Family("P", "cut", DEFAULT_CUTOFFS),
+        Family("recall", "cut", DEFAULT_CUTOFFS),
+        Family("infAP", "single"),
+        Family("gm_bpref", "single", summary="gm", per_topic=False),
+        Family("Rprec_mult", "fcut", RPREC_MULT_FRACTIONS),
+        Family("11pt_avg", "fparam", IPREC_FRACTIONS),
+        Family("ndcg", "single"),
+        Family("ndcg_cut", "cut", DEFAULT_CUTOFFS),
+        Family("map_cut", "cut", DEFAULT_CUTOFFS),
+        Family("relative_P", "cut", DEFAULT_CUTOFFS),
+        Family("success", "cut", (1, 5, 10)),
+        Family("set_P", "single"),
+        Family("set_relative_P", "single"),
+        Family("set_recall", "single"),
+        Family("set_map", "single"),
+        Family("set_F", "fparam", (1.0,)),
+        Family("num_nonrel_judged_ret", "long", summary="sum"),
+        Family("judged", "cut", DEFAULT_CUTOFFS),
+    )
 }
+#: Families in output order, with whether they take parameters (kept for callers of the old table).
+MEASURE_FAMILIES: dict[str, bool] = {f.name: f.kind in ("cut", "fcut", "fparam") for f in FAMILIES.values()}
 _NICKNAMES: dict[str, list[str]] = {
-    "official": ["num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank", "P"],
-    "all_trec": list(MEASURE_FAMILIES),
+    # trec_eval's own lists (measures.c); a family the platform lacks is left out of the nickname.
+    "official": [
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+    ],  # fmt: skip
+    "all_trec": [
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+        "iprec_at_recall",
+        "P",
+        "recall",
+        "infAP",
+        "gm_bpref",
+        "11pt_avg",
+        "ndcg",
+        "relative_P",
+        "Rprec_mult",
+        "success",
+        "map_cut",
+        "ndcg_cut",
+        "set_P",
+        "set_recall",
+        "set_relative_P",
+        "set_map",
+        "set_F",
+        "num_nonrel_judged_ret",
+    ],  # fmt: skip
+    "set": [
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "set_P",
+        "set_recall",
+        "set_relative_P",
+        "set_map",
+        "set_F",
+    ],  # fmt: skip
 }
-_SUMMED = ("num_ret", "num_rel", "num_rel_ret")
-_NAME = re.compile(r"^(?P<family>[A-Za-z_]+?)(?:[._](?P<params>\d+(?:,\d+)*))?$")
+#: trec_eval families the platform does not compute (see the README).
+NOT_SUPPORTED = (
+    "relstring", "utility", "binG", "G", "dcg", "ideal_dcg", "ndcg_rel", "Rndcg", "rbp", "rbp_resid",
+    "unj", "prefs_*", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap",
+)  # fmt: skip
+_PYTREC_NAME = re.compile(r"^(?P<family>[A-Za-z0-9_]+?)_(?P<param>\d+(?:\.\d+)?)$")
+
+
+@dataclass(frozen=True)
+class Measure:
+    """One value per topic: its printed name, its family and its parameter (a cutoff, a fraction, or the
+    float parameters of an ``fparam`` family)."""
+
+    name: str
+    family: Family
+    param: Any = None
+
+
+def supported_measures() -> list[str]:
+    """The family names and nicknames accepted by ``parse_measures``."""
+    return [*FAMILIES, *_NICKNAMES]
+
+
+def plan_measures(specs: Iterable[str]) -> list[Measure]:
+    """Expand measure specifications into the measures to compute, in trec_eval's output order.
+
+    trec_eval's syntax: ``P.5,10`` (cutoffs, sorted; a duplicate is an error), ``iprec_at_recall.0.1,0.5``,
+    ``11pt_avg.0.2,0.5,0.8``, ``set_F.0.5``, a bare family for its default parameters, nicknames
+    (``official``, ``all_trec``, ``set``). As in trec_eval, the first parameters given for a family win:
+    ``-m P.5 -m P.20`` computes P_5 only. pytrec_eval's names (``P_5``, ``ndcg_cut_10``,
+    ``iprec_at_recall_0.10``) are accepted too; those of one family add up (``P_5``, ``P_10``: both),
+    with the first trec_eval-style parameters of the family if any. Unknown names: ValueError listing the
+    supported ones.
+    """
+    marked: list[str] = []
+    dotted: dict[str, str] = {}
+    underscored: dict[str, list[str]] = {}
+    for spec in specs:
+        for part in spec.split():
+            family, params, style = _parse_one(part)
+            for name in _NICKNAMES.get(family, [family]):
+                if name not in marked:
+                    marked.append(name)
+            if params is None:
+                continue
+            if style == "dot":
+                dotted.setdefault(family, params)
+            else:
+                underscored.setdefault(family, []).append(params)
+    plan: list[Measure] = []
+    for family in FAMILIES.values():
+        if family.name not in marked:
+            continue
+        given = dotted.get(family.name)
+        if family.name in underscored:
+            given = ",".join(([given] if given else []) + underscored[family.name])
+            plan.extend(_expand(family, given, dedupe=True, printable=None))
+        else:
+            plan.extend(_expand(family, given, dedupe=False, printable=given))
+    return plan
 
 
 def parse_measures(specs: Iterable[str]) -> list[str]:
-    """Expand measure names into canonical per-cutoff names, in trec_eval-like output order.
-
-    Accepts trec_eval's syntax (``P.5,10``, ``ndcg_cut.10``, ``recall.100``, ``map``, a bare ``P`` for its
-    default cutoffs, the nicknames ``official`` and ``all_trec``) and pytrec_eval's (``P_5``,
-    ``ndcg_cut_10``). Returns e.g. ``['map', 'P_5', 'P_10', 'ndcg_cut_10']``. Unknown names: ValueError.
-    """
-    chosen: dict[str, set[int] | None] = {}
-    for spec in specs:
-        for part in spec.split():
-            for family, cutoffs in _parse_one(part):
-                if family in chosen and chosen[family] is not None and cutoffs is not None:
-                    chosen[family] |= cutoffs  # type: ignore[operator]
-                elif family not in chosen or cutoffs is not None:
-                    chosen[family] = cutoffs
-    names: list[str] = []
-    for family, takes_cutoffs in MEASURE_FAMILIES.items():
-        if family not in chosen:
-            continue
-        if takes_cutoffs:
-            cutoffs = chosen[family] or set(DEFAULT_CUTOFFS)
-            names.extend(f"{family}_{k}" for k in sorted(cutoffs))
-        else:
-            names.append(family)
-    return names
+    """The printed names of ``plan_measures(specs)``, e.g. ``['map', 'P_5', 'P_10', 'ndcg_cut_10']``."""
+    return [m.name for m in plan_measures(specs)]
 
 
-def _parse_one(part: str) -> list[tuple[str, set[int] | None]]:
-    if part in _NICKNAMES:
-        return [(f, None) for f in _NICKNAMES[part]]
-    if part in MEASURE_FAMILIES:
-        return [(part, None)]
-    match = _NAME.match(part)
-    if (
-        match
-        and match["family"] in MEASURE_FAMILIES
-        and MEASURE_FAMILIES[match["family"]]
-        and match["params"]
-    ):
-        cutoffs = {int(p) for p in match["params"].split(",")}
-        if min(cutoffs) < 1:
-            raise ValueError(f"cutoffs must be positive in measure {part!r}")
-        return [(match["family"], cutoffs)]
-    raise ValueError(f"unknown measure {part!r}")
+def _unknown(part: str) -> ValueError:
+    return ValueError(
+        f"unknown measure {part!r}; supported: {', '.join(supported_measures())} "
+        f"(with parameters as in trec_eval, e.g. P.5,10 or iprec_at_recall.0.5)"
+    )
 
 
-def _measure_function(name: str, gain: Gain) -> Callable[[Ranked], np.ndarray]:
+def _parse_one(part: str) -> tuple[str, str | None, str]:
+    if part in FAMILIES or part in _NICKNAMES:
+        return part, None, ""
+    match = _PYTREC_NAME.match(part)
+    if match and match["family"] in FAMILIES and FAMILIES[match["family"]].kind in ("cut", "fcut"):
+        return match["family"], match["param"], "underscore"
+    family, dot, params = part.partition(".")
+    if dot and family in FAMILIES and FAMILIES[family].kind in ("cut", "fcut", "fparam"):
+        if not params:
+            raise ValueError(f"measure {part!r} has an empty parameter")
+        return family, params, "dot"
+    raise _unknown(part)
+
+
+def _numbers(family: Family, params: str) -> list[float]:
+    try:
+        values = [float(p) for p in params.split(",")]
+    except ValueError:
+        raise ValueError(f"bad parameters {params!r} for measure {family.name!r}") from None
+    if family.kind == "cut":
+        if any(v != int(v) for v in values):
+            raise ValueError(f"cutoffs of {family.name!r} must be integers, not {params!r}")
+        if min(values) < 1:
+            raise ValueError(f"cutoffs must be positive in measure {family.name}.{params}")
+    return values
+
+
+def _expand(family: Family, params: str | None, *, dedupe: bool, printable: str | None) -> list[Measure]:
+    values = list(family.default) if params is None else _numbers(family, params)
+    if family.kind in ("single", "long", "meta"):
+        return [Measure(family.name, family)]
+    if family.kind == "fparam":
+        name = family.name if printable is None else f"{family.name}_{printable}"
+        return [Measure(name, family, tuple(values))]
+    values = sorted(set(values)) if dedupe else sorted(values)
+    if len(set(values)) != len(values):
+        raise ValueError(f"duplicate cutoffs in measure {family.name}.{params}")  # trec_eval refuses too
+    if family.kind == "cut":
+        return [Measure(f"{family.name}_{int(v)}", family, int(v)) for v in values]
+    return [Measure(f"{family.name}_{v:3.2f}", family, v) for v in values]
+
+
+def _measure_function(measure: Measure, gain: Gain, version: Version) -> Callable[[Ranked], np.ndarray]:
     simple: dict[str, Callable[[Ranked], np.ndarray]] = {
+        "num_q": lambda r: np.ones(r.n_topics, dtype=np.float64),
         "num_ret": num_ret,
         "num_rel": num_rel,
         "num_rel_ret": num_rel_ret,
         "map": map,
+        "gm_map": map,
         "Rprec": Rprec,
         "bpref": bpref,
+        "gm_bpref": bpref,
         "recip_rank": recip_rank,
         "infAP": infAP,
         "ndcg": lambda r: ndcg(r, gain),
+        "set_P": set_P,
+        "set_relative_P": set_relative_P,
+        "set_recall": set_recall,
+        "set_map": set_map,
+        "num_nonrel_judged_ret": num_nonrel_judged_ret,
     }
-    if name in simple:
-        return simple[name]
-    family, _, k = name.rpartition("_")
-    cut: dict[str, Callable[[Ranked, int], np.ndarray]] = {
+    cut: dict[str, Callable[[Ranked, Any], np.ndarray]] = {
         "P": P_k,
         "recall": recall_k,
-        "ndcg_cut": lambda r, c: ndcg_cut_k(r, c, gain),
+        "ndcg_cut": lambda r, k: ndcg_cut_k(r, k, gain),
+        "map_cut": map_cut_k,
+        "relative_P": relative_P_k,
+        "success": success_k,
         "judged": judged_k,
+        "iprec_at_recall": lambda r, p: iprec_at_recall(r, p, version),
+        "Rprec_mult": Rprec_mult,
+        "11pt_avg": lambda r, ps: eleven_pt_avg(r, ps, version),
+        "set_F": lambda r, ps: set_F(r, ps[0]),
     }
-    if family in cut and k.isdigit():
-        return lambda r: cut[family](r, int(k))
-    raise ValueError(f"unknown measure {name!r}")
+    name = measure.family.name
+    if name in simple:
+        return simple[name]
+    if name in cut:
+        return lambda r: cut[name](r, measure.param)
+    raise ValueError(f"unknown measure {measure.name!r}")
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -565,7 +866,9 @@ class Result:
 
     ``values[measure][i]`` is the value of ``topics[i]``; the topics are those averaged over (common or
     all qrels topics, byte order of qid). ``means`` is trec_eval's ``all`` line: the arithmetic mean over
-    those topics, except the sum for num_ret, num_rel and num_rel_ret.
+    those topics, except the sum for num_ret, num_rel, num_rel_ret and num_nonrel_judged_ret, the count
+    for num_q and the geometric mean for gm_map and gm_bpref (whose per-topic values are AP and bpref).
+    ``overrides`` replace an aggregate where trec_eval computes it apart (num_rel under trec_eval 9 -c).
     """
 
     topics: tuple[str, ...]
@@ -580,10 +883,14 @@ class Result:
     ignored_topics: tuple[str, ...] = ()
     warnings: tuple[str, ...] = ()
     run_name: str = ""
+    run_tag: str = ""
+    trec_eval: Version = "10"
+    overrides: Mapping[str, float] = field(default_factory=dict)
+    unjudged_topics: tuple[str, ...] = ()
 
     @property
     def means(self) -> dict[str, float]:
-        return {m: _aggregate(m, self.values[m]) for m in self.measures}
+        return {m: self.overrides.get(m, _aggregate(m, self.values[m])) for m in self.measures}
 
     @property
     def per_topic(self) -> dict[str, dict[str, float]]:
@@ -607,11 +914,24 @@ class Result:
         return segment_means(self, segments)
 
 
+def summary_of(measure: str) -> str:
+    """How the ``all`` line aggregates a measure: ``sum`` (num_ret, num_rel, num_rel_ret,
+    num_nonrel_judged_ret), ``count`` (num_q), ``gm`` (gm_map, gm_bpref) or ``mean``."""
+    if measure in FAMILIES:
+        return FAMILIES[measure].summary
+    return "mean"
+
+
 def _aggregate(measure: str, values: np.ndarray) -> float:
-    if measure in _SUMMED:
+    kind = summary_of(measure)
+    if kind == "sum":
         return float(values.sum())
+    if kind == "count":
+        return float(len(values))
     if not len(values):
         return math.nan
+    if kind == "gm":
+        return float(np.exp(np.log(np.maximum(values, MIN_GEO_MEAN)).mean()))
     return float(values.mean())
 
 
@@ -625,44 +945,73 @@ def evaluate(
     unjudged: Unjudged = "nonrelevant",
     depth: int | None = None,
     average: Average = "common",
+    trec_eval: Version = "10",
+    skip_unjudged_topics: bool = False,
 ) -> Result:
     """Score a run on qrels with trec_eval's semantics (see the module docstring).
 
     ``qrels`` is ``{qid: {docid: grade}}`` or a ``trec_io.QrelsTable``; ``run`` is ``{qid: {docid: score}}``
-    or a ``trec_io.RunTable``. ``measures`` uses trec_eval's or pytrec_eval's names (``parse_measures``).
-    With ``average="common"`` a ``MissingTopicsWarning`` names the qrels topics the run lacks (also kept in
-    ``Result.warnings``).
+    or a ``trec_io.RunTable``. ``measures`` uses trec_eval's or pytrec_eval's names (``plan_measures``);
+    ``runid`` is accepted and left to the printer (``Result.run_tag``). With ``average="common"`` a
+    ``MissingTopicsWarning`` names the qrels topics the run lacks (also kept in ``Result.warnings``).
+
+    ``trec_eval="10"`` (default) or ``"9"`` picks where the two versions differ in a value: the recall
+    count of iprec_at_recall and 11pt_avg (lround(p·R) in 10, floor(p·R + 0.9) in 9.0.8), and the ``all``
+    line of num_rel under ``average="all"`` (10: the sum of R at the relevance level; 9.0.8: every qrels
+    line with a grade > 0, whatever the level, over all topics).
+
+    ``skip_unjudged_topics``: a qrels topic none of whose documents has a grade >= 0 (only pending or
+    unrateable items, written -1) is left out of the topics and of every mean, under either averaging,
+    and named in ``Result.unjudged_topics`` and a warning: nobody judged it, so it measures nothing about
+    the run (trec_eval would count it as 0, or abort when it sorts first).
     """
     if isinstance(measures, str):
         measures = [measures]
-    names = parse_measures(measures)
+    plan = [m for m in plan_measures(measures) if m.family.kind != "meta"]
+    names = [m.name for m in plan]
     if gain not in ("linear", "exp"):
         raise ValueError(f"gain must be 'linear' or 'exp', not {gain!r}")
     if average not in ("common", "all"):
         raise ValueError(f"average must be 'common' or 'all', not {average!r}")
+    if trec_eval not in ("10", "9"):
+        raise ValueError(f"trec_eval must be '10' or '9', not {trec_eval!r}")
     qt = _as_qrels(qrels)
     rt = _as_run(run)
     ranked = rank_lists(qt, rt, relevance_level=relevance_level, unjudged=unjudged, depth=depth)
-    values_all = {name: _measure_function(name, gain)(ranked) for name in names}
+    values_all = {m.name: _measure_function(m, gain, trec_eval)(ranked) for m in plan}
 
-    missing = tuple(t for t, p in zip(ranked.topics, ranked.present.tolist(), strict=True) if not p)
+    nobody = np.diff(ranked.judged_offsets) == 0 if skip_unjudged_topics else np.zeros(ranked.n_topics, bool)
+    unjudged_topics = tuple(ranked.topics[i] for i in np.flatnonzero(nobody).tolist())
+    missing = tuple(
+        t
+        for t, p, n in zip(ranked.topics, ranked.present.tolist(), nobody.tolist(), strict=True)
+        if not (p or n)
+    )
     qrels_topics = set(ranked.topics)
     ignored = tuple(sorted((t for t in set(rt.topic_ids) if t not in qrels_topics), key=str.encode))
     notes: list[str] = []
+    if unjudged_topics:
+        notes.append(
+            f"{len(unjudged_topics)} of {len(ranked.topics)} qrels topics have no judged document (only "
+            f"pending or unrateable items), left out of every mean, with -c too: {_shown(unjudged_topics)}"
+        )
     if average == "common":
-        keep = np.flatnonzero(ranked.present)
-        topics = tuple(ranked.topics[i] for i in keep.tolist())
-        values = {name: v[keep] for name, v in values_all.items()}
+        keep = np.flatnonzero(ranked.present & ~nobody)
         if missing:
-            shown = ", ".join(missing[:20]) + (f", ... ({len(missing)} in all)" if len(missing) > 20 else "")
             notes.append(
                 f"the run has no results for {len(missing)} of {len(ranked.topics)} qrels topics, "
-                f"left out of the means (use average='all' / -c to count them as 0): {shown}"
+                f"left out of the means (use average='all' / -c to count them as 0): {_shown(missing)}"
             )
             warnings.warn(notes[-1], MissingTopicsWarning, stacklevel=2)
     else:
-        topics = tuple(ranked.topics)
-        values = values_all
+        keep = np.flatnonzero(~nobody)
+    topics = tuple(ranked.topics[i] for i in keep.tolist())
+    values = {name: v[keep] for name, v in values_all.items()}
+    overrides: dict[str, float] = {}
+    if trec_eval == "9" and average == "all" and "num_rel" in values:
+        # trec_eval 9.0.8's m_num_rel.c re-counts the qrels under -c: every line with rel > 0.
+        # (A topic nobody judged has no such line, so leaving it out changes nothing here.)
+        overrides["num_rel"] = float(np.count_nonzero(qt.grade > 0))
     return Result(
         topics=topics,
         measures=tuple(names),
@@ -676,7 +1025,15 @@ def evaluate(
         ignored_topics=ignored,
         warnings=tuple(notes),
         run_name=rt.name,
+        run_tag=rt.name,
+        trec_eval=trec_eval,
+        overrides=overrides,
+        unjudged_topics=unjudged_topics,
     )
+
+
+def _shown(topics: Sequence[str]) -> str:
+    return ", ".join(topics[:20]) + (f", ... ({len(topics)} in all)" if len(topics) > 20 else "")
 
 
 def segment_means(result: Result, segments: Mapping[str, Iterable[str]]) -> dict[str, dict[str, float]]:

@@ -52,25 +52,29 @@ def run_command(*args: str) -> tuple[list[str], str]:
 
 
 def values(lines: list[str]) -> dict[tuple[str, ...], str]:
-    """{(measure, qid) or (run, measure, qid): value} from the tab-separated lines."""
-    rows = [line.split("\t") for line in lines if not line.startswith("#")]
-    return {tuple(row[:-1]): row[-1] for row in rows}
+    """{(measure, qid): value} from trec_eval's lines (the measure name is padded to 22 characters)."""
+    rows = [line.split("\t") for line in lines]
+    return {(row[0].rstrip(), row[1]): row[2] for row in rows}
 
 
-def test_it_prints_trec_eval_lines_with_the_gain_first(files: dict[str, str]) -> None:
-    lines, err = run_command(files["qrels"], files["run"], "-m", "map", "-m", "ndcg", "-m", "num_ret")
+def test_it_prints_trec_eval_lines_and_the_settings_on_stderr(files: dict[str, str]) -> None:
+    lines, err = run_command(
+        files["qrels"], files["run"], "--trec-eval", "9", "-m", "map", "-m", "ndcg", "-m", "num_ret"
+    )
     assert lines == [
-        "# gain=linear unjudged=nonrelevant relevance_level=1 average=common depth=all",
-        "num_ret\tall\t8",
-        "map\tall\t0.4250",
-        "ndcg\tall\t0.5771",
+        "num_ret               \tall\t8",
+        "map                   \tall\t0.4250",
+        "ndcg                  \tall\t0.5771",
     ]
+    assert err.startswith("# gain=linear unjudged=nonrelevant relevance_level=1 average=common depth=all")
     assert "q3" in err and "q4" in err  # the topic the run lacks, the run topic without qrels
 
 
 def test_it_prints_per_topic_values_with_q(files: dict[str, str]) -> None:
-    lines, _ = run_command(files["qrels"], files["run"], "-q", "-m", "P.1,5", "-m", "recip_rank")
-    assert lines[1:] == [
+    lines, _ = run_command(
+        files["qrels"], files["run"], "--trec-eval", "9", "-q", "-m", "P.1,5", "-m", "recip_rank"
+    )
+    assert [line.replace(" ", "") for line in lines] == [
         "recip_rank\tq1\t0.5000",
         "P_1\tq1\t0.0000",
         "P_5\tq1\t0.4000",
@@ -83,19 +87,55 @@ def test_it_prints_per_topic_values_with_q(files: dict[str, str]) -> None:
     ]
 
 
+def test_it_stops_like_trec_eval_10_on_a_qrels_topic_the_run_lacks(files: dict[str, str]) -> None:
+    with pytest.raises(CommandError, match=r"no results for qrels topic\(s\) q3; trec_eval 10 stops here"):
+        run_command(files["qrels"], files["run"], "-m", "map")
+    # trec_eval 9.0.8 averages over the run's topics instead; -c counts q3 as 0 under both.
+    assert values(run_command(files["qrels"], files["run"], "--trec-eval", "9", "-m", "map")[0]) == {
+        ("map", "all"): "0.4250"
+    }
+    assert values(run_command(files["qrels"], files["run"], "-c", "-m", "map")[0]) == {
+        ("map", "all"): "0.2833"
+    }
+
+
+def test_it_takes_the_first_parameters_given_for_a_family_as_trec_eval_does(files: dict[str, str]) -> None:
+    lines, _ = run_command(files["qrels"], files["run"], "-c", "-m", "P.5", "-m", "P.20", "-m", "P")
+    assert values(lines) == {("P_5", "all"): "0.2000"}
+    with pytest.raises(CommandError, match="duplicate cutoffs"):
+        run_command(files["qrels"], files["run"], "-c", "-m", "P.5,5")
+
+
+def test_it_counts_num_rel_under_c_as_the_chosen_trec_eval_does(files: dict[str, str]) -> None:
+    # -l2: R at level 2 is 2 (q1: d1, d5), 0 and 0. trec_eval 9.0.8 re-counts every line with rel > 0: 6.
+    ten = values(run_command(files["qrels"], files["run"], "-c", "-l2", "-m", "num_rel")[0])
+    nine = values(
+        run_command(files["qrels"], files["run"], "-c", "-l2", "--trec-eval", "9", "-m", "num_rel")[0]
+    )
+    assert ten == {("num_rel", "all"): "2"}
+    assert nine == {("num_rel", "all"): "6"}
+
+
+def test_it_prints_the_missing_topic_under_c_only_as_trec_eval_10_does(files: dict[str, str]) -> None:
+    ten = values(run_command(files["qrels"], files["run"], "-c", "-q", "-m", "map")[0])
+    nine = values(run_command(files["qrels"], files["run"], "-c", "-q", "--trec-eval", "9", "-m", "map")[0])
+    assert ten[("map", "q3")] == "0.0000" and ("map", "q3") not in nine
+    assert ten[("map", "all")] == nine[("map", "all")] == "0.2833"
+
+
 def test_it_averages_over_all_qrels_topics_with_c(files: dict[str, str]) -> None:
     lines, _ = run_command(files["qrels"], files["run"], "-c", "-q", "-m", "map", "-m", "recip_rank")
     got = values(lines)
     assert got[("map", "all")] == "0.2833"
     assert got[("recip_rank", "all")] == "0.3333"
     assert got[("map", "q3")] == "0.0000"
-    assert "average=all" in lines[0]
 
 
 def test_it_condenses_with_j_and_prints_exp_gain(files: dict[str, str]) -> None:
-    lines, _ = run_command(
+    lines, err = run_command(
         files["qrels"],
         files["run"],
+        "-c",
         "-J",
         "-q",
         "-m",
@@ -108,39 +148,71 @@ def test_it_condenses_with_j_and_prints_exp_gain(files: dict[str, str]) -> None:
         "exp",
     )
     got = values(lines)
-    assert lines[0].startswith("# gain=exp unjudged=condensed")
+    assert err.startswith("# gain=exp unjudged=condensed")
     assert (got[("map", "q1")], got[("P_5", "q1")]) == ("0.4792", "0.6000")
 
 
 def test_it_applies_relevance_level_and_depth(files: dict[str, str]) -> None:
-    lines, _ = run_command(
-        files["qrels"], files["run"], "-l2", "-M", "3", "-q", "-m", "num_rel", "-m", "num_ret"
+    lines, err = run_command(
+        files["qrels"], files["run"], "-c", "-l2", "-M", "3", "-q", "-m", "num_rel", "-m", "num_ret"
     )
     got = values(lines)
     assert got[("num_rel", "q1")] == "2"  # d1 (2) and d5 (3)
     assert got[("num_ret", "q1")] == "3"
-    assert "relevance_level=2" in lines[0] and "depth=3" in lines[0]
+    assert "relevance_level=2" in err and "depth=3" in err
 
 
 def test_it_prints_the_official_measures_by_default_and_all_trec_on_request(files: dict[str, str]) -> None:
-    official = {key[0] for key in values(run_command(files["qrels"], files["run"])[0])}
-    cutoffs = {f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)}
-    assert {"num_ret", "num_rel", "num_rel_ret", "map", "Rprec", "bpref", "recip_rank"} | cutoffs == official
-    every = {key[0] for key in values(run_command(files["qrels"], files["run"], "-m", "all_trec")[0])}
-    assert {"infAP", "ndcg", "ndcg_cut_10", "recall_100", "judged_10"} <= every
+    official = [key[0] for key in values(run_command(files["qrels"], files["run"], "-c")[0])]
+    cutoffs = [f"P_{k}" for k in (5, 10, 15, 20, 30, 100, 200, 500, 1000)]
+    iprec = [f"iprec_at_recall_{p / 10:3.2f}" for p in range(11)]
+    head = [
+        "runid",
+        "num_q",
+        "num_ret",
+        "num_rel",
+        "num_rel_ret",
+        "map",
+        "gm_map",
+        "Rprec",
+        "bpref",
+        "recip_rank",
+    ]
+    assert official == head + iprec + cutoffs  # trec_eval's official list, in its order
+    every = [key[0] for key in values(run_command(files["qrels"], files["run"], "-c", "-m", "all_trec")[0])]
+    assert len(every) == 89  # the 103 of trec_eval 10 less the families listed in the README
+    assert (
+        every.index("recall_1000") < every.index("infAP") < every.index("gm_bpref") < every.index("11pt_avg")
+    )
+    judged = values(run_command(files["qrels"], files["run"], "-c", "-m", "judged.10")[0])
+    assert judged == {("judged_10", "all"): "0.2000"}  # (4 + 2 + 0) judged of 10, 3 topics
 
 
-def test_it_adds_a_run_column_with_several_runs(files: dict[str, str]) -> None:
-    lines, _ = run_command(files["qrels"], files["run"], files["other"], "-m", "map")
+def test_it_prints_each_run_as_trec_eval_would_one_after_the_other(files: dict[str, str]) -> None:
+    lines, _ = run_command(files["qrels"], files["run"], files["other"], "-c", "-m", "runid", "-m", "map")
     # other: q1 (d5, d1 relevant at ranks 1-2 of R=4) 0.5, q2 1.0, q3 1.0.
-    assert lines[1:] == [f"{files['run']}\tmap\tall\t0.4250", f"{files['other']}\tmap\tall\t0.8333"]
+    assert [line.replace(" ", "") for line in lines] == [
+        "runid\tall\ttv1",
+        "map\tall\t0.2833",
+        "runid\tall\tb",
+        "map\tall\t0.8333",
+    ]
+
+
+def test_it_writes_one_file_per_run_with_o(files: dict[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    out.mkdir()
+    lines, _ = run_command(files["qrels"], files["run"], files["other"], "-c", "-m", "map", "-o", str(out))
+    assert lines == []
+    assert (out / "run.txt.eval").read_text() == "map                   \tall\t0.2833\n"
+    assert (out / "other.txt.eval").read_text() == "map                   \tall\t0.8333\n"
 
 
 def test_it_reads_gzipped_files(files: dict[str, str], tmp_path: Path) -> None:
     with gzip.open(tmp_path / "run.txt.gz", "wt") as f:
         f.write(RUN)
-    lines, _ = run_command(files["qrels"], str(tmp_path / "run.txt.gz"), "-m", "map")
-    assert lines[-1] == "map\tall\t0.4250"
+    lines, _ = run_command(files["qrels"], str(tmp_path / "run.txt.gz"), "-c", "-m", "map")
+    assert lines[-1] == "map                   \tall\t0.2833"
 
 
 def test_it_reports_a_bad_run_line_without_a_traceback(files: dict[str, str], tmp_path: Path) -> None:
@@ -161,7 +233,7 @@ def test_it_reports_bad_qrels_and_missing_files(files: dict[str, str], tmp_path:
 
 
 def test_it_rejects_unknown_measures(files: dict[str, str]) -> None:
-    with pytest.raises(CommandError, match="unknown measure 'mapp'"):
+    with pytest.raises(CommandError, match="unknown measure 'mapp'; supported: runid, num_q, num_ret"):
         run_command(files["qrels"], files["run"], "-m", "mapp")
 
 

@@ -211,6 +211,7 @@ def test_it_scores_a_topic_whose_labels_are_all_negative_as_zero() -> None:
     result = evaluate({"q": {"a": -1, "b": -1}}, {"q": {"a": 2.0, "b": 1.0}}, ["all_trec"])
     values = result.per_topic["q"]
     assert values.pop("num_ret") == 2.0
+    assert values.pop("num_q") == 1.0  # one topic, counted by the all line
     assert set(values.values()) == {0.0}
 
 

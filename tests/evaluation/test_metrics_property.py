@@ -81,7 +81,12 @@ def assert_matches(result: metrics.Result, expected: dict, measures: list[str]) 
     ours = result.per_topic
     for qid, values in expected.items():
         for m in measures:
-            assert ours[qid][m] == pytest.approx(values[m], abs=1e-6), (qid, m, ours[qid][m], values[m])
+            assert ours[qid][m] == pytest.approx(values[m], abs=1e-6, nan_ok=True), (
+                qid,
+                m,
+                ours[qid][m],
+                values[m],
+            )
 
 
 @PROPERTY_SETTINGS
@@ -209,3 +214,80 @@ def test_it_does_not_depend_on_the_order_of_the_run_rows(qrels: dict, run: dict,
         assert np.allclose(a.values[m], b.values[m], atol=1e-12) or (
             math.isnan(a.means[m]) and math.isnan(b.means[m])
         )
+
+
+NEW_MEASURES = [
+    *(f"iprec_at_recall_{p:3.2f}" for p in metrics.IPREC_FRACTIONS),
+    "11pt_avg",
+    *(f"Rprec_mult_{p:3.2f}" for p in metrics.RPREC_MULT_FRACTIONS),
+    "map_cut_1",
+    "map_cut_3",
+    "map_cut_10",
+    "success_1",
+    "success_5",
+    "relative_P_3",
+    "relative_P_10",
+    "set_P",
+    "set_recall",
+    "set_relative_P",
+    "set_map",
+    "set_F",
+    "num_nonrel_judged_ret",
+]
+PYTREC_FAMILIES = {
+    "iprec_at_recall",
+    "11pt_avg",
+    "Rprec_mult",
+    "map_cut.1,3,10",
+    "success.1,5",
+    "relative_P.3,10",
+    "set_P",
+    "set_recall",
+    "set_relative_P",
+    "set_map",
+    "set_F",
+    "num_nonrel_judged_ret",
+    "gm_map",
+    "gm_bpref",
+    "map",
+    "bpref",
+}
+
+
+@PROPERTY_SETTINGS
+@given(qrels=qrels_strategy, run=run_strategy, level=st.sampled_from([1, 2]), condensed=st.booleans())
+def test_it_equals_pytrec_eval_on_the_other_trec_eval_measures(
+    qrels: dict, run: dict, level: int, condensed: bool
+) -> None:
+    # pytrec_eval-terrier embeds trec_eval 9.0.8: its recall counts are floor(p·R + 0.9).
+    expected = reference(qrels, run, list(PYTREC_FAMILIES), level, judged_docs_only_flag=condensed)
+    unjudged = "condensed" if condensed else "nonrelevant"
+    result = metrics.evaluate(
+        qrels,
+        run,
+        [*NEW_MEASURES, "gm_map", "gm_bpref"],
+        relevance_level=level,
+        unjudged=unjudged,
+        trec_eval="9",
+    )
+    assert_matches(result, expected, NEW_MEASURES)
+    if expected:
+        for m, base in (("gm_map", "map"), ("gm_bpref", "bpref")):
+            # pytrec_eval's per-topic gm value is log(max(value, 1e-5)); the all line is exp of their mean.
+            for qid in expected:
+                assert expected[qid][m] == pytest.approx(math.log(max(expected[qid][base], 1e-5)), abs=1e-9)
+            want = pytrec_eval.compute_aggregated_measure(m, [v[m] for v in expected.values()])
+            assert result.means[m] == pytest.approx(want, rel=1e-9)
+
+
+def test_it_rounds_the_recall_count_as_trec_eval_10_does_by_default() -> None:
+    # R = 4, relevant at ranks 1 and 4. p = 0.3: lround(1.2) = 1 (trec_eval 10) but floor(1.2 + 0.9) = 2 (9).
+    qrels = {"t": {"a": 1, "b": 0, "c": 1, "d": 2, "e": 1}}
+    run = {"t": {"a": 5.0, "x": 4.0, "b": 3.0, "c": 2.0}}
+    ten = metrics.evaluate(qrels, run, ["iprec_at_recall.0.3", "11pt_avg"])
+    nine = metrics.evaluate(qrels, run, ["iprec_at_recall.0.3", "11pt_avg"], trec_eval="9")
+    assert ten.means["iprec_at_recall_0.30"] == 1.0
+    assert nine.means["iprec_at_recall_0.30"] == 0.5
+    # 11 points: counts 0..4 by lround are 0,0,1,1,2,2,2,3,3,4,4 -> 1,1,1,1,.5,.5,.5,0,0,0,0
+    assert ten.means["11pt_avg"] == pytest.approx(5.5 / 11)
+    assert nine.means["11pt_avg"] == pytest.approx(4.5 / 11)  # pytrec_eval's 0.4091
