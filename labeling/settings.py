@@ -182,6 +182,14 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = 10 * 1024 * 1024
 # API imports of files up to this size are checked before the answer (a bad file: 400 with its errors by
 # line); larger ones are checked by their job (202, then the job fails with the errors). 0: always the job.
 IMPORT_CHECK_MAX_BYTES = int(os.environ.get("IMPORT_CHECK_MAX_BYTES", str(20 * 1024 * 1024)))
+# The check reads at most this many bytes of the file's data once decompressed (a small gzip file can
+# expand a thousandfold); a file that expands further is left to its job, like a larger upload.
+IMPORT_CHECK_MAX_DECOMPRESSED_BYTES = int(
+    os.environ.get("IMPORT_CHECK_MAX_DECOMPRESSED_BYTES", str(IMPORT_CHECK_MAX_BYTES))
+)
+# No line of an imported file (documents, topics, runs, qrels) may be longer than this: an error on its
+# line, and the reader never holds more of one line than this.
+IMPORT_MAX_LINE_BYTES = int(os.environ.get("IMPORT_MAX_LINE_BYTES", str(1024 * 1024)))
 
 # Security: production values come from the environment; `check --deploy` is clean with them.
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", False)

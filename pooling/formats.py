@@ -21,6 +21,14 @@ Error semantics, shared by every reader:
 - Invalid UTF-8 is reported on its line (``path:7: invalid UTF-8 (byte 0xff at byte column 12)``), and
   reading goes on with the next line.
 - A UTF-8 byte-order mark at the start of the file is dropped; ``\\r\\n`` line ends are accepted.
+- A NUL byte (raw, or ``\\u0000`` in a JSON string) is an error on its line: trec_eval's files may not
+  hold one, and PostgreSQL cannot store one in text.
+
+Limits (:func:`limits`, set by the caller for a scope; the defaults suit a notebook): a line longer than
+``line_bytes`` (1 MiB by default) is an error on its line and reading stops there, so no line is ever
+held whole beyond that; after ``total_bytes`` bytes of (decompressed) data the reader raises
+:class:`SizeLimitReached`, which is not a file error: the caller decides (the web request's check hands
+the file to its job). Both bound what a small gzip file can expand to.
 
 Identifiers (qids and docids) must be non-empty and contain no whitespace: runs and qrels are
 whitespace-separated, so such an identifier could never be matched.
@@ -41,19 +49,25 @@ import os
 import re
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import IO, Any
 
 __all__ = [
     "DocumentEntry",
     "FormatError",
+    "Limits",
     "LineError",
+    "SizeLimitReached",
     "QrelEntry",
     "RankedList",
     "RunEntry",
     "Source",
     "TopicEntry",
+    "current_limits",
     "guess_format",
+    "limits",
     "open_lines",
     "ranked_lists",
     "read_documents",
@@ -115,6 +129,60 @@ class FormatError(ValueError):
     def __reduce__(self) -> tuple[Any, ...]:
         # Keeps the structured errors when pickled (e.g. by a task queue).
         return (type(self), (self.errors,))
+
+
+# -------------------------------------------------------------------------------------------- limits
+
+
+@dataclass(frozen=True)
+class Limits:
+    """How much a reader may take in: ``line_bytes`` per line, ``total_bytes`` (decompressed) per file
+    (None: no limit)."""
+
+    line_bytes: int = 1 << 20
+    total_bytes: int | None = None
+
+
+_LIMITS: ContextVar[Limits] = ContextVar("reader_limits", default=Limits())  # noqa: B039 (frozen)
+
+
+def current_limits() -> Limits:
+    """The limits in force for readers in this context (see :func:`limits`)."""
+    return _LIMITS.get()
+
+
+@contextmanager
+def limits(*, line_bytes: int | None = None, total_bytes: int | None = None) -> Iterator[Limits]:
+    """Within the block, every reader (these and ``pooling.trec_io``) keeps to these limits; a value not
+    given keeps the one in force."""
+    current = _LIMITS.get()
+    new = Limits(
+        line_bytes=current.line_bytes if line_bytes is None else line_bytes,
+        total_bytes=current.total_bytes if total_bytes is None else total_bytes,
+    )
+    token = _LIMITS.set(new)
+    try:
+        yield new
+    finally:
+        _LIMITS.reset(token)
+
+
+class SizeLimitReached(Exception):  # noqa: N818 (a stop, not an error in the file)
+    """A reader read ``limit`` bytes of (decompressed) data and stopped; nothing is known to be wrong."""
+
+    def __init__(self, path: str, limit: int) -> None:
+        self.path, self.limit = path, limit
+        super().__init__(f"{path}: more than {limit:,} bytes of data (decompressed); not read further")
+
+
+def line_too_long(limit: int) -> str:
+    """The message for a line over the limit (the same in every reader)."""
+    return f"line longer than the limit of {limit:,} bytes"
+
+
+def nul_message(column: int) -> str:
+    """The message for a NUL byte in a line (the same in every reader)."""
+    return f"NUL byte at byte column {column} (text may not contain NUL)"
 
 
 # -------------------------------------------------------------------------------------------- entries
@@ -301,6 +369,8 @@ def open_lines(
         # Read in blocks of whole lines and decode a block at a time: far fewer objects per line than
         # iterating line by line (which matters for 10^7-line runs), still bounded memory.
         tail: list[bytes] = []  # the start of a line that continues in the next block
+        tail_size = total = 0
+        limit = _LIMITS.get()
         while True:
             try:
                 # read1: at most one underlying read, so the data decoded before a truncated gzip
@@ -314,13 +384,21 @@ def open_lines(
                 fail(lineno + 1 if lineno else None, f"{what}: {exc}")
                 return False
             if chunk:
+                total += len(chunk)
+                if limit.total_bytes is not None and total > limit.total_bytes:
+                    raise SizeLimitReached(name, limit.total_bytes)
                 cut = chunk.rfind(b"\n")
                 if cut < 0:
                     tail.append(chunk)
+                    tail_size += len(chunk)
+                    if tail_size > limit.line_bytes:  # never hold more of one line than the limit
+                        fail(lineno + 1, line_too_long(limit.line_bytes))
+                        return False
                     continue
                 tail.append(chunk[:cut])
                 block = b"".join(tail)
                 tail = [chunk[cut + 1 :]] if cut + 1 < len(chunk) else []
+                tail_size = len(tail[0]) if tail else 0
             elif tail:
                 block, tail = b"".join(tail), []  # a last line without a line end
             else:
@@ -329,11 +407,19 @@ def open_lines(
                 block = block[3:]  # a UTF-8 byte-order mark
                 if not block and not chunk:
                     return True  # nothing but the mark
+            if len(block) > limit.line_bytes:
+                long = next(
+                    (i for i, raw in enumerate(block.split(b"\n")) if len(raw) > limit.line_bytes), None
+                )
+                if long is not None:
+                    fail(lineno + long + 1, line_too_long(limit.line_bytes))
+                    return False
             try:
                 lines: list[str] | list[bytes] = block.decode("utf-8").split("\n")
             except UnicodeDecodeError:
                 lines = block.split(b"\n")  # decoded line by line, to name the bad ones
-            stopped = yield from _numbered(lines, lineno, name, errors, max_errors, fail)
+            has_nul = b"\x00" in block
+            stopped = yield from _numbered(lines, lineno, name, errors, max_errors, fail, has_nul)
             if stopped:
                 return False
             lineno += len(lines)
@@ -358,12 +444,13 @@ def _numbered(
     errors: list[LineError] | None,
     max_errors: int | None,
     fail: Callable[[int | None, str], None],
+    has_nul: bool = False,
 ) -> Generator[tuple[int, str], None, bool]:
     """Yield ``(number, text)`` for the lines after ``lineno``, without a trailing ``\\r``.
 
     ``bytes`` lines (from a block that is not valid UTF-8) are decoded one by one and the invalid ones
-    reported and skipped. Returns True, without yielding the line, when ``errors`` already holds
-    ``max_errors`` errors.
+    reported and skipped; with ``has_nul`` (the block holds a NUL byte), lines with a NUL are reported and
+    skipped. Returns True, without yielding the line, when ``errors`` already holds ``max_errors`` errors.
     """
     for line in lines:
         lineno += 1
@@ -376,6 +463,9 @@ def _numbered(
             except UnicodeDecodeError as exc:
                 fail(lineno, f"invalid UTF-8 (byte 0x{line[exc.start]:02x} at byte column {exc.start + 1})")
                 continue
+        if has_nul and "\x00" in line:
+            fail(lineno, nul_message(len(line[: line.index("\x00")].encode("utf-8")) + 1))
+            continue
         yield lineno, (line[:-1] if line.endswith("\r") else line)
     return False
 
@@ -670,7 +760,21 @@ def _json_objects(reader: _Reader) -> Iterator[tuple[int, dict[str, Any]]]:
         if not isinstance(value, dict):
             reader.error(lineno, f"expected a JSON object, found {_json_type(value)}")
             continue
+        if "\\u0000" in line and _holds_nul(value):  # the escape is rare: only then look deeper
+            reader.error(lineno, "NUL character (\\u0000) in a JSON string (text may not contain NUL)")
+            continue
         yield lineno, value
+
+
+def _holds_nul(value: Any) -> bool:
+    """Whether a parsed JSON value has a NUL character in any string (keys included)."""
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any("\x00" in key or _holds_nul(item) for key, item in value.items())
+    if isinstance(value, list):
+        return any(_holds_nul(item) for item in value)
+    return False
 
 
 class _Invalid(Exception):

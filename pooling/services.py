@@ -11,6 +11,7 @@ import io
 import os
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -113,6 +114,11 @@ def _open_source(path: str | Path, display_name: str | None, progress: Progress 
     return _CountingReader(raw, os.path.getsize(path), progress, display_name or str(path))  # type: ignore[return-value]
 
 
+def _reading() -> AbstractContextManager[formats.Limits]:
+    """The limits every import reads its file under: no line longer than IMPORT_MAX_LINE_BYTES."""
+    return formats.limits(line_bytes=settings.IMPORT_MAX_LINE_BYTES)
+
+
 def _errors(exc: formats.FormatError) -> list[str]:
     return [str(error) for error in exc.errors]
 
@@ -154,7 +160,7 @@ def import_documents(
     summary = ImportSummary(kind="documents")
     existing = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
     try:
-        with _open_source(path, name, progress) as source, transaction.atomic():
+        with _reading(), _open_source(path, name, progress) as source, transaction.atomic():
             new: list[Document] = []
             changed: list[Document] = []
             for entry in formats.read_documents(source, format=fmt):
@@ -205,7 +211,7 @@ def import_topics(
     summary = ImportSummary(kind="topics")
     existing = {t.qid: t for t in Topic.objects.filter(collection=collection)}
     try:
-        with _open_source(path, name, progress) as source, transaction.atomic():
+        with _reading(), _open_source(path, name, progress) as source, transaction.atomic():
             for entry in formats.read_topics(source, format=fmt):
                 values = {
                     "query": entry.query,
@@ -256,7 +262,7 @@ def import_run(
     if existing and not replace:
         raise ImportFailed([f"{display}: a run named {run_name!r} already exists (use --replace)"])
     skipped: dict[str, int] = {}
-    with transaction.atomic():
+    with _reading(), transaction.atomic():
         if existing:
             run = existing
             run.description = description or run.description
@@ -564,15 +570,24 @@ def import_file(
     raise ImportFailed([f"unknown import kind {kind!r}"])
 
 
-def check_import(**kwargs: Any) -> list[str]:
+def check_import(**kwargs: Any) -> list[str] | None:
     """The errors `import_file(**kwargs)` would give, found by running it in a transaction that is then
-    rolled back; [] when it would succeed. Nothing changes either way."""
+    rolled back; [] when it would succeed. Nothing changes either way.
+
+    The check reads at most IMPORT_CHECK_MAX_DECOMPRESSED_BYTES of the file's data (decompressed: a small
+    gzip file may expand a thousandfold): beyond that it stops and answers None, "not checked", and the
+    file is the job's to check, like a file too large to check in a web request."""
     try:
-        with transaction.atomic():
+        with (
+            formats.limits(total_bytes=settings.IMPORT_CHECK_MAX_DECOMPRESSED_BYTES),
+            transaction.atomic(),
+        ):
             import_file(**kwargs)
             raise _RolledBack
     except _RolledBack:
         return []
+    except formats.SizeLimitReached:
+        return None
     except Refused as exc:
         return exc.errors
 

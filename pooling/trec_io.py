@@ -37,6 +37,8 @@ from typing import Any, BinaryIO
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from pooling.formats import SizeLimitReached, current_limits, line_too_long, nul_message
+
 __all__ = [
     "ErrorLog",
     "QrelsTable",
@@ -402,14 +404,23 @@ def _blocks(
     size = max(path.stat().st_size, 1) if progress else 1
     buffer = np.empty(_BLOCK_BYTES + _PAD, dtype=np.uint8)
     carry = 0
+    limit = current_limits()
+    data_bytes = 0  # decompressed bytes read
+    lines_done = 0  # lines in the blocks yielded so far
     try:
         with raw, stream:
             while True:
+                if carry > limit.line_bytes:  # no line end in that many bytes: never hold more
+                    errors.add(lines_done + 1, line_too_long(limit.line_bytes))
+                    return
                 if len(buffer) - _PAD - carry < _BLOCK_BYTES // 2:  # a line longer than a block: grow
                     grown = np.empty(2 * len(buffer), dtype=np.uint8)
                     grown[:carry] = buffer[:carry]
                     buffer = grown
                 read = stream.readinto(memoryview(buffer)[carry : len(buffer) - _PAD])  # type: ignore[attr-defined]
+                data_bytes += read
+                if limit.total_bytes is not None and data_bytes > limit.total_bytes:
+                    raise SizeLimitReached(str(path), limit.total_bytes)
                 total = carry + read
                 if read == 0:
                     if carry:
@@ -424,6 +435,7 @@ def _blocks(
                     carry = total
                     continue
                 yield buffer, end
+                lines_done += int(np.count_nonzero(buffer[:end] == 10))
                 carry = total - end
                 buffer[:carry] = buffer[end:total].copy()
     except EOFError:
@@ -516,15 +528,28 @@ class _Fields:
 def _split(
     a: np.ndarray, min_fields: int, columns: tuple[int, ...], first_line: int, errors: _Errors, expected: str
 ) -> _Fields:
-    """Find the requested fields of every data line of ``a`` (a chunk ending with a newline)."""
+    """Find the requested fields of every data line of ``a`` (a chunk ending with a newline).
+
+    Fields are separated as trec_eval separates them, by C's ``isspace``: space, ``\\t``, ``\\n``,
+    ``\\v``, ``\\f``, ``\\r``. Other control bytes belong to the field they are in; a NUL byte is an
+    error on its line (trec_eval's files "may contain no NULL characters")."""
     ws = a <= 32
     ws_pos = np.flatnonzero(ws)
-    is_newline = a[ws_pos] == 10
+    values = a[ws_pos]
+    odd = (values < 9) | ((values > 13) & (values < 32))  # control bytes that C's isspace does not take
+    nul_pos = None
+    if odd.any():
+        nul_pos = ws_pos[values == 0]
+        ws[ws_pos[odd]] = False
+        ws_pos, values = ws_pos[~odd], values[~odd]
+    is_newline = values == 10
+    del values
     n_lines = int(np.count_nonzero(is_newline))
 
     # Fast path: every line has exactly min_fields fields separated by single whitespace bytes, no comments.
     if (
-        len(ws_pos) == min_fields * n_lines
+        nul_pos is None
+        and len(ws_pos) == min_fields * n_lines
         and is_newline[min_fields - 1 :: min_fields].all()
         and not ws[0]
         and not np.any(ws[1:] & ws[:-1])  # no two whitespace bytes in a row: no empty field
@@ -554,6 +579,13 @@ def _split(
     has_tokens = counts > 0
     comment = np.zeros(n_lines, dtype=bool)
     comment[has_tokens] = a[tok_start[first_tok[has_tokens]]] == 35
+    if nul_pos is not None and len(nul_pos):
+        nul_line = np.searchsorted(newlines, nul_pos)
+        first_nul = np.flatnonzero(np.concatenate(([True], nul_line[1:] != nul_line[:-1])))
+        line_starts = np.concatenate(([0], newlines[:-1] + 1))
+        for idx, pos in zip(nul_line[first_nul].tolist(), nul_pos[first_nul].tolist(), strict=True):
+            errors.add(first_line + idx, nul_message(pos - int(line_starts[idx]) + 1))
+        comment[nul_line] = True  # not a data line: its error is reported
     short = has_tokens & ~comment & (counts < min_fields)
     for idx in np.flatnonzero(short)[:_MAX_ERRORS].tolist():
         errors.add(first_line + idx, f"expected {min_fields} fields '{expected}', found {int(counts[idx])}")
@@ -658,6 +690,12 @@ def _parse_chunk(
     top = int(a.max())
     if top >= 0x80:
         _utf8_errors(a.tobytes(), 1, errors)
+    line_bytes = current_limits().line_bytes
+    if len(a) > line_bytes:  # only a chunk this long can hold a line over the limit
+        ends = np.flatnonzero(a == 10)
+        long = np.flatnonzero(np.diff(np.concatenate(([-1], ends))) - 1 > line_bytes)
+        if len(long):
+            errors.add(int(long[0]) + 1, line_too_long(line_bytes))
     fields = _split(a, min_fields, columns, 1, errors, expected)
     n = len(fields.lines)  # type: ignore[arg-type]
     size = len(a)
