@@ -13,7 +13,6 @@ POST checks that it belongs to the user and to the pool.
 from __future__ import annotations
 
 from collections.abc import Callable
-from functools import wraps
 from typing import Any, cast
 
 from django.contrib import messages
@@ -35,25 +34,7 @@ from judgements.forms import JudgeForm, LabelForm, ReviseForm, RubricView, first
 from judgements.models import Assignment, Judgement, Judging
 from pooling.models import Document, Topic
 
-#: Sent with every rater page and fragment: no inline script or style, nothing from elsewhere.
-CONTENT_SECURITY_POLICY = (
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
-    "object-src 'none'; base-uri 'none'; frame-ancestors 'none'"
-)
-
 # ------------------------------------------------------------------------------------------- helpers
-
-
-def with_csp(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """Add `CONTENT_SECURITY_POLICY` to the view's response."""
-
-    @wraps(view)
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        response = view(request, *args, **kwargs)
-        response["Content-Security-Policy"] = CONTENT_SECURITY_POLICY
-        return response
-
-    return wrapped
 
 
 def rater_of(request: HttpRequest) -> User:
@@ -300,7 +281,6 @@ def label_text(rubric: RubricView, data: dict[str, Any]) -> str:
 
 @login_required
 @require_GET
-@with_csp
 def home(request: HttpRequest) -> HttpResponse:
     """The pools the user rates, with the pool's progress, their own count and what is left for them."""
     rows = []
@@ -313,7 +293,6 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_GET
 @never_cache
-@with_csp
 def judge(request: HttpRequest, pool: str) -> HttpResponse:
     """The judging page: the rater's live item (resumed) or the next one, or 'all done'."""
     judging = judging_for(request, pool)
@@ -323,7 +302,6 @@ def judge(request: HttpRequest, pool: str) -> HttpResponse:
 @login_required
 @require_POST
 @never_cache
-@with_csp
 def submit(request: HttpRequest, pool: str) -> HttpResponse:
     """Record a grade (or 'unrateable') for the rater's leased item; answer with the next item."""
     judging = judging_for(request, pool)
@@ -354,7 +332,6 @@ def submit(request: HttpRequest, pool: str) -> HttpResponse:
 @login_required
 @require_POST
 @never_cache
-@with_csp
 def skip(request: HttpRequest, pool: str) -> HttpResponse:
     """Give the leased item back (not offered to this rater again); answer with the next item."""
     judging = judging_for(request, pool)
@@ -368,7 +345,6 @@ def skip(request: HttpRequest, pool: str) -> HttpResponse:
 
 @login_required
 @never_cache
-@with_csp
 def revise(request: HttpRequest, pool: str) -> HttpResponse:
     """GET: the rater's `back`-th most recent judgement in this pool (0 = the last one), to change.
     POST: change one of the rater's own judgements (a revision is kept); answer with the current item."""

@@ -43,6 +43,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "axes",
     "labeling.apps.LabelingConfig",
@@ -53,6 +54,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "labeling.middleware.ContentSecurityPolicyMiddleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "labeling.middleware.RejectNulMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
@@ -234,6 +236,11 @@ SPECTACULAR_SETTINGS = {
     "DESCRIPTION": "Collections, runs, pools, judgements, agreement, qrels releases and evaluation.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
+    # Swagger UI's files come from drf-spectacular-sidecar, served by the app itself: /api/docs/ works
+    # without internet and under the Content-Security-Policy (no CDN, no inline script).
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "ENUM_NAME_OVERRIDES": {
         "JobStatusEnum": "pooling.models.Job.Status",
         "PoolStatusEnum": "pooling.models.Pool.Status",

@@ -28,3 +28,20 @@ def test_it_lets_uploads_carry_any_bytes(manager, tmp_path):
     # Refused for what the file is (a cut gzip stream), not for its bytes.
     assert response.status_code == 400
     assert "gzip" in response.json()["file"][0] and "NUL" not in response.content.decode()
+
+
+@pytest.mark.django_db
+def test_it_sends_the_same_csp_with_every_response(admin_user, rater):
+    from django.test import Client
+
+    from labeling.middleware import CONTENT_SECURITY_POLICY
+    from tests.factories import make_pool
+
+    make_pool(name="p", raters=[rater])
+    client = Client()
+    assert client.get("/accounts/login/")["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
+    client.force_login(admin_user)
+    for path in ("/pools/", "/pools/p/", "/manage/", "/campaigns/p/releases/", "/evaluation/p/", "/admin/",
+                 "/api/pools/", "/api/docs/", "/api/schema/", "/no-such-page/"):  # fmt: skip
+        response = client.get(path)
+        assert response["Content-Security-Policy"] == CONTENT_SECURITY_POLICY, (path, response.status_code)

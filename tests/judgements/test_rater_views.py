@@ -16,7 +16,8 @@ from django.utils import timezone
 
 from judgements import leasing, membership, rubrics
 from judgements.models import Assignment, Judgement, JudgementRevision
-from judgements.views import CONTENT_SECURITY_POLICY, render_body
+from judgements.views import render_body
+from labeling.middleware import CONTENT_SECURITY_POLICY
 from pooling.models import Document, Pool, PoolItem, Topic
 from tests.factories import make_collection, make_pool, make_run
 
