@@ -841,7 +841,9 @@ class AssignmentViewSet(
         try:
             judgement = leasing.submit_judgement(assignment=assignment, **form.validated_data)
         except IntegrityError:
-            raise Refused("you have a judgement of this item already (revise it instead)") from None
+            raise Refused(
+                str(leasing.judged_already(item_id=assignment.item_id, rater_id=request.user.pk))
+            ) from None
         # The answer needs the item's pool, topic and document, loaded above; a new judgement has no
         # revisions. Without this the serializer fetched the five of them one query at a time.
         judgement.item = assignment.item

@@ -540,7 +540,7 @@ def submit_judgement(
         else:
             facets = validate_label(Rubric.objects.get(pk=rubric_id), grade, unrateable, facets)
         if state == Assignment.State.DONE:
-            raise JudgingError("you have judged this item already (press u to revise it)")
+            raise judged_already(item_id=item_id, rater_id=rater_id)
         if state == Assignment.State.SKIPPED:
             raise JudgingError("you skipped this item")
         if state == Assignment.State.EXPIRED:
@@ -548,7 +548,7 @@ def submit_judgement(
             if not item.gold and item.num_judgements + item.active_leases >= item.required_judgements:
                 raise JudgingError("your lease on this item expired and it went to another rater")
         if judged:
-            raise JudgingError("you have judged this item already (press u to revise it)")
+            raise judged_already(item_id=item_id, rater_id=rater_id)
         now = timezone.now()
         judgement = Judgement.objects.create(
             item_id=item_id,
@@ -570,3 +570,15 @@ def submit_judgement(
                 [Assignment.State.DONE.value, assignment.pk],
             )
     return judgement
+
+
+def judged_already(*, item_id: int, rater_id: int) -> JudgingError:
+    """The refusal of a second judgement of one item by one rater, naming how to revise the first: the API
+    call (with that judgement's id) and the judging page's key."""
+    judgement_id = (
+        Judgement.objects.filter(item_id=item_id, rater_id=rater_id).values_list("pk", flat=True).first()
+    )
+    where = f"PATCH /api/judgements/{judgement_id}/" if judgement_id else "PATCH /api/judgements/<id>/"
+    return JudgingError(
+        f"you have judged this item already: revise that judgement ({where}; u on the judging page)"
+    )

@@ -82,3 +82,18 @@ def test_it_explains_a_bad_policy_on_the_pages(scored_pool, admin_user):  # noqa
         response = client.get(url)
         assert response.status_code == 400 and words in response.content.decode(), url
     assert client.get("/evaluation/scored/pool-bias/").status_code == 200
+
+
+@pytest.mark.django_db
+def test_a_second_judgement_names_the_endpoint_that_revises_the_first(rater):
+    make_pool(name="twice", raters=[rater])
+    api = client_for(rater)
+    lease = api.post("/api/pools/twice/next/").json()
+    first = api.post(f"/api/assignments/{lease['assignment']}/judgement/", {"grade": 1}, format="json")
+    assert first.status_code == 201
+    again = api.post(f"/api/assignments/{lease['assignment']}/judgement/", {"grade": 2}, format="json")
+    assert again.status_code == 400
+    message = again.json()["detail"]
+    assert f"PATCH /api/judgements/{first.json()['id']}/" in message and "press" not in message
+    revised = api.patch(f"/api/judgements/{first.json()['id']}/", {"grade": 2}, format="json")
+    assert revised.status_code == 200
