@@ -145,3 +145,10 @@ def test_it_lets_requests_through_when_the_cache_is_down(low_rates, rater, monke
     from tests.conftest import client_for
 
     assert [client_for(rater).get("/api/ping/").status_code for _ in range(6)] == [200] * 6
+
+
+@pytest.mark.django_db
+def test_the_token_endpoint_is_in_the_schema():
+    schema = APIClient().get("/api/schema/?format=json").json()
+    operation = schema["paths"]["/api/auth/token/"]["post"]
+    assert "token" in operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].lower()
