@@ -14,44 +14,121 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from pooling import services
-from pooling.models import Collection, Document, Job, Pool, Run, Topic
+from pooling.models import Collection, Document, Job, Pool, PoolItem, Run, Topic
 from pooling.tasks import active_build, start_build
+
+#: A list filter by collection or pool that offers only the ones in the admin's (scoped) rows.
+ONLY_MINE = admin.RelatedOnlyFieldListFilter
+
+
+class ScopedAdmin(admin.ModelAdmin):
+    """Staff who are not superusers see and change, in the admin, only the rows of the pools or the
+    collections they manage (the rule is `Pool/Collection.objects.managed_by`, `visible_to`).
+
+    `pool_path` is the lookup from the model to its pool ("" for a pool itself), or `collection_path`
+    to its collection. A collection's rows are read by its managers and its pools' managers, changed by
+    its managers only. Choices of a pool, a collection, an item or a run in forms are scoped alike."""
+
+    pool_path: str | None = None
+    collection_path: str | None = None
+
+    def _scoped(self, request: HttpRequest, queryset: Any, *, change: bool) -> Any:
+        user = request.user
+        if self.pool_path is not None:
+            key = f"{self.pool_path}__in" if self.pool_path else "pk__in"
+            return queryset.filter(**{key: Pool.objects.managed_by(user).values("pk")})
+        if self.collection_path is not None:
+            key = f"{self.collection_path}__in" if self.collection_path else "pk__in"
+            collections = Collection.objects.all()
+            collections = collections.managed_by(user) if change else collections.visible_to(user)
+            return queryset.filter(**{key: collections.values("pk")})
+        return queryset
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        return self._scoped(request, super().get_queryset(request), change=False)
+
+    def _may(self, request: HttpRequest, obj: Any, *, change: bool) -> bool:
+        if obj is None or request.user.is_superuser:  # type: ignore[union-attr]
+            return True
+        row = self.model._default_manager.filter(pk=obj.pk)
+        return bool(self._scoped(request, row, change=change).exists())
+
+    def has_view_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_view_permission(request, obj) and self._may(request, obj, change=False)
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_change_permission(request, obj) and self._may(request, obj, change=True)
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return super().has_delete_permission(request, obj) and self._may(request, obj, change=True)
+
+    def formfield_for_foreignkey(self, db_field: Any, request: HttpRequest, **kwargs: Any) -> Any:
+        scoped = _scoped_choices(db_field.related_model, request)
+        if scoped is not None:
+            kwargs["queryset"] = scoped
+        return super().formfield_for_foreignkey(db_field, request, **kwargs)
+
+
+def _scoped_choices(model: Any, request: HttpRequest) -> Any:
+    """The pools, collections, items or runs a form of the admin may offer this user (None: any)."""
+    user = request.user
+    if model is Pool:
+        return Pool.objects.managed_by(user)
+    if model is PoolItem:
+        return PoolItem.objects.filter(pool__in=Pool.objects.managed_by(user).values("pk"))
+    if model is Collection:
+        return Collection.objects.managed_by(user)
+    if model is Run:
+        return Run.objects.filter(collection__in=Collection.objects.managed_by(user).values("pk"))
+    return None
 
 
 @admin.register(Collection)
-class CollectionAdmin(admin.ModelAdmin):
+class CollectionAdmin(ScopedAdmin):
     list_display = ["name", "description", "created_at"]
     search_fields = ["name"]
+    # Managers change through pooling.ownership (the pool page, the API), which checks the role.
+    exclude = ["managers"]
+    collection_path = ""
 
 
 @admin.register(Document)
-class DocumentAdmin(admin.ModelAdmin):
+class DocumentAdmin(ScopedAdmin):
     list_display = ["docid", "title", "collection"]
-    list_filter = ["collection"]
+    list_filter = [("collection", ONLY_MINE)]
     search_fields = ["docid", "title"]
     show_full_result_count = False
+    collection_path = "collection"
 
 
 @admin.register(Topic)
-class TopicAdmin(admin.ModelAdmin):
+class TopicAdmin(ScopedAdmin):
     list_display = ["qid", "query", "collection", "segments"]
-    list_filter = ["collection"]
+    list_filter = [("collection", ONLY_MINE)]
     search_fields = ["qid", "query"]
+    collection_path = "collection"
 
 
 @admin.register(Run)
-class RunAdmin(admin.ModelAdmin):
+class RunAdmin(ScopedAdmin):
     list_display = ["name", "collection", "num_rows", "num_topics", "created_at"]
-    list_filter = ["collection"]
+    list_filter = [("collection", ONLY_MINE)]
     search_fields = ["name"]
     readonly_fields = ["num_rows", "num_topics", "source_file", "created_at"]
+    collection_path = "collection"
 
 
 @admin.register(Job)
-class JobAdmin(admin.ModelAdmin):
+class JobAdmin(ScopedAdmin):
     list_display = ["id", "kind", "status", "collection", "progress", "created_at", "finished_at"]
     list_filter = ["kind", "status"]
     readonly_fields = [f.name for f in Job._meta.fields]
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        return super().get_queryset(request) & Job.objects.visible_to(request.user)
+
+    def _may(self, request: HttpRequest, obj: Any, *, change: bool) -> bool:
+        return obj is None or Job.objects.visible_to(request.user).filter(pk=obj.pk).exists()
 
 
 # --------------------------------------------------------------------------------------------- pools
@@ -86,6 +163,7 @@ class PoolAddForm(forms.ModelForm):
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.created: Pool | None = None
+        self.created_by: Any = None
 
     def full_clean(self) -> None:
         super().full_clean()
@@ -108,6 +186,7 @@ class PoolAddForm(forms.ModelForm):
                 relevance_level=data["relevance_level"],
                 segment=data.get("segment", ""),
                 price_per_judgement=data["price_per_judgement"],
+                created_by=self.created_by,
             )
         except services.PoolError as exc:
             self.add_error(None, str(exc))
@@ -123,7 +202,8 @@ class PoolAddForm(forms.ModelForm):
 
 class PoolChangeForm(forms.ModelForm):
     """After creation only the description, the raters' instructions and the price change here; runs
-    change through the actions (add runs) and the API, which keep the pool's items consistent."""
+    change through the actions (add runs) and the API, which keep the pool's items consistent; managers
+    change on the pool's page."""
 
     class Meta:
         model = Pool
@@ -140,11 +220,12 @@ class AddRunsForm(forms.Form):
 
 
 @admin.register(Pool)
-class PoolAdmin(admin.ModelAdmin):
+class PoolAdmin(ScopedAdmin):
     """Pools are created, built and extended through the pooling services, never by saving rows."""
 
+    pool_path = ""
     list_display = ["name", "collection", "strategy", "depth", "budget", "status", "statistics", "created_at"]
-    list_filter = ["status", "strategy", "collection"]
+    list_filter = ["status", "strategy", ("collection", ONLY_MINE)]
     search_fields = ["name", "description"]
     actions = ["build_pools", "add_runs"]
     readonly_fields = [
@@ -157,7 +238,21 @@ class PoolAdmin(admin.ModelAdmin):
         self, request: HttpRequest, obj: Pool | None = None, change: bool = False, **kwargs: Any
     ) -> Any:
         if obj is None:
-            return PoolAddForm
+            user = request.user
+
+            class ScopedPoolAddForm(PoolAddForm):
+                """Over a collection the user manages; the user becomes the pool's first manager."""
+
+                def __init__(self, *args: Any, **kwargs: Any) -> None:
+                    super().__init__(*args, **kwargs)
+                    self.created_by = user
+                    fields = cast(dict[str, Any], self.fields)
+                    fields["collection"].queryset = Collection.objects.managed_by(user)
+                    fields["runs"].queryset = fields["runs"].queryset.filter(
+                        collection__in=Collection.objects.managed_by(user).values("pk")
+                    )
+
+            return ScopedPoolAddForm
         kwargs["form"] = PoolChangeForm
         kwargs["fields"] = ["description", "instructions", "price_per_judgement"]
         return super().get_form(request, obj, change=change, **kwargs)

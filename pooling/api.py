@@ -22,7 +22,7 @@ from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRen
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from pooling import services, stats, tasks
+from pooling import ownership, services, stats, tasks
 from pooling.models import Collection, Document, Job, Pool, PoolRun, Run, Topic
 from pooling.permissions import IsManager
 from pooling.tasks import active_build, latest_build, start_build
@@ -97,10 +97,66 @@ class ImportSerializer(serializers.Serializer):
     skip_unknown_topics = serializers.BooleanField(required=False, default=False)
 
 
+class UsernamesSerializer(serializers.Serializer):
+    usernames = serializers.ListField(
+        child=serializers.CharField(max_length=150), min_length=1, max_length=100
+    )
+
+
+class ManagersMixin:
+    """`GET/POST <object>/managers/` (list, add) and `DELETE <object>/managers/<username>/` for a
+    collection or a pool its managers reach (`get_queryset` is scoped to those for these actions)."""
+
+    MANAGE_ACTIONS = {"managers", "remove_manager"}
+
+    @extend_schema(methods=["POST"], request=UsernamesSerializer)
+    @action(detail=True, methods=["get", "post"])
+    def managers(self, request: Request, name: str | None = None) -> Response:
+        """The managers (usernames); POST `{"usernames": [...]}` adds users who hold the manager role."""
+        owned = self.get_object()  # type: ignore[attr-defined]
+        if request.method == "GET":
+            return Response({"managers": ownership.manager_names(owned=owned)})
+        form = UsernamesSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        from django.contrib.auth import get_user_model
+
+        wanted = list(dict.fromkeys(form.validated_data["usernames"]))
+        users = {u.get_username(): u for u in get_user_model().objects.filter(username__in=wanted)}
+        missing = [username for username in wanted if username not in users]
+        if missing:
+            raise ValidationError({"usernames": [f"no user named {', '.join(map(repr, missing))}"]})
+        try:
+            names = ownership.add_managers(owned=owned, users=[users[username] for username in wanted])
+        except ownership.OwnershipError as exc:
+            raise ValidationError({"usernames": [str(exc)]}) from None
+        return Response({"managers": names})
+
+    @extend_schema(request=None)
+    @action(
+        detail=True, methods=["delete"], url_path=r"managers/(?P<username>[^/]+)", url_name="remove-manager"
+    )
+    def remove_manager(self, request: Request, name: str | None = None, username: str = "") -> Response:
+        """Take a manager off (the last one stays)."""
+        owned = self.get_object()  # type: ignore[attr-defined]
+        user = get_object_or_404(owned.managers.all(), username=username)
+        try:
+            names = ownership.remove_manager(owned=owned, user=user)
+        except ownership.OwnershipError as exc:
+            raise ValidationError({"username": [str(exc)]}) from None
+        return Response({"managers": names})
+
+
 class CollectionViewSet(
-    mixins.CreateModelMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet
+    ManagersMixin,
+    mixins.CreateModelMixin,
+    mixins.ListModelMixin,
+    mixins.RetrieveModelMixin,
+    viewsets.GenericViewSet,
 ):
-    """Collections, with nested topics, documents and runs, and file imports (a Celery task each)."""
+    """Collections, with nested topics, documents and runs, and file imports (a Celery task each).
+
+    A manager reads the collections they manage and those of their pools; imports and managers are for
+    the collection's own managers."""
 
     permission_classes = [IsManager]
     serializer_class = CollectionSerializer
@@ -109,15 +165,24 @@ class CollectionViewSet(
     def get_queryset(self) -> Any:
         from django.db.models import Count
 
-        return Collection.objects.annotate(
+        collections = Collection.objects.all()
+        if self.action in {"imports", *self.MANAGE_ACTIONS}:
+            collections = collections.managed_by(self.request.user)
+        else:
+            collections = collections.visible_to(self.request.user)
+        return collections.annotate(
             num_documents=Count("documents", distinct=True),
             num_topics=Count("topics", distinct=True),
             num_runs=Count("runs", distinct=True),
         )
 
     def perform_create(self, serializer: Any) -> None:
-        collection = serializer.save()
+        data = serializer.validated_data
+        collection = services.create_collection(
+            name=data["name"], description=data.get("description", ""), created_by=self.request.user
+        )
         collection.num_documents = collection.num_topics = collection.num_runs = 0
+        serializer.instance = collection
 
     @extend_schema(request=ImportSerializer, responses={202: JobSerializer, 400: None})
     @action(detail=True, methods=["post"], parser_classes=[MultiPartParser, FormParser])
@@ -182,19 +247,35 @@ class CollectionViewSet(
 class TopicViewSet(viewsets.ReadOnlyModelViewSet):
     permission_classes = [IsManager]
     serializer_class = TopicSerializer
-    queryset = Topic.objects.order_by("collection_id", "qid")
+
+    def get_queryset(self) -> Any:
+        collections = Collection.objects.visible_to(self.request.user)
+        return Topic.objects.filter(collection__in=collections).order_by("collection_id", "qid")
 
 
 class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
     permission_classes = [IsManager]
     serializer_class = DocumentSerializer
-    queryset = Document.objects.order_by("collection_id", "docid")
+
+    def get_queryset(self) -> Any:
+        collections = Collection.objects.visible_to(self.request.user)
+        return Document.objects.filter(collection__in=collections).order_by("collection_id", "docid")
 
 
 class RunViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet):
+    """Runs of the collections a manager reads; deleting one is for the collection's managers."""
+
     permission_classes = [IsManager]
     serializer_class = RunSerializer
-    queryset = Run.objects.select_related("collection").order_by("collection_id", "name")
+
+    def get_queryset(self) -> Any:
+        collections = Collection.objects.all()
+        if self.action == "destroy":
+            collections = collections.managed_by(self.request.user)
+        else:
+            collections = collections.visible_to(self.request.user)
+        runs = Run.objects.filter(collection__in=collections).select_related("collection")
+        return runs.order_by("collection_id", "name")
 
     def perform_destroy(self, instance: Run) -> None:
         services.delete_run(run=instance)
@@ -217,7 +298,9 @@ class JobViewSet(viewsets.ReadOnlyModelViewSet):
 
     permission_classes = [IsManager]
     serializer_class = JobSerializer
-    queryset = Job.objects.select_related("collection")
+
+    def get_queryset(self) -> Any:
+        return Job.objects.visible_to(self.request.user).select_related("collection")
 
 
 # --------------------------------------------------------------------------------------------- pools
@@ -346,13 +429,16 @@ class PlainTextRenderer(BaseRenderer):
         return JSONRenderer().render(data)
 
 
-class PoolViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Pools: configure (with the size and cost estimate), build (a job), add and remove runs, statistics
-    and the export. Managers and admins only."""
+class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
+    """Pools: configure (with the size and cost estimate), build (a job), add and remove runs, statistics,
+    the export and the managers. A pool's managers and admins only; a new pool is its creator's."""
 
     permission_classes = [IsManager]
     lookup_field = "name"
-    queryset = Pool.objects.select_related("collection").prefetch_related("runs").order_by("name")
+
+    def get_queryset(self) -> Any:
+        pools = Pool.objects.managed_by(self.request.user).select_related("collection")
+        return pools.prefetch_related("runs").order_by("name")
 
     def get_serializer_class(self) -> Any:
         if self.action == "create":
@@ -375,9 +461,11 @@ class PoolViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.Gen
     def create(self, request: Request) -> Response:
         """Configure a pool (not built): 400 naming the field on bad input."""
         form = PoolCreateSerializer(data=request.data)
+        # A pool is made over a collection one manages (another's is "does not exist", as to anyone).
+        form.fields["collection"].queryset = Collection.objects.managed_by(request.user)
         form.is_valid(raise_exception=True)
         try:
-            pool = services.create_pool(**form.validated_data)
+            pool = services.create_pool(**form.validated_data, created_by=request.user)
         except services.PoolError as exc:
             raise ValidationError({"non_field_errors": [str(exc)]}) from None
         pool = self.get_queryset().get(pk=pool.pk)

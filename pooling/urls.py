@@ -11,4 +11,5 @@ urlpatterns = [
     path("", views.pool_list, name="pool-list"),
     path("<slug:name>/", views.pool_detail, name="pool-detail"),
     path("<slug:name>/build/", views.pool_build, name="pool-build"),
+    path("<slug:name>/managers/", views.pool_managers, name="pool-managers"),
 ]

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
 from labeling import plots
-from pooling import services, stats
+from pooling import ownership, services, stats
 from pooling.models import Job, Pool
-from pooling.permissions import manager_required
+from pooling.permissions import managed_pool, manager_required
 from pooling.tasks import active_build, start_build
 
 # A page showing a running build reloads itself this often (seconds): live progress without scripts.
@@ -25,7 +25,7 @@ def _percent(done: int, total: int) -> int:
 @require_GET
 @manager_required
 def pool_list(request: HttpRequest) -> HttpResponse:
-    pools = list(Pool.objects.select_related("collection").order_by("name"))
+    pools = list(Pool.objects.managed_by(request.user).select_related("collection").order_by("name"))
     progress = stats.pool_progress(pools)
     jobs: dict[int, Job] = {}
     for each in Job.objects.filter(kind=Job.Kind.BUILD_POOL).order_by("created_at", "pk"):
@@ -51,7 +51,7 @@ def pool_list(request: HttpRequest) -> HttpResponse:
 @require_GET
 @manager_required
 def pool_detail(request: HttpRequest, name: str) -> HttpResponse:
-    pool = get_object_or_404(Pool.objects.select_related("collection"), name=name)
+    pool = managed_pool(request, name)
     statistics = stats.pool_statistics(pool)
     job = active_build(pool)
     live = job.live() if job is not None else {}
@@ -81,6 +81,7 @@ def pool_detail(request: HttpRequest, name: str) -> HttpResponse:
         "job_percent": round(100 * float(live.get("progress", 0.0))),
         "job_message": live.get("message", ""),
         "refresh": REFRESH_SECONDS if job is not None else None,
+        "managers": ownership.manager_names(owned=pool),
     }
     return render(request, "pooling/pool_detail.html", context)
 
@@ -88,10 +89,33 @@ def pool_detail(request: HttpRequest, name: str) -> HttpResponse:
 @require_POST
 @manager_required
 def pool_build(request: HttpRequest, name: str) -> HttpResponse:
-    pool = get_object_or_404(Pool, name=name)
+    pool = managed_pool(request, name, queryset=Pool.objects.all())
     if active_build(pool) is not None:
         messages.info(request, f"Pool {pool.name} is being built already.")
     else:
         job = start_build(pool=pool, user=request.user)
         messages.success(request, f"Build of pool {pool.name} started (job {job.pk}).")
+    return redirect("pooling:pool-detail", name=pool.name)
+
+
+@require_POST
+@manager_required
+def pool_managers(request: HttpRequest, name: str) -> HttpResponse:
+    """Add a manager (by username) to the pool, or take one off (`remove`)."""
+    from django.contrib.auth import get_user_model
+
+    pool = managed_pool(request, name, queryset=Pool.objects.all())
+    username = request.POST.get("username", "").strip()[:150]
+    user = get_user_model().objects.filter(username=username).first()
+    try:
+        if user is None:
+            raise ownership.OwnershipError(f"no user named {username!r}")
+        if "remove" in request.POST:
+            ownership.remove_manager(owned=pool, user=user)
+            messages.success(request, f"{username} no longer manages pool {pool.name}.")
+        else:
+            ownership.add_managers(owned=pool, users=[user])
+            messages.success(request, f"{username} manages pool {pool.name} now.")
+    except ownership.OwnershipError as exc:
+        messages.error(request, str(exc))
     return redirect("pooling:pool-detail", name=pool.name)

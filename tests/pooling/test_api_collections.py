@@ -25,9 +25,9 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def news(db: None) -> Collection:
+def news(db: None, manager: Any) -> Collection:
     """The good collection: 12 documents, 3 topics, runs run_a and run_b, and one finished import job."""
-    call_command("create_collection", "news", description="tiny newswire")
+    call_command("create_collection", "news", description="tiny newswire", owner="manager")
     call_command("import_documents", "news", str(GOOD / "docs.jsonl"))
     call_command("import_topics", "news", str(GOOD / "topics.jsonl"))
     call_command("import_run", "news", str(GOOD / "run_a.txt"))
@@ -38,9 +38,10 @@ def news(db: None) -> Collection:
 
 
 @pytest.fixture
-def other(db: None) -> Collection:
-    """A second collection with a topic 301 of its own."""
+def other(db: None, manager: Any) -> Collection:
+    """A second collection with a topic 301 of its own (the manager's too)."""
     collection = Collection.objects.create(name="other")
+    collection.managers.add(manager)
     Topic.objects.create(collection=collection, qid="301", query="elsewhere")
     return collection
 

@@ -139,10 +139,10 @@ def partial_run_ids(path: Path) -> tuple[set[str], set[str]]:
 
 
 @pytest.fixture
-def news(db: None) -> Collection:
+def news(db: None, manager: Any) -> Collection:
     """The good collection, with a run, plus every topic and document the bad run files name (but 999),
     so that a run file fails for its own defect, not for ids the collection lacks."""
-    call_command("create_collection", "news")
+    call_command("create_collection", "news", owner="manager")
     call_command("import_documents", "news", str(GOOD / "docs.jsonl"))
     call_command("import_topics", "news", str(GOOD / "topics.jsonl"))
     call_command("import_run", "news", str(GOOD / "run_a.txt"))

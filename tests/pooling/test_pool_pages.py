@@ -30,8 +30,8 @@ def browser(request: Any, who: str) -> Client:
 
 
 @pytest.fixture
-def collection(db: None) -> Collection:
-    return make_collection(name="news", topics=("q1", "q2"))
+def collection(db: None, manager: Any) -> Collection:
+    return make_collection(name="news", topics=("q1", "q2"), managers=[manager])
 
 
 @pytest.fixture
@@ -54,6 +54,7 @@ def pool(collection: Collection, runs: list[Run]) -> Pool:
         depth=3,
         judgements_per_item=2,
         price_per_judgement=0.5,
+        created_by=collection.managers.get(),
     )
     services.build_pool(pool=pool)
     pool.refresh_from_db()
@@ -126,8 +127,9 @@ def test_it_lists_pools_with_status_and_judging_progress(
     manager: Any, pool: Pool, collection: Collection
 ) -> None:
     services.create_pool(
-        name="draft-one", collection=collection, runs=[Run.objects.get(name="alpha")], depth=2
-    )
+        name="draft-one", collection=collection, runs=[Run.objects.get(name="alpha")], depth=2,
+        created_by=manager,
+    )  # fmt: skip
     items = PoolItem.objects.filter(pool=pool).order_by("pk")
     PoolItem.objects.filter(pk__in=list(items.values_list("pk", flat=True)[:3])).update(num_judgements=2)
     PoolItem.objects.filter(pk=items.last().pk).update(num_judgements=1)  # one of two: not judged yet
@@ -181,7 +183,10 @@ def test_it_escapes_run_names_on_the_statistics_page(manager: Any, pool: Pool) -
 def test_it_shows_size_and_cost_before_building(
     manager: Any, collection: Collection, runs: list[Run]
 ) -> None:
-    services.create_pool(name="planned", collection=collection, runs=runs[:2], depth=3, price_per_judgement=2)
+    services.create_pool(
+        name="planned", collection=collection, runs=runs[:2], depth=3, price_per_judgement=2,
+        created_by=manager,
+    )  # fmt: skip
     html = page(manager, "/pools/planned/")
     estimate = re.search(r'<p class="estimate">.*?</p>', html, re.S).group(0)
     assert "8 candidate items" in estimate and "8 items to judge" in estimate
@@ -201,7 +206,7 @@ def test_it_shows_a_running_build_live(manager: Any, pool: Pool) -> None:
 
 def test_it_builds_from_the_page_once(manager: Any, collection: Collection, runs: list[Run],
                                       django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
-    pool = services.create_pool(name="later", collection=collection, runs=runs, depth=3)
+    pool = services.create_pool(name="later", collection=collection, runs=runs, depth=3, created_by=manager)
     client = Client()
     client.force_login(manager)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:

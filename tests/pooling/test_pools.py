@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from pooling import services, stats, strategies, tasks
 from pooling.models import Collection, Document, Job, Pool, PoolItem, PoolRun, Provenance, Run, Topic
 from tests.conftest import client_for
-from tests.factories import make_collection, make_pool, make_run
+from tests.factories import every_manager, make_collection, make_pool, make_run
 
 pytestmark = pytest.mark.django_db
 
@@ -256,8 +256,8 @@ def test_it_adds_a_run_incrementally_as_if_built_from_scratch(campaign: Any, jud
 
 
 @pytest.fixture
-def collection(db: None) -> Collection:
-    return make_collection(topics=("q1", "q2"))
+def collection(db: None, manager: Any) -> Collection:
+    return make_collection(topics=("q1", "q2"), managers=[manager])
 
 
 @pytest.fixture
@@ -274,6 +274,7 @@ def build(collection: Collection, runs: list[Run], *, depth: int = 3, **options:
     pool = services.create_pool(
         name=f"p{next(_names)}", collection=collection, runs=runs, depth=depth, **options
     )
+    pool.managers.set(every_manager())
     services.build_pool(pool=pool)
     pool.refresh_from_db()
     return pool
@@ -675,7 +676,9 @@ def test_it_lists_pools_with_progress(manager: Any, built: Pool) -> None:
 def test_it_builds_through_the_api_as_a_job(
     manager: Any, collection: Collection, two_runs: list[Run], django_capture_on_commit_callbacks: Any
 ) -> None:
-    pool = services.create_pool(name="later", collection=collection, runs=two_runs, depth=3)
+    pool = services.create_pool(
+        name="later", collection=collection, runs=two_runs, depth=3, created_by=manager
+    )
     client = client_for(manager)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
         response = client.post("/api/pools/later/build/")

@@ -25,6 +25,26 @@ def get_pool(name: str):  # noqa: ANN201 - returns a Pool
     return pool
 
 
+def get_owner(username: str | None):  # noqa: ANN201 - returns a user or None
+    """The user named by `--owner` (who will manage what the command creates), or None; a clear error
+    for an unknown user or one without the manager role."""
+    from django.contrib.auth import get_user_model
+
+    from pooling.permissions import MANAGERS_GROUP, is_manager
+
+    if not username:
+        return None
+    user = get_user_model().objects.filter(username=username).first()
+    if user is None:
+        raise CommandError(f"no user named {username!r} (--owner)")
+    if not is_manager(user):
+        raise CommandError(f"{username!r} is not a pool manager (add them to the {MANAGERS_GROUP!r} group)")
+    return user
+
+
+OWNER_HELP = "the user who manages it (besides the admins); without it, only admins do"
+
+
 def get_runs(collection: Collection, names: str) -> list:
     from pooling.models import Run
 

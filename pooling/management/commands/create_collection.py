@@ -5,6 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from pooling import services
+from pooling.management.commands._base import OWNER_HELP, get_owner
 
 
 class Command(BaseCommand):
@@ -13,10 +14,15 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")
         parser.add_argument("--description", default="")
+        parser.add_argument("--owner", help=OWNER_HELP)
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            collection = services.create_collection(name=options["name"], description=options["description"])
+            collection = services.create_collection(
+                name=options["name"],
+                description=options["description"],
+                created_by=get_owner(options["owner"]),
+            )
         except services.ImportFailed as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"created collection {collection.name}")

@@ -5,7 +5,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from pooling import services
-from pooling.management.commands._base import get_collection, get_runs
+from pooling.management.commands._base import OWNER_HELP, get_collection, get_owner, get_runs
 from pooling.models import Pool
 
 
@@ -27,9 +27,11 @@ class Command(BaseCommand):
         parser.add_argument("--topics", default="", help="only topics of this segment")
         parser.add_argument("--description", default="", help="for managers (raters never see it)")
         parser.add_argument("--instructions", default="", help="what the pool's raters are shown")
+        parser.add_argument("--owner", help=OWNER_HELP)
 
     def handle(self, *args: Any, **options: Any) -> None:
         collection = get_collection(options["collection"])
+        owner = get_owner(options["owner"])
         try:
             pool = services.create_pool(
                 name=options["name"],
@@ -46,6 +48,7 @@ class Command(BaseCommand):
                 price_per_judgement=options["price"],
                 description=options["description"],
                 instructions=options["instructions"],
+                created_by=owner,
             )
         except services.PoolError as exc:
             raise CommandError(str(exc)) from None

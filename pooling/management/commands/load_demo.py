@@ -38,8 +38,15 @@ class Command(BaseCommand):
         if not (data_dir / "documents.jsonl").exists():
             self.stdout.write(f"building the demo data in {data_dir} (from the standard library's docs)")
             build(data_dir, quick=options["quick"], log=lambda line: self.stdout.write(f"  {line}"))
+        passwords = self._users()  # first: the demo manager owns the demo collection and pool
         if not Collection.objects.filter(name=COLLECTION).exists():
-            call_command("create_collection", COLLECTION, description="Python standard library documentation")
+            call_command(
+                "create_collection",
+                COLLECTION,
+                description="Python standard library documentation",
+                owner="manager",
+                stdout=self.stdout,
+            )
             call_command(
                 "import_documents", COLLECTION, str(data_dir / "documents.jsonl"), stdout=self.stdout
             )
@@ -52,7 +59,6 @@ class Command(BaseCommand):
                     name=run,
                     stdout=self.stdout,
                 )
-        passwords = self._users()
         if not Pool.objects.filter(name=POOL).exists():
             call_command(
                 "create_pool",
@@ -63,6 +69,7 @@ class Command(BaseCommand):
                 judgements_per_item=2,
                 price=1.5,
                 description="Depth-10 pool over the three demo rankers; two judgements per item.",
+                owner="manager",
                 stdout=self.stdout,
             )
             call_command("build_pool", POOL, stdout=self.stdout)
