@@ -86,62 +86,28 @@ def next_item(*, pool: Pool, rater: AbstractBaseUser) -> Assignment | None:
     topic they are on. Concurrency-safe: on PostgreSQL the item row is locked with SKIP LOCKED and its
     lease counter is re-checked, so no item is ever leased beyond what it still needs. Returns None when
     nothing is left for this rater."""
+    now = connection.ops.adapt_datetimefield_value(timezone.now())
+    params = {"pool": pool.pk, "rater": rater.pk, "active": Assignment.State.ACTIVE.value, "now": now}
+    with connection.cursor() as cursor:
+        cursor.execute(_RATER_SQL, params)
+        row = cursor.fetchone()
+    if row is None:
+        raise JudgingError("you are not a rater of this pool")
+    lease_minutes, live_id, last = row
+    if live_id is not None:
+        live = current_assignment(pool=pool, rater=rater)
+        if live is not None:
+            return live
     for _attempt in range(3):
         try:
             with transaction.atomic():
-                # One rater's leases in a pool take turns (two tabs, a double click): the second waits
-                # here for the first to commit, then finds its lease live. The database holds one live
-                # lease per rater and pool whatever happens (`assignment_one_live_lease`).
-                _take_turn(pool=pool, rater=rater)
-                now = connection.ops.adapt_datetimefield_value(timezone.now())
-                params = {
-                    "pool": pool.pk,
-                    "rater": rater.pk,
-                    "active": Assignment.State.ACTIVE.value,
-                    "now": now,
-                }
-                with connection.cursor() as cursor:
-                    cursor.execute(_RATER_SQL, params)
-                    row = cursor.fetchone()
-                if row is None:
-                    raise JudgingError("you are not a rater of this pool")
-                lease_minutes, live_id, last = row
-                if live_id is not None:
-                    live = current_assignment(pool=pool, rater=rater)
-                    if live is not None:
-                        return live
                 assignment = _lease(pool=pool, rater=rater, topic_id=last, lease_minutes=lease_minutes)
                 if assignment is None and pool.adaptive and _select_adaptive(pool=pool):
                     assignment = _lease(pool=pool, rater=rater, topic_id=last, lease_minutes=lease_minutes)
                 return assignment
         except IntegrityError:
-            # A lease of this rater's on the pool the turn did not see: their own, lapsed but unswept
-            # (still active, past its time), which expires now; or one made by the single statement.
-            _expire_lapsed(pool=pool, rater=rater)
+            continue  # the same rater raced themself (two tabs): try again
     return None
-
-
-_TURN_SQL = """
-SELECT 1 FROM judgements_judging_raters r JOIN judgements_judging j ON j.id = r.judging_id
-WHERE j.pool_id = %s AND r.user_id = %s FOR UPDATE OF r
-"""
-
-
-def _take_turn(*, pool: Pool, rater: AbstractBaseUser) -> None:
-    """Lock the rater's membership of the pool until the transaction ends (PostgreSQL; SQLite locks the
-    whole database for a write anyway)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(_TURN_SQL, [pool.pk, rater.pk])
-
-
-def _expire_lapsed(*, pool: Pool, rater: AbstractBaseUser) -> None:
-    """End the rater's leases in `pool` that are past their time but not yet swept."""
-    with transaction.atomic():
-        for assignment in Assignment.objects.select_for_update().filter(
-            pool=pool, rater=rater, state=Assignment.State.ACTIVE, expires_at__lte=timezone.now()
-        ):
-            end_lease(assignment, Assignment.State.EXPIRED)
 
 
 def _lease(
@@ -166,7 +132,7 @@ def _lease(
         assignment = Assignment.objects.get(pk=expired_id)
     if assignment is None:  # no row of this rater on the item (a racing tab's new row: IntegrityError)
         assignment = Assignment.objects.create(
-            item_id=item_id, pool=pool, rater=rater, leased_at=now, expires_at=expires_at
+            item_id=item_id, rater=rater, leased_at=now, expires_at=expires_at
         )
     assignment.item = PoolItem.objects.select_related("topic", "document").get(pk=item_id)
     return assignment
@@ -336,8 +302,8 @@ reactivated AS (
   RETURNING a.id, a.item_id, a.state, a.leased_at, a.expires_at
 ),
 inserted AS (
-  INSERT INTO judgements_assignment (item_id, pool_id, rater_id, state, leased_at, expires_at)
-  SELECT picked.id, rater.pool_id, %(rater)s, 'active', %(now)s, rater.expires_at
+  INSERT INTO judgements_assignment (item_id, rater_id, state, leased_at, expires_at)
+  SELECT picked.id, %(rater)s, 'active', %(now)s, rater.expires_at
   FROM picked, rater WHERE picked.expired_id IS NULL
   RETURNING id, item_id, state, leased_at, expires_at
 ),

@@ -22,7 +22,7 @@ from labeling.svg import cache_key, trusted_svg
 from pooling.models import Job, Pool
 from pooling.permissions import managed_pool
 
-RELEASE_FILES = ("qrels.txt", "judgements.jsonl", "manifest.json")
+RELEASE_FILES = ("qrels.txt", "qrels.unjudged.txt", "judgements.jsonl", "manifest.json")
 
 
 def cached_agreement(pool: Pool) -> dict[str, Any]:

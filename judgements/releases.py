@@ -20,6 +20,17 @@ from judgements.queries import unpooled_by_run
 from judgements.release_rows import ItemVotes, iso, iso_text, json_float, json_text, json_value, stream_items
 from pooling.models import Pool, PoolItem
 
+#: Where an explicit release writes the -1 lines of the topics nobody judged (see create_release).
+UNJUDGED_TOPICS_FILE = "qrels.unjudged.txt"
+QRELS_LAYOUT = (
+    "qrels.txt has every topic with at least one judged item (grade >= 0): its judged items and its "
+    "pending and unrateable items as -1. A topic with no judged item has its -1 lines in "
+    "qrels.unjudged.txt instead, so trec_eval, pytrec_eval, ir_measures and ranx read qrels.txt unchanged "
+    "(trec_eval aborts and pytrec_eval hangs on a topic whose every line is -1). "
+    "LC_ALL=C sort -k1,1 -k3,3 qrels.txt qrels.unjudged.txt restores the single explicit file."
+)
+QRELS_LAYOUT_OMIT = "qrels.txt has the judged items only; a topic with no judged item has no line."
+
 
 def create_release(
     *,
@@ -33,7 +44,12 @@ def create_release(
 
     - `qrels.txt`: `qid 0 docid grade`, sorted by qid then docid (byte order), one line per judged item;
       with `unjudged="explicit"` every pending and unrateable item is written with grade -1, with `omit`
-      they are left out;
+      they are left out. Only topics with at least one judged item (grade >= 0) are in it;
+    - `qrels.unjudged.txt` (explicit only): the -1 lines of the topics with no judged item at all, same
+      format and order. trec_eval aborts ("Can't calculate measure") and pytrec_eval hangs on a topic
+      whose every line is negative, so such topics stay out of `qrels.txt`, which every standard tool then
+      reads unchanged in every state of a campaign; nothing is lost (`LC_ALL=C sort -k1,1 -k3,3` of the
+      two files is the single explicit file);
     - `judgements.jsonl`: every current judgement, rater pseudonymised, with state, grade, facets, note,
       seconds and times;
     - `manifest.json`: pool, policy, rubric version, counts per state, unpooled documents per run, the
@@ -129,14 +145,37 @@ def create_release(
     try:
         qrels_path = work / "qrels.txt"
         jsonl_path = work / "judgements.jsonl"
+        unjudged_path = work / UNJUDGED_TOPICS_FILE
+        topics = {"judged": 0, "not_judged": 0}
+        lines = {"qrels.txt": 0, UNJUDGED_TOPICS_FILE: 0}
         with (
             transaction.atomic(),
             open(qrels_path, "w", encoding="utf-8", newline="\n") as qrels,
             open(jsonl_path, "w", encoding="utf-8", newline="\n") as jsonl,
+            open(unjudged_path, "w", encoding="utf-8", newline="\n") as unjudged_file,
             contextlib.closing(stream_items(pool=pool, iso_times=True, copy=True)) as items,
         ):
             qrels_lines: list[str] = []
             jsonl_lines: list[str] = []
+            # One topic's qrels lines wait here until the topic ends: they go to qrels.txt if any item of
+            # the topic is judged, else (explicit) to qrels.unjudged.txt.
+            topic_lines: list[str] = []
+            topic_state = {"qid": None, "judged": False}
+            unjudged_lines: list[str] = []
+
+            def end_topic() -> None:
+                if topic_state["qid"] is None:
+                    return
+                if topic_state["judged"]:
+                    topics["judged"] += 1
+                    qrels_lines.extend(topic_lines)
+                    lines["qrels.txt"] += len(topic_lines)
+                else:
+                    topics["not_judged"] += 1
+                    unjudged_lines.extend(topic_lines)
+                    lines["qrels.unjudged.txt"] += len(topic_lines)
+                topic_lines.clear()
+
             to_iso = iso_text if connection.vendor == "postgresql" else iso
             dumps = functools.partial(json.dumps, sort_keys=True, ensure_ascii=False)
             encode = json.encoder.encode_basestring
@@ -147,11 +186,15 @@ def create_release(
                 result, pairs = consensus(item)
                 counts[result.state] += 1
                 counts["ties"] += int(result.tie)
+                if item.qid != topic_state["qid"]:
+                    end_topic()
+                    topic_state["qid"], topic_state["judged"] = item.qid, False
                 if result.state == "judged":
                     grades_count[result.grade] += 1  # type: ignore[index]
-                    qrels_lines.append(f"{item.qid} 0 {item.docid} {result.grade}\n")
+                    topic_state["judged"] = True
+                    topic_lines.append(f"{item.qid} 0 {item.docid} {result.grade}\n")
                 elif unjudged == "explicit":
-                    qrels_lines.append(f"{item.qid} 0 {item.docid} -1\n")
+                    topic_lines.append(f"{item.qid} 0 {item.docid} -1\n")
                 for pair in pairs:
                     pair_counts[pair] += 1
                 if rows:
@@ -193,15 +236,19 @@ def create_release(
                         f', "state": {state_texts[bool(unrateable)]}'
                         f', "updated_at": {updated_json}}}\n'
                     )
-                if len(jsonl_lines) >= 10000 or len(qrels_lines) >= 10000:
+                if len(jsonl_lines) >= 10000 or len(qrels_lines) >= 10000 or len(unjudged_lines) >= 10000:
                     qrels.writelines(qrels_lines)
                     jsonl.writelines(jsonl_lines)
+                    unjudged_file.writelines(unjudged_lines)
                     qrels_lines.clear()
                     jsonl_lines.clear()
+                    unjudged_lines.clear()
                     if progress:
                         progress(done / total, f"{done} items")
+            end_topic()
             qrels.writelines(qrels_lines)
             jsonl.writelines(jsonl_lines)
+            unjudged_file.writelines(unjudged_lines)
             adjudicated = Adjudication.objects.filter(item__pool=pool).order_by("-decided_at").first()
             if adjudicated:
                 latest = max(latest, iso(adjudicated.decided_at) or "")
@@ -243,10 +290,16 @@ def create_release(
             for name, weights in (("unweighted", None), ("linear", "linear"), ("quadratic", "quadratic"))
         }
         files = {
-            "qrels.txt": {"sha256": sha256(qrels_path), "lines": counts["judged"] + (
-                counts["pending"] + counts["unrateable"] if unjudged == "explicit" else 0)},
+            "qrels.txt": {"sha256": sha256(qrels_path), "lines": lines["qrels.txt"]},
             "judgements.jsonl": {"sha256": sha256(jsonl_path), "lines": counts["judgements"]},
-        }  # fmt: skip
+        }
+        if unjudged == "explicit":
+            files[UNJUDGED_TOPICS_FILE] = {
+                "sha256": sha256(unjudged_path),
+                "lines": lines[UNJUDGED_TOPICS_FILE],
+            }
+        else:
+            unjudged_path.unlink()  # omit: such topics have no line at all
         candidates = PoolItem.objects.filter(pool=pool, selected=False).count()
         manifest = {
             "format": "relevance-release/1",
@@ -277,6 +330,12 @@ def create_release(
             },
             "data_as_of": latest or None,
             "files": files,
+            "topics": {
+                "judged": topics["judged"],
+                "not_judged": topics["not_judged"],
+                "not_judged_file": UNJUDGED_TOPICS_FILE if unjudged == "explicit" else None,
+                "layout": QRELS_LAYOUT if unjudged == "explicit" else QRELS_LAYOUT_OMIT,
+            },
         }
         (work / "manifest.json").write_text(
             json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"

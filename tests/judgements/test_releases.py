@@ -183,6 +183,7 @@ def test_the_command_writes_the_files_and_refuses_bad_input(judged_pool, tmp_pat
         "judgements.jsonl",
         "manifest.json",
         "qrels.txt",
+        "qrels.unjudged.txt",
     ]
     with pytest.raises(CommandError):
         call_command("release_qrels", "no-such-pool")

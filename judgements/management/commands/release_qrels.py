@@ -13,7 +13,7 @@ from pooling.models import Pool
 
 
 class Command(BaseCommand):
-    help = "Release a pool's qrels (qrels.txt, judgements.jsonl, manifest.json) under an aggregation policy."
+    help = "Release a pool's qrels (qrels.txt, qrels.unjudged.txt, judgements.jsonl, manifest.json)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("pool")
