@@ -5,6 +5,7 @@ leasing and of submitting are still written side by side here, until they become
 
 from __future__ import annotations
 
+import functools
 from collections import Counter
 from dataclasses import dataclass
 from datetime import timedelta
@@ -41,14 +42,17 @@ LIMIT 1 {lock}
 """
 
 
-# Membership (no row if not a rater), the lease length, the live lease and the topic of the last lease.
+# Membership (no row if not a rater), the lease length, the live lease, the topic of the last lease, and
+# whether a lease of theirs lapsed unswept (active, past its time: the new lease must end it first).
 _RATER_SQL = """
 SELECT j.lease_minutes,
   (SELECT a.id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
    WHERE pi.pool_id = %(pool)s AND a.rater_id = %(rater)s AND a.state = %(active)s AND a.expires_at > %(now)s
    ORDER BY a.leased_at DESC LIMIT 1),
   (SELECT pi.topic_id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
-   WHERE pi.pool_id = %(pool)s AND a.rater_id = %(rater)s ORDER BY a.leased_at DESC LIMIT 1)
+   WHERE pi.pool_id = %(pool)s AND a.rater_id = %(rater)s ORDER BY a.leased_at DESC LIMIT 1),
+  EXISTS (SELECT 1 FROM judgements_assignment a WHERE a.pool_id = %(pool)s AND a.rater_id = %(rater)s
+          AND a.state = %(active)s AND a.expires_at <= %(now)s)
 FROM judgements_judging j JOIN judgements_judging_raters r ON r.judging_id = j.id
 WHERE j.pool_id = %(pool)s AND r.user_id = %(rater)s
 """
@@ -86,36 +90,78 @@ def next_item(*, pool: Pool, rater: AbstractBaseUser) -> Assignment | None:
     topic they are on. Concurrency-safe: on PostgreSQL the item row is locked with SKIP LOCKED and its
     lease counter is re-checked, so no item is ever leased beyond what it still needs. Returns None when
     nothing is left for this rater."""
-    now = connection.ops.adapt_datetimefield_value(timezone.now())
-    params = {"pool": pool.pk, "rater": rater.pk, "active": Assignment.State.ACTIVE.value, "now": now}
-    with connection.cursor() as cursor:
-        cursor.execute(_RATER_SQL, params)
-        row = cursor.fetchone()
-    if row is None:
-        raise JudgingError("you are not a rater of this pool")
-    lease_minutes, live_id, last = row
-    if live_id is not None:
-        live = current_assignment(pool=pool, rater=rater)
-        if live is not None:
-            return live
     for _attempt in range(3):
         try:
             with transaction.atomic():
-                assignment = _lease(pool=pool, rater=rater, topic_id=last, lease_minutes=lease_minutes)
+                # One rater's leases in a pool take turns (two tabs, a double click): the second waits
+                # here for the first to commit, then finds its lease live. The database holds one live
+                # lease per rater and pool whatever happens (`assignment_one_live_lease`).
+                _take_turn(pool=pool, rater=rater)
+                now = connection.ops.adapt_datetimefield_value(timezone.now())
+                params = {
+                    "pool": pool.pk,
+                    "rater": rater.pk,
+                    "active": Assignment.State.ACTIVE.value,
+                    "now": now,
+                }
+                with connection.cursor() as cursor:
+                    cursor.execute(_RATER_SQL, params)
+                    row = cursor.fetchone()
+                if row is None:
+                    raise JudgingError("you are not a rater of this pool")
+                lease_minutes, live_id, last, lapsed = row
+                if live_id is not None:
+                    live = current_assignment(pool=pool, rater=rater)
+                    if live is not None:
+                        return live
+                lease = functools.partial(
+                    _lease, pool=pool, rater=rater, topic_id=last, lease_minutes=lease_minutes, lapsed=lapsed
+                )
+                assignment = lease()
                 if assignment is None and pool.adaptive and _select_adaptive(pool=pool):
-                    assignment = _lease(pool=pool, rater=rater, topic_id=last, lease_minutes=lease_minutes)
+                    assignment = lease()
                 return assignment
         except IntegrityError:
-            continue  # the same rater raced themself (two tabs): try again
+            continue  # a live lease the turn did not see (the single statement's, racing): try again
     return None
 
 
+_TURN_SQL = """
+SELECT 1 FROM judgements_judging_raters r JOIN judgements_judging j ON j.id = r.judging_id
+WHERE j.pool_id = %s AND r.user_id = %s FOR UPDATE OF r
+"""
+
+
+def _take_turn(*, pool: Pool, rater: AbstractBaseUser) -> None:
+    """Lock the rater's membership of the pool until the transaction ends (PostgreSQL; SQLite locks the
+    whole database for a write anyway)."""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(_TURN_SQL, [pool.pk, rater.pk])
+
+
+def _expire_lapsed(*, pool: Pool, rater: AbstractBaseUser) -> None:
+    """End the rater's leases in `pool` that are past their time but not yet swept."""
+    with transaction.atomic():
+        for assignment in Assignment.objects.select_for_update().filter(
+            pool=pool, rater=rater, state=Assignment.State.ACTIVE, expires_at__lte=timezone.now()
+        ):
+            end_lease(assignment, Assignment.State.EXPIRED)
+
+
 def _lease(
-    *, pool: Pool, rater: AbstractBaseUser, topic_id: int | None, lease_minutes: int | None = None
+    *,
+    pool: Pool,
+    rater: AbstractBaseUser,
+    topic_id: int | None,
+    lease_minutes: int | None = None,
+    lapsed: bool = False,
 ) -> Assignment | None:
     found = _find_open_item(pool=pool, rater=rater, topic_id=topic_id)
     if found is None:
         return None
+    if lapsed:  # found while the lapsed lease still held its item: a lapsed lease is not resumed
+        _expire_lapsed(pool=pool, rater=rater)
     item_id, expired_id = found
     now = timezone.now()
     if lease_minutes is None:
@@ -132,7 +178,7 @@ def _lease(
         assignment = Assignment.objects.get(pk=expired_id)
     if assignment is None:  # no row of this rater on the item (a racing tab's new row: IntegrityError)
         assignment = Assignment.objects.create(
-            item_id=item_id, rater=rater, leased_at=now, expires_at=expires_at
+            item_id=item_id, pool=pool, rater=rater, leased_at=now, expires_at=expires_at
         )
     assignment.item = PoolItem.objects.select_related("topic", "document").get(pk=item_id)
     return assignment
@@ -302,8 +348,8 @@ reactivated AS (
   RETURNING a.id, a.item_id, a.state, a.leased_at, a.expires_at
 ),
 inserted AS (
-  INSERT INTO judgements_assignment (item_id, rater_id, state, leased_at, expires_at)
-  SELECT picked.id, %(rater)s, 'active', %(now)s, rater.expires_at
+  INSERT INTO judgements_assignment (item_id, pool_id, rater_id, state, leased_at, expires_at)
+  SELECT picked.id, rater.pool_id, %(rater)s, 'active', %(now)s, rater.expires_at
   FROM picked, rater WHERE picked.expired_id IS NULL
   RETURNING id, item_id, state, leased_at, expires_at
 ),

@@ -92,7 +92,9 @@ class Judging(models.Model):
 
 
 class Assignment(models.Model):
-    """One rater's lease on one item. One row per (item, rater): a re-lease after expiry reuses it."""
+    """One rater's lease on one item. One row per (item, rater): a re-lease after expiry reuses it. A rater
+    holds at most one live (active) lease per pool: the database refuses a second one (`pool` is the
+    item's pool, kept here so that a partial unique index can say so)."""
 
     class State(models.TextChoices):
         ACTIVE = "active"
@@ -101,13 +103,19 @@ class Assignment(models.Model):
         EXPIRED = "expired"
 
     item = models.ForeignKey(PoolItem, on_delete=models.CASCADE, related_name="assignments")
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="+")
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
     state = models.CharField(max_length=10, choices=State.choices, default=State.ACTIVE)
     leased_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
 
     class Meta:
-        constraints = [models.UniqueConstraint(fields=["item", "rater"], name="assignment_unique_rater")]
+        constraints = [
+            models.UniqueConstraint(fields=["item", "rater"], name="assignment_unique_rater"),
+            models.UniqueConstraint(
+                fields=["rater", "pool"], condition=models.Q(state="active"), name="assignment_one_live_lease"
+            ),
+        ]
         indexes = [
             models.Index(fields=["rater", "state"], name="assignment_rater_state"),
             models.Index(fields=["state", "expires_at"], name="assignment_expiry"),

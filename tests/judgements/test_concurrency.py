@@ -93,3 +93,70 @@ def test_it_gives_every_item_exactly_j_judgements_from_j_raters_under_32_concurr
     pairs = Judgement.objects.filter(item__pool=pool).values_list("item_id", "rater_id")
     assert len(set(pairs)) == items * J
     assert not PoolItem.objects.filter(pool=pool).exclude(active_leases=0).exists()
+
+
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("lease_and_judge", [lease_and_judge_objects, lease_and_judge_statements])
+def test_it_gives_one_rater_one_live_lease_however_many_next_calls_race(lease_and_judge):
+    """One rater, 8 concurrent `next` calls at a time, 5 rounds: every call answers the same lease, and
+    the database holds one live lease for them (two tabs, a double click, a retrying client)."""
+    require_services()
+    rater = make_user("racer")
+    pool = make_pool(raters=[rater], judgements_per_item=1)
+    for _round in range(5):
+        barrier = threading.Barrier(8)
+        leased: list[int | None] = []
+        failures: list[BaseException] = []
+
+        def work(barrier: threading.Barrier, leased: list[int | None], failures: list[BaseException]) -> None:
+            try:
+                barrier.wait()
+                found = lease_and_judge(pool, rater)
+                leased.append(None if found is None else found[0])
+            except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+                failures.append(exc)
+            finally:
+                connection.close()
+
+        threads = [threading.Thread(target=work, args=(barrier, leased, failures)) for _ in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+        assert not failures, failures[:3]
+        live = Assignment.objects.filter(rater=rater, state=Assignment.State.ACTIVE)
+        assert live.count() == 1
+        assert set(leased) == {live.get().item_id}
+        assert PoolItem.objects.get(pk=live.get().item_id).active_leases == 1
+        assert sum(PoolItem.objects.filter(pool=pool).values_list("active_leases", flat=True)) == 1
+        leasing.submit_judgement(assignment=live.get(), grade=1)
+
+
+def test_it_lets_the_database_refuse_a_second_live_lease_of_a_rater_in_a_pool(db):
+    from django.db import IntegrityError, transaction
+    from django.utils import timezone
+
+    rater = make_user("racer")
+    pool = make_pool(raters=[rater])
+    first, second = PoolItem.objects.filter(pool=pool)[:2]
+    Assignment.objects.create(item=first, pool=pool, rater=rater, expires_at=timezone.now())
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Assignment.objects.create(item=second, pool=pool, rater=rater, expires_at=timezone.now())
+
+
+def test_it_leases_anew_when_the_raters_own_lease_lapsed_unswept(db):
+    """A lease past its time but not yet swept is still `active`: the next lease expires it first."""
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    rater = make_user("racer")
+    pool = make_pool(raters=[rater])
+    stale = leasing.next_item(pool=pool, rater=rater)
+    Assignment.objects.filter(pk=stale.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
+    fresh = leasing.next_item(pool=pool, rater=rater)
+    assert fresh is not None and fresh.expires_at > timezone.now()
+    live = Assignment.objects.filter(rater=rater, state=Assignment.State.ACTIVE)
+    assert list(live.values_list("pk", flat=True)) == [fresh.pk]
+    lease = leasing.next_lease(pool=pool.name, rater=rater)
+    assert lease is not None and lease.assignment == fresh.pk

@@ -377,7 +377,7 @@ def test_the_single_statement_leases_and_judges_as_the_general_path():
 
     # r2 on q2 (its last topic) leases q2 first, even though q1 has open items earlier in the order
     q2_item = PoolItem.objects.filter(pool=pool, topic__qid="q2").order_by("blind_key").first()
-    Assignment.objects.create(item=q2_item, rater=r2, state=Assignment.State.SKIPPED,
+    Assignment.objects.create(item=q2_item, pool=pool, rater=r2, state=Assignment.State.SKIPPED,
                               leased_at=timezone.now(), expires_at=timezone.now())  # fmt: skip
     on_topic = lease_both_ways(pool, r2)
     assert on_topic is not None and on_topic.qid == "q2"

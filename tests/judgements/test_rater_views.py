@@ -110,7 +110,7 @@ def test_it_answers_404_to_anyone_who_is_not_a_rater_of_the_pool(request, pool, 
     user = request.getfixturevalue(persona)
     client = client_for(user)
     theirs = Assignment.objects.create(
-        item=pool.items.first(), rater=request.getfixturevalue("rater"), expires_at=timezone.now()
+        item=pool.items.first(), pool=pool, rater=request.getfixturevalue("rater"), expires_at=timezone.now()
     )
     assert client.get(url("judge", pool)).status_code == 404
     assert client.get(url("judge", pool), **JSON).status_code == 404
@@ -356,7 +356,7 @@ def test_it_reports_an_expired_lease_taken_by_someone_else_inline(rater, second_
     leasing.sweep_expired_leases(now=timezone.now() + timedelta(hours=1))
     mine = Assignment.objects.get(pk=state["assignment"])
     Assignment.objects.create(
-        item=mine.item, rater=second_rater, expires_at=timezone.now() + timedelta(hours=1)
+        item=mine.item, pool=pool, rater=second_rater, expires_at=timezone.now() + timedelta(hours=1)
     )
     PoolItem.objects.filter(pk=mine.item_id).update(active_leases=1)
     response = submit(client, pool, state["assignment"], grade=2, seconds="1")

@@ -329,7 +329,7 @@ def test_it_counts_only_items_as_removed_not_their_skipped_leases(
 
     pool = build(collection, two_runs, depth=4)
     alone = PoolItem.objects.get(pool=pool, topic__qid="q1", document__docid="d004")  # alpha only
-    Assignment.objects.create(item=alone, rater=rater, state="skipped", expires_at=timezone.now())
+    Assignment.objects.create(item=alone, pool=pool, rater=rater, state="skipped", expires_at=timezone.now())
 
     summary = services.remove_run(pool=pool, run=two_runs[0])
 
