@@ -89,7 +89,7 @@ def pool_report(
     qrels = split.qrels
     contributing = set(pool.pool_runs.values_list("run__name", flat=True))
     names = list(dict.fromkeys([*measures, "judged_10"]))
-    rows = []
+    rows: list[dict[str, Any]] = []
     per_topic: dict[str, dict[str, float]] = {}
     segments: dict[str, dict[str, dict[str, float | None]]] = {}
     for run in _runs(pool, runs):
@@ -220,7 +220,7 @@ def pool_bias(
 
     per_topic = {name: score(run_dict, qrels) for name, run_dict in runs.items() if run_dict}
     full = {name: mean(values) for name, values in per_topic.items()}
-    rows = []
+    rows: list[dict[str, Any]] = []
     for name in sorted(full):
         removed = unique.get(name, set())
         reduced = {qid: dict(docs) for qid, docs in qrels.items()}
@@ -317,7 +317,7 @@ def two_stage(
         )
     recall_by_topic = recall.topic_values(f"recall_{k}")
     ndcg_by_topic = ndcg.topic_values("ndcg_cut_10")
-    topics = []
+    topics: list[dict[str, Any]] = []
     verdicts = {"fine": 0, "ranking problem": 0, "retrieval problem": 0}
     for qid in sorted(set(recall_by_topic) & set(ndcg_by_topic)):
         r, n = recall_by_topic[qid], ndcg_by_topic[qid]

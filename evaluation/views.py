@@ -12,10 +12,10 @@ from django.shortcuts import render
 
 from evaluation import services
 from judgements.models import Adjudication, Judgement
-from labeling import plots
-from labeling.svg import cache_key, trusted_svg
+from pooling import charts
 from pooling.charts import decimals_apart
 from pooling.models import Pool, Run
+from pooling.page_cache import cache_key
 from pooling.permissions import managed_pool
 
 #: Bumped when a report's shape changes, so no page reads a cached report of the old shape.
@@ -80,7 +80,7 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
     columns = report_columns(data["measures"])
     figure = ""
     if rows:
-        figure = plots.grouped_bars(
+        figure = charts.grouped_bars(
             names,
             {
                 "nDCG@10, unjudged = non-relevant": [row["nonrelevant"]["ndcg_cut_10"] for row in rows],
@@ -88,6 +88,7 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
                 "judged@10": [row["judged_10"] for row in rows],
             },
             title=f"nDCG@10 ({gain} gain) under both unjudged policies, with judged@10",
+            y_label="score over the judged topics",
             vmin=0.0,
             vmax=1.0,
         )
@@ -100,7 +101,7 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
     context = {
         "pool": pool,
         "data": data,
-        "figure": trusted_svg(figure),
+        "figure": figure,
         "gain": gain,
         "runs": names,
         "columns": columns,
@@ -123,13 +124,15 @@ def pool_bias(request: HttpRequest, name: str) -> HttpResponse:
     decimals = decimals_apart(changes)
     figure = ""
     if data["runs"]:
-        figure = plots.hbar_chart(
+        figure = charts.hbar_chart(
             [row["run"] + (" (within the noise)" if row["within_noise"] else "") for row in data["runs"]],
             [abs(row["change"] or 0.0) for row in data["runs"]],
             title="Loss of nDCG@10 when the run's unique documents are left unjudged",
+            x_label="nDCG@10 full − nDCG@10 left out",
+            legend="loss (a longer bar: the run was helped more by the pool)",
             decimals=decimals,
         )
-    context = {"pool": pool, "data": data, "figure": trusted_svg(figure), "decimals": decimals}
+    context = {"pool": pool, "data": data, "figure": figure, "decimals": decimals}
     return render(request, "evaluation/pool_bias.html", context)
 
 
@@ -152,9 +155,10 @@ def two_stage(request: HttpRequest, name: str) -> HttpResponse:
         except services.PARAMETER_ERRORS as exc:
             error = str(exc)
     if data and data["topics"]:
-        figure = plots.scatter(
+        figure = charts.scatter(
             [(t["recall"], t["ndcg_10"]) for t in data["topics"]],
             labels=[f"{t['qid']}: {t['verdict']}" for t in data["topics"]],
+            kinds=[t["verdict"] for t in data["topics"]],
             title=f"Per topic: recall@{k} of {candidate} against nDCG@10 of {reranked}",
             x_label=f"recall@{k} ({candidate})",
             y_label=f"nDCG@10 ({reranked})",
@@ -162,5 +166,5 @@ def two_stage(request: HttpRequest, name: str) -> HttpResponse:
             y_range=(0.0, 1.0),
         )
     context = {"pool": pool, "runs": runs, "candidate": candidate, "reranked": reranked, "k": k,
-               "data": data, "error": error, "figure": trusted_svg(figure)}  # fmt: skip
+               "data": data, "error": error, "figure": figure}  # fmt: skip
     return render(request, "evaluation/two_stage.html", context, status=400 if error else 200)

@@ -17,11 +17,13 @@ from django.contrib.auth.models import AbstractBaseUser
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgements import adjudication as gold_and_adjudication
 from judgements import errors, stats
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
+from pooling import charts
 from pooling.models import PoolItem
 from pooling.permissions import manager_required
 
@@ -95,49 +97,19 @@ GRADE_COLOURS = ["#2f7d4f", "#7fb069", "#e0b040", "#d9822b", "#b3261e", "#7a1c16
 UNRATEABLE_COLOUR = "#9aa3ab"
 
 
-def grade_chart(
-    rows: Sequence[stats.RaterStats], labels: Sequence[int], *, width: int = 360, row: int = 24
-) -> dict[str, Any]:
-    """Geometry of a stacked horizontal bar per rater: the share of each grade (highest first, then
-    unrateable) in the rater's judgements, drawn as inline SVG by the template."""
+def grade_chart(rows: Sequence[stats.RaterStats], labels: Sequence[int]) -> SafeString:
+    """A stacked bar per rater: the share of each grade (highest first, then unrateable) in the rater's
+    judgements."""
     ordered = sorted(labels, reverse=True)
-    colours = {grade: GRADE_COLOURS[i % len(GRADE_COLOURS)] for i, grade in enumerate(ordered)}
-    left = 130
-    bars = []
-    for n, entry in enumerate(rows):
-        x = float(left)
-        segments = []
-        total = entry.judgements
-        parts = [(str(g), entry.grades.get(g, 0), colours[g]) for g in ordered]
-        parts.append((UNRATEABLE, entry.unrateable, UNRATEABLE_COLOUR))
-        for name, count, colour in parts:
-            if not total or not count:
-                continue
-            w = width * count / total
-            segments.append(
-                {"x": round(x, 2), "width": round(w, 2), "colour": colour,
-                 "title": f"{entry.username}: {name} × {count} ({100 * count / total:.0f}%)"}
-            )  # fmt: skip
-            x += w
-        bars.append({"y": n * row, "label": entry.username, "total": total, "segments": segments})
-    names = [(str(g), colours[g]) for g in ordered] + [(UNRATEABLE, UNRATEABLE_COLOUR)]
-    height = max(1, len(rows)) * row
-    legend, x = [], float(left)
-    for name, colour in names:
-        legend.append({"name": name, "colour": colour, "x": round(x, 2), "text_x": round(x + 14, 2)})
-        x += 24 + 7 * len(name)
-    return {
-        "bars": bars,
-        "legend": legend,
-        "legend_y": height + 4,
-        "legend_text_y": height + 14,
-        "left": left,
-        "width": max(left + width + 60, int(x)),
-        "height": height + row,
-        "bar_height": row - 8,
-        "text_x": left - 6,
-        "total_x": left + width + 6,
-    }
+    parts = [
+        (str(grade), GRADE_COLOURS[i % len(GRADE_COLOURS)], [entry.grades.get(grade, 0) for entry in rows])
+        for i, grade in enumerate(ordered)
+    ]
+    parts.append((UNRATEABLE, UNRATEABLE_COLOUR, [entry.unrateable for entry in rows]))
+    return charts.stacked_shares(
+        [entry.username for entry in rows], parts, title="Grade distribution per rater",
+        x_label="share of the rater's judgements",
+    )  # fmt: skip
 
 
 # ---------------------------------------------------------------------------------------------- pages

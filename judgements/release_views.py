@@ -13,13 +13,14 @@ from django.db import transaction
 from django.db.models import Max
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
 
 from judgements import queries
 from judgements.models import Judgement, Judging, Release
-from labeling import plots
-from labeling.svg import cache_key, trusted_svg
+from pooling import charts
 from pooling.models import Job, Pool
+from pooling.page_cache import cache_key
 from pooling.permissions import managed_pool
 
 RELEASE_FILES = ("qrels.txt", "qrels.unjudged.txt", "judgements.jsonl", "manifest.json")
@@ -42,30 +43,30 @@ def agreement(request: HttpRequest, name: str) -> HttpResponse:
     if not Judging.objects.filter(pool=pool).exists():
         raise Http404("this pool has no judging set-up")
     summary = cached_agreement(pool)
-    figures: dict[str, str] = {}
+    figures: dict[str, SafeString] = {}
     matrix = summary.get("pair_matrix") or {}
     raters = [str(r) for r in matrix.get("raters", [])]
     if len(raters) >= 2:
-        figures["pairs"] = plots.heatmap(
+        figures["pairs"] = charts.heatmap(
             matrix["unweighted"], raters, raters, title="Cohen's kappa (unweighted) per rater pair",
             vmin=-0.2, vmax=1.0, scale_label="κ",
         )  # fmt: skip
     labels = [str(label) for label in summary["labels"]]
     if summary.get("n_pairs"):
-        figures["confusion"] = plots.heatmap(
+        figures["confusion"] = charts.heatmap(
             summary["confusion"], labels, labels, title="Confusion over all pairs (rows: first rater)",
             decimals=0, scale_label="pairs",
         )  # fmt: skip
     topics = [t for t in summary["topics"] if t.get("unweighted") is not None]
     if topics:
-        figures["topics"] = plots.hbar_chart(
+        figures["topics"] = charts.hbar_chart(
             [t["topic"] for t in topics[:30]], [t["unweighted"] for t in topics[:30]],
-            title="Per-topic kappa, worst first", decimals=2, vmax=1.0,
+            title="Per-topic kappa, worst first", decimals=2, vmax=1.0, x_label="Cohen's κ (unweighted)",
         )  # fmt: skip
     return render(
         request,
         "judgements/campaign/agreement.html",
-        {"pool": pool, "summary": summary, "figures": {k: trusted_svg(v) for k, v in figures.items()}},
+        {"pool": pool, "summary": summary, "figures": figures},
     )
 
 

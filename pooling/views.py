@@ -5,11 +5,9 @@ from __future__ import annotations
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_GET, require_POST
 
-from labeling import plots
-from pooling import ownership, services, stats
+from pooling import charts, ownership, services, stats
 from pooling.models import Job, Pool
 from pooling.permissions import managed_pool, manager_required
 from pooling.tasks import active_build, start_build
@@ -57,16 +55,14 @@ def pool_detail(request: HttpRequest, name: str) -> HttpResponse:
     live = job.live() if job is not None else {}
     heatmap = None
     if statistics.overlap_runs:
-        heatmap = mark_safe(  # noqa: S308 - labeling.plots escapes every label
-            plots.heatmap(
-                statistics.overlap,
-                statistics.overlap_runs,
-                title=f"Overlap (Jaccard) of the runs' top-{pool.depth}",
-                vmin=0.0,
-                vmax=1.0,
-                show_values=len(statistics.overlap_runs) <= 30,
-                scale_label="Jaccard",
-            )
+        heatmap = charts.heatmap(
+            statistics.overlap,
+            statistics.overlap_runs,
+            title=f"Overlap (Jaccard) of the runs' top-{pool.depth}",
+            vmin=0.0,
+            vmax=1.0,
+            show_values=len(statistics.overlap_runs) <= 30,
+            scale_label="Jaccard",
         )
     context = {
         "pool": pool,

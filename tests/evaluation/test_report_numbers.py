@@ -73,7 +73,7 @@ def header_key(header: str) -> tuple[str, str]:
 
 
 @pytest.fixture
-def half_judged(db):
+def half_judged(db, manager):
     """Three topics, q3 judged by nobody, q4 judged with no relevant document."""
     alice = make_user("alice")
     collection = make_collection(topics=("q1", "q2", "q3", "q4"))
@@ -202,7 +202,7 @@ def test_decimals_tell_small_changes_apart():
 
 
 @pytest.fixture
-def biased(db):
+def biased(db, manager):
     """beta alone finds a relevant document on each of eight topics: leaving them out costs it on all."""
     dora = make_user("dora")
     qids = [f"t{i}" for i in range(8)]

@@ -14,7 +14,8 @@ from tests.judgements.test_releases import judge
 
 
 @pytest.fixture
-def scored_pool(db):
+def scored_pool(db, manager):
+    """Managed by `manager` (made first: a pool's default managers are the managers at its creation)."""
     alice = make_user("alice")
     pool = make_pool(raters=[alice], name="scored")
     # alpha q1: d001 d002 d003 d004, q2: d010 d011 d012; beta q1: d003 d005 d001 d006, q2: d013 d010

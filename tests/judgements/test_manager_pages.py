@@ -4,6 +4,7 @@ and an item's history — rendered with data, and their forms acting through the
 from __future__ import annotations
 
 import re
+import xml.etree.ElementTree as ET
 
 import pytest
 from django.test import Client
@@ -13,6 +14,8 @@ from judgements.manager_views import grade_chart
 from judgements.models import Adjudication, Assignment, GoldLabel, Judging, Rubric
 from pooling.models import PoolItem
 from tests.factories import make_pool
+
+SVG = "{http://www.w3.org/2000/svg}"
 
 pytestmark = pytest.mark.django_db
 
@@ -92,16 +95,30 @@ def test_it_draws_each_raters_bar_as_shares_of_the_full_width():
             rater_id=2, username="b", member=True, judgements=0, grades={3: 0, 2: 0, 1: 0, 0: 0}
         ),
     ]
-    chart = grade_chart(rows, [0, 1, 2, 3], width=400)
-    first, second = chart["bars"]
-    assert [(s["x"], s["width"]) for s in first["segments"]] == [
-        (130.0, 100.0),
-        (230.0, 200.0),
-        (430.0, 100.0),
+    root = ET.fromstring(grade_chart(rows, [0, 1, 2, 3]))  # noqa: S314 - our own output
+    groups = [g for g in root.iter(f"{SVG}g") if g.get("class") in ("bar", "segment")]
+    bars = [g for g in groups if g.get("class") == "bar"]
+    segments = [g for g in groups if g.get("class") == "segment"]
+    assert ["".join(b.find(f"{SVG}title").itertext()) for b in bars] == ["a: 4 judgements", "b: 0 judgements"]
+    spans = []
+    for segment in segments:
+        xs = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", segment.find(f"{SVG}path").get("d"))][0::2]
+        spans.append((min(xs), max(xs) - min(xs)))
+    full = sum(width for _, width in spans)
+    assert [round(width / full, 3) for _, width in spans] == [0.25, 0.5, 0.25]  # 3 × 1, 1 × 2, unrateable × 1
+    assert spans[1][0] == pytest.approx(spans[0][0] + spans[0][1], abs=0.01)  # stacked left to right
+    assert [segment.find(f"{SVG}path").get("fill") for segment in segments] == [
+        "#2f7d4f",
+        "#e0b040",
+        "#9aa3ab",
     ]
-    assert [s["colour"] for s in first["segments"]] == ["#2f7d4f", "#e0b040", "#9aa3ab"]
-    assert second["segments"] == [] and second["y"] == 24
-    assert [entry["name"] for entry in chart["legend"]] == ["3", "2", "1", "0", "unrateable"]
+    assert ["".join(s.find(f"{SVG}title").itertext()) for s in segments] == [
+        "a: 3 × 1 (25%)", "a: 1 × 2 (50%)", "a: unrateable × 1 (25%)",
+    ]  # fmt: skip
+    legend = ["".join(t.itertext()) for t in root.iter(f"{SVG}text")]
+    assert [name for name in legend if name in ("3", "2", "1", "0", "unrateable")][-5:] == [
+        "3", "2", "1", "0", "unrateable",
+    ]  # fmt: skip
 
 
 def test_it_lists_the_pools_with_judging(browser, campaign):

@@ -15,7 +15,7 @@ from tests.judgements.test_releases import judge
 
 
 @pytest.fixture
-def campaign(db):
+def campaign(db, manager):
     alice, bob = make_user("alice"), make_user("bob")
     pool = make_pool(judgements_per_item=2, raters=[alice, bob], name="campaign")
     judge(pool, alice, {("q1", "d001"): 3, ("q1", "d002"): 0, ("q1", "d003"): 1, ("q2", "d010"): 2})

@@ -8,8 +8,8 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judgements import errors, releases
-from labeling.progress import ProgressBar
 from pooling.models import Pool
+from pooling.terminal_progress import ProgressBar
 
 
 class Command(BaseCommand):

@@ -67,8 +67,8 @@ class ImportCommand:
     def run_import(self, work: Any) -> None:
         from django.core.management.base import CommandError
 
-        from labeling.progress import ProgressBar
         from pooling import services
+        from pooling.terminal_progress import ProgressBar
 
         bar = ProgressBar(self.label)
         try:

@@ -4,9 +4,9 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from labeling.progress import ProgressBar
 from pooling import services
 from pooling.management.commands._base import get_pool
+from pooling.terminal_progress import ProgressBar
 
 
 class Command(BaseCommand):
