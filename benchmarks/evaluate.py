@@ -8,8 +8,15 @@ reading of both files:
   - ranx:        Qrels.from_file + Run.from_file + evaluate (warm: numba compiled beforehand on a tiny input)
 with the measures map, ndcg_cut_10, P_10, recall_100, recip_rank and every per-topic value computed. It
 checks that the three agree (means, and every per-topic value of a sample of topics), prints the best of
---repeat timings (3 by default; the contenders alternate, so a busy machine slows each alike) and, LAST,
-``ratio ours/pytrec_eval: X.XX``. The target is <= 0.33 and faster than ranx.
+--repeat timings (3 by default; the contenders alternate, so a busy machine slows each alike).
+
+Then, as a user runs them, each as a process from start to exit (interpreter start-up, imports, reading,
+scoring, printing every per-topic line to /dev/null), in the same run:
+  - ours:        python manage.py evaluate QRELS RUN -q -m ... (the file fast path: no Django)
+  - pytrec_eval: python -c "parse_qrel, parse_run, RelevanceEvaluator.evaluate, print every value"
+once with the benchmark's measures and once with -m all_trec (pytrec_eval: every measure it supports).
+LAST line: ``ratio process ours/pytrec_eval: X.XX`` (the benchmark's measures). Targets: library <= 0.33,
+process <= 0.25.
 
 Usage: .venv/bin/python benchmarks/evaluate.py [--small] [--repeat N]
 """
@@ -17,6 +24,7 @@ Usage: .venv/bin/python benchmarks/evaluate.py [--small] [--repeat N]
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 import tempfile
 import time
@@ -126,6 +134,39 @@ def run_ranx(qrels_path: Path, run_path: Path) -> tuple[float, dict[str, float],
     return elapsed, {ours: float(means[theirs]) for ours, theirs in RANX_NAMES.items()}, per_topic
 
 
+ROOT = Path(__file__).resolve().parent.parent
+PYTREC_PROCESS = """
+import sys
+import pytrec_eval
+measures = set(sys.argv[3].split(",")) if sys.argv[3] != "all" else set(pytrec_eval.supported_measures)
+with open(sys.argv[1]) as f:
+    qrels = pytrec_eval.parse_qrel(f)
+with open(sys.argv[2]) as f:
+    run = pytrec_eval.parse_run(f)
+per_topic = pytrec_eval.RelevanceEvaluator(qrels, measures).evaluate(run)
+lines = (f"{m:<22}\\t{q}\\t{v:6.4f}\\n" for q in sorted(per_topic) for m, v in per_topic[q].items())
+sys.stdout.write("".join(lines))
+"""
+OUR_MEASURES = ["-m", "map", "-m", "ndcg_cut.10", "-m", "P.10", "-m", "recall.100", "-m", "recip_rank"]
+
+
+def time_process(command: list[str]) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, check=True)
+    return time.perf_counter() - start
+
+
+def process_commands(qrels_path: Path, run_path: Path) -> dict[str, list[str]]:
+    ours = [sys.executable, "manage.py", "evaluate", str(qrels_path), str(run_path), "-q"]
+    theirs = [sys.executable, "-c", PYTREC_PROCESS, str(qrels_path), str(run_path)]
+    return {
+        "ours": ours + OUR_MEASURES,
+        "pytrec_eval": theirs + [",".join(MEASURES)],
+        "ours all_trec": ours + ["-m", "all_trec"],
+        "pytrec_eval all": theirs + ["all"],
+    }
+
+
 def check(
     name: str,
     means: dict[str, float],
@@ -172,6 +213,11 @@ def main() -> None:
                 elapsed, means, per_topic = fn(qrels_path, run_path)
                 times[name] = min(times[name], elapsed)
                 outputs[name] = (means, per_topic)
+        commands = process_commands(qrels_path, run_path)
+        process_times = dict.fromkeys(commands, np.inf)
+        for _ in range(max(1, args.repeat)):
+            for name, command in commands.items():
+                process_times[name] = min(process_times[name], time_process(command))
 
     ref_means, ref_per_topic = outputs["pytrec_eval"]
     rng = np.random.default_rng(0)
@@ -186,6 +232,11 @@ def main() -> None:
         print(f"time {name:<12} {times[name]:.2f}s")
     print(f"ratio ours/ranx: {times['ours'] / times['ranx']:.2f}")
     print(f"ratio ours/pytrec_eval: {times['ours'] / times['pytrec_eval']:.2f}")
+    for name, elapsed in process_times.items():
+        print(f"process {name:<16} {elapsed:.2f}s")
+    all_ratio = process_times["ours all_trec"] / process_times["pytrec_eval all"]
+    print(f"ratio process ours/pytrec_eval with -m all_trec: {all_ratio:.2f}")
+    print(f"ratio process ours/pytrec_eval: {process_times['ours'] / process_times['pytrec_eval']:.2f}")
 
 
 if __name__ == "__main__":

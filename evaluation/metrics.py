@@ -578,6 +578,84 @@ def set_F(ranked: Ranked, beta: float = 1.0) -> np.ndarray:
     return _safe_div((beta + 1.0) * p * r, beta * p + r)
 
 
+def utility(ranked: Ranked, params: Sequence[float] = (1.0, -1.0, 0.0, 0.0)) -> np.ndarray:
+    """Set utility (trec_eval's utility.p1,p2,p3,p4, default 1,-1,0,0): p1·relevant retrieved + p2·other
+    retrieved + p3·relevant not retrieved + p4·(−retrieved − R + relevant retrieved), the last term with
+    trec_eval's -N 0 (no collection size). A topic the run lacks (under -c) is 0, as trec_eval resets it."""
+    if len(params) != 4:
+        raise ValueError("utility takes 4 coefficients, e.g. utility.1,-1,0,0")
+    p1, p2, p3, p4 = params
+    found, ret, r = num_rel_ret(ranked), num_ret(ranked), ranked.num_rel.astype(np.float64)
+    value = p1 * found + p2 * (ret - found) + p3 * (r - found) + p4 * (found - ret - r)
+    return np.where(ranked.present, value, 0.0)
+
+
+def binG(ranked: Ranked) -> np.ndarray:
+    """binG (trec_eval, experimental): Σ over relevant retrieved documents of 1 / log2(2 + n), n = the
+    documents above it that are not relevant (unjudged ones included), divided by R (0 if none found)."""
+    rel = ranked.relevant
+    above = (rel.rank - ranked.rank_among(rel)).astype(np.float64)
+    return _safe_div(ranked.count(rel.topic, 1.0 / np.log2(2.0 + above)), ranked.num_rel.astype(np.float64))
+
+
+def _ideal_positions(ranked: Ranked) -> tuple[np.ndarray, np.ndarray]:
+    """Per judged document (grades >= 0 by grade descending, per topic): its topic and 1-based position."""
+    topic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
+    return topic, np.arange(len(ranked.judged)) - ranked.judged_offsets[topic] + 1
+
+
+def G(ranked: Ranked) -> np.ndarray:
+    """G (trec_eval, experimental; gains = the grades): Σ over retrieved documents with a gain g > 0 at
+    rank i of g / log2(2 + cost(i) − gained(i)), where gained(i) is the gain of ranks 1..i and cost(i) =
+    Σ_{j<=i} max(ideal gain at rank j, 1) (the ideal ranking: every judged grade, descending); divided by
+    the sum of all judged grades (0 if that is 0)."""
+    gains = np.maximum(ranked.label, 0).astype(np.float64)
+    topic_all = ranked.topic_of(np.arange(len(ranked.label)))
+    gained = np.cumsum(gains)
+    gained -= np.concatenate(([0.0], gained))[ranked.offsets[topic_all]]
+    itopic, _ = _ideal_positions(ranked)
+    ideal_cost = np.cumsum(np.maximum(ranked.judged.astype(np.float64), 1.0))
+    ideal_cost -= np.concatenate(([0.0], ideal_cost))[ranked.judged_offsets[itopic]]
+    rank = np.arange(len(ranked.label)) - ranked.offsets[topic_all] + 1
+    n_ideal = np.diff(ranked.judged_offsets)[topic_all]
+    # cost(i): the ideal's running cost up to min(i, n_ideal), then 1 per rank beyond the ideal list.
+    last = np.minimum(rank, n_ideal)
+    ideal_cost = np.append(ideal_cost, 0.0)  # a valid index even with no judged document at all
+    base = np.where(last > 0, ideal_cost[np.maximum(ranked.judged_offsets[topic_all] + last - 1, 0)], 0.0)
+    base = np.where(last > 0, base, 0.0) + (rank - last)
+    positive = gains > 0
+    term = gains[positive] / np.log2(2.0 + base[positive] - gained[positive])
+    total_ideal = ranked.count(itopic, np.maximum(ranked.judged.astype(np.float64), 0.0))
+    return _safe_div(ranked.count(topic_all[positive], term), total_ideal)
+
+
+def ndcg_rel(ranked: Ranked) -> np.ndarray:
+    """ndcg_rel (trec_eval, experimental; gains = the grades): the mean, over the n documents of the topic
+    with a grade > 0, of nDCG at each such document's rank — DCG of ranks 1..i over the ideal DCG of ranks
+    1..i — where a document not retrieved counts the nDCG of the whole list; 0 if that sum is 0."""
+    gains = np.maximum(ranked.label, 0).astype(np.float64)
+    topic_all = ranked.topic_of(np.arange(len(ranked.label)))
+    rank = np.arange(len(ranked.label)) - ranked.offsets[topic_all] + 1
+    dcg = np.cumsum(gains / np.log2(rank + 1.0))
+    dcg -= np.concatenate(([0.0], dcg))[ranked.offsets[topic_all]]
+    itopic, iposition = _ideal_positions(ranked)
+    ideal_gain = np.maximum(ranked.judged.astype(np.float64), 0.0)
+    idcg = np.cumsum(ideal_gain / np.log2(iposition + 1.0))
+    idcg -= np.concatenate(([0.0], idcg))[ranked.judged_offsets[itopic]]
+    n_ideal = np.diff(ranked.judged_offsets)
+    n_positive = ranked.count(itopic[ideal_gain > 0])
+    last = np.minimum(rank, n_ideal[topic_all])
+    idcg = np.append(idcg, 0.0)  # a valid index even with no judged document at all
+    idcg_at = np.where(last > 0, idcg[np.maximum(ranked.judged_offsets[topic_all] + last - 1, 0)], 0.0)
+    positive = gains > 0
+    found = ranked.count(topic_all[positive])
+    total = ranked.count(topic_all[positive], dcg[positive] / idcg_at[positive])
+    full_dcg = ranked.count(topic_all, gains / np.log2(rank + 1.0))
+    full_idcg = ranked.count(itopic, ideal_gain / np.log2(iposition + 1.0))
+    total += (n_positive - found) * _safe_div(full_dcg, full_idcg)
+    return np.where(total > 0, _safe_div(total, n_positive), 0.0)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Measure names (trec_eval's and pytrec_eval's syntax)
 
@@ -623,8 +701,12 @@ FAMILIES: dict[str, Family] = {
         Family("infAP", "single"),
         Family("gm_bpref", "single", summary="gm", per_topic=False),
         Family("Rprec_mult", "fcut", RPREC_MULT_FRACTIONS),
+        Family("utility", "fparam", (1.0, -1.0, 0.0, 0.0)),
         Family("11pt_avg", "fparam", IPREC_FRACTIONS),
+        Family("binG", "single"),
+        Family("G", "single"),
         Family("ndcg", "single"),
+        Family("ndcg_rel", "single"),
         Family("ndcg_cut", "cut", DEFAULT_CUTOFFS),
         Family("map_cut", "cut", DEFAULT_CUTOFFS),
         Family("relative_P", "cut", DEFAULT_CUTOFFS),
@@ -672,6 +754,7 @@ _NICKNAMES: dict[str, list[str]] = {
         "recall",
         "infAP",
         "gm_bpref",
+        "utility",
         "11pt_avg",
         "ndcg",
         "relative_P",
@@ -679,6 +762,9 @@ _NICKNAMES: dict[str, list[str]] = {
         "success",
         "map_cut",
         "ndcg_cut",
+        "ndcg_rel",
+        "binG",
+        "G",
         "set_P",
         "set_recall",
         "set_relative_P",
@@ -701,7 +787,7 @@ _NICKNAMES: dict[str, list[str]] = {
 }
 #: trec_eval families the platform does not compute (see the README).
 NOT_SUPPORTED = (
-    "relstring", "utility", "binG", "G", "dcg", "ideal_dcg", "ndcg_rel", "Rndcg", "rbp", "rbp_resid",
+    "relstring", "dcg", "ideal_dcg", "Rndcg", "rbp", "rbp_resid",
     "unj", "prefs_*", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap",
 )  # fmt: skip
 _PYTREC_NAME = re.compile(r"^(?P<family>[A-Za-z0-9_]+?)_(?P<param>\d+(?:\.\d+)?)$")
@@ -834,6 +920,9 @@ def _measure_function(measure: Measure, gain: Gain, version: Version) -> Callabl
         "set_recall": set_recall,
         "set_map": set_map,
         "num_nonrel_judged_ret": num_nonrel_judged_ret,
+        "binG": binG,
+        "G": G,
+        "ndcg_rel": ndcg_rel,
     }
     cut: dict[str, Callable[[Ranked, Any], np.ndarray]] = {
         "P": P_k,
@@ -847,6 +936,7 @@ def _measure_function(measure: Measure, gain: Gain, version: Version) -> Callabl
         "Rprec_mult": Rprec_mult,
         "11pt_avg": lambda r, ps: eleven_pt_avg(r, ps, version),
         "set_F": lambda r, ps: set_F(r, ps[0]),
+        "utility": utility,
     }
     name = measure.family.name
     if name in simple:

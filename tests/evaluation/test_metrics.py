@@ -212,6 +212,7 @@ def test_it_scores_a_topic_whose_labels_are_all_negative_as_zero() -> None:
     values = result.per_topic["q"]
     assert values.pop("num_ret") == 2.0
     assert values.pop("num_q") == 1.0  # one topic, counted by the all line
+    assert values.pop("utility") == -2.0  # utility's -1 per retrieved document that is not relevant
     assert set(values.values()) == {0.0}
 
 

@@ -233,6 +233,10 @@ NEW_MEASURES = [
     "set_map",
     "set_F",
     "num_nonrel_judged_ret",
+    "utility",
+    "binG",
+    "G",
+    "ndcg_rel",
 ]
 PYTREC_FAMILIES = {
     "iprec_at_recall",
@@ -247,6 +251,10 @@ PYTREC_FAMILIES = {
     "set_map",
     "set_F",
     "num_nonrel_judged_ret",
+    "utility",
+    "binG",
+    "G",
+    "ndcg_rel",
     "gm_map",
     "gm_bpref",
     "map",
