@@ -397,12 +397,41 @@ def _ideal_dcg(ranked: Ranked, k: int | None, gain: Gain) -> np.ndarray:
     return ranked.count(topic[rows], g)
 
 
-def ndcg(ranked: Ranked, gain: Gain = "linear") -> np.ndarray:
+def ndcg(ranked: Ranked, gain: Gain = "linear", gain_map: Mapping[int, float] | None = None) -> np.ndarray:
     """nDCG over the whole list: DCG = Σ_i gain(grade_i) / log2(i + 1) over ranks i = 1, 2, ...; gain
     ``linear`` = the grade (trec_eval's), ``exp`` = 2^grade − 1; unjudged documents and grades <= 0 gain 0.
     Divided by the DCG of the ideal ranking — every judged document of the topic (grade >= 0, retrieved or
-    not) by grade descending — or 0 if that is 0. Ties in the run were already broken by docid."""
-    return _safe_div(_dcg(ranked, None, gain), _ideal_dcg(ranked, None, gain))
+    not) by grade descending — or 0 if that is 0. Ties in the run were already broken by docid.
+
+    ``gain_map`` is trec_eval's ``ndcg.1=3,2=9,4=4.5``: the gain of each listed grade (any real number,
+    grade 0 included), every other grade >= 0 gaining its own value and unjudged documents 0; the ideal
+    ranking then orders the judged documents by gain, descending, and stops at the first gain <= 0."""
+    if gain_map is None:
+        return _safe_div(_dcg(ranked, None, gain), _ideal_dcg(ranked, None, gain))
+    return _ndcg_mapped(ranked, gain_map)
+
+
+def _mapped_gains(grades: np.ndarray, gain_map: Mapping[int, float]) -> np.ndarray:
+    out = np.where(grades >= 0, grades, 0).astype(np.float64)
+    for grade, value in gain_map.items():
+        out[grades == grade] = value
+    return out
+
+
+def _ndcg_mapped(ranked: Ranked, gain_map: Mapping[int, float]) -> np.ndarray:
+    rows = np.flatnonzero(ranked.label >= 0)
+    topic = ranked.topic_of(rows)
+    rank = rows - ranked.offsets[topic] + 1
+    dcg = ranked.count(topic, _mapped_gains(ranked.label[rows], gain_map) / np.log2(rank + 1.0))
+    itopic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
+    ideal = _mapped_gains(ranked.judged, gain_map)
+    order = np.lexsort((-ideal, itopic))  # per topic, by gain descending
+    ideal = ideal[order]
+    position = np.arange(len(ideal)) - ranked.judged_offsets[itopic] + 1
+    # trec_eval's ideal stops at the first gain <= 0: the positive gains come first, so keep those.
+    keep = ideal > 0
+    idcg = ranked.count(itopic[keep], ideal[keep] / np.log2(position[keep] + 1.0))
+    return _safe_div(dcg, idcg)
 
 
 def ndcg_cut_k(ranked: Ranked, k: int, gain: Gain = "linear") -> np.ndarray:
@@ -671,7 +700,7 @@ class Family:
     prints a per-topic line for it under -q."""
 
     name: str
-    kind: Literal["single", "long", "cut", "fcut", "fparam", "meta"]
+    kind: Literal["single", "long", "cut", "fcut", "fparam", "pairs", "meta"]
     default: tuple[float, ...] = ()
     summary: Literal["mean", "sum", "gm", "count"] = "mean"
     per_topic: bool = True
@@ -705,7 +734,7 @@ FAMILIES: dict[str, Family] = {
         Family("11pt_avg", "fparam", IPREC_FRACTIONS),
         Family("binG", "single"),
         Family("G", "single"),
-        Family("ndcg", "single"),
+        Family("ndcg", "pairs"),
         Family("ndcg_rel", "single"),
         Family("ndcg_cut", "cut", DEFAULT_CUTOFFS),
         Family("map_cut", "cut", DEFAULT_CUTOFFS),
@@ -866,14 +895,22 @@ def _parse_one(part: str) -> tuple[str, str | None, str]:
     if match and match["family"] in FAMILIES and FAMILIES[match["family"]].kind in ("cut", "fcut"):
         return match["family"], match["param"], "underscore"
     family, dot, params = part.partition(".")
-    if dot and family in FAMILIES and FAMILIES[family].kind in ("cut", "fcut", "fparam"):
+    if dot and family in FAMILIES and FAMILIES[family].kind in ("cut", "fcut", "fparam", "pairs"):
         if not params:
             raise ValueError(f"measure {part!r} has an empty parameter")
         return family, params, "dot"
     raise _unknown(part)
 
 
-def _numbers(family: Family, params: str) -> list[float]:
+def _numbers(family: Family, params: str) -> Any:
+    if family.kind == "pairs":  # grade=gain,grade=gain (trec_eval's gain maps)
+        try:
+            pairs = [p.split("=") for p in params.split(",")]
+            return {int(grade): float(value) for grade, value in pairs}
+        except ValueError:
+            raise ValueError(
+                f"bad gains {params!r} for {family.name!r}: write grade=gain,... e.g. 1=3,2=9"
+            ) from None
     try:
         values = [float(p) for p in params.split(",")]
     except ValueError:
@@ -890,9 +927,9 @@ def _expand(family: Family, params: str | None, *, dedupe: bool, printable: str 
     values = list(family.default) if params is None else _numbers(family, params)
     if family.kind in ("single", "long", "meta"):
         return [Measure(family.name, family)]
-    if family.kind == "fparam":
+    if family.kind in ("fparam", "pairs"):
         name = family.name if printable is None else f"{family.name}_{printable}"
-        return [Measure(name, family, tuple(values))]
+        return [Measure(name, family, tuple(values) if family.kind == "fparam" else values or None)]
     values = sorted(set(values)) if dedupe else sorted(values)
     if len(set(values)) != len(values):
         raise ValueError(f"duplicate cutoffs in measure {family.name}.{params}")  # trec_eval refuses too
@@ -914,7 +951,6 @@ def _measure_function(measure: Measure, gain: Gain, version: Version) -> Callabl
         "gm_bpref": bpref,
         "recip_rank": recip_rank,
         "infAP": infAP,
-        "ndcg": lambda r: ndcg(r, gain),
         "set_P": set_P,
         "set_relative_P": set_relative_P,
         "set_recall": set_recall,
@@ -937,6 +973,7 @@ def _measure_function(measure: Measure, gain: Gain, version: Version) -> Callabl
         "11pt_avg": lambda r, ps: eleven_pt_avg(r, ps, version),
         "set_F": lambda r, ps: set_F(r, ps[0]),
         "utility": utility,
+        "ndcg": lambda r, gains: ndcg(r, gain, gains),
     }
     name = measure.family.name
     if name in simple:

@@ -299,3 +299,29 @@ def test_it_rounds_the_recall_count_as_trec_eval_10_does_by_default() -> None:
     # 11 points: counts 0..4 by lround are 0,0,1,1,2,2,2,3,3,4,4 -> 1,1,1,1,.5,.5,.5,0,0,0,0
     assert ten.means["11pt_avg"] == pytest.approx(5.5 / 11)
     assert nine.means["11pt_avg"] == pytest.approx(4.5 / 11)  # pytrec_eval's 0.4091
+
+
+@PROPERTY_SETTINGS
+@given(qrels=qrels_strategy, run=run_strategy)
+def test_it_applies_trec_eval_gain_maps_to_ndcg(qrels: dict, run: dict) -> None:
+    # -m ndcg.1=3,2=9,3=4: with whole, non-negative gains this is nDCG on qrels whose grades are the gains
+    # (trec_eval's default gain is the grade), which pytrec_eval computes; pytrec_eval cannot parse maps.
+    gains = {1: 3, 2: 9, 3: 4}
+    remapped = {q: {d: gains.get(g, g) for d, g in docs.items()} for q, docs in qrels.items()}
+    expected = reference(remapped, run, ["ndcg"], 1)
+    result = metrics.evaluate(qrels, run, ["ndcg.1=3,2=9,3=4"])
+    assert result.measures == ("ndcg_1=3,2=9,3=4",)
+    for qid, values in expected.items():
+        assert result.per_topic[qid]["ndcg_1=3,2=9,3=4"] == pytest.approx(values["ndcg"], abs=1e-9)
+
+
+def test_a_gain_map_may_give_fractions_and_zero_or_negative_gains() -> None:
+    # Grades a=2, b=1, c=0; gains 2 -> 0.5, 0 -> 1, 1 -> -1 (b). Run: b, c, a.
+    # DCG = -1/log2(2) + 1/log2(3) + 0.5/log2(4); ideal (positive gains only, descending): c (1), a (0.5).
+    result = metrics.evaluate({"t": {"a": 2, "b": 1, "c": 0}}, {"t": {"b": 3.0, "c": 2.0, "a": 1.0}},
+                              ["ndcg.2=0.5,0=1,1=-1"])  # fmt: skip
+    dcg = -1.0 + 1.0 / math.log2(3) + 0.5 / 2.0
+    ideal = 1.0 + 0.5 / math.log2(3)
+    assert result.means["ndcg_2=0.5,0=1,1=-1"] == pytest.approx(dcg / ideal)
+    with pytest.raises(ValueError, match="grade=gain"):
+        metrics.parse_measures(["ndcg.1:3"])
