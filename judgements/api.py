@@ -58,6 +58,7 @@ from rest_framework.exceptions import APIException, AuthenticationFailed, NotFou
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 
 from judgements import adjudication, errors, labels, leasing, membership, prepared, rubrics, stats
 from judgements.documents import render_body, safe_link
@@ -191,6 +192,13 @@ def _lean_user(request: HttpRequest) -> Any:
     return user
 
 
+def _within_rates(request: HttpRequest) -> bool:
+    """The API's throttles (REST_FRAMEWORK's DEFAULT_THROTTLE_CLASSES), counted as the DRF view counts
+    them; over a rate the DRF view answers (its 429 with Retry-After). With the rate off (empty), no cache
+    is asked."""
+    return all(throttle().allow_request(request, None) for throttle in api_settings.DEFAULT_THROTTLE_CLASSES)
+
+
 def _json(data: Any, code: int) -> HttpResponse:
     """`Response(data, status=code)` as DRF renders it for these views with `JSONRenderer`."""
     if data is None:
@@ -242,7 +250,7 @@ def lean_next(request: HttpRequest, name: str) -> HttpResponse | None:
     if not _lean_request(request):
         return None
     user = _lean_user(request)
-    if user is None:
+    if user is None or not _within_rates(request):
         return None
     try:
         lease = leasing.next_lease(pool=name, rater=user)
@@ -265,7 +273,7 @@ def lean_judgement(request: HttpRequest, pk: str) -> HttpResponse | None:
     # Who asks comes first: nothing of the body is looked at for an anonymous caller (the DRF view
     # answers 401/403), and a number the body holds is judged by DRF's rules (a 400 naming the field).
     user = _lean_user(request)
-    if user is None:
+    if user is None or not _within_rates(request):
         return None
     media_type = request.META.get("CONTENT_TYPE", "").split(";", 1)[0].strip().lower()
     if media_type != "application/json":

@@ -13,6 +13,8 @@ from django.db.models import F
 from rest_framework.test import APIClient
 from rest_framework.throttling import SimpleRateThrottle
 
+from judgements.models import Assignment
+
 LIMIT = settings.AXES_FAILURE_LIMIT
 
 
@@ -152,3 +154,20 @@ def test_the_token_endpoint_is_in_the_schema():
     schema = APIClient().get("/api/schema/?format=json").json()
     operation = schema["paths"]["/api/auth/token/"]["post"]
     assert "token" in operation["responses"]["200"]["content"]["application/json"]["schema"]["$ref"].lower()
+
+
+@pytest.mark.django_db
+def test_it_throttles_the_raters_hot_path_too(low_rates, rater):
+    """`next` and `judgement` are answered without DRF's view in their usual case: the same rates hold."""
+    from tests.conftest import client_for
+    from tests.factories import make_pool
+
+    make_pool(name="hot", raters=[rater])
+    api = client_for(rater)
+    codes = [api.post("/api/pools/hot/next/").status_code for _ in range(4)]
+    assert codes == [200, 200, 200, 200]
+    response = api.post("/api/pools/hot/next/")
+    assert response.status_code == 429 and int(response["Retry-After"]) > 0
+    lease = Assignment.objects.get(rater=rater, state="active")
+    judged = api.post(f"/api/assignments/{lease.pk}/judgement/", {"grade": 1}, format="json")
+    assert judged.status_code == 429
