@@ -31,7 +31,7 @@ browser:
 # Set up everything, load the demo campaign and serve it on http://$(HOST):$(PORT).
 demo: $(VENV)/.installed
 	$(PY) manage.py migrate --noinput
-	$(PY) manage.py load_demo
+	$(PY) manage.py load_demo --url http://$(HOST):$(PORT)/
 	$(PY) manage.py runserver $(HOST):$(PORT)
 
 # Set up everything and run every check and test.

@@ -55,8 +55,9 @@ class Labels:
 # ---------------------------------------------------------------------------------------------- forms
 
 
-def _grade_choices(rubric: Rubric, *, unrateable: bool) -> list[tuple[str, str]]:
-    choices = [(str(g.value), f"{g.value} — {g.label}") for g in rubric.grades.order_by("-value")]
+def _grade_choices(rubric: Rubric, *, unrateable: bool, blank: str = "") -> list[tuple[str, str]]:
+    choices = [("", blank)] if blank else []
+    choices += [(str(g.value), f"{g.value} — {g.label}") for g in rubric.grades.order_by("-value")]
     if unrateable and rubric.allow_unrateable:
         choices.append((UNRATEABLE, "unrateable"))
     return choices
@@ -75,14 +76,15 @@ class GoldForm(forms.Form):
 
 
 class DecisionForm(forms.Form):
-    """An adjudicator's decision: a grade of the rubric or unrateable, and a note."""
+    """An adjudicator's decision: a grade of the rubric or unrateable, and a note. Nothing is chosen
+    until the adjudicator chooses: a careless submit is refused, never recorded as the top grade."""
 
     decision = forms.ChoiceField(choices=())
     note = forms.CharField(required=False, max_length=10_000, widget=forms.Textarea(attrs={"rows": 2}))
 
     def __init__(self, *args: Any, rubric: Rubric, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["decision"].choices = _grade_choices(rubric, unrateable=True)  # type: ignore[attr-defined]
+        self.fields["decision"].choices = _grade_choices(rubric, unrateable=True, blank="— choose a grade —")  # type: ignore[attr-defined]
 
     def label(self) -> tuple[int | None, bool]:
         """(grade, unrateable) of a valid form."""

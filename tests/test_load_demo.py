@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import io
+import shutil
+import subprocess
+from pathlib import Path
 
 import pytest
 from django.contrib.auth.models import User
@@ -39,3 +42,25 @@ def test_it_loads_the_demo_campaign_once(tmp_path, settings):
     call_command("load_demo", quick=True, data_dir=str(tmp_path / "demo"), stdout=io.StringIO())
     assert PoolItem.objects.count() == items
     assert Collection.objects.count() == 1
+
+
+@pytest.mark.django_db
+def test_it_prints_the_address_it_is_told(tmp_path, settings):
+    settings.DATA_DIR = tmp_path
+    out = io.StringIO()
+    call_command(
+        "load_demo", quick=True, data_dir=str(tmp_path / "demo"), url="http://127.0.0.1:8101/", stdout=out
+    )
+    assert "Demo ready on http://127.0.0.1:8101/" in out.getvalue()
+    assert "8000" not in out.getvalue()
+
+
+@pytest.mark.skipif(shutil.which("make") is None, reason="needs make")
+def test_make_demo_passes_its_port_to_the_server_and_the_message():
+    root = Path(__file__).resolve().parent.parent
+    dry_run = subprocess.run(
+        ["make", "-n", "demo", "PORT=8101"],
+        cwd=root, capture_output=True, text=True, check=True, timeout=60,
+    )  # fmt: skip
+    assert "load_demo --url http://127.0.0.1:8101/" in dry_run.stdout
+    assert "runserver 127.0.0.1:8101" in dry_run.stdout

@@ -11,7 +11,7 @@ from django.test import Client
 
 from judgements import adjudication, labels, leasing, stats
 from judgements.manager_views import grade_chart
-from judgements.models import Adjudication, Assignment, GoldLabel, Judging, Rubric
+from judgements.models import Adjudication, Assignment, GoldLabel, Judgement, Judging, Rubric
 from pooling.models import PoolItem
 from tests.factories import make_pool
 
@@ -218,6 +218,26 @@ def test_it_refuses_a_bad_decision_and_shows_why(browser, campaign):
     assert response.status_code == 400
     assert "Select a valid choice" in text(response)
     assert not Adjudication.objects.exists()
+
+
+def test_the_decision_has_no_preselected_grade_and_a_bare_submit_records_nothing(browser, campaign):
+    disputed = campaign["disputed"]
+    page = text(browser.get("/manage/pools/camp/adjudication/"))
+    select = re.search(r'<select name="decision"[^>]*>(.*?)</select>', page, re.S).group(1)
+    options = re.findall(r"<option[^>]*>", select)
+    assert options[0] == '<option value="" selected>' and all("selected" not in o for o in options[1:])
+    response = browser.post(f"/manage/pools/camp/adjudication/{disputed.pk}/", {"decision": "", "note": ""})
+    assert response.status_code == 400 and "This field is required" in text(response)
+    assert not Adjudication.objects.exists()
+
+
+def test_times_under_a_second_are_shown_as_such(browser, campaign):
+    disputed = campaign["disputed"]
+    Judgement.objects.filter(item=disputed, rater__username="rater2").update(seconds=0.43)
+    section = text(browser.get("/manage/pools/camp/adjudication/")).split(f'id="item-{disputed.pk}"')[1]
+    assert '<td class="num">0.43</td>' in section and '<td class="num">30</td>' in section
+    history = text(browser.get(f"/manage/pools/camp/items/{disputed.pk}/history/"))
+    assert "0.43 s" in history
 
 
 # --------------------------------------------------------------------------------------------- history

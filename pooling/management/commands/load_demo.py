@@ -28,6 +28,11 @@ class Command(BaseCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--quick", action="store_true", help="a small collection (for tests)")
         parser.add_argument("--data-dir", help="where to write the demo files (default: $DATA_DIR/demo)")
+        parser.add_argument(
+            "--url",
+            default="http://127.0.0.1:8000/",
+            help="where the demo will be served, to print (make demo passes its HOST and PORT)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         from demo.build_demo_data import build
@@ -75,7 +80,7 @@ class Command(BaseCommand):
             call_command("build_pool", POOL, stdout=self.stdout)
         self._raters()
         self.stdout.write("")
-        self.stdout.write("Demo ready on http://127.0.0.1:8000/")
+        self.stdout.write(f"Demo ready on {options['url']}")
         for username, password in passwords.items():
             self.stdout.write(f"  log in as {username:<8} password {password}")
 
