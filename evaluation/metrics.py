@@ -685,6 +685,58 @@ def ndcg_rel(ranked: Ranked) -> np.ndarray:
     return np.where(total > 0, _safe_div(total, n_positive), 0.0)
 
 
+def rbp(ranked: Ranked, p: float = 0.9) -> np.ndarray:
+    """Rank-biased precision (Moffat & Zobel 2008; trec_eval's rbp, ``-m rbp.p=0.95``): (1 − p) Σ_i g_i ·
+    p^(i−1) over ranks i, with g = the grade, divided by the topic's highest judged grade when that is
+    above 1 (trec_eval scales the gains into [0, 1]); unjudged documents gain 0."""
+    rows = np.flatnonzero(ranked.label > 0)
+    topic = ranked.topic_of(rows)
+    rank = rows - ranked.offsets[topic] + 1
+    itopic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
+    top = np.zeros(ranked.n_topics, dtype=np.float64)
+    np.maximum.at(top, itopic, ranked.judged.astype(np.float64))
+    scale = np.where(top > 1, top, 1.0)
+    gains = ranked.label[rows] / scale[topic]
+    return (1.0 - p) * ranked.count(topic, gains * np.power(p, rank - 1.0))
+
+
+def rbp_resid(ranked: Ranked) -> np.ndarray:
+    """RBP residual at p = 0.9 (trec_eval's rbp_resid): the RBP the unjudged documents could still add,
+    p^n + (1 − p) Σ over unjudged documents (absent from the qrels or negative) of p^(rank−1), n = the
+    length of the list; 0 if no document of the list is unjudged."""
+    p = 0.9
+    rows = np.flatnonzero(ranked.label < 0)
+    topic = ranked.topic_of(rows)
+    rank = rows - ranked.offsets[topic] + 1
+    value = np.power(p, num_ret(ranked)) + (1.0 - p) * ranked.count(topic, np.power(p, rank - 1.0))
+    return np.where(ranked.count(topic) > 0, value, 0.0)
+
+
+def unj_k(ranked: Ranked, k: int) -> np.ndarray:
+    """Unjudged at k (trec_eval's unj): documents among ranks 1..k absent from the qrels or with a negative
+    grade, divided by k (by k even when fewer were retrieved)."""
+    rows = np.flatnonzero(ranked.label < 0)
+    topic = ranked.topic_of(rows)
+    rank = rows - ranked.offsets[topic] + 1
+    return ranked.count(topic[rank <= k]) / k
+
+
+def relstring(ranked: Ranked, n: int = 10) -> list[str]:
+    """The labels of the first n documents of each list as one character each (trec_eval's relstring):
+    the grade 0-9, '>' above 9, '-' absent from the qrels, '.' a negative grade."""
+    chars = np.array(list("0123456789"), dtype="<U1")
+    out = []
+    for t in range(ranked.n_topics):
+        labels = ranked.label[ranked.offsets[t] : min(ranked.offsets[t] + max(n, 0), ranked.offsets[t + 1])]
+        text = np.where(
+            labels > 9, ">", np.where(labels == UNPOOLED, "-", np.where(labels == UNJUDGED, ".", "<"))
+        )
+        digits = (labels >= 0) & (labels <= 9)
+        text[digits] = chars[labels[digits]]
+        out.append("".join(text.tolist()))
+    return out
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Measure names (trec_eval's and pytrec_eval's syntax)
 
@@ -700,7 +752,7 @@ class Family:
     prints a per-topic line for it under -q."""
 
     name: str
-    kind: Literal["single", "long", "cut", "fcut", "fparam", "pairs", "meta"]
+    kind: Literal["single", "long", "cut", "fcut", "fparam", "pairs", "text", "meta"]
     default: tuple[float, ...] = ()
     summary: Literal["mean", "sum", "gm", "count"] = "mean"
     per_topic: bool = True
@@ -726,6 +778,7 @@ FAMILIES: dict[str, Family] = {
         Family("recip_rank", "single"),
         Family("iprec_at_recall", "fcut", IPREC_FRACTIONS),
         Family("P", "cut", DEFAULT_CUTOFFS),
+        Family("relstring", "text", (10,)),
         Family("recall", "cut", DEFAULT_CUTOFFS),
         Family("infAP", "single"),
         Family("gm_bpref", "single", summary="gm", per_topic=False),
@@ -746,6 +799,9 @@ FAMILIES: dict[str, Family] = {
         Family("set_map", "single"),
         Family("set_F", "fparam", (1.0,)),
         Family("num_nonrel_judged_ret", "long", summary="sum"),
+        Family("unj", "cut", (5, 10, 20)),
+        Family("rbp", "pairs"),
+        Family("rbp_resid", "single"),
         Family("judged", "cut", DEFAULT_CUTOFFS),
     )
 }
@@ -780,6 +836,7 @@ _NICKNAMES: dict[str, list[str]] = {
         "recip_rank",
         "iprec_at_recall",
         "P",
+        "relstring",
         "recall",
         "infAP",
         "gm_bpref",
@@ -816,7 +873,7 @@ _NICKNAMES: dict[str, list[str]] = {
 }
 #: trec_eval families the platform does not compute (see the README).
 NOT_SUPPORTED = (
-    "relstring", "dcg", "ideal_dcg", "Rndcg", "rbp", "rbp_resid",
+    "dcg", "ideal_dcg", "Rndcg",
     "unj", "prefs_*", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap",
 )  # fmt: skip
 _PYTREC_NAME = re.compile(r"^(?P<family>[A-Za-z0-9_]+?)_(?P<param>\d+(?:\.\d+)?)$")
@@ -895,7 +952,7 @@ def _parse_one(part: str) -> tuple[str, str | None, str]:
     if match and match["family"] in FAMILIES and FAMILIES[match["family"]].kind in ("cut", "fcut"):
         return match["family"], match["param"], "underscore"
     family, dot, params = part.partition(".")
-    if dot and family in FAMILIES and FAMILIES[family].kind in ("cut", "fcut", "fparam", "pairs"):
+    if dot and family in FAMILIES and FAMILIES[family].kind in ("cut", "fcut", "fparam", "pairs", "text"):
         if not params:
             raise ValueError(f"measure {part!r} has an empty parameter")
         return family, params, "dot"
@@ -906,10 +963,12 @@ def _numbers(family: Family, params: str) -> Any:
     if family.kind == "pairs":  # grade=gain,grade=gain (trec_eval's gain maps)
         try:
             pairs = [p.split("=") for p in params.split(",")]
-            return {int(grade): float(value) for grade, value in pairs}
+            key = int if family.name == "ndcg" else str  # ndcg: grade=gain; rbp: p=0.95
+            return {key(name): float(value) for name, value in pairs}
         except ValueError:
             raise ValueError(
-                f"bad gains {params!r} for {family.name!r}: write grade=gain,... e.g. 1=3,2=9"
+                f"bad parameters {params!r} for {family.name!r}: write grade=gain,... (ndcg.1=3,2=9) "
+                "or p=VALUE (rbp.p=0.95)"
             ) from None
     try:
         values = [float(p) for p in params.split(",")]
@@ -927,9 +986,9 @@ def _expand(family: Family, params: str | None, *, dedupe: bool, printable: str 
     values = list(family.default) if params is None else _numbers(family, params)
     if family.kind in ("single", "long", "meta"):
         return [Measure(family.name, family)]
-    if family.kind in ("fparam", "pairs"):
+    if family.kind in ("fparam", "pairs", "text"):
         name = family.name if printable is None else f"{family.name}_{printable}"
-        return [Measure(name, family, tuple(values) if family.kind == "fparam" else values or None)]
+        return [Measure(name, family, values or None if family.kind == "pairs" else tuple(values))]
     values = sorted(set(values)) if dedupe else sorted(values)
     if len(set(values)) != len(values):
         raise ValueError(f"duplicate cutoffs in measure {family.name}.{params}")  # trec_eval refuses too
@@ -959,6 +1018,7 @@ def _measure_function(measure: Measure, gain: Gain, version: Version) -> Callabl
         "binG": binG,
         "G": G,
         "ndcg_rel": ndcg_rel,
+        "rbp_resid": rbp_resid,
     }
     cut: dict[str, Callable[[Ranked, Any], np.ndarray]] = {
         "P": P_k,
@@ -973,6 +1033,8 @@ def _measure_function(measure: Measure, gain: Gain, version: Version) -> Callabl
         "11pt_avg": lambda r, ps: eleven_pt_avg(r, ps, version),
         "set_F": lambda r, ps: set_F(r, ps[0]),
         "utility": utility,
+        "unj": unj_k,
+        "rbp": lambda r, pairs: rbp(r, (pairs or {}).get("p", 0.9)),
         "ndcg": lambda r, gains: ndcg(r, gain, gains),
     }
     name = measure.family.name
@@ -1014,6 +1076,7 @@ class Result:
     trec_eval: Version = "10"
     overrides: Mapping[str, float] = field(default_factory=dict)
     unjudged_topics: tuple[str, ...] = ()
+    texts: Mapping[str, tuple[str, ...]] = field(default_factory=dict)  # relstring: one string per topic
 
     @property
     def means(self) -> dict[str, float]:
@@ -1094,7 +1157,8 @@ def evaluate(
     """
     if isinstance(measures, str):
         measures = [measures]
-    plan = [m for m in plan_measures(measures) if m.family.kind != "meta"]
+    everything = plan_measures(measures)
+    plan = [m for m in everything if m.family.kind not in ("meta", "text")]
     names = [m.name for m in plan]
     if gain not in ("linear", "exp"):
         raise ValueError(f"gain must be 'linear' or 'exp', not {gain!r}")
@@ -1134,6 +1198,11 @@ def evaluate(
         keep = np.flatnonzero(~nobody)
     topics = tuple(ranked.topics[i] for i in keep.tolist())
     values = {name: v[keep] for name, v in values_all.items()}
+    texts = {}
+    for m in everything:
+        if m.family.kind == "text":
+            strings = relstring(ranked, int(m.param[0]))
+            texts[m.name] = tuple(strings[i] for i in keep.tolist())
     overrides: dict[str, float] = {}
     if trec_eval == "9" and average == "all" and "num_rel" in values:
         # trec_eval 9.0.8's m_num_rel.c re-counts the qrels under -c: every line with rel > 0.
@@ -1156,6 +1225,7 @@ def evaluate(
         trec_eval=trec_eval,
         overrides=overrides,
         unjudged_topics=unjudged_topics,
+        texts=texts,
     )
 
 

@@ -42,17 +42,25 @@ def format_result(
     out: list[str] = []
     if per_topic:
         shown = set(result.topics if per_topic_topics is None else per_topic_topics)
-        printed = [m for m in plan if m.family.per_topic and m.name in result.values]
-        columns = {m.name: result.values[m.name].tolist() for m in printed}
+        printed = [
+            m for m in plan if m.family.per_topic and (m.name in result.values or m.name in result.texts)
+        ]
+        columns = {m.name: result.values[m.name].tolist() for m in printed if m.name in result.values}
         for i, qid in enumerate(result.topics):
             if qid not in shown:
                 continue
-            out.extend(_line(m.name, qid, format_value(m, columns[m.name][i])) for m in printed)
+            for m in printed:
+                if m.name in result.texts:  # relstring: printf("%-22s\t%s\t'%s'\n"), per topic only
+                    out.append(_line(m.name, qid, f"'{result.texts[m.name][i]}'"))
+                else:
+                    out.append(_line(m.name, qid, format_value(m, columns[m.name][i])))
     if summary:
         means = result.means
         for m in plan:
             if m.family.kind == "meta":
                 out.append(_line("runid", "all", result.run_tag))
+            elif m.family.kind == "text":
+                continue  # relstring has no 'all' line
             else:
                 out.append(_line(m.name, "all", format_value(m, means[m.name])))
     return "".join(out)

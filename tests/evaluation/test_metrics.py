@@ -494,3 +494,16 @@ def test_it_joins_tables_read_from_files_with_dicts(tmp_path: Path) -> None:
     run_text = "".join(f"{q} Q0 {d} 0 {s} r\n" for q, docs in TV1_RUN.items() for d, s in docs.items())
     run = read_run(write(tmp_path / "run.txt", run_text))
     assert rounded(evaluate(TV1_QRELS, run, ["map", "ndcg"]).means) == {"map": 0.4250, "ndcg": 0.5771}
+
+
+def test_it_computes_rbp_rbp_resid_unj_and_relstring_as_trec_eval_defines_them() -> None:
+    # TV1 q1 in trec_eval order: d3 (0), d1 (2), d9 (not in the qrels), d4 (-1), d2 (1), d5 (3).
+    result = evaluate(TV1_QRELS, TV1_RUN, ["rbp.p=0.5", "rbp_resid", "unj.2,5,10", "relstring.4"])
+    q1 = result.per_topic["q1"]
+    # rbp: the gains are scaled by the topic's highest grade (3) into [0, 1].
+    assert q1["rbp_p=0.5"] == pytest.approx(0.5 * (2 / 3 * 0.5 + 1 / 3 * 0.5**4 + 1.0 * 0.5**5))
+    assert q1["rbp_resid"] == pytest.approx(0.9**6 + 0.1 * (0.9**2 + 0.9**3))  # d9 and d4 unjudged
+    assert (q1["unj_2"], q1["unj_5"], q1["unj_10"]) == (0.0, 0.4, 0.2)
+    assert result.per_topic["q2"]["rbp_resid"] == 0.0  # nothing unjudged
+    assert result.texts["relstring_4"][result.topics.index("q1")] == "02-."
+    assert "relstring_4" not in result.means  # per topic only, as trec_eval prints it
