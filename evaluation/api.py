@@ -12,7 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from evaluation import services
-from evaluation.views import cached
+from judgements.queries import cached_for_pool
 from pooling.models import Pool
 from pooling.permissions import IsManager
 
@@ -45,7 +45,7 @@ class EvaluationViewSet(viewsets.ViewSet):
         params = ReportSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         try:
-            data = cached(self._pool(name), "report", services.pool_report, **params.validated_data)
+            data = cached_for_pool(self._pool(name), "report", services.pool_report, **params.validated_data)
         except services.PARAMETER_ERRORS as exc:
             raise serializers.ValidationError({"policy": [str(exc)]}) from None
         return Response(data)
@@ -58,7 +58,7 @@ class EvaluationViewSet(viewsets.ViewSet):
     def pool_bias(self, request: Request, name: str | None = None) -> Response:
         policy = request.query_params.get("policy", "majority")
         try:
-            return Response(cached(self._pool(name), "bias", services.pool_bias, policy=policy))
+            return Response(cached_for_pool(self._pool(name), "bias", services.pool_bias, policy=policy))
         except services.PARAMETER_ERRORS as exc:
             raise serializers.ValidationError({"policy": [str(exc)]}) from None
 
@@ -68,7 +68,7 @@ class EvaluationViewSet(viewsets.ViewSet):
         params = TwoStageSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         try:
-            data = cached(self._pool(name), "two-stage", services.two_stage, **params.validated_data)
+            data = cached_for_pool(self._pool(name), "two-stage", services.two_stage, **params.validated_data)
         except services.PARAMETER_ERRORS as exc:
             raise serializers.ValidationError({"candidate": [str(exc)]}) from None
         return Response(data)

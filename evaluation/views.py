@@ -5,37 +5,15 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
-from django.db.models import Count, Max
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
 from evaluation import services
-from judgements.models import Adjudication, Judgement
+from judgements.queries import cached_for_pool
 from pooling import charts
 from pooling.charts import decimals_apart
-from pooling.models import Pool, Run
-from pooling.page_cache import cache_key
+from pooling.models import Run
 from pooling.permissions import managed_pool
-
-#: Bumped when a report's shape changes, so no page reads a cached report of the old shape.
-REPORT_VERSION = 2
-
-
-def cached(pool: Pool, kind: str, compute: Any, **params: Any) -> dict[str, Any]:
-    """A report, recomputed only when a judgement, an adjudication or the runs changed."""
-    stamp = Judgement.objects.filter(item__pool=pool).aggregate(m=Max("updated_at"), n=Count("id"))
-    adjudicated = Adjudication.objects.filter(item__pool=pool).aggregate(m=Max("decided_at"))["m"]
-    runs = Run.objects.filter(collection=pool.collection_id).aggregate(m=Max("created_at"), n=Count("id"))
-    key = cache_key(
-        f"eval:{REPORT_VERSION}:{kind}:{pool.pk}", stamp, adjudicated, runs, sorted(params.items())
-    )
-    result = cache.get(key)
-    if result is None:
-        result = compute(pool=pool, **params)
-        cache.set(key, result, 3600)
-    return result
-
 
 #: The report table's score columns: (measure, unjudged policy, header), in this one order for the headers
 #: and for every row's cells, so a value can never land under another measure's name.
@@ -72,7 +50,7 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
     pool = managed_pool(request, name)
     gain = "exp" if request.GET.get("gain") == "exp" else "linear"
     try:
-        data = cached(pool, "report", services.pool_report, policy=_policy(request), gain=gain)
+        data = cached_for_pool(pool, "report", services.pool_report, policy=_policy(request), gain=gain)
     except services.PARAMETER_ERRORS as exc:
         return render(request, "evaluation/error.html", {"pool": pool, "error": str(exc)}, status=400)
     rows = data["runs"]
@@ -117,7 +95,7 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
 def pool_bias(request: HttpRequest, name: str) -> HttpResponse:
     pool = managed_pool(request, name)
     try:
-        data = cached(pool, "bias", services.pool_bias, policy=_policy(request))
+        data = cached_for_pool(pool, "bias", services.pool_bias, policy=_policy(request))
     except services.PARAMETER_ERRORS as exc:
         return render(request, "evaluation/error.html", {"pool": pool, "error": str(exc)}, status=400)
     changes = [row["change"] for row in data["runs"]]
@@ -151,7 +129,9 @@ def two_stage(request: HttpRequest, name: str) -> HttpResponse:
     data, error, figure = None, "", ""
     if candidate and reranked:
         try:
-            data = cached(pool, "two-stage", services.two_stage, candidate=candidate, reranked=reranked, k=k)
+            data = cached_for_pool(
+                pool, "two-stage", services.two_stage, candidate=candidate, reranked=reranked, k=k
+            )
         except services.PARAMETER_ERRORS as exc:
             error = str(exc)
     if data and data["topics"]:

@@ -3,15 +3,38 @@ per run."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.db import connection
+from django.db.models import Count, Max
 
 from judgements.models import (
+    Adjudication,
     Judgement,
     Judging,
 )
-from pooling.models import Pool, PoolItem
+from pooling.models import Pool, PoolItem, Run
+from pooling.page_cache import cache_key, read_through
+
+#: Bumped when a cached page's shape changes, so no page reads a cached value of the old shape.
+PAGE_VERSION = 3
+
+
+def data_stamp(pool: Pool) -> tuple[Any, ...]:
+    """What every computed page of a pool depends on: its judgements (latest change and count, so a
+    deletion counts too), its adjudications, and the runs of its collection."""
+    judged = Judgement.objects.filter(item__pool=pool).aggregate(m=Max("updated_at"), n=Count("id"))
+    adjudicated = Adjudication.objects.filter(item__pool=pool).aggregate(m=Max("decided_at"), n=Count("id"))
+    runs = Run.objects.filter(collection=pool.collection_id).aggregate(m=Max("created_at"), n=Count("id"))
+    return (judged["m"], judged["n"], adjudicated["m"], adjudicated["n"], runs["m"], runs["n"])
+
+
+def cached_for_pool(pool: Pool, kind: str, compute: Callable[..., Any], **params: Any) -> Any:
+    """`compute(pool=pool, **params)`, recomputed only when the pool's data stamp changed; the one
+    freshness rule of every cached manager page (agreement, evaluation report, pool bias, two-stage)."""
+    key = cache_key(f"page:{PAGE_VERSION}:{kind}:{pool.pk}", data_stamp(pool), sorted(params.items()))
+    return read_through(key, lambda: compute(pool=pool, **params))
 
 
 def agreement_records(*, pool: Pool) -> list[tuple[int, str, str, int | None]]:

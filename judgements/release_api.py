@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 from django.http import FileResponse, Http404
 from django.shortcuts import get_object_or_404
@@ -15,9 +13,9 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgements import aggregation
+from judgements import aggregation, queries
 from judgements.models import Judging, Release
-from judgements.release_views import RELEASE_FILES, cached_agreement
+from judgements.releases import release_file_response
 from pooling.api import JobSerializer
 from pooling.models import Job, Pool
 from pooling.permissions import IsManager
@@ -80,12 +78,7 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     @action(detail=True, methods=["get"], url_path=r"files/(?P<filename>[\w.]+)")
     def files(self, request: Request, pk: str | None = None, filename: str = "") -> FileResponse:
         release = self.get_object()
-        if filename not in RELEASE_FILES:
-            raise Http404
-        path = Path(settings.MEDIA_ROOT) / release.directory / filename
-        if not path.exists():
-            raise Http404
-        return FileResponse(path.open("rb"), as_attachment=True, filename=filename)
+        return release_file_response(release, filename)
 
 
 @extend_schema(parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, description="pool name")])
@@ -100,7 +93,7 @@ class AgreementViewSet(viewsets.ViewSet):
         pool = get_object_or_404(Pool, name=name)
         if not Judging.objects.filter(pool=pool).exists():
             raise Http404
-        return Response(cached_agreement(pool))
+        return Response(queries.cached_for_pool(pool, "agreement", queries.pool_agreement))
 
 
 def register(router: Any) -> None:

@@ -2,39 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Any
-
-from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.core.cache import cache
 from django.db import transaction
-from django.db.models import Max
 from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
 
 from judgements import queries
-from judgements.models import Judgement, Judging, Release
+from judgements.models import Judging, Release
+from judgements.releases import release_file_response
 from pooling import charts
 from pooling.models import Job, Pool
-from pooling.page_cache import cache_key
 from pooling.permissions import managed_pool
-
-RELEASE_FILES = ("qrels.txt", "qrels.unjudged.txt", "judgements.jsonl", "manifest.json")
-
-
-def cached_agreement(pool: Pool) -> dict[str, Any]:
-    """The pool's agreement summary, recomputed only when a judgement changed."""
-    stamp = Judgement.objects.filter(item__pool=pool).aggregate(m=Max("updated_at"), n=Max("id"))
-    key = cache_key(f"agreement:{pool.pk}", stamp["m"], stamp["n"])
-    summary = cache.get(key)
-    if summary is None:
-        summary = queries.pool_agreement(pool=pool)
-        cache.set(key, summary, 3600)
-    return summary
 
 
 @login_required
@@ -42,7 +23,7 @@ def agreement(request: HttpRequest, name: str) -> HttpResponse:
     pool = managed_pool(request, name)
     if not Judging.objects.filter(pool=pool).exists():
         raise Http404("this pool has no judging set-up")
-    summary = cached_agreement(pool)
+    summary = queries.cached_for_pool(pool, "agreement", queries.pool_agreement)
     figures: dict[str, SafeString] = {}
     matrix = summary.get("pair_matrix") or {}
     raters = [str(r) for r in matrix.get("raters", [])]
@@ -134,10 +115,4 @@ def release_detail(request: HttpRequest, name: str, release_id: int) -> HttpResp
 def release_file(request: HttpRequest, name: str, release_id: int, filename: str) -> FileResponse:
     pool = managed_pool(request, name)
     release = get_object_or_404(Release, pool=pool, pk=release_id)
-    if filename not in RELEASE_FILES:
-        raise Http404
-    path = Path(settings.MEDIA_ROOT) / release.directory / filename
-    if not path.exists():
-        raise Http404
-    content_type = "application/json" if filename.endswith(".json") else "text/plain; charset=utf-8"
-    return FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type=content_type)
+    return release_file_response(release, filename)

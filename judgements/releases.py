@@ -8,13 +8,16 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import AbstractBaseUser
 from django.db import connection, transaction
+from django.http import FileResponse, Http404
 
 from judgements.errors import JudgingError
 from judgements.models import (
     Adjudication,
     Judging,
+    Release,
 )
 from judgements.queries import unpooled_by_run
 from judgements.release_rows import ItemVotes, iso, iso_text, json_float, json_text, json_value, stream_items
@@ -22,6 +25,8 @@ from pooling.models import Pool, PoolItem
 
 #: Where an explicit release writes the -1 lines of the topics nobody judged (see create_release).
 UNJUDGED_TOPICS_FILE = "qrels.unjudged.txt"
+#: Every file a release may hold, the only names its download pages and endpoints serve.
+RELEASE_FILES = ("qrels.txt", UNJUDGED_TOPICS_FILE, "judgements.jsonl", "manifest.json")
 QRELS_LAYOUT = (
     "qrels.txt has every topic with at least one judged item (grade >= 0): its judged items and its "
     "pending and unrateable items as -1. A topic with no judged item has its -1 lines in "
@@ -389,3 +394,15 @@ def current_qrels(*, pool: Pool, policy: str = "majority") -> dict[str, dict[str
             grade = result.grade if result.state == "judged" and result.grade is not None else -1
             qrels.setdefault(item.qid, {})[item.docid] = grade
     return qrels
+
+
+def release_file_response(release: Release, filename: str) -> FileResponse:
+    """One file of a release as a download (404 for a name a release never holds, or a file not written,
+    such as qrels.unjudged.txt of a release that omits unjudged items)."""
+    if filename not in RELEASE_FILES:
+        raise Http404("a release has no such file")
+    path = Path(settings.MEDIA_ROOT) / release.directory / filename
+    if not path.is_file():
+        raise Http404("this release has no such file")
+    content_type = "application/json" if filename.endswith(".json") else "text/plain; charset=utf-8"
+    return FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type=content_type)

@@ -1,0 +1,38 @@
+"""The one cache rule of computed pages: a key from what the page depends on, and a cache that may fail."""
+
+from __future__ import annotations
+
+from django.core.cache import caches
+from django.test import override_settings
+
+from pooling.page_cache import cache_key, read_through
+
+DOWN = {
+    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:9/0"}
+}
+LOCAL = {
+    "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "page-cache-test"}
+}
+
+
+def test_it_keys_a_page_by_what_it_depends_on():
+    assert cache_key("p", 1, "a") == cache_key("p", 1, "a")
+    assert cache_key("p", 1, "a") != cache_key("p", 2, "a")
+    assert cache_key("p", 1).startswith("p:")
+
+
+def test_it_computes_once_then_reads_the_cache():
+    calls = []
+    with override_settings(CACHES=LOCAL):
+        caches["default"].clear()
+        for _ in range(3):
+            assert read_through("k:1", lambda: calls.append(1) or {"v": 1}) == {"v": 1}
+    assert len(calls) == 1
+
+
+def test_it_serves_the_page_when_the_cache_is_down():
+    calls = []
+    with override_settings(CACHES=DOWN):
+        assert read_through("k:2", lambda: calls.append(1) or {"v": 2}) == {"v": 2}
+        assert read_through("k:2", lambda: calls.append(1) or {"v": 2}) == {"v": 2}
+    assert len(calls) == 2
