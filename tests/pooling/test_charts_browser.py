@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from judgements.views import CONTENT_SECURITY_POLICY
+from labeling.middleware import CONTENT_SECURITY_POLICY
 from pooling import charts
 from tests.judgements.test_browser import browser  # noqa: F401 - the Chromium fixture
 
