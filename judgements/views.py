@@ -25,7 +25,7 @@ from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgements import labels, leasing
 from judgements.documents import render_body, safe_link
@@ -150,9 +150,12 @@ def state(
     back: int = 0,
     flash: str = "",
     error: str = "",
+    start: bool = False,
 ) -> dict[str, Any]:
-    """The page's state: `mode` ('item', 'revise' or 'done'), the id the next POST names, the rendered
-    parts, and in revise mode the judgement's current label (to highlight its grade)."""
+    """The page's state: `mode` ('item', 'revise', 'start' or 'done'), the id the next POST names, the
+    rendered parts, and in revise mode the judgement's current label (to highlight its grade). With
+    `start` and no item, the mode is 'start' while something is left for the rater (nothing was leased:
+    the page asks for an item by POST)."""
     item = judgement.item if judgement is not None else assignment.item if assignment is not None else None
     context = item_context(
         judging=judging,
@@ -161,6 +164,8 @@ def state(
         document=item.document if item else None,
     )
     mode = "revise" if judgement is not None else "item" if assignment is not None else "done"
+    if mode == "done" and start and context["progress"]["left"]:
+        mode = "start"
     context["mode"] = mode
     label = None
     if judgement is not None:
@@ -220,7 +225,7 @@ def current_state(request: HttpRequest, judging: Judging, rubric: RubricView, **
 
 
 def act_and_lease(request: HttpRequest, judging: Judging, action: Callable[[], Any]) -> tuple[str, Any]:
-    """Run `action` (one service call) and, for the page script, lease the next item in the same
+    """Run `action` (one service call) and lease the next item in the same
     transaction: one commit per key press instead of two (SQLite syncs the disk at every commit). A
     refused action (JudgingError) changes nothing; its message is returned and the next item is still
     leased, so the rater can go on. Returns (error message or "", next assignment or None)."""
@@ -230,9 +235,8 @@ def act_and_lease(request: HttpRequest, judging: Judging, action: Callable[[], A
             action()
         except JudgingError as exc:
             error = str(exc)
-        assignment = (
-            leasing.next_item(pool=judging.pool, rater=rater_of(request)) if wants_json(request) else None
-        )
+        # (a plain form too: it is redirected to a GET of the page, which leases nothing)
+        assignment = leasing.next_item(pool=judging.pool, rater=rater_of(request))
     return error, assignment
 
 
@@ -291,12 +295,22 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @login_required
-@require_GET
+@require_http_methods(["GET", "POST"])
 @never_cache
 def judge(request: HttpRequest, pool: str) -> HttpResponse:
-    """The judging page: the rater's live item (resumed) or the next one, or 'all done'."""
+    """GET: the judging page with the rater's live item (resumed), else 'start' (the page's script asks
+    for an item at once; without a script, a Start button does) or 'all done'. A bare GET never leases:
+    a link or image on another site cannot make a logged-in rater hold an item. POST (CSRF-checked):
+    lease the next item, or resume the live one."""
     judging = judging_for(request, pool)
-    return current_state(request, judging, RubricView(judging.rubric))
+    rubric = RubricView(judging.rubric)
+    if request.method == "POST":
+        if wants_json(request):
+            return current_state(request, judging, rubric)
+        leasing.next_item(pool=judging.pool, rater=rater_of(request))
+        return redirect("judgements:judge", judging.pool.name)
+    live = leasing.current_assignment(pool=judging.pool, rater=rater_of(request))
+    return respond(request, judging=judging, rubric=rubric, assignment=live, start=live is None)
 
 
 @login_required

@@ -205,7 +205,7 @@
   }
 
   function label(choice, button) {
-    if (state.mode === "done" || !ready()) return;
+    if ((state.mode !== "item" && state.mode !== "revise") || !ready()) return;
     if (!choice.unrateable) {
       var missing = missingFacet();
       if (missing) {
@@ -254,7 +254,7 @@
   }
 
   function toggleFacet(choice) {
-    if (state.mode === "done") return;
+    if (state.mode !== "item" && state.mode !== "revise") return;
     var inputs = facetInputs(choice.facet);
     for (var i = 0; i < inputs.length; i++) {
       if (inputs[i].value === choice.value) inputs[i].checked = !inputs[i].checked;
@@ -324,4 +324,7 @@
 
   flashEl.addEventListener("animationend", function () { flashEl.classList.remove("show"); });
   root.classList.add("scripted");
+  // A GET of the page leases nothing (a link from elsewhere must not make the rater hold an item): the
+  // page asks for its first item here, by POST with the CSRF token.
+  if (state.mode === "start") post(urls.judge, {});
 })();

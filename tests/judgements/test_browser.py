@@ -159,7 +159,7 @@ def test_it_judges_by_keyboard_with_revise_skip_and_note(page, live_server):
     pool = make_browser_pool(name="keys", topics=2, per_topic=8, raters=[rater])
     log_in(page, live_server, "kim")
     page.get_by_role("link", name="Start judging").click()
-    page.wait_for_selector("#doc-title")
+    page.wait_for_selector("#judge[data-mode=item]")  # the script leased the first item
     assert page.get_attribute("#judge", "data-mode") == "item"
     progress_before = page.inner_text("#progress-pool")
     assert progress_before.startswith("0 / 16")
@@ -239,6 +239,8 @@ def test_it_runs_no_script_from_a_document(page, live_server):
     Document.objects.update(text=HOSTILE)
     log_in(page, live_server, "lee")
     page.goto(f"{live_server.url}/judge/hostile/")
+    page.wait_for_selector("#judge[data-mode=item]")  # the script leased the first item
+    page.reload()  # which the full page now renders (a GET shows the live lease)
     for _shown in range(2):  # the first document from the full page, the second swapped in by script
         page.wait_for_selector("text=Looks like a normal page.")
         page.wait_for_timeout(300)  # give an onerror a chance to fire
@@ -263,7 +265,7 @@ def test_it_shows_the_next_document_quickly_after_a_key_press(page, live_server,
     assert pool.items.count() == 900
     log_in(page, live_server, "ana")
     page.goto(f"{live_server.url}/judge/speed/")
-    page.wait_for_selector("#doc-title")
+    page.wait_for_selector("#judge[data-mode=item]")  # the script leased the first item
     page.screenshot(path=os.environ.get("JUDGE_SCREENSHOT") or str(tmp_path / "judge.png"))
     # From the key press to the frame in which the next document's title is in the page.
     page.evaluate(
@@ -306,7 +308,7 @@ def test_it_asks_for_a_required_facet_before_saving(page, live_server):
     membership.setup_judging(pool=pool, rubric=rubric)
     log_in(page, live_server, "fay")
     page.goto(f"{live_server.url}/judge/facets/")
-    page.wait_for_selector("#doc-title")
+    page.wait_for_selector("#judge[data-mode=item]")  # the script leased the first item
     first = title(page)
     page.wait_for_timeout(PAUSE_MS)
     page.keyboard.press("2")

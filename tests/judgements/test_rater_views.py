@@ -61,7 +61,8 @@ def url(name: str, pool: Pool) -> str:
 
 
 def lease(client: Client, pool: Pool) -> dict:
-    response = client.get(url("judge", pool), **JSON)
+    """What the page's script does first: ask for an item by POST (a GET leases nothing)."""
+    response = client.post(url("judge", pool), **JSON)
     assert response.status_code == 200, response.content
     return response.json()
 
@@ -169,7 +170,9 @@ def test_it_shows_progress_and_what_is_left_on_the_home_page(rater, second_rater
 
 
 def test_it_shows_the_topic_the_document_and_the_whole_rubric(rater, pool):
-    response = client_for(rater).get(url("judge", pool))
+    client = client_for(rater)
+    lease(client, pool)
+    response = client.get(url("judge", pool))
     assert response.status_code == 200
     page = response.content.decode()
     assert response["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
@@ -258,6 +261,10 @@ def test_it_clamps_the_seconds_the_browser_sends(rater, pool, sent, stored):
 
 def test_it_works_as_a_plain_form_without_javascript(rater, pool):
     client = client_for(rater)
+    page = client.get(url("judge", pool)).content.decode()
+    assert f'<form method="post" action="{url("judge", pool)}">' in page  # the Start button
+    response = client.post(url("judge", pool))
+    assert response.status_code == 302 and response["Location"] == url("judge", pool)
     page = client.get(url("judge", pool)).content.decode()
     assignment = int(re.search(r'name="assignment" value="(\d+)"', page).group(1))
     Assignment.objects.filter(pk=assignment).update(leased_at=timezone.now() - timedelta(seconds=42))
@@ -545,10 +552,8 @@ def test_it_sanitises_an_html_document_body(rater):
     )
     Document.objects.filter(collection=pool.collection).update(text=body, url="javascript:alert(1)")
     client = client_for(rater)
-    for content in (
-        client.get(url("judge", pool)).content.decode(),
-        lease(client, pool)["parts"]["document"],
-    ):
+    leased = lease(client, pool)["parts"]["document"]
+    for content in (client.get(url("judge", pool)).content.decode(), leased):
         start = content.index('<article class="doc">')
         doc = content[start : content.index("</article>", start)]
         body = doc[doc.index('class="doc-body"') :]
