@@ -419,10 +419,25 @@ def _mapped_gains(grades: np.ndarray, gain_map: Mapping[int, float]) -> np.ndarr
 
 
 def _ndcg_mapped(ranked: Ranked, gain_map: Mapping[int, float]) -> np.ndarray:
+    return _safe_div(*_dcg_pair(ranked, gain_map))
+
+
+def dcg(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.ndarray:
+    """DCG of the list (trec_eval's dcg): Σ_i gain(grade_i) / log2(i + 1), gains as in ``ndcg``."""
+    return _dcg_pair(ranked, gain_map or {})[0]
+
+
+def ideal_dcg(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.ndarray:
+    """DCG of the ideal ranking (trec_eval's ideal_dcg): the judged documents by gain descending, positive
+    gains only, gains as in ``ndcg``."""
+    return _dcg_pair(ranked, gain_map or {})[1]
+
+
+def _dcg_pair(ranked: Ranked, gain_map: Mapping[int, float]) -> tuple[np.ndarray, np.ndarray]:
     rows = np.flatnonzero(ranked.label >= 0)
     topic = ranked.topic_of(rows)
     rank = rows - ranked.offsets[topic] + 1
-    dcg = ranked.count(topic, _mapped_gains(ranked.label[rows], gain_map) / np.log2(rank + 1.0))
+    found = ranked.count(topic, _mapped_gains(ranked.label[rows], gain_map) / np.log2(rank + 1.0))
     itopic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
     ideal = _mapped_gains(ranked.judged, gain_map)
     order = np.lexsort((-ideal, itopic))  # per topic, by gain descending
@@ -431,7 +446,7 @@ def _ndcg_mapped(ranked: Ranked, gain_map: Mapping[int, float]) -> np.ndarray:
     # trec_eval's ideal stops at the first gain <= 0: the positive gains come first, so keep those.
     keep = ideal > 0
     idcg = ranked.count(itopic[keep], ideal[keep] / np.log2(position[keep] + 1.0))
-    return _safe_div(dcg, idcg)
+    return found, idcg
 
 
 def ndcg_cut_k(ranked: Ranked, k: int, gain: Gain = "linear") -> np.ndarray:
@@ -737,6 +752,45 @@ def relstring(ranked: Ranked, n: int = 10) -> list[str]:
     return out
 
 
+def Rndcg(ranked: Ranked) -> np.ndarray:
+    """Rndcg (trec_eval, experimental; gains = the grades): the mean of nDCG@b over the b at which the ideal
+    ranking's gain changes — after each block of equal positive grades, the last one where the positive
+    grades end — plus, when the list is longer than that + 1, the nDCG of the whole list; 0 if R = 0."""
+    gains = np.maximum(ranked.label, 0).astype(np.float64)
+    topic_all = ranked.topic_of(np.arange(len(ranked.label)))
+    rank = np.arange(len(ranked.label)) - ranked.offsets[topic_all] + 1
+    dcg = np.append(np.cumsum(gains / np.log2(rank + 1.0)), 0.0)
+    start = np.concatenate(([0.0], dcg))[ranked.offsets[:-1]]  # running DCG before each topic
+    ideal = np.maximum(ranked.judged.astype(np.float64), 0.0)
+    itopic, iposition = _ideal_positions(ranked)
+    idcg = np.append(np.cumsum(ideal / np.log2(iposition + 1.0)), 0.0)
+    istart = np.concatenate(([0.0], idcg))[ranked.judged_offsets[:-1]]
+    n_pos = ranked.count(itopic[ideal > 0]).astype(np.int64)
+    n_ret = np.diff(ranked.offsets)
+    # Boundaries: 1-based ideal positions b <= n_pos where the next ideal gain differs (or is 0).
+    nxt = np.append(ideal[1:], 0.0)
+    same_topic_next = np.append(itopic[1:] == itopic[:-1], False)
+    is_boundary = (ideal > 0) & ((nxt != ideal) | ~same_topic_next)
+    b_rows = np.flatnonzero(is_boundary)
+    bt, b = itopic[b_rows], iposition[b_rows]
+
+    def dcg_at(t: np.ndarray, k: np.ndarray) -> np.ndarray:
+        cut = np.minimum(k, n_ret[t])
+        return np.where(cut > 0, dcg[np.maximum(ranked.offsets[t] + cut - 1, 0)] - start[t], 0.0)
+
+    ideal_at = idcg[b_rows] - istart[bt]
+    total = ranked.count(bt, dcg_at(bt, b) / ideal_at)
+    count = ranked.count(bt)
+    t_all = np.arange(ranked.n_topics)
+    extra = (n_ret > n_pos + 1) & (n_pos > 0)
+    full_ideal = np.where(
+        n_pos > 0, idcg[np.maximum(ranked.judged_offsets[:-1] + n_pos - 1, 0)] - istart, 0.0
+    )
+    total += np.where(extra, _safe_div(dcg_at(t_all, n_ret), full_ideal), 0.0)
+    count += extra
+    return np.where(ranked.num_rel > 0, _safe_div(total, count), 0.0)
+
+
 # ---------------------------------------------------------------------------------------------------------
 # Measure names (trec_eval's and pytrec_eval's syntax)
 
@@ -787,8 +841,11 @@ FAMILIES: dict[str, Family] = {
         Family("11pt_avg", "fparam", IPREC_FRACTIONS),
         Family("binG", "single"),
         Family("G", "single"),
+        Family("dcg", "pairs"),
+        Family("ideal_dcg", "pairs"),
         Family("ndcg", "pairs"),
         Family("ndcg_rel", "single"),
+        Family("Rndcg", "single"),
         Family("ndcg_cut", "cut", DEFAULT_CUTOFFS),
         Family("map_cut", "cut", DEFAULT_CUTOFFS),
         Family("relative_P", "cut", DEFAULT_CUTOFFS),
@@ -842,6 +899,8 @@ _NICKNAMES: dict[str, list[str]] = {
         "gm_bpref",
         "utility",
         "11pt_avg",
+        "ideal_dcg",
+        "dcg",
         "ndcg",
         "relative_P",
         "Rprec_mult",
@@ -849,6 +908,7 @@ _NICKNAMES: dict[str, list[str]] = {
         "map_cut",
         "ndcg_cut",
         "ndcg_rel",
+        "Rndcg",
         "binG",
         "G",
         "set_P",
@@ -873,8 +933,7 @@ _NICKNAMES: dict[str, list[str]] = {
 }
 #: trec_eval families the platform does not compute (see the README).
 NOT_SUPPORTED = (
-    "dcg", "ideal_dcg", "Rndcg",
-    "unj", "prefs_*", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap",
+    "prefs_*", "map_avgjg", "P_avgjg", "Rprec_mult_avgjg", "yaap",  # other qrels formats (prefs, qrels_jg)
 )  # fmt: skip
 _PYTREC_NAME = re.compile(r"^(?P<family>[A-Za-z0-9_]+?)_(?P<param>\d+(?:\.\d+)?)$")
 
@@ -963,7 +1022,7 @@ def _numbers(family: Family, params: str) -> Any:
     if family.kind == "pairs":  # grade=gain,grade=gain (trec_eval's gain maps)
         try:
             pairs = [p.split("=") for p in params.split(",")]
-            key = int if family.name == "ndcg" else str  # ndcg: grade=gain; rbp: p=0.95
+            key = str if family.name == "rbp" else int  # ndcg, dcg, ideal_dcg: grade=gain; rbp: p=0.95
             return {key(name): float(value) for name, value in pairs}
         except ValueError:
             raise ValueError(
@@ -1019,6 +1078,7 @@ def _measure_function(measure: Measure, gain: Gain, version: Version) -> Callabl
         "G": G,
         "ndcg_rel": ndcg_rel,
         "rbp_resid": rbp_resid,
+        "Rndcg": Rndcg,
     }
     cut: dict[str, Callable[[Ranked, Any], np.ndarray]] = {
         "P": P_k,
@@ -1036,6 +1096,8 @@ def _measure_function(measure: Measure, gain: Gain, version: Version) -> Callabl
         "unj": unj_k,
         "rbp": lambda r, pairs: rbp(r, (pairs or {}).get("p", 0.9)),
         "ndcg": lambda r, gains: ndcg(r, gain, gains),
+        "dcg": dcg,
+        "ideal_dcg": ideal_dcg,
     }
     name = measure.family.name
     if name in simple:

@@ -507,3 +507,15 @@ def test_it_computes_rbp_rbp_resid_unj_and_relstring_as_trec_eval_defines_them()
     assert result.per_topic["q2"]["rbp_resid"] == 0.0  # nothing unjudged
     assert result.texts["relstring_4"][result.topics.index("q1")] == "02-."
     assert "relstring_4" not in result.means  # per topic only, as trec_eval prints it
+
+
+def test_it_computes_dcg_and_ideal_dcg_with_and_without_a_gain_map() -> None:
+    # Run: c (0), a (2), x (not judged). Ideal: d (3), a (2), b (1).
+    qrels, run = {"t": {"a": 2, "b": 1, "c": 0, "d": 3}}, {"t": {"c": 3.0, "a": 2.0, "x": 1.0}}
+    plain = evaluate(qrels, run, ["dcg", "ideal_dcg", "ndcg"]).means
+    assert plain["dcg"] == pytest.approx(2 / math.log2(3))
+    assert plain["ideal_dcg"] == pytest.approx(3 + 2 / math.log2(3) + 1 / 2)
+    assert plain["ndcg"] == pytest.approx(plain["dcg"] / plain["ideal_dcg"])
+    mapped = evaluate(qrels, run, ["dcg.2=5", "ideal_dcg.2=5"]).means
+    assert mapped["dcg_2=5"] == pytest.approx(5 / math.log2(3))
+    assert mapped["ideal_dcg_2=5"] == pytest.approx(5 + 3 / math.log2(3) + 1 / 2)  # a (5), d (3), b (1)

@@ -237,6 +237,7 @@ NEW_MEASURES = [
     "binG",
     "G",
     "ndcg_rel",
+    "Rndcg",
 ]
 PYTREC_FAMILIES = {
     "iprec_at_recall",
@@ -255,6 +256,7 @@ PYTREC_FAMILIES = {
     "binG",
     "G",
     "ndcg_rel",
+    "Rndcg",
     "gm_map",
     "gm_bpref",
     "map",
