@@ -9,6 +9,7 @@ from judgements import manager_views as views
 app_name = "judging-manage"
 urlpatterns = [
     path("", views.index, name="index"),
+    path("dashboard/", views.dashboard, name="dashboard"),
     path("pools/<slug:pool>/", views.pool_stats, name="stats"),
     path("pools/<slug:pool>/gold/", views.gold, name="gold"),
     path("pools/<slug:pool>/gold/<int:item_id>/remove/", views.remove_gold, name="remove-gold"),

@@ -21,6 +21,7 @@ from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgements import adjudication as gold_and_adjudication
+from judgements import dashboard as boards
 from judgements import errors, stats
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
 from pooling import charts
@@ -115,6 +116,20 @@ def grade_chart(rows: Sequence[stats.RaterStats], labels: Sequence[int]) -> Safe
 
 
 # ---------------------------------------------------------------------------------------------- pages
+
+
+@require_GET
+@manager_required
+def dashboard(request: HttpRequest) -> HttpResponse:
+    """Every pool the manager manages: progress per topic and rater, pace, ETA, cost, what needs them."""
+    return render_dashboard(request)
+
+
+def render_dashboard(request: HttpRequest, *, rater_of_nothing: bool = False) -> HttpResponse:
+    """The dashboard page (also the home page of a manager who rates no pool: `rater_of_nothing`)."""
+    rows = boards.manager_dashboard(user=request.user)
+    context = {"boards": rows, "rater_of_nothing": rater_of_nothing}
+    return render(request, "judgements/manage/dashboard.html", context)
 
 
 @require_GET

@@ -33,6 +33,7 @@ from judgements.errors import JudgingError
 from judgements.forms import JudgeForm, LabelForm, ReviseForm, RubricView, first_error
 from judgements.models import Assignment, Judgement, Judging
 from pooling.models import Document, Topic
+from pooling.permissions import is_manager
 
 # ------------------------------------------------------------------------------------------- helpers
 
@@ -286,12 +287,18 @@ def label_text(rubric: RubricView, data: dict[str, Any]) -> str:
 @login_required
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    """The pools the user rates, with the pool's progress, their own count and what is left for them."""
+    """The pools the user rates, with the pool's progress, their own count and what is left for them. A
+    manager who rates no pool lands on their dashboard instead of an empty list (still told why)."""
     rows = []
     for judging in Judging.objects.for_rater(rater_of(request)).select_related("pool").order_by("pool__name"):
         counts = progress(judging=judging, user=rater_of(request), topic_id=None)
         rows.append({"judging": judging, "pool": judging.pool, "progress": counts})
-    return render(request, "judgements/home.html", {"rows": rows})
+    manager = is_manager(request.user)
+    if manager and not rows:
+        from judgements.manager_views import render_dashboard
+
+        return render_dashboard(request, rater_of_nothing=True)
+    return render(request, "judgements/home.html", {"rows": rows, "manager": manager})
 
 
 @login_required

@@ -1,0 +1,168 @@
+"""The manager's dashboard: for every pool a user manages, how far judging has come (per topic and per
+rater), the pace and when it will end at that pace, money spent against the estimate, who is working,
+and what needs the manager (disputes to adjudicate, leases about to expire, answers that miss the gold).
+
+Definitions:
+
+- **done / needed**: judgements made / required (`pooling.stats.judgement_totals`, where an adaptive pool
+  needs its budget × judgements per item); per topic, judged items / selected items.
+- **pace**: judgements made in the last `PACE_WINDOW` divided by the hours from the first of them to now
+  (at least `MIN_SPAN`, so one judgement a minute ago is not "3,600 an hour"); None without any.
+- **ETA**: now + (needed − done) / pace; None when nothing is left or there is no pace.
+- **spent**: judgements made × price per judgement; **estimate**: judgements needed × price.
+- **active raters**: raters with a live lease or a judgement in the last `ACTIVE_WINDOW`.
+- **attention**: the adjudication queue; live leases expiring within `EXPIRING_WITHIN`; judgements of gold
+  items more than one grade from the gold grade (or unrateable), per rater.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from django.db.models import Count, Max, Min
+from django.utils import timezone
+
+from judgements.adjudication import adjudication_queue
+from judgements.models import Assignment, Judgement, Judging
+from judgements.stats import gold_accuracy
+from pooling import stats
+from pooling.models import Pool
+
+PACE_WINDOW = timedelta(hours=24)
+MIN_SPAN = timedelta(minutes=10)
+ACTIVE_WINDOW = timedelta(minutes=30)
+EXPIRING_WITHIN = timedelta(minutes=2)
+
+
+@dataclass
+class RaterLine:
+    username: str
+    judgements: int
+    last: datetime | None
+    active: bool
+    gold_misses: int = 0
+
+
+@dataclass
+class PoolDashboard:
+    pool: Pool
+    judging: bool
+    done: int
+    needed: int
+    items_judged: int
+    items_selected: int
+    topics: list[stats.TopicCount]
+    raters: list[RaterLine]
+    pace: float | None
+    eta: datetime | None
+    spent: float
+    estimate: float
+    active_raters: int
+    adjudication: int
+    expiring_leases: int
+    gold_misses: int
+    attention: list[str] = field(default_factory=list)
+
+    @property
+    def percent(self) -> int:
+        return round(100 * self.done / self.needed) if self.needed else 0
+
+    @property
+    def left(self) -> int:
+        return max(self.needed - self.done, 0)
+
+
+def pace_per_hour(*, pool: Pool, now: datetime) -> float | None:
+    """Judgements per hour over the last `PACE_WINDOW` (module docstring); None without any."""
+    window = Judgement.objects.filter(item__pool=pool, created_at__gte=now - PACE_WINDOW, imported=False)
+    recent = window.aggregate(n=Count("id"), first=Min("created_at"))
+    if not recent["n"]:
+        return None
+    span = max(now - recent["first"], MIN_SPAN)
+    return recent["n"] / (span.total_seconds() / 3600)
+
+
+def pool_dashboard(*, pool: Pool, now: datetime | None = None) -> PoolDashboard:
+    """Everything the dashboard shows for one pool (module docstring), in a dozen aggregate queries."""
+    now = now or timezone.now()
+    totals = stats.judgement_totals(pool)
+    price = float(pool.price_per_judgement)
+    judging = Judging.objects.filter(pool=pool).first()
+    live = Assignment.objects.filter(pool=pool, state=Assignment.State.ACTIVE, expires_at__gt=now)
+    leasing = set(live.values_list("rater_id", flat=True))
+    per_rater = (
+        Judgement.objects.filter(item__pool=pool)
+        .values("rater_id", "rater__username")
+        .annotate(n=Count("id"), last=Max("created_at"))
+        .order_by("rater__username")
+    )
+    members = dict(judging.raters.values_list("pk", "username")) if judging else {}
+    misses = {rater: acc.n - acc.within_one for rater, acc in gold_accuracy(pool=pool).items()}
+    lines: dict[int, RaterLine] = {}
+    for row in per_rater:
+        active = row["rater_id"] in leasing or (
+            row["last"] is not None and row["last"] >= now - ACTIVE_WINDOW
+        )
+        lines[row["rater_id"]] = RaterLine(
+            row["rater__username"], row["n"], row["last"], active, misses.get(row["rater_id"], 0)
+        )
+    for pk, username in members.items():
+        lines.setdefault(pk, RaterLine(username, 0, None, pk in leasing))
+    raters = sorted(lines.values(), key=lambda line: line.username)
+    done, needed = totals["judgements_done"], totals["judgements_required"]
+    pace = pace_per_hour(pool=pool, now=now)
+    left = max(needed - done, 0)
+    eta = now + timedelta(hours=left / pace) if pace and left else None
+    queue = len(adjudication_queue(pool=pool)) if judging else 0
+    expiring = live.filter(expires_at__lte=now + EXPIRING_WITHIN).count()
+    gold_misses = sum(misses.values())
+    board = PoolDashboard(
+        pool=pool,
+        judging=judging is not None,
+        done=done,
+        needed=needed,
+        items_judged=totals["judged"],
+        items_selected=totals["selected"],
+        topics=stats.topic_counts(pool),
+        raters=raters,
+        pace=pace,
+        eta=eta,
+        spent=round(done * price, 2),
+        estimate=round(needed * price, 2),
+        active_raters=sum(1 for line in raters if line.active),
+        adjudication=queue,
+        expiring_leases=expiring,
+        gold_misses=gold_misses,
+    )
+    board.attention = _attention(board)
+    return board
+
+
+def _attention(board: PoolDashboard) -> list[str]:
+    notes = []
+    if board.pool.status != Pool.Status.BUILT:
+        notes.append(f"the pool is {board.pool.status}: build it before judging")
+    elif not board.judging:
+        notes.append("judging is not set up: no rater can start")
+    if board.adjudication:
+        notes.append(f"{board.adjudication} item{'s' if board.adjudication != 1 else ''} to adjudicate")
+    if board.expiring_leases:
+        n = board.expiring_leases
+        notes.append(
+            f"{n} lease{'s' if n != 1 else ''} expiring within {EXPIRING_WITHIN.seconds // 60} minutes"
+        )
+    if board.gold_misses:
+        n = board.gold_misses
+        notes.append(f"{n} gold answer{'s' if n != 1 else ''} more than one grade off")
+    if board.spent > board.estimate:
+        notes.append("spent more than the estimate")
+    return notes
+
+
+def manager_dashboard(*, user: Any, now: datetime | None = None) -> list[PoolDashboard]:
+    """The dashboard of every pool `user` manages (`Pool.objects.managed_by`), by name."""
+    now = now or timezone.now()
+    pools = Pool.objects.managed_by(user).select_related("collection").order_by("name")
+    return [pool_dashboard(pool=pool, now=now) for pool in pools]
