@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
@@ -14,7 +13,7 @@ from rest_framework.response import Response
 from evaluation import services
 from judgements.queries import cached_for_pool
 from pooling.models import Pool
-from pooling.permissions import IsManager
+from pooling.permissions import IsManager, managed_pool
 
 
 class TwoStageSerializer(serializers.Serializer):
@@ -37,7 +36,7 @@ class EvaluationViewSet(viewsets.ViewSet):
     lookup_field = "name"
 
     def _pool(self, name: str | None) -> Pool:
-        return get_object_or_404(Pool, name=name)
+        return managed_pool(self.request, name or "", queryset=Pool.objects.all())
 
     @extend_schema(parameters=[ReportSerializer], responses={200: OpenApiResponse(description="report")})
     @action(detail=True, methods=["get"])

@@ -36,6 +36,7 @@ from judgements.models import (
     Judging,
     Rubric,
 )
+from pooling.admin import ONLY_MINE, ScopedAdmin
 
 NEW_VERSION = "_new_version"
 RUBRIC_FIELDS = ("name", "version", "description", "allow_unrateable", "unrateable_key", "created_at")
@@ -208,7 +209,8 @@ class RubricAdmin(admin.ModelAdmin):
 
 
 @admin.register(Judging)
-class JudgingAdmin(admin.ModelAdmin):
+class JudgingAdmin(ScopedAdmin):
+    pool_path = "pool"
     list_display = ["pool", "rubric", "num_raters", "lease_minutes", "adjudication_gap"]
     list_select_related = ["pool", "rubric"]
     search_fields = ["pool__name"]
@@ -239,9 +241,10 @@ class JudgingAdmin(admin.ModelAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(admin.ModelAdmin):
+class AssignmentAdmin(ScopedAdmin):
+    pool_path = "item__pool"
     list_display = ["id", "rater", "pool", "item", "state", "leased_at", "expires_at"]
-    list_filter = ["state", "item__pool"]
+    list_filter = ["state", ("item__pool", ONLY_MINE)]
     list_select_related = ["rater", "item__pool", "item__topic", "item__document"]
     search_fields = ["rater__username", "item__document__docid", "item__topic__qid"]
     actions = ["sweep_expired"]
@@ -282,11 +285,12 @@ class RevisionInline(admin.TabularInline):
 
 
 @admin.register(Judgement)
-class JudgementAdmin(admin.ModelAdmin):
+class JudgementAdmin(ScopedAdmin):
     """Read-only: a judgement changes only through a revision (labels.revise_judgement)."""
 
+    pool_path = "item__pool"
     list_display = ["id", "rater", "pool", "qid", "docid", "grade", "unrateable", "imported", "updated_at"]
-    list_filter = ["unrateable", "imported", "item__pool"]
+    list_filter = ["unrateable", "imported", ("item__pool", ONLY_MINE)]
     list_select_related = ["rater", "item__pool", "item__topic", "item__document"]
     search_fields = ["rater__username", "item__document__docid", "item__topic__qid"]
     inlines = [RevisionInline]
@@ -334,11 +338,12 @@ class GoldLabelForm(forms.ModelForm):
 
 
 @admin.register(GoldLabel)
-class GoldLabelAdmin(admin.ModelAdmin):
+class GoldLabelAdmin(ScopedAdmin):
+    pool_path = "item__pool"
     form = GoldLabelForm
     list_display = ["item", "grade", "created_by", "created_at"]
     list_select_related = ["item__pool", "item__topic", "item__document", "created_by"]
-    list_filter = ["item__pool"]
+    list_filter = [("item__pool", ONLY_MINE)]
     search_fields = ["item__document__docid", "item__topic__qid"]
     raw_id_fields = ["item"]
 
@@ -358,13 +363,15 @@ class GoldLabelAdmin(admin.ModelAdmin):
 
 
 @admin.register(Adjudication)
-class AdjudicationAdmin(admin.ModelAdmin):
+class AdjudicationAdmin(ScopedAdmin):
     """Decisions are made on the adjudication page (it shows every grade and note); here they are listed,
     and deleting one puts the item back in the queue."""
 
+    pool_path = "item__pool"
+
     list_display = ["item", "grade", "unrateable", "adjudicator", "decided_at"]
     list_select_related = ["item__pool", "item__topic", "item__document", "adjudicator"]
-    list_filter = ["item__pool", "unrateable"]
+    list_filter = [("item__pool", ONLY_MINE), "unrateable"]
     search_fields = ["item__document__docid", "item__topic__qid", "note"]
 
     def has_add_permission(self, request: HttpRequest) -> bool:

@@ -38,7 +38,7 @@ from typing import Any, cast
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection
-from django.db.models import Count, Exists, OuterRef, ProtectedError, QuerySet, prefetch_related_objects
+from django.db.models import Count, Exists, OuterRef, ProtectedError, Q, QuerySet, prefetch_related_objects
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -557,9 +557,14 @@ class JudgingSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
     def get_raters(self, judging: Judging) -> list[str] | None:
-        """Usernames of the pool's raters (null unless the caller is a manager)."""
+        """Usernames of the pool's raters (null unless the caller manages this pool)."""
         request = self.context.get("request")
         if request is None or not is_manager(request.user):
+            return None
+        if "managed_pools" not in self.context:  # the context is shared by every row of a list
+            managed = Pool.objects.managed_by(request.user).values_list("pk", flat=True)
+            self.context["managed_pools"] = set(managed)
+        if judging.pool_id not in self.context["managed_pools"]:
             return None
         return sorted(judging.raters.values_list("username", flat=True))
 
@@ -765,7 +770,7 @@ class RaterPoolViewSet(JudgingAPIMixin, viewsets.GenericViewSet):
             .first()
         )
         if pool is None:
-            if is_manager(self.request.user) and Pool.objects.filter(name=name).exists():
+            if Pool.objects.managed_by(self.request.user).filter(name=name).exists():
                 raise PermissionDenied("you are not a rater of this pool")
             raise Http404
         return pool
@@ -955,8 +960,14 @@ class JudgingViewSet(
         queryset = Judging.objects.select_related("pool", "rubric").prefetch_related(
             "rubric__grades", "rubric__facets"
         )
-        if not is_manager(user) or self.request.query_params.get("mine") in {"1", "true", "yes"}:
+        managed = Pool.objects.managed_by(user).values("pk")
+        if self.action in MANAGER_ACTIONS:
+            queryset = queryset.filter(pool__in=managed)
+        elif not is_manager(user) or self.request.query_params.get("mine") in {"1", "true", "yes"}:
             queryset = queryset.filter(raters=user)
+        else:  # a manager's list: the pools they manage and those they rate
+            rated = Judging.objects.filter(raters=user).values("pk")
+            queryset = queryset.filter(Q(pool__in=managed) | Q(pk__in=rated))
         return queryset.order_by("pool__name")
 
     def _out(self, judging: Judging, code: int = status.HTTP_200_OK) -> Response:
@@ -967,6 +978,7 @@ class JudgingViewSet(
     def create(self, request: Request) -> Response:
         """Set up judging of a pool (rubric, raters to add, lease minutes, adjudication gap); idempotent."""
         form = JudgingSetupSerializer(data=request.data)
+        form.fields["pool"].queryset = Pool.objects.managed_by(request.user)  # another's: "does not exist"
         form.is_valid(raise_exception=True)
         data = form.validated_data
         existing = Judging.objects.filter(pool=data["pool"]).first()

@@ -25,14 +25,16 @@ from judgements import dashboard as boards
 from judgements import errors, stats
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
 from pooling import charts
-from pooling.models import PoolItem
-from pooling.permissions import manager_required
+from pooling.models import Pool, PoolItem
+from pooling.permissions import managed_pool, manager_required
 
 UNRATEABLE = "unrateable"
 
 
-def _judging(name: str) -> Judging:
-    return get_object_or_404(Judging.objects.select_related("pool", "rubric"), pool__name=name)
+def _judging(request: HttpRequest, name: str) -> Judging:
+    """The judging set-up of a pool the user manages (404 for another's pool or one not set up)."""
+    pool = managed_pool(request, name, queryset=Pool.objects.all())
+    return get_object_or_404(Judging.objects.select_related("pool", "rubric"), pool=pool)
 
 
 class Labels:
@@ -137,7 +139,8 @@ def render_dashboard(request: HttpRequest, *, rater_of_nothing: bool = False) ->
 def index(request: HttpRequest) -> HttpResponse:
     """Every pool with a judging setup: raters, judgements, gold items, adjudications."""
     judgings = (
-        Judging.objects.select_related("pool", "rubric")
+        Judging.objects.filter(pool__in=Pool.objects.managed_by(request.user).values("pk"))
+        .select_related("pool", "rubric")
         .annotate(
             num_raters=Count("raters", distinct=True),
             num_gold=Count("pool__items", filter=Q(pool__items__gold=True), distinct=True),
@@ -151,7 +154,7 @@ def index(request: HttpRequest) -> HttpResponse:
 @manager_required
 def pool_stats(request: HttpRequest, pool: str) -> HttpResponse:
     """Per-rater statistics of a pool and a bar chart of each rater's grade distribution."""
-    judging = _judging(pool)
+    judging = _judging(request, pool)
     rows = stats.rater_statistics(pool=judging.pool)
     context = {
         "judging": judging,
@@ -169,7 +172,7 @@ def pool_stats(request: HttpRequest, pool: str) -> HttpResponse:
 @manager_required
 def gold(request: HttpRequest, pool: str) -> HttpResponse:
     """The pool's gold items, and a form to give an item (qid + docid) a known grade."""
-    judging = _judging(pool)
+    judging = _judging(request, pool)
     form = GoldForm(request.POST or None, rubric=judging.rubric)
     if request.method == "POST" and form.is_valid():
         item = PoolItem.objects.filter(
@@ -207,7 +210,7 @@ def gold(request: HttpRequest, pool: str) -> HttpResponse:
 @require_POST
 @manager_required
 def remove_gold(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
-    judging = _judging(pool)
+    judging = _judging(request, pool)
     item = get_object_or_404(
         PoolItem.objects.select_related("topic", "document"),
         pool=judging.pool,
@@ -243,14 +246,14 @@ def _queue_page(
 @manager_required
 def adjudication(request: HttpRequest, pool: str) -> HttpResponse:
     """Items whose grades differ by at least the pool's gap, with every grade, note and rater."""
-    return _queue_page(request, _judging(pool))
+    return _queue_page(request, _judging(request, pool))
 
 
 @require_POST
 @manager_required
 def adjudicate(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
     """Record the decision on an item; it overrides aggregation and leaves the queue."""
-    judging = _judging(pool)
+    judging = _judging(request, pool)
     item = get_object_or_404(
         PoolItem.objects.select_related("topic", "document"), pool=judging.pool, pk=item_id
     )
@@ -277,7 +280,7 @@ def adjudicate(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
 @manager_required
 def item_history(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
     """Every judgement of an item and every revision of it (who, when, old, new); gold and decision."""
-    judging = _judging(pool)
+    judging = _judging(request, pool)
     item = get_object_or_404(
         PoolItem.objects.select_related("topic", "document"), pool=judging.pool, pk=item_id
     )

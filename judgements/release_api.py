@@ -6,7 +6,6 @@ from typing import Any
 
 from django.db import transaction
 from django.http import FileResponse, Http404
-from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
@@ -18,7 +17,7 @@ from judgements.models import Judging, Release
 from judgements.releases import release_file_response
 from pooling.api import JobSerializer
 from pooling.models import Job, Pool
-from pooling.permissions import IsManager
+from pooling.permissions import IsManager, managed_pool
 
 
 class ReleaseSerializer(serializers.ModelSerializer):
@@ -55,7 +54,8 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     serializer_class = ReleaseSerializer
 
     def get_queryset(self) -> Any:
-        queryset = Release.objects.select_related("pool", "rubric")
+        managed = Pool.objects.managed_by(self.request.user).values("pk")
+        queryset = Release.objects.filter(pool__in=managed).select_related("pool", "rubric")
         pool = self.request.query_params.get("pool")
         return queryset.filter(pool__name=pool) if pool else queryset
 
@@ -64,6 +64,7 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         from judgements.tasks import create_release
 
         form = ReleaseRequestSerializer(data=request.data)
+        form.fields["pool"].queryset = Pool.objects.managed_by(request.user)  # another's: "does not exist"
         form.is_valid(raise_exception=True)
         data = form.validated_data
         job = Job.objects.create(
@@ -90,7 +91,7 @@ class AgreementViewSet(viewsets.ViewSet):
 
     @extend_schema(responses={200: OpenApiResponse(description="the agreement summary")})
     def retrieve(self, request: Request, name: str | None = None) -> Response:
-        pool = get_object_or_404(Pool, name=name)
+        pool = managed_pool(request, name or "", queryset=Pool.objects.all())
         if not Judging.objects.filter(pool=pool).exists():
             raise Http404
         return Response(queries.cached_for_pool(pool, "agreement", queries.pool_agreement))

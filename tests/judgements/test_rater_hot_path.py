@@ -186,6 +186,7 @@ def test_next_refusals_are_the_drf_views(lean, who, status, detail):
     make_pool(raters=[other], name="elsewhere")
     manager = make_user("manager")
     manager.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
+    pool.managers.add(manager)  # a manager of this pool who does not rate it
     client = {
         "anonymous": APIClient,
         "bad token": lambda: APIClient(HTTP_AUTHORIZATION="Token " + "0" * 40),
