@@ -27,8 +27,8 @@ def test_a_long_title_wraps_on_a_phone_and_the_progress_says_judgements(browser,
     page = context.new_page()
     try:
         log_in(page, live_server, "pia")
-        page.goto(f"{live_server.url}/judge/{pool.name}/")
-        page.wait_for_selector("#doc-title")
+        page.get_by_role("link", name="Start judging").click()
+        page.wait_for_selector("#judge[data-mode=item]")  # the script leased the first item
         assert page.inner_text("#doc-title") == LONG_TITLE
         overflow = page.evaluate(
             "() => { const t = document.querySelector('#doc-title'); const d = document.documentElement;"
