@@ -17,7 +17,8 @@ from typing import IO, Any
 
 from evaluation import metrics
 from evaluation.trec_format import format_result
-from pooling.trec_io import QrelsTable, TrecFormatError, read_qrels, read_run
+from pooling.formats import FormatError
+from pooling.trec_io import QrelsTable, read_qrels, read_run
 
 DESCRIPTION = "Score TREC runs on qrels exactly as trec_eval does (see evaluation/metrics.py)."
 EPILOG = """\
@@ -132,8 +133,8 @@ def _pool_qrels(name: str) -> dict[str, dict[str, int]]:
 def _read(reader: Any, path: str) -> Any:
     try:
         return reader(path)
-    except TrecFormatError as exc:
-        raise EvaluateError("\n".join(exc.errors)) from None
+    except FormatError as exc:
+        raise EvaluateError(str(exc)) from None
     except OSError as exc:
         raise EvaluateError(f"{path}: {exc.strerror or exc}") from None
 

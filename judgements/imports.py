@@ -18,7 +18,7 @@ from judgements.models import (
     Judgement,
     Judging,
 )
-from pooling import formats
+from pooling import formats, trec_io
 from pooling import services as pooling_services
 from pooling.models import Pool, PoolItem
 
@@ -65,38 +65,43 @@ def import_judgements(
     }
     summary = JudgementImportSummary()
     errors: list[str] = []
+    log = trec_io.ErrorLog(display)
     try:
-        with transaction.atomic():
+        with pooling_services.reading_limits(), transaction.atomic():
             existing = {j.item_id: j for j in Judgement.objects.filter(item__pool=pool, rater=rater)}
-            for entry in formats.read_qrels(path):
-                summary.rows += 1
-                if entry.rel < 0:
-                    continue
-                item_id = items.get((entry.qid, entry.docid))
-                if item_id is None:
-                    if skip_unpooled:
-                        summary.skipped_unpooled += 1
-                    elif len(errors) < 50:
-                        errors.append(
-                            f"{display}:{entry.line}: {entry.qid} {entry.docid} is not in pool {pool.name}"
+            for chunk in trec_io.iter_qrels(path, log):
+                for qid, docid, rel, line in zip(
+                    chunk.qid, chunk.docid, chunk.grade.tolist(), chunk.line.tolist(), strict=True
+                ):
+                    summary.rows += 1
+                    if rel < 0:
+                        continue
+                    item_id = items.get((qid, docid))
+                    if item_id is None:
+                        if skip_unpooled:
+                            summary.skipped_unpooled += 1
+                        elif len(errors) < 50:
+                            errors.append(f"{display}:{line}: {qid} {docid} is not in pool {pool.name}")
+                        continue
+                    if rel not in labels:
+                        if len(errors) < 50:
+                            errors.append(f"{display}:{line}: grade {rel} is not on the rubric")
+                        continue
+                    if item_id in existing:
+                        revise_judgement(judgement=existing[item_id], by=rater, grade=rel)
+                        summary.updated += 1
+                    else:
+                        existing[item_id] = Judgement.objects.create(
+                            item_id=item_id, rater=rater, rubric=judging.rubric, grade=rel, imported=True
                         )
-                    continue
-                if entry.rel not in labels:
-                    if len(errors) < 50:
-                        errors.append(f"{display}:{entry.line}: grade {entry.rel} is not on the rubric")
-                    continue
-                if item_id in existing:
-                    revise_judgement(judgement=existing[item_id], by=rater, grade=entry.rel)
-                    summary.updated += 1
-                else:
-                    existing[item_id] = Judgement.objects.create(
-                        item_id=item_id, rater=rater, rubric=judging.rubric, grade=entry.rel, imported=True
-                    )
-                    PoolItem.objects.filter(pk=item_id).update(num_judgements=F("num_judgements") + 1)
-                    # a lease this rater holds on the item ends: the imported label is their judgement
-                    for lease in Assignment.objects.select_for_update().filter(item_id=item_id, rater=rater):
-                        end_lease(lease, Assignment.State.DONE)
-                    summary.created += 1
+                        PoolItem.objects.filter(pk=item_id).update(num_judgements=F("num_judgements") + 1)
+                        # a lease this rater holds on the item ends: the imported label is their judgement
+                        for lease in Assignment.objects.select_for_update().filter(
+                            item_id=item_id, rater=rater
+                        ):
+                            end_lease(lease, Assignment.State.DONE)
+                        summary.created += 1
+            log.raise_if_any()
             if errors:
                 raise pooling_services.ImportFailed(errors)
     except formats.FormatError as exc:

@@ -1,9 +1,11 @@
-"""Pure, streaming readers for the platform's input files: runs, qrels, topics and documents.
+"""Pure, streaming readers for the platform's topics and documents files, and what every reader of the
+house shares: how a file is opened (:func:`open_binary`), its errors (:class:`LineError`,
+:class:`FormatError`) and the limits a file must keep to (:func:`limits`). Runs and qrels have one reader
+of their own, vectorised, in ``pooling.trec_io``, which uses these.
 
 No Django here: every reader takes a path (``str`` or ``os.PathLike``) or an already-open *binary* file
 object with a ``name`` (an upload), and yields entries one by one, so memory does not grow with the file
-(only the sets needed to detect duplicates do: qids for topics, docids for documents, (qid, docid) pairs
-for qrels, and nothing beyond the current topic's block for runs).
+(only the sets needed to detect duplicates do: qids for topics, docids for documents).
 
 Error semantics, shared by every reader:
 
@@ -41,10 +43,7 @@ from __future__ import annotations
 import gzip
 import html
 import io
-import itertools
 import json
-import math
-import operator
 import os
 import re
 import zlib
@@ -60,21 +59,15 @@ __all__ = [
     "Limits",
     "LineError",
     "SizeLimitReached",
-    "QrelEntry",
-    "RankedList",
-    "RunEntry",
     "Source",
     "TopicEntry",
     "current_limits",
     "guess_format",
+    "open_binary",
     "limits",
     "open_lines",
-    "ranked_lists",
     "read_documents",
-    "read_qrels",
-    "read_run",
     "read_topics",
-    "run_rows",
     "source_name",
 ]
 
@@ -189,26 +182,6 @@ def nul_message(column: int) -> str:
 
 
 @dataclass(frozen=True, slots=True)
-class RunEntry:
-    """One run line: ``qid Q0 docid rank score tag`` (rank and tag are not kept)."""
-
-    qid: str
-    docid: str
-    score: float
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
-class QrelEntry:
-    """One qrels line: ``qid iter docid rel``; a negative ``rel`` means "in the pool, unjudged"."""
-
-    qid: str
-    docid: str
-    rel: int
-    line: int
-
-
-@dataclass(frozen=True, slots=True)
 class TopicEntry:
     """One topic; ``line`` is where it starts (the ``<top>`` line for TREC topic files)."""
 
@@ -232,22 +205,6 @@ class DocumentEntry:
     line: int
 
 
-@dataclass(slots=True)
-class RankedList:
-    """One contiguous block of a run's rows for one topic, in trec_eval order.
-
-    ``docids[i]`` has ``scores[i]`` and rank ``i + 1``. ``first_line`` is the line of the block's first
-    row. ``continued`` is True when the qid already had an earlier, non-adjacent block in the same run
-    (the caller must check duplicates across blocks and merge them).
-    """
-
-    qid: str
-    docids: list[str]
-    scores: list[float]
-    first_line: int
-    continued: bool
-
-
 # -------------------------------------------------------------------------------------------- helpers
 
 
@@ -265,7 +222,7 @@ def guess_format(path: str, kind: str) -> str:
     - documents: ``.jsonl``/``.json`` → ``"jsonl"``; ``.tsv``/``.txt`` → ``"tsv"``; ``.trec``/``.sgml``/
       ``.xml`` and anything else (classic collection files often have no extension) → ``"trec"``.
     - topics: ``.jsonl``/``.json`` → ``"jsonl"``; ``.tsv`` → ``"tsv"``; anything else → ``"trec"``.
-    - run, qrels: always ``"trec"`` (there is only one format).
+    - run, qrels: always ``"trec"`` (there is only one format, read by ``pooling.trec_io``).
     """
     name = source_name(path).lower()
     if name.endswith(".gz"):
@@ -305,10 +262,67 @@ class _ReadAdapter(io.RawIOBase):
         if not data:
             return 0
         if isinstance(data, str):
-            raise TypeError("open_lines needs a binary file object (open it with 'rb')")
+            raise TypeError("the readers need a binary file object (open it with 'rb')")
         size = len(data)
         buffer[:size] = data
         return size
+
+
+@dataclass
+class Opened:
+    """A file opened for reading by :func:`open_binary`: ``stream`` gives its bytes (decompressed),
+    ``raw`` is the file as stored (its ``tell()`` is how far reading has come), ``close()`` closes what
+    was opened here (never a file object the caller passed)."""
+
+    stream: Any
+    raw: Any
+    gzip: bool
+    owned: IO[bytes] | None
+
+    def close(self) -> None:
+        if self.stream is not self.raw:
+            self.stream.close()
+        if self.owned is not None:
+            self.owned.close()
+
+
+def open_binary(source: Source) -> Opened:
+    """Open a path, or take an already-open binary file object, for every reader of this package (the
+    TREC run and qrels readers of ``pooling.trec_io`` included): one way to open, to decompress and to
+    name a file problem.
+
+    A gzip stream (magic bytes, or a ``.gz`` name) is decompressed. A file that cannot be read raises
+    :class:`FormatError` with one file-level error: ``file not found``, ``is a directory, not a file``,
+    ``cannot open file: ...`` or ``cannot read file: ...``. A text-mode file object is a ``TypeError``.
+    """
+    name = source_name(source)
+
+    def problem(message: str) -> FormatError:
+        return FormatError([LineError(name, None, message)])
+
+    owned: IO[bytes] | None = None
+    if isinstance(source, str | os.PathLike):
+        try:
+            owned = open(source, "rb")  # noqa: SIM115 (closed by Opened.close)
+        except FileNotFoundError:
+            raise problem("file not found") from None
+        except IsADirectoryError:
+            raise problem("is a directory, not a file") from None
+        except OSError as exc:
+            raise problem(f"cannot open file: {exc.strerror or exc}") from None
+        buffered: Any = owned
+    else:
+        if isinstance(source, io.TextIOBase):
+            raise TypeError("the readers need a binary file object (open it with 'rb')")
+        buffered = io.BufferedReader(_ReadAdapter(source))
+    try:
+        is_gzip = buffered.peek(2)[:2] == b"\x1f\x8b" or name.lower().endswith(".gz")
+    except OSError as exc:
+        if owned is not None:
+            owned.close()
+        raise problem(f"cannot read file: {exc}") from None
+    stream = gzip.GzipFile(fileobj=buffered, mode="rb") if is_gzip else buffered
+    return Opened(stream, buffered, is_gzip, owned)
 
 
 def open_lines(
@@ -337,35 +351,14 @@ def open_lines(
             raise FormatError([error])
         errors.append(error)
 
-    owned: IO[bytes] | None = None
-    if isinstance(path_or_file, str | os.PathLike):
-        try:
-            owned = open(path_or_file, "rb")  # noqa: SIM115 (closed in the finally below)
-        except FileNotFoundError:
-            fail(None, "file not found")
-            return False
-        except IsADirectoryError:
-            fail(None, "is a directory, not a file")
-            return False
-        except OSError as exc:
-            fail(None, f"cannot open file: {exc.strerror or exc}")
-            return False
-        buffered: Any = owned
-    else:
-        if isinstance(path_or_file, io.TextIOBase):
-            raise TypeError("open_lines needs a binary file object (open it with 'rb')")
-        buffered = io.BufferedReader(_ReadAdapter(path_or_file))
-
-    stream: Any = buffered
+    try:
+        opened = open_binary(path_or_file)
+    except FormatError as exc:
+        fail(None, exc.errors[0].message)
+        return False
+    stream, is_gzip = opened.stream, opened.gzip
     lineno = 0
     try:
-        try:
-            is_gzip = buffered.peek(2)[:2] == b"\x1f\x8b" or name.lower().endswith(".gz")
-        except OSError as exc:
-            fail(None, f"cannot read file: {exc}")
-            return False
-        if is_gzip:
-            stream = gzip.GzipFile(fileobj=buffered, mode="rb")
         # Read in blocks of whole lines and decode a block at a time: far fewer objects per line than
         # iterating line by line (which matters for 10^7-line runs), still bounded memory.
         tail: list[bytes] = []  # the start of a line that continues in the next block
@@ -426,10 +419,7 @@ def open_lines(
             if not chunk:
                 return True
     finally:
-        if stream is not buffered:
-            stream.close()
-        if owned is not None:
-            owned.close()
+        opened.close()
 
 
 # The per-line loops live in small functions of their own: besides being clearer, this keeps
@@ -498,22 +488,7 @@ class _Reader:
             raise FormatError(self.errors)
 
 
-_FIELD_SEPARATOR = re.compile(r"[ \t]+")
-# Whitespace that str.split() splits on and trec_eval does not.
-_ODD_WHITESPACE = re.compile(r"[^\S \t]")
-_FLOAT = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
-_INTEGER = re.compile(r"[+-]?[0-9]+")
 _WHITESPACE = re.compile(r"\s")
-_SIGNS = ("+", "-")
-_NON_FINITE = {"nan", "+nan", "-nan", "inf", "+inf", "-inf", "infinity", "+infinity", "-infinity"}
-
-
-def _fields(line: str) -> list[str]:
-    """Split on runs of spaces and tabs, as trec_eval does; [] for a blank line."""
-    if _ODD_WHITESPACE.search(line) is None:
-        return line.split()  # the same thing, faster, when spaces and tabs are the only whitespace
-    line = line.strip(" \t")
-    return _FIELD_SEPARATOR.split(line) if line else []
 
 
 def _id_problem(value: str, what: str) -> str | None:
@@ -522,208 +497,6 @@ def _id_problem(value: str, what: str) -> str | None:
     if _WHITESPACE.search(value):
         return f"{what} {value!r} contains whitespace"
     return None
-
-
-def _clip(value: str, limit: int = 40) -> str:
-    return value if len(value) <= limit else value[: limit - 1] + "…"
-
-
-# ----------------------------------------------------------------------------------------------- runs
-
-
-def _score(text: str) -> float | None:
-    """The score, or None when it is not a finite decimal number."""
-    # Fast path: ASCII digits with at most one point and an optional sign, what nearly every run has.
-    # ``float`` alone would also take "nan", "1_0", non-ASCII digits...: anything else goes to the regex.
-    plain = text[1:] if text[:1] in _SIGNS else text
-    if plain.isascii() and plain.replace(".", "", 1).isdigit():
-        score = float(text)
-        return score if score - score == 0.0 else None  # finite (a huge integer part overflows to inf)
-    if _FLOAT.fullmatch(text):
-        score = float(text)
-        if math.isfinite(score):
-            return score
-    return None
-
-
-def _score_problem(text: str) -> str:
-    if _FLOAT.fullmatch(text) or text.lower() in _NON_FINITE:
-        return f"score {_clip(text)!r} is not a finite number"
-    return f"score {_clip(text)!r} is not a number"
-
-
-def read_run(path: Source, *, max_errors: int = 50) -> Iterator[RunEntry]:
-    """Yield the rows of a TREC run file, ``qid Q0 docid rank score tag``, as trec_eval 10 reads them.
-
-    Fields are separated by any run of spaces or tabs; fewer than 6 fields is an error and fields after
-    the 6th are ignored. Blank lines and lines whose first field starts with ``#`` are skipped. The
-    ``Q0`` and rank columns are ignored (not validated); the tag is not kept. The score is a decimal
-    number (``[+-]digits[.digits][e[+-]digits]``) and must be finite: NaN, infinities and anything else
-    are errors (trec_eval's ``atof`` would silently read 0). Rows come out in file order; duplicates and
-    ordering are the job of :func:`ranked_lists`.
-    """
-    for qid, docid, score, line in run_rows(path, max_errors=max_errors):
-        yield RunEntry(qid, docid, score, line)
-
-
-def run_rows(path: Source, *, max_errors: int = 50) -> Iterator[tuple[str, str, float, int]]:
-    """:func:`read_run` as plain ``(qid, docid, score, line)`` tuples: the same rows and errors, without
-    an object per row (the importer's hot path; :func:`ranked_lists` takes either)."""
-    reader = _Reader(path, max_errors)
-    for lineno, line in reader.lines():
-        fields = _fields(line)
-        if not fields:
-            continue
-        reader.content = True
-        if fields[0].startswith("#"):
-            continue
-        if len(fields) < 6:
-            reader.error(lineno, f"expected 6 fields 'qid Q0 docid rank score tag', found {len(fields)}")
-            continue
-        score = _score(fields[4])
-        if score is None:
-            reader.error(lineno, _score_problem(fields[4]))
-            continue
-        reader.entries = 1  # a flag: counting would allocate an int per line
-        yield fields[0], fields[2], score, lineno
-    reader.finish("run rows")
-
-
-def ranked_lists(
-    entries: Iterable[RunEntry] | Iterable[tuple[str, str, float, int]],
-    *,
-    path: Source,
-    max_errors: int = 50,
-) -> Iterator[RankedList]:
-    """Group a run's rows into ranked lists, one per contiguous block of rows of one qid.
-
-    ``entries`` are :class:`RunEntry` objects or ``(qid, docid, score, line)`` tuples (:func:`run_rows`).
-    Each block is sorted in trec_eval order: score descending, ties broken by docid descending in byte
-    order (Python's ``str`` order is UTF-8 byte order). A docid repeated within a block is an error
-    (``duplicate docid``, on the line of the repeat; the first occurrence is kept in the block). A qid that
-    comes back after other qids gives another block with ``continued=True``; only the set of seen qids is
-    kept, never the docids of earlier blocks, so checking duplicates across blocks is the caller's job.
-
-    Like the readers, this yields every block and raises :class:`FormatError` at the end: with the errors
-    of the underlying reader (a ``FormatError`` raised by ``entries``) and its own duplicate errors merged
-    in line order. At most ``max_errors`` duplicates are listed, then one error counts the rest.
-    """
-    name = source_name(path)
-    upstream: list[LineError] = []
-    duplicates: list[LineError] = []
-    unlisted = [0]  # duplicates beyond max_errors, counted only
-    seen_qids: set[str] = set()
-    for rows in _contiguous(entries, upstream):
-        qid, first_line = rows[0][0], rows[0][3]
-        docids = [row[1] for row in rows]
-        if len(set(docids)) != len(rows):
-            rows = _without_duplicates(rows, name, duplicates, max_errors, unlisted)
-        # Two stable sorts: docid descending, then score descending (ties keep the docid order).
-        rows.sort(key=_DOCID, reverse=True)
-        rows.sort(key=_SCORE, reverse=True)
-        yield RankedList(qid, [r[1] for r in rows], [r[2] for r in rows], first_line, qid in seen_qids)
-        seen_qids.add(qid)
-    if unlisted[0]:
-        duplicates.append(LineError(name, None, f"... and {unlisted[0]} more duplicate docids"))
-    if upstream or duplicates:
-        merged = sorted(
-            upstream + duplicates, key=lambda error: math.inf if error.line is None else error.line
-        )
-        raise FormatError(merged)
-
-
-_DOCID = operator.itemgetter(1)
-_SCORE = operator.itemgetter(2)
-_Row = tuple[str, str, float, int]
-
-
-def _contiguous(
-    entries: Iterable[RunEntry] | Iterable[_Row], upstream: list[LineError]
-) -> Iterator[list[_Row]]:
-    """The entries, as tuples, in runs of one qid; a FormatError from ``entries`` ends them, its errors
-    kept."""
-    rows: list[_Row] = []
-    qid = None
-    try:
-        iterator = iter(entries)
-        for entry in iterator:
-            if isinstance(entry, RunEntry):
-                iterator = (
-                    (e.qid, e.docid, e.score, e.line)  # type: ignore[union-attr]
-                    for e in itertools.chain((entry,), iterator)
-                )
-            else:
-                iterator = itertools.chain((entry,), iterator)
-            break
-        for row in iterator:
-            if row[0] != qid:
-                if rows:
-                    yield rows
-                rows = []
-                qid = row[0]
-            rows.append(row)  # type: ignore[arg-type]
-    except FormatError as exc:
-        upstream.extend(exc.errors)
-    if rows:
-        yield rows
-
-
-def _without_duplicates(
-    rows: list[_Row], name: str, duplicates: list[LineError], max_errors: int, unlisted: list[int]
-) -> list[_Row]:
-    """The rows with each docid's first occurrence only; each repeat is reported (or counted)."""
-    first: dict[str, int] = {}
-    unique: list[_Row] = []
-    for row in rows:
-        qid, docid, _score, line = row
-        if docid in first:
-            if len(duplicates) >= max_errors:
-                unlisted[0] += 1
-                continue
-            message = f"duplicate docid {docid!r} for qid {qid!r} (first at line {first[docid]})"
-            duplicates.append(LineError(name, line, message))
-        else:
-            first[docid] = line
-            unique.append(row)
-    return unique
-
-
-# ---------------------------------------------------------------------------------------------- qrels
-
-
-def read_qrels(path: Source, *, max_errors: int = 50) -> Iterator[QrelEntry]:
-    """Yield the lines of a TREC qrels file, ``qid iter docid rel``.
-
-    Fields are separated by runs of spaces or tabs; fewer than 4 is an error, fields after the 4th are
-    ignored, ``iter`` is ignored. Blank lines and lines starting with ``#`` are skipped. ``rel`` is a
-    decimal integer (``1.0`` is an error); a negative ``rel`` means "in the pool, unjudged" (trec_eval's
-    convention) and is yielded like any other. The same (qid, docid) twice is an error.
-    """
-    reader = _Reader(path, max_errors)
-    seen: dict[tuple[str, str], int] = {}
-    for lineno, line in reader.lines():
-        fields = _fields(line)
-        if not fields:
-            continue
-        reader.content = True
-        if fields[0].startswith("#"):
-            continue
-        if len(fields) < 4:
-            reader.error(lineno, f"expected 4 fields 'qid iter docid rel', found {len(fields)}")
-            continue
-        qid, docid, rel_text = fields[0], fields[2], fields[3]
-        if not _INTEGER.fullmatch(rel_text):
-            reader.error(lineno, f"relevance {_clip(rel_text)!r} is not an integer")
-            continue
-        first = seen.setdefault((qid, docid), lineno)
-        if first != lineno:
-            reader.error(
-                lineno, f"duplicate judgement for qid {qid!r}, docid {docid!r} (first at line {first})"
-            )
-            continue
-        reader.entries += 1
-        yield QrelEntry(qid, docid, int(rel_text), lineno)
-    reader.finish("judgements")
 
 
 # ---------------------------------------------------------------------------------------------- JSONL

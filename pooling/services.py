@@ -114,7 +114,7 @@ def _open_source(path: str | Path, display_name: str | None, progress: Progress 
     return _CountingReader(raw, os.path.getsize(path), progress, display_name or str(path))  # type: ignore[return-value]
 
 
-def _reading() -> AbstractContextManager[formats.Limits]:
+def reading_limits() -> AbstractContextManager[formats.Limits]:
     """The limits every import reads its file under: no line longer than IMPORT_MAX_LINE_BYTES."""
     return formats.limits(line_bytes=settings.IMPORT_MAX_LINE_BYTES)
 
@@ -160,7 +160,7 @@ def import_documents(
     summary = ImportSummary(kind="documents")
     existing = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
     try:
-        with _reading(), _open_source(path, name, progress) as source, transaction.atomic():
+        with reading_limits(), _open_source(path, name, progress) as source, transaction.atomic():
             new: list[Document] = []
             changed: list[Document] = []
             for entry in formats.read_documents(source, format=fmt):
@@ -211,7 +211,7 @@ def import_topics(
     summary = ImportSummary(kind="topics")
     existing = {t.qid: t for t in Topic.objects.filter(collection=collection)}
     try:
-        with _reading(), _open_source(path, name, progress) as source, transaction.atomic():
+        with reading_limits(), _open_source(path, name, progress) as source, transaction.atomic():
             for entry in formats.read_topics(source, format=fmt):
                 values = {
                     "query": entry.query,
@@ -262,7 +262,7 @@ def import_run(
     if existing and not replace:
         raise ImportFailed([f"{display}: a run named {run_name!r} already exists (use --replace)"])
     skipped: dict[str, int] = {}
-    with _reading(), transaction.atomic():
+    with reading_limits(), transaction.atomic():
         if existing:
             run = existing
             run.description = description or run.description
@@ -308,8 +308,8 @@ def _write_rows(
     The file streams through `trec_io.iter_run` in chunks of about a megabyte, parsed by numpy; each
     chunk's complete topic blocks are checked, ranked and written in bulk (the last block waits for the
     next chunk, which may continue it). Memory holds one block of the file, one topic and the collection's
-    catalogue. Once an error is found nothing more is written, but the file is read to the end so that
-    every error is reported.
+    catalogue. Once an error is found nothing more is written, but the file is read on, so that up to 50
+    errors are reported (then reading stops).
 
     A run whose topics are interleaved (a topic comes back after another one) is noticed at the first
     block that comes back: what was written is rolled back to a savepoint and the file is read again,
@@ -332,9 +332,9 @@ def _write_rows(
                 ranker.add(chunk)
             ranker.flush()
             errors.raise_if_any()
-        except trec_io.TrecFormatError as exc:
+        except formats.FormatError as exc:
             writer.abort()
-            raise ImportFailed(exc.errors) from None
+            raise ImportFailed(_errors(exc)) from None
         except BaseException:
             writer.abort()
             raise

@@ -1,50 +1,70 @@
-"""Fast readers of TREC run and qrels files for evaluation (pure: no Django).
+"""The one reader of TREC run and qrels files (pure: no Django): imports, judgement imports, evaluation,
+the benchmarks and the notebooks all read runs and qrels here.
 
 The readers parse a file into numpy arrays in bulk. The bytes stream through one reusable 8 MiB buffer;
 each 1 MiB chunk of whole lines is split with vectorised comparisons (a fast path when every line has
 exactly the expected fields separated by single spaces or tabs), each needed field is gathered into a
 fixed-width bytes array (``numpy.bytes_``) in one copy, docids are hashed and scores parsed while the
 chunk is in cache (fixed-format decimals with exact integer arithmetic, the rest by numpy's strtod), and
-chunks go to a few threads when cores are idle. Only the output columns grow with the file. Python does
-per-line work only for lines that are wrong, so a 5,000,000-line run is read in about a second. Errors
-still name the line: ``FILE:LINE: message``.
+chunks go to a few threads when cores are idle. Only the output columns grow with the file
+(``read_run``, ``read_qrels``); ``iter_run`` and ``iter_qrels`` stream, holding one block. Python does
+per-line work only for lines that are wrong, so a 5,000,000-line run is read in about a second.
+
+Files are opened by ``pooling.formats.open_binary`` (a path, or a binary file object with a ``name``;
+gzip by magic bytes or a ``.gz`` name), and problems are ``pooling.formats.FormatError``s listing
+``LineError``s (``FILE:LINE: message``), exactly as for topics and documents: ``file not found``,
+``truncated gzip file ...`` on the line being read, ``invalid UTF-8 ...``, a NUL byte, a line over the
+length limit (``pooling.formats.limits``); reading stops after ``max_errors`` errors (50) with
+``stopped reading after N errors``.
 
 Formats (SPEC §3, as trec_eval reads them):
 
-- run: ``qid Q0 docid rank score tag``; fields are separated by any run of whitespace (any byte <= 0x20
-  separates fields); at least 6 fields, those after the sixth are ignored; the rank column is ignored;
-  lines whose first field starts with ``#`` and blank lines are skipped. A score that is not a finite
-  number is an error, and so is the same (qid, docid) twice ("duplicate docs").
+- Fields are separated by runs of whitespace as C's ``isspace`` knows it, which is what trec_eval's
+  parser uses: space, ``\\t``, ``\\v``, ``\\f``, ``\\r`` (and ``\\n`` ends the line). Other control
+  bytes are part of a field; a NUL byte is an error ("File may contain no NULL characters").
+- run: ``qid Q0 docid rank score tag``; at least 6 fields, those after the sixth are ignored; the rank
+  column is ignored; lines whose first field starts with ``#`` and blank lines are skipped. A score that
+  is not a finite number is an error, and so is the same (qid, docid) twice (trec_eval's "duplicate
+  docs"). The ranked list is :func:`trec_order`'s.
 - qrels: ``qid iter docid rel``; at least 4 fields, later ones ignored; ``rel`` is an integer, negative
   allowed (negative means "in the pool, not judged"); the same (qid, docid) twice is an error.
 
-A file whose first bytes are the gzip magic number is decompressed transparently. Text must be UTF-8.
-Document ids are kept as UTF-8 bytes, so that comparing them is trec_eval's ``strcmp`` (byte order).
+Text must be UTF-8. Document ids are kept as UTF-8 bytes, so that comparing them is trec_eval's
+``strcmp`` (byte order).
 """
 
 from __future__ import annotations
 
-import gzip
 import math
 import os
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from pooling.formats import SizeLimitReached, current_limits, line_too_long, nul_message
+from pooling.formats import (
+    FormatError,
+    LineError,
+    SizeLimitReached,
+    Source,
+    current_limits,
+    line_too_long,
+    nul_message,
+    open_binary,
+    source_name,
+)
 
 __all__ = [
     "ErrorLog",
+    "QrelsChunk",
     "QrelsTable",
     "RunChunk",
     "RunTable",
-    "TrecFormatError",
+    "iter_qrels",
     "KeyIndex",
     "hash_bytes",
     "iter_run",
@@ -57,18 +77,9 @@ _CHUNK_BYTES = 1 << 20  # 1 MiB of whole lines per parsing step: temporaries sta
 _BLOCK_BYTES = 1 << 23  # the file is read 8 MiB at a time into one reusable buffer
 _PAD = 64  # zero bytes after each chunk, so short tokens can be gathered with a strided view
 _MAX_ERRORS = 50
-_GZIP_MAGIC = b"\x1f\x8b"
 
 RUN_FIELDS = "qid Q0 docid rank score tag"
 QRELS_FIELDS = "qid iter docid rel"
-
-
-class TrecFormatError(ValueError):
-    """A run or qrels file is malformed. ``errors`` lists every problem found as ``FILE:LINE: message``."""
-
-    def __init__(self, errors: list[str]) -> None:
-        self.errors = list(errors)
-        super().__init__("\n".join(self.errors))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -210,6 +221,14 @@ def _as_bytes_array(values: list[bytes]) -> np.ndarray:
     return np.array(values, dtype=np.bytes_)
 
 
+def _line_column(table: RunTable | QrelsTable) -> np.ndarray:
+    if table._lines is None:
+        return np.full(len(table), -1, dtype=np.int64)
+    if not isinstance(table._lines, np.ndarray):
+        table._lines = table._lines()  # type: ignore[assignment]
+    return table._lines  # type: ignore[return-value]
+
+
 @dataclass(eq=False)
 class RunTable:
     """A run held as arrays, one row per (qid, docid, score).
@@ -225,9 +244,15 @@ class RunTable:
     name: str = ""
     source: str = "<dict>"
     _key: np.ndarray | None = field(default=None, repr=False)
+    _lines: Callable[[], np.ndarray] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.score)
+
+    @property
+    def line(self) -> np.ndarray:
+        """The file line of each row (read from a file), computed when first asked; -1 otherwise."""
+        return _line_column(self)
 
     @property
     def key(self) -> np.ndarray:
@@ -289,9 +314,15 @@ class QrelsTable:
     grade: np.ndarray
     source: str = "<dict>"
     _key: np.ndarray | None = field(default=None, repr=False)
+    _lines: Callable[[], np.ndarray] | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.grade)
+
+    @property
+    def line(self) -> np.ndarray:
+        """The file line of each row (read from a file), computed when first asked; -1 otherwise."""
+        return _line_column(self)
 
     @property
     def key(self) -> np.ndarray:
@@ -341,107 +372,157 @@ class QrelsTable:
 # Reading
 
 
-class _Errors:
-    def __init__(self, source: str) -> None:
+class ErrorLog:
+    """The problems found in one file, each ``FILE:LINE: message`` (a :class:`pooling.formats.LineError`).
+
+    At most ``max_errors`` are listed: once that many are recorded the reader stops reading, and
+    :meth:`raise_if_any` ends the list with ``stopped reading after N errors`` on the line after the last
+    one listed (as the other readers of ``pooling.formats`` do). Errors found once the whole file was read
+    (duplicates) that go beyond the limit are counted in a last ``... and N more`` error. Callers (the
+    importer) may add their own errors.
+    """
+
+    def __init__(self, source: str, max_errors: int = _MAX_ERRORS) -> None:
+        if max_errors < 1:
+            raise ValueError("max_errors must be at least 1")
         self.source = source
-        self.items: list[tuple[int, str]] = []
+        self.max_errors = max_errors
+        self.items: list[tuple[int | None, str]] = []
         self.total = 0
+        self.stopped = False  # reading stopped at max_errors
+        self.lines_read = 0
+        self.rows_seen = self.bytes_seen = False  # for "file is empty" / "no rows found"
 
     def add(self, line: int | None, message: str) -> None:
         self.total += 1
-        if len(self.items) < _MAX_ERRORS:
-            self.items.append((line or 0, message))
+        if len(self.items) < max(self.max_errors, _MAX_ERRORS):
+            self.items.append((line, message))
+
+    @property
+    def full(self) -> bool:
+        return self.total >= self.max_errors
+
+    def errors(self) -> list[LineError]:
+        """The errors in line order (file-level ones last), bounded as the class says."""
+        ordered = sorted(self.items, key=lambda item: math.inf if item[0] is None else item[0])
+        shown = [LineError(self.source, line, message) for line, message in ordered[: self.max_errors]]
+        last = shown[-1].line if shown else None
+        if self.stopped and last is not None and (self.total > len(shown) or last < self.lines_read):
+            shown.append(LineError(self.source, last + 1, f"stopped reading after {self.max_errors} errors"))
+        elif self.total > len(shown):
+            shown.append(LineError(self.source, None, f"... and {self.total - len(shown)} more"))
+        return shown
 
     def raise_if_any(self) -> None:
-        if not self.total:
-            return
-        ordered = sorted(self.items, key=lambda item: item[0])
-        lines = [f"{self.source}:{ln}: {msg}" if ln else f"{self.source}: {msg}" for ln, msg in ordered]
-        if self.total > len(ordered):
-            lines.append(f"{self.source}: ... and {self.total - len(ordered)} more errors")
-        raise TrecFormatError(lines)
+        """Raise :class:`pooling.formats.FormatError` with :meth:`errors`, if anything was recorded."""
+        if self.total:
+            raise FormatError(self.errors())
 
 
-def _gzip_failure_line(path: Path) -> int:
-    """The line being read when a gzip stream fails (counted again in small steps, on the error path)."""
-    lines = 0
+def _failure_line(lines_done: int, buffer: np.ndarray, size: int) -> int | None:
+    """The line being read when a stream broke: after the complete lines read so far (None: none was)."""
+    complete = lines_done + int(np.count_nonzero(buffer[:size] == 10))
+    return complete + 1 if complete else None
+
+
+class _Partial(Exception):
+    """A read that broke after ``size`` bytes had been put in the buffer."""
+
+    def __init__(self, size: int, cause: BaseException) -> None:
+        self.size, self.cause = size, cause
+
+
+def _fill(stream: Any, view: memoryview, gzipped: bool) -> int:
+    """Read into ``view`` as much as the stream gives (0 at its end). A gzip stream is read a piece at a
+    time, so that when it breaks the bytes decoded before are in the buffer (``_Partial``): the line
+    that broke can be named."""
+    if not gzipped:
+        return stream.readinto(view)  # type: ignore[no-any-return]
+    size = 0
     try:
-        with gzip.open(path, "rb") as stream:
-            while block := stream.read1(1 << 16):
-                lines += block.count(b"\n")
-    except (OSError, EOFError, zlib.error):
-        pass
-    return lines + 1
-
-
-def _open(path: Path, errors: _Errors) -> tuple[BinaryIO, BinaryIO] | None:
-    """(the file as a binary stream, decompressed if it starts with the gzip magic number; the raw file,
-    whose position tells how far the reading has come)."""
-    try:
-        raw = path.open("rb")
-        magic = raw.read(2)
-        raw.seek(0)
-        stream = gzip.GzipFile(fileobj=raw, mode="rb") if magic == _GZIP_MAGIC else raw
-        return stream, raw  # type: ignore[return-value]
-    except FileNotFoundError:
-        errors.add(None, "no such file")
-    except OSError as exc:
-        errors.add(None, f"cannot read: {exc.strerror or exc}")
-    return None
+        while size < len(view):
+            data = stream.read1(len(view) - size)
+            if not data:
+                break
+            view[size : size + len(data)] = data
+            size += len(data)
+    except (EOFError, OSError, zlib.error) as exc:
+        raise _Partial(size, exc) from None
+    return size
 
 
 def _blocks(
-    path: Path, errors: _Errors, progress: Callable[[float], None] | None = None
+    source: Source, errors: ErrorLog, progress: Callable[[float], None] | None = None
 ) -> Iterator[tuple[np.ndarray, int]]:
     """Stream the file through one reusable buffer: yield (buffer, end) where buffer[:end] holds whole lines
     (the last ends with a newline) followed by at least _PAD readable bytes. The buffer is overwritten by
     the next block, so whatever the consumer keeps must be copied out of it. ``progress`` gets the
-    fraction of the (compressed) file read so far, after each block."""
-    opened = _open(path, errors)
-    if opened is None:
+    fraction of the (compressed) file read so far, after each block. A file problem is recorded in
+    ``errors`` (and ends the blocks)."""
+    try:
+        opened = open_binary(source)
+    except FormatError as exc:
+        for error in exc.errors:
+            errors.add(error.line, error.message)
         return
-    stream, raw = opened
-    size = max(path.stat().st_size, 1) if progress else 1
+    stream, raw = opened.stream, opened.raw
+    size = 1
+    if not isinstance(source, str | os.PathLike):
+        progress = None  # a file object's position cannot be asked
+    elif progress:
+        size = max(os.stat(source).st_size, 1)
     buffer = np.empty(_BLOCK_BYTES + _PAD, dtype=np.uint8)
     carry = 0
     limit = current_limits()
     data_bytes = 0  # decompressed bytes read
     lines_done = 0  # lines in the blocks yielded so far
     try:
-        with raw, stream:
-            while True:
-                if carry > limit.line_bytes:  # no line end in that many bytes: never hold more
-                    errors.add(lines_done + 1, line_too_long(limit.line_bytes))
-                    return
-                if len(buffer) - _PAD - carry < _BLOCK_BYTES // 2:  # a line longer than a block: grow
-                    grown = np.empty(2 * len(buffer), dtype=np.uint8)
-                    grown[:carry] = buffer[:carry]
-                    buffer = grown
-                read = stream.readinto(memoryview(buffer)[carry : len(buffer) - _PAD])  # type: ignore[attr-defined]
-                data_bytes += read
-                if limit.total_bytes is not None and data_bytes > limit.total_bytes:
-                    raise SizeLimitReached(str(path), limit.total_bytes)
-                total = carry + read
-                if read == 0:
-                    if carry:
-                        buffer[carry] = 10
-                        buffer[carry + 1 : carry + 1 + _PAD - 1] = 0
-                        yield buffer, carry + 1
-                    return
-                if progress:
-                    progress(min(raw.tell() / size, 1.0))
-                end = _last_newline(buffer, total) + 1
-                if end == 0:
-                    carry = total
-                    continue
-                yield buffer, end
-                lines_done += int(np.count_nonzero(buffer[:end] == 10))
-                carry = total - end
-                buffer[:carry] = buffer[end:total].copy()
-    except EOFError:
-        errors.add(_gzip_failure_line(path), "truncated gzip file (the compressed data ends early)")
-    except (gzip.BadGzipFile, zlib.error) as exc:
-        errors.add(_gzip_failure_line(path), f"corrupt gzip file: {exc}")
+        while True:
+            if carry > limit.line_bytes:  # no line end in that many bytes: never hold more
+                errors.add(lines_done + 1, line_too_long(limit.line_bytes))
+                return
+            if len(buffer) - _PAD - carry < _BLOCK_BYTES // 2:  # a line longer than a block: grow
+                grown = np.empty(2 * len(buffer), dtype=np.uint8)
+                grown[:carry] = buffer[:carry]
+                buffer = grown
+            try:
+                read = _fill(stream, memoryview(buffer)[carry : len(buffer) - _PAD], opened.gzip)
+            except _Partial as broke:
+                line = _failure_line(lines_done, buffer, carry + broke.size)
+                end = _last_newline(buffer, carry + broke.size) + 1
+                if end:  # the whole lines decoded before the stream broke are read like any others
+                    buffer[end : end + _PAD] = 0
+                    yield buffer, end
+                if isinstance(broke.cause, EOFError):
+                    errors.add(line, "truncated gzip file (the compressed data ends early)")
+                else:
+                    errors.add(line, f"corrupt gzip file: {broke.cause}")
+                return
+            except OSError as exc:
+                errors.add(None, f"cannot read file: {exc}")
+                return
+            data_bytes += read
+            if limit.total_bytes is not None and data_bytes > limit.total_bytes:
+                raise SizeLimitReached(source_name(source), limit.total_bytes)
+            total = carry + read
+            if read == 0:
+                if carry:
+                    buffer[carry] = 10
+                    buffer[carry + 1 : carry + 1 + _PAD - 1] = 0
+                    yield buffer, carry + 1
+                return
+            if progress:
+                progress(min(raw.tell() / size, 1.0))
+            end = _last_newline(buffer, total) + 1
+            if end == 0:
+                carry = total
+                continue
+            yield buffer, end
+            lines_done += int(np.count_nonzero(buffer[:end] == 10))
+            carry = total - end
+            buffer[:carry] = buffer[end:total].copy()
+    finally:
+        opened.close()
 
 
 def _last_newline(buffer: np.ndarray, size: int) -> int:
@@ -483,7 +564,7 @@ def _chunks(buffer: np.ndarray, size: int) -> list[tuple[int, int]]:
     return bounds
 
 
-def _utf8_errors(chunk: bytes, first_line: int, errors: _Errors) -> None:
+def _utf8_errors(chunk: bytes, first_line: int, errors: ErrorLog) -> None:
     """Report each line of the chunk that is not valid UTF-8 (only called if a byte >= 0x80 occurs)."""
     try:
         chunk.decode("utf-8")
@@ -526,7 +607,7 @@ class _Fields:
 
 
 def _split(
-    a: np.ndarray, min_fields: int, columns: tuple[int, ...], first_line: int, errors: _Errors, expected: str
+    a: np.ndarray, min_fields: int, columns: tuple[int, ...], first_line: int, errors: ErrorLog, expected: str
 ) -> _Fields:
     """Find the requested fields of every data line of ``a`` (a chunk ending with a newline).
 
@@ -598,6 +679,28 @@ def _split(
     return _Fields(n_lines, lines, False, starts, ends)
 
 
+#: The longest qid, docid or value a line may have: the columns are fixed-width arrays, so one longer
+#: field would widen a whole chunk (and the database keeps docids of 255 characters at most).
+MAX_FIELD_BYTES = 1024
+
+
+def _drop_long_fields(fields: _Fields, errors: ErrorLog, names: tuple[str, str, str]) -> None:
+    """Report the rows with a gathered field over MAX_FIELD_BYTES and leave them out of ``fields``."""
+    too_long = np.zeros(len(fields.lines), dtype=bool)  # type: ignore[arg-type]
+    for name, starts, ends in zip(names, fields.starts, fields.ends, strict=True):
+        long = np.flatnonzero(ends - starts > MAX_FIELD_BYTES)
+        for i in long[:_MAX_ERRORS].tolist():
+            errors.add(int(fields.lines[i]), f"{name} longer than {MAX_FIELD_BYTES:,} bytes")
+        too_long[long] = True
+    if too_long.any():
+        keep = ~too_long
+        lines = np.asarray([fields.lines[i] for i in range(len(keep))] if fields.every_line else fields.lines)
+        fields.lines = lines[keep]
+        fields.every_line = False
+        fields.starts = [starts[keep] for starts in fields.starts]
+        fields.ends = [ends[keep] for ends in fields.ends]
+
+
 def _gather(padded: np.ndarray, size: int, starts: np.ndarray, ends: np.ndarray) -> np.ndarray:
     """The tokens [starts, ends) of ``padded`` as a ``numpy.bytes_`` array (one bulk copy)."""
     n = len(starts)
@@ -650,6 +753,17 @@ class _Parsed:
     first_row: bytes  # the first data line
     any_bytes: bool
 
+    def lines(self) -> np.ndarray:
+        """The 1-based line number of every row, in row order."""
+        parts = [np.zeros(0, dtype=np.int64)]
+        ends = [start for start, _, _ in self.line_map[1:]] + [self.n_rows]
+        for (start, offset, lines), end in zip(self.line_map, ends, strict=True):
+            if lines is None:
+                parts.append(np.arange(offset + 1, offset + 1 + end - start, dtype=np.int64))
+            else:
+                parts.append(lines.astype(np.int64) + offset)
+        return np.concatenate(parts)
+
     def line_of(self, rows: np.ndarray) -> np.ndarray:
         """1-based line numbers of the given rows."""
         starts = np.array([start for start, _, _ in self.line_map], dtype=np.intp)
@@ -671,7 +785,7 @@ class _Chunk:
     docid: np.ndarray
     key: np.ndarray
     value: np.ndarray
-    errors: _Errors
+    errors: ErrorLog
     any_bytes: bool
     first_row: bytes
 
@@ -682,11 +796,11 @@ def _parse_chunk(
     min_fields: int,
     columns: tuple[int, int, int],
     expected: str,
-    parse_value: Callable[[np.ndarray, Any, _Errors, np.ndarray], np.ndarray],
+    parse_value: Callable[[np.ndarray, Any, ErrorLog, np.ndarray], np.ndarray],
 ) -> _Chunk:
     """Parse one chunk of whole lines (numbered from 1 here); its fields are gathered, hashed and parsed
     while they are in cache. Runs in a worker thread: numpy releases the GIL in the heavy loops."""
-    errors = _Errors("")
+    errors = ErrorLog("")
     top = int(a.max())
     if top >= 0x80:
         _utf8_errors(a.tobytes(), 1, errors)
@@ -698,24 +812,38 @@ def _parse_chunk(
             errors.add(int(long[0]) + 1, line_too_long(line_bytes))
     fields = _split(a, min_fields, columns, 1, errors, expected)
     n = len(fields.lines)  # type: ignore[arg-type]
+    if n:
+        _drop_long_fields(fields, errors, ("qid", "docid", "score" if min_fields == 6 else "relevance"))
+        n = len(fields.lines)  # type: ignore[arg-type]
     size = len(a)
     docids = _gather(padded, size, fields.starts[1], fields.ends[1])
+    lines: np.ndarray | None = None if fields.every_line else fields.lines  # type: ignore[assignment]
+    if n:
+        first_row = _line_text(a, int(fields.starts[0][0]))
+        qids = _gather(padded, size, fields.starts[0], fields.ends[0])
+        raw = _gather(padded, size, fields.starts[2], fields.ends[2])
+        value = parse_value(raw, fields.lines, errors, fields.ends[2] - fields.starts[2])
+        if errors.items:  # rows on a line with an error are left out (the file is bad anyway)
+            row_lines = np.arange(1, n + 1) if lines is None else lines
+            bad = np.array([line for line, _ in errors.items if line is not None], dtype=np.int64)
+            keep = ~np.isin(row_lines, bad)
+            if not keep.all():
+                docids, qids, value, lines = docids[keep], qids[keep], value[keep], row_lines[keep]
+                n = len(docids)
     key = hash_bytes(docids)
     if n:
-        qids = _gather(padded, size, fields.starts[0], fields.ends[0])
         change = np.empty(n, dtype=bool)
         change[0] = True
         np.not_equal(qids[1:], qids[:-1], out=change[1:])
         heads = np.flatnonzero(change)
         qid_heads, qid_lengths = qids[heads], np.diff(np.append(heads, n))
         key += np.repeat(_qid_key(qid_heads), qid_lengths)
-        raw = _gather(padded, size, fields.starts[2], fields.ends[2])
-        value = parse_value(raw, fields.lines, errors, fields.ends[2] - fields.starts[2])
     else:
         qid_heads, qid_lengths, value = np.zeros(0, "S1"), np.zeros(0, np.int64), np.zeros(0)
+        first_row = b""
     return _Chunk(
         fields.n_lines,
-        None if fields.every_line else fields.lines,
+        lines,
         n,
         qid_heads,
         qid_lengths,
@@ -724,7 +852,7 @@ def _parse_chunk(
         value,
         errors,
         top > 32,
-        _line_text(a, int(fields.starts[0][0])) if n else b"",
+        first_row,
     )
 
 
@@ -744,12 +872,12 @@ def _workers() -> int:
 
 
 def _parsed_chunks(
-    path: Path,
+    path: Source,
     min_fields: int,
     value_column: int,
     expected: str,
-    errors: _Errors,
-    parse_value: Callable[[np.ndarray, Any, _Errors, np.ndarray], np.ndarray],
+    errors: ErrorLog,
+    parse_value: Callable[[np.ndarray, Any, ErrorLog, np.ndarray], np.ndarray],
     progress: Callable[[float], None] | None = None,
 ) -> Iterator[tuple[int, int, _Chunk]]:
     """Parse the file block by block, each block chunk by chunk: qid (field 0), docid (field 2) and one value
@@ -773,19 +901,23 @@ def _parsed_chunks(
             for (start, end), chunk in zip(bounds, results, strict=True):
                 offset = first_line - 1
                 for line, message in chunk.errors.items:
-                    errors.add(line + offset, message)
+                    errors.add(None if line is None else line + offset, message)
                 errors.total += chunk.errors.total - len(chunk.errors.items)
                 first_line += chunk.n_lines
+                errors.lines_read = first_line - 1
                 yield offset, end - start, chunk
+                if errors.full:  # enough said: stop reading (the rest of the file is not read)
+                    errors.stopped = True
+                    return
 
 
 def _parse_file(
-    path: Path,
+    path: Source,
     min_fields: int,
     value_column: int,
     expected: str,
-    errors: _Errors,
-    parse_value: Callable[[np.ndarray, Any, _Errors, np.ndarray], np.ndarray],
+    errors: ErrorLog,
+    parse_value: Callable[[np.ndarray, Any, ErrorLog, np.ndarray], np.ndarray],
     value_dtype: type,
 ) -> _Parsed:
     """The whole file parsed (``_parsed_chunks``), the chunks' results copied, in file order, into growing
@@ -797,7 +929,7 @@ def _parse_file(
     any_bytes = False
     first_row_text = b""
     try:
-        file_size = path.stat().st_size
+        file_size = os.stat(path).st_size if isinstance(path, str | os.PathLike) else 0
     except OSError:
         file_size = 0
     for offset, size, chunk in _parsed_chunks(path, min_fields, value_column, expected, errors, parse_value):
@@ -863,7 +995,7 @@ def _duplicates(
     docid: np.ndarray,
     line_of: Callable[[np.ndarray], np.ndarray],
     keys: np.ndarray,
-    errors: _Errors,
+    errors: ErrorLog,
     message: str,
 ) -> None:
     """Report every (qid, docid) seen twice. Keys are sorted (numbers, not strings); only equal keys are
@@ -880,29 +1012,27 @@ def _duplicates(
             line_i, line_j = line_of(np.array([i, j])).tolist()
             first, second = (line_i, line_j) if line_i < line_j else (line_j, line_i)
             text = message.format(
-                qid=topic_ids[int(topic[i])], docid=docid[i].decode("utf-8", "replace"), first=first
+                qid=repr(topic_ids[int(topic[i])]),
+                docid=repr(docid[i].decode("utf-8", "replace")),
+                first=first,
             )
             errors.add(second, text)
 
 
-def _source_name(path: str | Path) -> str:
-    return str(path)
+def read_run(source: Source, *, name: str | None = None, max_errors: int = _MAX_ERRORS) -> RunTable:
+    """Read a TREC run file (a path, or a binary file object with a ``name``) into a ``RunTable``; see
+    the module docstring for the format.
 
-
-def read_run(path: str | Path, *, name: str | None = None) -> RunTable:
-    """Read a TREC run file into a ``RunTable`` (see the module docstring for the format).
-
-    Raises ``TrecFormatError`` listing every bad line as ``FILE:LINE: message`` (at most 50, then a count):
-    fewer than 6 fields, a score that is not a number or not finite, invalid UTF-8, the same (qid, docid)
-    twice, a damaged gzip stream, an empty file or one without any row.
+    Raises :class:`pooling.formats.FormatError` listing the bad lines as ``FILE:LINE: message`` (see
+    ``ErrorLog`` for the bound): fewer than 6 fields, a score that is not a number or not finite, invalid
+    UTF-8, a NUL byte, a line over the length limit, the same (qid, docid) twice, a damaged gzip stream, a
+    missing file, an empty file or one without any row.
     """
-    path = Path(path)
-    source = _source_name(path)
-    errors = _Errors(source)
-    parsed = _parse_file(path, 6, 4, RUN_FIELDS, errors, _parse_scores, np.float64)
+    display = source_name(source)
+    errors = ErrorLog(display, max_errors)
+    parsed = _parse_file(source, 6, 4, RUN_FIELDS, errors, _parse_scores, np.float64)
     if not errors.total and not parsed.n_rows:
         errors.add(None, "file is empty" if not parsed.any_bytes else "no run rows found")
-    errors.raise_if_any()
     topic_ids, topic = _topics(parsed.qid_heads, parsed.qid_lengths)
     table = RunTable(
         topic_ids=topic_ids,
@@ -910,20 +1040,18 @@ def read_run(path: str | Path, *, name: str | None = None) -> RunTable:
         docid=parsed.docid,
         score=parsed.value,
         name=name if name is not None else _tag_of(parsed.first_row),
-        source=source,
+        source=display,
         _key=parsed.key,
+        _lines=parsed.lines,
     )
-    _duplicates(
-        topic_ids,
-        topic,
-        parsed.docid,
-        parsed.line_of,
-        table.key,
-        errors,
-        "duplicate docs: docid '{docid}' for qid '{qid}' (first at line {first})",
-    )
+    if not errors.stopped:  # duplicates among the good rows, listed with the other errors
+        _duplicates(topic_ids, topic, parsed.docid, parsed.line_of, table.key, errors, DUPLICATE_DOCID)
     errors.raise_if_any()
     return table
+
+
+#: The one message for a docid given twice for a topic in a run (trec_eval: "duplicate docs").
+DUPLICATE_DOCID = "duplicate docid {docid} for qid {qid} (first at line {first})"
 
 
 def trec_order(topic: np.ndarray, score: np.ndarray, docid: np.ndarray, n_topics: int) -> np.ndarray | None:
@@ -991,43 +1119,92 @@ class RunChunk:
     line: np.ndarray
 
 
-ErrorLog = _Errors
-
-
 def iter_run(
-    path: str | Path, errors: _Errors, *, progress: Callable[[float], None] | None = None
+    source: Source, errors: ErrorLog, *, progress: Callable[[float], None] | None = None
 ) -> Iterator[RunChunk]:
     """Stream a run file as ``RunChunk``s: memory holds one 8 MiB block, whatever the file's size.
 
     The format is ``read_run``'s. Bad lines are left out of the chunks and recorded in ``errors`` (an
     ``ErrorLog`` for the file, which the caller may add its own errors to and raise with
-    ``errors.raise_if_any()``); an empty file or one without rows is recorded at the end. Duplicates are
-    not checked: that needs the whole of each topic, the caller's job. ``progress`` gets the fraction of
-    the file read.
+    ``errors.raise_if_any()``); reading stops at the log's ``max_errors``; an empty file or one without
+    rows is recorded at the end. Duplicates are not checked: that needs the whole of each topic, the
+    caller's job. ``progress`` gets the fraction of the file read.
     """
-    path = Path(path)
-    any_rows = any_bytes = False
-    for offset, _size, chunk in _parsed_chunks(path, 6, 4, RUN_FIELDS, errors, _parse_scores, progress):
-        any_bytes = any_bytes or chunk.any_bytes
+    for chunk, lines, _values in _iter_rows(source, errors, 6, 4, RUN_FIELDS, _parse_scores, progress):
+        yield RunChunk(
+            qids=[head.decode("utf-8", "replace") for head in chunk.qid_heads.tolist()],
+            qid_lengths=chunk.qid_lengths,
+            docid=chunk.docid,
+            docid_hash=chunk.key - np.repeat(_qid_key(chunk.qid_heads), chunk.qid_lengths),
+            score=chunk.value,
+            line=lines,
+        )
+    if not errors.total and not errors.rows_seen:
+        errors.add(None, "file is empty" if not errors.bytes_seen else "no run rows found")
+
+
+@dataclass
+class QrelsChunk:
+    """About a megabyte of a qrels file's rows, in file order (``iter_qrels``): the qid, docid, grade and
+    file line of each row."""
+
+    qid: list[str]
+    docid: list[str]
+    grade: np.ndarray
+    line: np.ndarray
+
+
+def iter_qrels(
+    source: Source, errors: ErrorLog, *, progress: Callable[[float], None] | None = None
+) -> Iterator[QrelsChunk]:
+    """Stream a qrels file as ``QrelsChunk``s (the format is ``read_qrels``'s), as ``iter_run`` streams a
+    run: bad lines left out and recorded in ``errors``; the same (qid, docid) twice is recorded too, on
+    the line of the second (only the pairs are kept, not the rows)."""
+    seen: dict[tuple[str, str], int] = {}
+    for chunk, lines, _values in _iter_rows(source, errors, 4, 3, QRELS_FIELDS, _parse_grades, progress):
+        qids = np.repeat(chunk.qid_heads, chunk.qid_lengths)
+        qid = [value.decode("utf-8", "replace") for value in qids.tolist()]
+        docid = [value.decode("utf-8", "replace") for value in chunk.docid.tolist()]
+        keep = []
+        for i, (pair, line) in enumerate(zip(zip(qid, docid, strict=True), lines.tolist(), strict=True)):
+            first = seen.setdefault(pair, line)
+            if first != line:
+                errors.add(
+                    line,
+                    f"duplicate judgement for qid {pair[0]!r}, docid {pair[1]!r} (first at line {first})",
+                )
+            else:
+                keep.append(i)
+        if len(keep) < len(qid):
+            qid, docid = [qid[i] for i in keep], [docid[i] for i in keep]
+            chunk.value, lines = chunk.value[keep], lines[keep]
+        yield QrelsChunk(qid=qid, docid=docid, grade=chunk.value, line=lines)
+    if not errors.total and not errors.rows_seen:
+        errors.add(None, "file is empty" if not errors.bytes_seen else "no qrels rows found")
+
+
+def _iter_rows(
+    source: Source,
+    errors: ErrorLog,
+    min_fields: int,
+    value_column: int,
+    expected: str,
+    parse_value: Callable[[np.ndarray, Any, ErrorLog, np.ndarray], np.ndarray],
+    progress: Callable[[float], None] | None,
+) -> Iterator[tuple[_Chunk, np.ndarray, np.ndarray]]:
+    """The parsed chunks that hold rows, with the file line of each row."""
+    for offset, _size, chunk in _parsed_chunks(
+        source, min_fields, value_column, expected, errors, parse_value, progress
+    ):
+        errors.bytes_seen = errors.bytes_seen or chunk.any_bytes
         if not chunk.n_rows:
             continue
-        any_rows = True
-        lengths = chunk.qid_lengths
-        docid_hash = chunk.key - np.repeat(_qid_key(chunk.qid_heads), lengths)
+        errors.rows_seen = True
         if chunk.lines is None:
             line = np.arange(offset + 1, offset + 1 + chunk.n_rows, dtype=np.int64)
         else:
             line = chunk.lines.astype(np.int64) + offset
-        yield RunChunk(
-            qids=[head.decode("utf-8", "replace") for head in chunk.qid_heads.tolist()],
-            qid_lengths=lengths,
-            docid=chunk.docid,
-            docid_hash=docid_hash,
-            score=chunk.value,
-            line=line,
-        )
-    if not errors.total and not any_rows:
-        errors.add(None, "file is empty" if not any_bytes else "no run rows found")
+        yield chunk, line, chunk.value
 
 
 _POW10 = 10.0 ** np.arange(16)
@@ -1089,15 +1266,22 @@ def _fast_scores(raw: np.ndarray, lengths: np.ndarray) -> np.ndarray | None:
     return out
 
 
-def _parse_scores(raw: np.ndarray, lines: Any, errors: _Errors, lengths: np.ndarray) -> np.ndarray:
+def _parse_scores(raw: np.ndarray, lines: Any, errors: ErrorLog, lengths: np.ndarray) -> np.ndarray:
     fast = _fast_scores(raw, lengths)
     if fast is not None:
         return fast
+    text = raw
+    underscore = np.char.find(raw, b"_") >= 0  # Python's float takes "1_000"; trec_eval's strtod does not
+    if underscore.any():
+        for i in np.flatnonzero(underscore)[:_MAX_ERRORS].tolist():
+            errors.add(int(lines[i]), f"score '{raw[i].decode('utf-8', 'replace')}' is not a number")
+        text = raw.copy()
+        text[underscore] = b"0"
     try:
-        scores = raw.astype(np.float64)
+        scores = text.astype(np.float64)
     except ValueError:
         scores = np.zeros(len(raw), dtype=np.float64)
-        for i, token in enumerate(raw.tolist()):
+        for i, token in enumerate(text.tolist()):
             try:
                 scores[i] = float(token)
             except ValueError:
@@ -1109,7 +1293,7 @@ def _parse_scores(raw: np.ndarray, lines: Any, errors: _Errors, lengths: np.ndar
     return scores
 
 
-def _parse_grades(raw: np.ndarray, lines: Any, errors: _Errors, lengths: np.ndarray) -> np.ndarray:
+def _parse_grades(raw: np.ndarray, lines: Any, errors: ErrorLog, lengths: np.ndarray) -> np.ndarray:
     grades = np.zeros(len(raw), dtype=np.int64)
     if not len(raw):
         return grades
@@ -1137,37 +1321,39 @@ def _parse_grades(raw: np.ndarray, lines: Any, errors: _Errors, lengths: np.ndar
     return grades
 
 
-def read_qrels(path: str | Path) -> QrelsTable:
-    """Read a TREC qrels file into a ``QrelsTable`` (see the module docstring for the format).
+def read_qrels(source: Source, *, max_errors: int = _MAX_ERRORS) -> QrelsTable:
+    """Read a TREC qrels file (a path, or a binary file object with a ``name``) into a ``QrelsTable``
+    (see the module docstring for the format); ``line`` gives each row's line.
 
-    Raises ``TrecFormatError`` listing every bad line as ``FILE:LINE: message``: fewer than 4 fields, a
-    relevance that is not an integer, invalid UTF-8, the same (qid, docid) twice, a damaged gzip stream, an
-    empty file or one without any row.
+    Raises :class:`pooling.formats.FormatError` listing the bad lines as ``FILE:LINE: message``: fewer
+    than 4 fields, a relevance that is not an integer, invalid UTF-8, a NUL byte, a line over the length
+    limit, the same (qid, docid) twice, a damaged gzip stream, a missing file, an empty file or one without
+    any row.
     """
-    path = Path(path)
-    source = _source_name(path)
-    errors = _Errors(source)
-    parsed = _parse_file(path, 4, 3, QRELS_FIELDS, errors, _parse_grades, np.int64)
+    display = source_name(source)
+    errors = ErrorLog(display, max_errors)
+    parsed = _parse_file(source, 4, 3, QRELS_FIELDS, errors, _parse_grades, np.int64)
     if not errors.total and not parsed.n_rows:
         errors.add(None, "file is empty" if not parsed.any_bytes else "no qrels rows found")
-    errors.raise_if_any()
     topic_ids, topic = _topics(parsed.qid_heads, parsed.qid_lengths)
     table = QrelsTable(
         topic_ids=topic_ids,
         topic=topic,
         docid=parsed.docid,
         grade=parsed.value,
-        source=source,
+        source=display,
         _key=parsed.key,
+        _lines=parsed.lines,
     )
-    _duplicates(
-        topic_ids,
-        topic,
-        parsed.docid,
-        parsed.line_of,
-        table.key,
-        errors,
-        "duplicate judgement for qid '{qid}', docid '{docid}' (first at line {first})",
-    )
+    if not errors.stopped:
+        _duplicates(
+            topic_ids,
+            topic,
+            parsed.docid,
+            parsed.line_of,
+            table.key,
+            errors,
+            "duplicate judgement for qid {qid}, docid {docid} (first at line {first})",
+        )
     errors.raise_if_any()
     return table

@@ -1,4 +1,6 @@
-"""Tests for pooling.formats: the pure, streaming file readers."""
+"""Tests for the pure, streaming file readers: pooling.formats (topics, documents, and what every reader
+shares: opening, errors, limits) and its runs and qrels through pooling.trec_io, the one reader of those
+(the run and qrels readers formats.py had are gone; their tests are here, on the reader that stays)."""
 
 from __future__ import annotations
 
@@ -8,29 +10,25 @@ import pickle
 import tracemalloc
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
+import numpy as np
 import pytest
 import pytrec_eval
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from pooling import formats
+from pooling import formats, trec_io
 from pooling.formats import (
     DocumentEntry,
     FormatError,
     LineError,
-    QrelEntry,
-    RankedList,
-    RunEntry,
     TopicEntry,
     guess_format,
     open_lines,
-    ranked_lists,
     read_documents,
-    read_qrels,
-    read_run,
     read_topics,
+    source_name,
 )
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -39,6 +37,32 @@ BAD = DATA / "bad"
 
 
 # ------------------------------------------------------------------------------------------- helpers
+
+
+class RunEntry(NamedTuple):
+    """One run row as the streaming reader gives it (``trec_io.iter_run``), with its file line."""
+
+    qid: str
+    docid: str
+    score: float
+    line: int
+
+
+class QrelEntry(NamedTuple):
+    qid: str
+    docid: str
+    rel: int
+    line: int
+
+
+class RankedList(NamedTuple):
+    """A topic's ranked list from ``trec_io.read_run`` in trec_eval order (``trec_io.trec_order``), with
+    the line of the topic's first row."""
+
+    qid: str
+    docids: list[str]
+    scores: list[float]
+    first_line: int
 
 
 def make_file(
@@ -50,8 +74,83 @@ def make_file(
     return path
 
 
-def read_all_runs(path: Any) -> list[RankedList]:
-    return list(ranked_lists(read_run(path), path=path))
+def run_file(entries: list[RunEntry], name: str = "run") -> io.BytesIO:
+    """A run file (an upload, in memory) with one line per entry, in order."""
+    upload = io.BytesIO("".join(f"{e.qid} Q0 {e.docid} {e.line} {e.score!r} t\n" for e in entries).encode())
+    upload.name = name
+    return upload
+
+
+def read_all_runs(source: Any, **options: Any) -> list[RankedList]:
+    """Every topic's ranked list, topics in order of first appearance."""
+    table = trec_io.read_run(source, **options)
+    order = trec_io.trec_order(table.topic, table.score, table.docid, len(table.topic_ids))
+    order = np.arange(len(table)) if order is None else order
+    lines = table.line
+    lists = []
+    for code in sorted(set(table.topic.tolist()), key=lambda c: int(lines[table.topic == c].min())):
+        rows = order[table.topic[order] == code]
+        lists.append(
+            RankedList(
+                table.topic_ids[code],
+                [docid.decode() for docid in table.docid[rows].tolist()],
+                table.score[rows].tolist(),
+                int(lines[table.topic == code].min()),
+            )
+        )
+    return lists
+
+
+def stream_run(source: Any, *, max_errors: int = 50) -> tuple[list[RunEntry], FormatError | None]:
+    """The rows ``trec_io.iter_run`` streams (bad lines left out), and the error it ends with (if any)."""
+    log = trec_io.ErrorLog(source_name(source), max_errors)
+    entries = [
+        RunEntry(qid, docid.decode(), score, line)
+        for chunk in trec_io.iter_run(source, log)
+        for qid, docid, score, line in zip(
+            np.repeat(np.array(chunk.qids, dtype=object), chunk.qid_lengths).tolist(),
+            chunk.docid.tolist(),
+            chunk.score.tolist(),
+            chunk.line.tolist(),
+            strict=True,
+        )
+    ]
+    try:
+        log.raise_if_any()
+    except FormatError as exc:
+        return entries, exc
+    return entries, None
+
+
+def read_run(source: Any, **options: Any) -> list[RunEntry]:
+    """All the rows of a run file, in file order; a FormatError if anything is wrong."""
+    entries, error = stream_run(source, **options)
+    if error is not None:
+        raise error
+    return entries
+
+
+def stream_qrels(source: Any) -> tuple[list[QrelEntry], FormatError | None]:
+    log = trec_io.ErrorLog(source_name(source))
+    entries = [
+        QrelEntry(qid, docid, grade, line)
+        for chunk in trec_io.iter_qrels(source, log)
+        for qid, docid, grade, line in zip(
+            chunk.qid, chunk.docid, chunk.grade.tolist(), chunk.line.tolist(), strict=True
+        )
+    ]
+    try:
+        log.raise_if_any()
+    except FormatError as exc:
+        return entries, exc
+    return entries, None
+
+
+def read_qrels(source: Any) -> list[QrelEntry]:
+    entries, error = stream_qrels(source)
+    if error is not None:
+        raise error
+    return entries
 
 
 def errors_of(read: Callable[[], Any]) -> list[LineError]:
@@ -186,10 +285,10 @@ def test_it_reads_the_good_topics_in_every_format() -> None:
 
 def test_it_reads_the_good_runs_in_trec_eval_order() -> None:
     run_a = read_all_runs(GOOD / "run_a.txt")
-    assert [(b.qid, b.docids, b.scores, b.first_line, b.continued) for b in run_a] == [
-        ("301", ["d01", "d04", "d02", "d03"], [12.5, 9.75, 9.75, 3.0], 2, False),
-        ("302", ["d08", "d05", "d07"], [8.0, 7.5, 1.25], 6, False),
-        ("303", ["d09", "d12", "d11"], [11.0, 10.0, 2.5], 9, False),
+    assert [(b.qid, b.docids, b.scores, b.first_line) for b in run_a] == [
+        ("301", ["d01", "d04", "d02", "d03"], [12.5, 9.75, 9.75, 3.0], 2),
+        ("302", ["d08", "d05", "d07"], [8.0, 7.5, 1.25], 6),
+        ("303", ["d09", "d12", "d11"], [11.0, 10.0, 2.5], 9),
     ]
     run_b = read_all_runs(GOOD / "run_b.txt.gz")
     assert [(b.qid, b.docids, b.scores) for b in run_b] == [
@@ -241,6 +340,13 @@ BAD_CASES: list[tuple[str, str, int | None | str, str]] = [
     ("run_inf_score.txt", "run", 3, "score '-inf' is not a finite number"),
     ("run_non_numeric_score.txt", "run", 2, "score 'high' is not a number"),
     ("run_duplicate_doc.txt", "run", 3, "duplicate docid 'd01'"),
+    # trec_eval's "duplicate docs" wherever the second row is: one reader, whole topics.
+    (
+        "run_duplicate_doc_noncontiguous.txt",
+        "run",
+        3,
+        "duplicate docid 'd01' for qid '301' (first at line 1)",
+    ),
     ("run_invalid_utf8.txt", "run", 2, "invalid UTF-8"),
     ("run_truncated.txt.gz", "run", "any", "truncated gzip file"),
     ("run_corrupt_gzip.txt.gz", "run", 3, "corrupt gzip file: CRC check failed"),
@@ -272,8 +378,8 @@ BAD_CASES: list[tuple[str, str, int | None | str, str]] = [
     ("docs_missing_docno.trec", "documents", 6, "document has no <DOCNO>"),
     ("docs_text_outside_doc.trec", "documents", 5, "text outside <DOC>"),
 ]
-# Syntactically valid: only the importer, which knows the collection and the other blocks, rejects them.
-IMPORTER_ONLY = ["run_duplicate_doc_noncontiguous.txt", "run_unknown_topic.txt"]
+# Syntactically valid: only the importer, which knows the collection, rejects it.
+IMPORTER_ONLY = ["run_unknown_topic.txt"]
 
 READERS: dict[str, Callable[[Path], list[Any]]] = {
     "run": read_all_runs,
@@ -313,21 +419,12 @@ def test_it_covers_every_bad_file_in_the_table_and_the_readme() -> None:
         assert f"`{name}`" in readme, name
 
 
-def test_it_leaves_a_noncontiguous_duplicate_to_the_importer_as_a_continued_block() -> None:
-    blocks = read_all_runs(BAD / "run_duplicate_doc_noncontiguous.txt")
-    assert [(b.qid, b.docids, b.first_line, b.continued) for b in blocks] == [
-        ("301", ["d01"], 1, False),
-        ("302", ["d05"], 2, False),
-        ("301", ["d01"], 3, True),
-    ]
-
-
 def test_it_reads_a_run_with_an_unknown_topic_as_valid() -> None:
     assert [b.qid for b in read_all_runs(BAD / "run_unknown_topic.txt")] == ["301", "999"]
 
 
 def test_it_yields_the_good_lines_before_a_truncated_gzip_error() -> None:
-    entries, error = consume(read_run(BAD / "run_truncated.txt.gz"))
+    entries, error = stream_run(BAD / "run_truncated.txt.gz")
     assert error is not None and "truncated gzip file" in str(error)
     assert len(entries) > 100
     assert entries[-1].line == error.errors[0].line - 1
@@ -365,7 +462,7 @@ def test_it_reports_a_missing_file_as_a_file_level_error(tmp_path: Path) -> None
 
 def test_it_raises_at_the_end_after_yielding_every_good_entry(tmp_path: Path) -> None:
     path = make_file(tmp_path, "1 0 a 1\n1 0 b x\n1 0 c 0\n2 0 d\n2 0 e 2\n")
-    entries, error = consume(read_qrels(path))
+    entries, error = stream_qrels(path)
     assert [e.docid for e in entries] == ["a", "c", "e"]
     assert error is not None and [e.line for e in error.errors] == [2, 4]
 
@@ -424,7 +521,7 @@ def test_it_reads_gzip_transparently_by_suffix_or_magic_bytes(tmp_path: Path) ->
 def test_it_reads_an_open_binary_upload_using_its_name(tmp_path: Path) -> None:
     upload = io.BytesIO(b"q1 0 a 1\nq1 0 b oops\n")
     upload.name = "upload.qrels"
-    entries, error = consume(read_qrels(upload))
+    entries, error = stream_qrels(upload)
     assert entries == [QrelEntry("q1", "a", 1, 1)]
     assert error is not None and str(error) == "upload.qrels:2: relevance 'oops' is not an integer"
     assert not upload.closed
@@ -445,7 +542,7 @@ def test_it_refuses_a_text_mode_file(tmp_path: Path) -> None:
 
 def test_it_names_the_line_of_invalid_utf8_and_reads_on(tmp_path: Path) -> None:
     path = make_file(tmp_path, b"q Q0 a 1 1 t\nq Q0 \xc3\x28 2 1 t\nq Q0 b 3 1 t\nq Q0 c 4 x t\n")
-    entries, error = consume(read_run(path))
+    entries, error = stream_run(path)
     assert [e.docid for e in entries] == ["a", "b"]
     assert error is not None
     assert [str(e) for e in error.errors] == [
@@ -525,7 +622,7 @@ def test_it_rejects_a_run_line_with_fewer_than_six_fields(tmp_path: Path) -> Non
 def test_it_orders_ties_by_docid_descending_in_byte_order() -> None:
     rows = [("b", 1.0), ("a", 2.0), ("B", 1.0), ("é", 1.0), ("c", 1.0), ("ab", 1.0), ("z", 0.5), ("x", -3.0)]
     entries = [RunEntry("q", docid, score, n) for n, (docid, score) in enumerate(rows, start=1)]
-    [block] = ranked_lists(entries, path="run")
+    [block] = read_all_runs(run_file(entries))
     assert block.docids == ["a", "é", "c", "b", "ab", "B", "z", "x"]
     assert block.scores == [2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 0.5, -3.0]
     # Python str order is UTF-8 byte order (what trec_eval's strcmp compares).
@@ -546,7 +643,7 @@ def test_it_orders_ties_by_docid_descending_in_byte_order() -> None:
 )
 def test_it_ranks_exactly_as_trec_eval_does(rows: list[tuple[str, float]]) -> None:
     entries = [RunEntry("q", docid, score, n) for n, (docid, score) in enumerate(rows, start=1)]
-    [block] = ranked_lists(entries, path="run")
+    [block] = read_all_runs(run_file(entries))
     # One topic per document, with only that document relevant: trec_eval's recip_rank is 1/its rank.
     run = {f"q{docid}": dict(rows) for docid, _ in rows}
     qrels = {f"q{docid}": {docid: 1} for docid, _ in rows}
@@ -555,37 +652,34 @@ def test_it_ranks_exactly_as_trec_eval_does(rows: list[tuple[str, float]]) -> No
     assert {docid: rank for rank, docid in enumerate(block.docids, start=1)} == trec_eval_ranks
 
 
-def test_it_flags_a_topic_that_comes_back_as_a_continued_block() -> None:
+def test_it_ranks_a_topic_that_comes_back_with_its_earlier_rows() -> None:
+    # formats' ranked_lists gave each contiguous block apart ("continued"); the one reader ranks whole
+    # topics, as trec_eval does.
     entries = [
         RunEntry(q, d, 1.0, n)
         for n, (q, d) in enumerate(
             [("1", "a"), ("1", "b"), ("2", "a"), ("1", "c"), ("3", "a"), ("2", "b"), ("2", "c")], start=1
         )
     ]
-    blocks = list(ranked_lists(entries, path="run"))
-    assert [(b.qid, b.docids, b.first_line, b.continued) for b in blocks] == [
-        ("1", ["b", "a"], 1, False),
-        ("2", ["a"], 3, False),
-        ("1", ["c"], 4, True),
-        ("3", ["a"], 5, False),
-        ("2", ["c", "b"], 6, True),
+    blocks = read_all_runs(run_file(entries))
+    assert [(b.qid, b.docids, b.first_line) for b in blocks] == [
+        ("1", ["c", "b", "a"], 1),
+        ("2", ["c", "b", "a"], 3),
+        ("3", ["a"], 5),
     ]
 
 
-def test_it_reports_a_duplicate_within_a_block_on_the_second_line_and_keeps_the_first() -> None:
+def test_it_reports_a_duplicate_on_the_second_line() -> None:
     entries = [RunEntry("q", "a", 3.0, 1), RunEntry("q", "b", 2.0, 2), RunEntry("q", "a", 9.0, 3)]
-    blocks, error = consume(ranked_lists(entries, path="run.txt"))
-    assert [(b.docids, b.scores) for b in blocks] == [(["a", "b"], [3.0, 2.0])]
-    assert error is not None
-    assert str(error) == "run.txt:3: duplicate docid 'a' for qid 'q' (first at line 1)"
+    with pytest.raises(FormatError) as info:
+        read_all_runs(run_file(entries, "run.txt"))
+    assert str(info.value) == "run.txt:3: duplicate docid 'a' for qid 'q' (first at line 1)"
 
 
 def test_it_merges_reader_errors_and_duplicates_in_line_order(tmp_path: Path) -> None:
     path = make_file(tmp_path, "q Q0 a 1 1 t\nq Q0 a 2 1 t\nq Q0 b 3 x t\nq Q0 b 4 1 t\nq Q0 b 5 2 t\n")
-    blocks, error = consume(ranked_lists(read_run(path), path=path))
-    assert [b.docids for b in blocks] == [["b", "a"]]
-    assert error is not None
-    assert [(e.line, e.message.split(" ")[0]) for e in error.errors] == [
+    errors = errors_of(lambda: read_all_runs(path))
+    assert [(e.line, e.message.split(" ")[0]) for e in errors] == [
         (2, "duplicate"),
         (3, "score"),
         (5, "duplicate"),
@@ -594,17 +688,19 @@ def test_it_merges_reader_errors_and_duplicates_in_line_order(tmp_path: Path) ->
 
 def test_it_lists_a_bounded_number_of_duplicates() -> None:
     entries = [RunEntry("q", "a", 1.0, n) for n in range(1, 11)]
-    errors = errors_of(lambda: list(ranked_lists(entries, path="r", max_errors=3)))
+    errors = errors_of(lambda: read_all_runs(run_file(entries, "r"), max_errors=3))
     assert [e.line for e in errors] == [2, 3, 4, None]
-    assert errors[-1].message == "... and 6 more duplicate docids"
+    assert errors[-1].message == "... and 6 more"
 
 
-def test_it_propagates_an_empty_run_through_ranked_lists(tmp_path: Path) -> None:
+def test_it_reports_an_empty_run(tmp_path: Path) -> None:
     path = make_file(tmp_path, "")
     assert errors_of(lambda: read_all_runs(path)) == [LineError(str(path), None, "file is empty")]
 
 
-def test_it_streams_a_large_run_in_flat_memory(tmp_path: Path) -> None:
+def test_it_streams_a_large_run_in_flat_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(trec_io, "_BLOCK_BYTES", 1 << 20)  # blocks smaller than the file, to see it stream
+    monkeypatch.setattr(trec_io, "_CHUNK_BYTES", 1 << 18)
     topics, depth = 200, 1000  # 200,000 lines, ~7 MB
     path = tmp_path / "big.run"
     with path.open("w") as handle:
@@ -614,13 +710,17 @@ def test_it_streams_a_large_run_in_flat_memory(tmp_path: Path) -> None:
     try:
         blocks = 0
         rows = 0
-        for block in ranked_lists(read_run(path), path=path):
+        log = trec_io.ErrorLog(str(path))
+        qids: set[str] = set()
+        for chunk in trec_io.iter_run(path, log):
             blocks += 1
-            rows += len(block.docids)
+            qids.update(chunk.qids)
+            rows += len(chunk.docid)
+        log.raise_if_any()
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
-    assert (blocks, rows) == (topics, topics * depth)
+    assert (len(qids), rows) == (topics, topics * depth) and blocks > 1
     assert peak < 5 * 1024 * 1024, f"peak {peak / 2**20:.1f} MiB"
 
 
@@ -634,6 +734,19 @@ def test_it_reads_qrels_with_negative_grades_and_extra_fields(tmp_path: Path) ->
         QrelEntry("301", "d2", -1, 3),
         QrelEntry("302", "d1", 0, 5),
     ]
+
+
+def test_it_splits_fields_on_whitespace_as_c_isspace_does_like_trec_eval(tmp_path: Path) -> None:
+    # trec_eval's get_qrels.c and get_top.c split with isspace(): space, \t, \v, \f, \r. formats.py once
+    # refused a form feed that trec_io accepted; the one reader follows trec_eval.
+    path = make_file(tmp_path, b"301\f0\fd1\f2\n301\v0\vd2\t1\r\n302 0 d\x01x 0\n")
+    assert read_qrels(path) == [
+        QrelEntry("301", "d1", 2, 1),
+        QrelEntry("301", "d2", 1, 2),
+        QrelEntry("302", "d\x01x", 0, 3),  # other control bytes are part of the field, as in C
+    ]
+    run = make_file(tmp_path, b"q\fQ0\fa\f1\f2.5\ft\n", name="run.txt")
+    assert read_run(run) == [RunEntry("q", "a", 2.5, 1)]
 
 
 @pytest.mark.parametrize("rel", ["1.0", "one", "1e0", "", "١"])
@@ -895,10 +1008,10 @@ def test_it_numbers_lines_correctly_deep_into_a_large_file(tmp_path: Path) -> No
     rows = [f"q{i // 100} Q0 d{i} 1 {i}.0 t" for i in range(50_000)]
     rows[30_000] = "q300 Q0 d\udcff 1 1 t"  # becomes an invalid UTF-8 byte below
     rows[40_000] = "q400 Q0 d40000 1 many t"
-    rows[45_000] = "q450 Q0 " + "x" * 300_000 + " 1 1 t"  # a line longer than several blocks
+    rows[45_000] = "q450 Q0 d45000 1 1 t " + "x" * 300_000  # a line longer than several blocks
     data = "\r\n".join(rows).encode("utf-8", "surrogateescape")  # CRLF, no final line end
     path = make_file(tmp_path, data, name="big.txt.gz", compress=True)
-    entries, error = consume(read_run(path))
+    entries, error = stream_run(path)
     assert error is not None
     assert [(e.line, e.message.split(" (")[0]) for e in error.errors] == [
         (30_001, "invalid UTF-8"),
@@ -906,7 +1019,17 @@ def test_it_numbers_lines_correctly_deep_into_a_large_file(tmp_path: Path) -> No
     ]
     assert len(entries) == 49_998
     assert entries[-1] == RunEntry("q499", "d49999", 49999.0, 50_000)
-    assert entries[45_000 - 2].docid == "x" * 300_000 and entries[45_000 - 2].line == 45_001
+    # (a docid that long is refused: see test_it_refuses_a_field_longer_than_the_limit)
+    assert entries[45_000 - 2].docid == "d45000" and entries[45_000 - 2].line == 45_001
+
+
+def test_it_refuses_a_field_longer_than_the_limit(tmp_path: Path) -> None:
+    path = make_file(tmp_path, "q Q0 a 1 1 t\nq Q0 " + "x" * 2000 + " 2 1 t\nq Q0 c 3 1 t\n")
+    entries, error = stream_run(path)
+    assert [e.docid for e in entries] == ["a", "c"]
+    assert error is not None and [str(e) for e in error.errors] == [
+        f"{path}:2: docid longer than 1,024 bytes"
+    ]
 
 
 def test_it_stops_after_max_errors_of_invalid_utf8(tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from pooling import formats
+from pooling import formats, trec_io
 from pooling.models import Collection, Document, Run, RunRow, Topic
 
 DATA = Path(__file__).resolve().parent.parent / "data"
@@ -447,12 +447,9 @@ def test_it_merges_a_topic_whose_rows_are_not_contiguous(loaded: Collection) -> 
 
     output = run("import_run", "news", path)
 
-    entries = list(formats.read_run(path))
-    assert output.out.startswith(f"run: {len(entries)} rows, 3 topics, ")
-    expected = {
-        qid: trec_order([(e.docid, e.score) for e in entries if e.qid == qid])
-        for qid in ("301", "302", "303")
-    }
+    entries = trec_io.read_run(path).to_dict()
+    assert output.out.startswith(f"run: {sum(map(len, entries.values()))} rows, 3 topics, ")
+    expected = {qid: trec_order(list(entries[qid].items())) for qid in ("301", "302", "303")}
     assert ranked("run_noncontiguous") == expected
     assert [docid for docid, _ in expected["301"]] == ["d04", "d03", "d02", "d01"]  # two blocks, merged
     assert stored_ranks("run_noncontiguous") == {

@@ -59,13 +59,17 @@ def test_it_refuses_an_escaped_nul_in_any_json_string_but_not_an_escaped_backsla
 
 def test_it_refuses_a_nul_byte_in_a_run_or_qrels_file_on_its_line(tmp_path: Path) -> None:
     run = write(tmp_path, "r.txt", b"q Q0 a 1 1 t\nq Q0 b\x00c 2 1 t\n")
-    with pytest.raises(trec_io.TrecFormatError) as info:
+    with pytest.raises(formats.FormatError) as info:
         trec_io.read_run(run)
-    assert info.value.errors == [f"{run}:2: NUL byte at byte column 7 (text may not contain NUL)"]
+    assert [str(e) for e in info.value.errors] == [
+        f"{run}:2: NUL byte at byte column 7 (text may not contain NUL)"
+    ]
     qrels = write(tmp_path, "q.txt", b"1 0 a 1\n1 0 b 1\x00\n")
-    with pytest.raises(trec_io.TrecFormatError) as info:
+    with pytest.raises(formats.FormatError) as info:
         trec_io.read_qrels(qrels)
-    assert info.value.errors == [f"{qrels}:2: NUL byte at byte column 8 (text may not contain NUL)"]
+    assert [str(e) for e in info.value.errors] == [
+        f"{qrels}:2: NUL byte at byte column 8 (text may not contain NUL)"
+    ]
 
 
 # ------------------------------------------------------------------------------------ line length
@@ -90,12 +94,7 @@ def test_it_reads_a_gzip_bomb_of_one_line_in_bounded_memory_and_time(tmp_path: P
     started = time.monotonic()
     tracemalloc.start()
     try:
-        if kind in ("run", "qrels"):
-            with pytest.raises(trec_io.TrecFormatError) as info:
-                read()
-            messages = info.value.errors
-        else:
-            messages = errors_of(read)
+        messages = errors_of(read)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -111,10 +110,10 @@ def test_it_names_the_long_line_among_short_ones(tmp_path: Path) -> None:
         assert errors_of(lambda: list(formats.read_topics(path))) == [
             f"{path}:3: line longer than the limit of 4,096 bytes"
         ]
-    run = write(tmp_path, "r.txt", b"q Q0 a 1 1 t\nq Q0 " + b"b" * 5000 + b" 2 1 t\n")
-    with formats.limits(line_bytes=4096), pytest.raises(trec_io.TrecFormatError) as info:
+    run = write(tmp_path, "r.txt", b"q Q0 a 1 1 t\nq Q0 b 2 1 " + b"t" * 5000 + b"\n")
+    with formats.limits(line_bytes=4096), pytest.raises(formats.FormatError) as info:
         trec_io.read_run(run)
-    assert info.value.errors == [f"{run}:2: line longer than the limit of 4,096 bytes"]
+    assert [str(e) for e in info.value.errors] == [f"{run}:2: line longer than the limit of 4,096 bytes"]
 
 
 def test_it_stops_at_the_decompressed_limit_without_calling_the_file_bad(tmp_path: Path) -> None:
@@ -221,6 +220,6 @@ def test_the_api_leaves_a_file_expanding_past_the_check_limit_to_its_job(
 
     with pytest.raises(services.ImportFailed) as info:
         services.import_file(kind="run", collection=news, path=job.upload.path, display_name="many.txt.gz")
-    assert info.value.errors == [
+    assert [str(e) for e in info.value.errors] == [
         "many.txt.gz:1: unknown topic 'x' (not in the collection; 300000 rows from here)"
     ]

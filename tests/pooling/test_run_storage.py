@@ -11,7 +11,7 @@ import pytest
 from django.core.management import call_command
 from django.db import IntegrityError, connection, transaction
 
-from pooling import runrows, services, trec_io
+from pooling import formats, runrows, services, trec_io
 from pooling.models import Collection, Document, Run, RunRow, Topic
 from tests.conftest import require_services
 from tests.factories import make_collection, make_run
@@ -92,9 +92,9 @@ def test_iter_run_records_bad_lines_and_empty_files(tmp_path: Path) -> None:
     bad.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d2 1\n1 Q0 d3 1 nan t\n", encoding="utf-8")
     errors = trec_io.ErrorLog("bad.txt")
     list(trec_io.iter_run(bad, errors))
-    with pytest.raises(trec_io.TrecFormatError) as info:
+    with pytest.raises(formats.FormatError) as info:
         errors.raise_if_any()
-    assert info.value.errors == [
+    assert [str(error) for error in info.value.errors] == [
         "bad.txt:2: expected 6 fields 'qid Q0 docid rank score tag', found 4",
         "bad.txt:3: score 'nan' is not a finite number",
     ]
