@@ -137,6 +137,12 @@ def news(db: None) -> Collection:
     return Collection.objects.get(name="news")
 
 
+def managing(collection: Collection, manager: Any) -> Any:
+    """An API client of a manager of the collection."""
+    collection.managers.add(manager)
+    return client_for(manager)
+
+
 def upload(client: Any, name: str, data: bytes, kind: str = "topics") -> Any:
     handle = io.BytesIO(data)
     handle.name = name
@@ -154,7 +160,7 @@ def upload(client: Any, name: str, data: bytes, kind: str = "topics") -> Any:
 def test_the_api_refuses_a_topics_upload_with_a_nul_with_400_and_stores_nothing(
     news: Collection, manager: Any, name: str, data: bytes, message: str
 ) -> None:
-    response = upload(client_for(manager), name, data)
+    response = upload(managing(news, manager), name, data)
     assert response.status_code == 400
     [error] = response.json()["file"]
     assert error.startswith(message)
@@ -174,7 +180,7 @@ def test_the_import_command_names_the_line_of_a_nul(news: Collection, tmp_path: 
 def test_the_api_refuses_a_one_line_gzip_bomb_with_400_in_bounded_memory(
     news: Collection, manager: Any, kind: str
 ) -> None:
-    client = client_for(manager)
+    client = managing(news, manager)
     documents = Document.objects.count()
     data = bomb()
     started = time.monotonic()
@@ -196,7 +202,7 @@ def test_the_api_refuses_a_one_line_gzip_bomb_with_400_in_bounded_memory(
 @pytest.mark.django_db
 def test_the_api_refuses_a_line_over_a_lowered_limit(news: Collection, manager: Any, settings: Any) -> None:
     settings.IMPORT_MAX_LINE_BYTES = 100
-    response = upload(client_for(manager), "t.tsv", b"301\tshort\n302\t" + b"q" * 200 + b"\n")
+    response = upload(managing(news, manager), "t.tsv", b"301\tshort\n302\t" + b"q" * 200 + b"\n")
     assert response.status_code == 400
     assert response.json()["file"] == ["t.tsv:2: line longer than the limit of 100 bytes"]
 
@@ -210,7 +216,7 @@ def test_the_api_leaves_a_file_expanding_past_the_check_limit_to_its_job(
     data = gzip.compress(b"x Q0 d01 1 1 t\n" * 300_000, compresslevel=9)
     assert len(data) < settings.IMPORT_CHECK_MAX_BYTES
     started = time.monotonic()
-    response = upload(client_for(manager), "many.txt.gz", data, "run")
+    response = upload(managing(news, manager), "many.txt.gz", data, "run")
     assert response.status_code == 202, response.content
     assert time.monotonic() - started < 10
     job = Job.objects.get()
