@@ -153,7 +153,7 @@ def test_it_exits_non_zero_with_the_errors_on_stderr(pool, nist, tmp_path, capsy
     [
         (["nowhere", "FILE", "--rater", "nist"], "no pool named 'nowhere'"),
         (["legacy", "FILE", "--rater", "ghost"], "no user named 'ghost'"),
-        (["legacy", "/no/such/file.qrels", "--rater", "nist"], "/no/such/file.qrels: no such file"),
+        (["legacy", "/no/such/file.qrels", "--rater", "nist"], "/no/such/file.qrels: file not found"),
     ],
 )
 def test_it_names_what_is_missing(pool, nist, tmp_path, args, message):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
@@ -37,9 +36,7 @@ class Command(BaseCommand):
         rater = get_user_model().objects.filter(username=options["rater"]).first()
         if rater is None:
             raise CommandError(f"no user named {options['rater']!r}")
-        path = options["file"]
-        if not Path(path).is_file():
-            raise CommandError(f"{path}: no such file")
+        path = options["file"]  # a missing file is the reader's error, like every file problem
         try:
             summary = imports.import_judgements(
                 pool=pool, path=path, rater=rater, skip_unpooled=options["skip_unpooled"], display_name=path
