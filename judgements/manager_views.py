@@ -23,6 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from judgements import adjudication as gold_and_adjudication
 from judgements import dashboard as boards
 from judgements import errors, stats
+from judgements.campaign_views import JudgingNotSetUp
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
 from pooling import charts
 from pooling.models import Pool, PoolItem
@@ -32,9 +33,13 @@ UNRATEABLE = "unrateable"
 
 
 def _judging(request: HttpRequest, name: str) -> Judging:
-    """The judging set-up of a pool the user manages (404 for another's pool or one not set up)."""
+    """The judging set-up of a pool the user manages (404 for another's pool; for one not set up, the page
+    that links to its set-up)."""
     pool = managed_pool(request, name, queryset=Pool.objects.all())
-    return get_object_or_404(Judging.objects.select_related("pool", "rubric"), pool=pool)
+    judging = Judging.objects.select_related("pool", "rubric").filter(pool=pool).first()
+    if judging is None:
+        raise JudgingNotSetUp(pool.name)  # the pool's manager is told to set it up
+    return judging
 
 
 class Labels:

@@ -4,9 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from judgements.errors import JudgingError
 from judgements.leasing import end_lease
 from judgements.models import (
     Assignment,
@@ -63,3 +67,27 @@ def remove_rater(*, pool: Pool, rater: AbstractBaseUser) -> None:
             item__pool=pool, rater=rater, state=Assignment.State.ACTIVE
         ).select_for_update():
             end_lease(assignment, Assignment.State.EXPIRED)
+
+
+def create_rater_account(*, username: str, password: str | None) -> AbstractBaseUser:
+    """Create the account of a rater (no role: a rater is any user added to a pool's raters).
+
+    The password must pass the project's password validators; None gives the account no usable password
+    (an admin or the password-reset page sets one). Refused (JudgingError) for a taken username."""
+    users = get_user_model()
+    username = username.strip()
+    if not username:
+        raise JudgingError("a username is needed")
+    if users.objects.filter(username=username).exists():
+        raise JudgingError(f"a user named {username!r} exists already: add them as an existing user")
+    user = users(username=username)
+    if password is None:
+        user.set_unusable_password()
+    else:
+        try:
+            validate_password(password, user)
+        except ValidationError as exc:
+            raise JudgingError(f"password refused for {username!r}: {' '.join(exc.messages)}") from None
+        user.set_password(password)
+    user.save()
+    return user

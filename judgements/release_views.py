@@ -5,12 +5,13 @@ from __future__ import annotations
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.db import transaction
-from django.http import FileResponse, Http404, HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
 
 from judgements import queries
+from judgements.campaign_views import JudgingNotSetUp
 from judgements.models import Judging, Release
 from judgements.releases import release_file_response
 from pooling import charts
@@ -22,7 +23,7 @@ from pooling.permissions import managed_pool
 def agreement(request: HttpRequest, name: str) -> HttpResponse:
     pool = managed_pool(request, name)
     if not Judging.objects.filter(pool=pool).exists():
-        raise Http404("this pool has no judging set-up")
+        raise JudgingNotSetUp(pool.name)
     summary = queries.cached_for_pool(pool, "agreement", queries.pool_agreement)
     figures: dict[str, SafeString] = {}
     matrix = summary.get("pair_matrix") or {}

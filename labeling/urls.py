@@ -12,6 +12,8 @@ urlpatterns = [
     # The split view serves its start-up script as a file (`?script`): the CSP allows no inline script.
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("pools/", include("pooling.urls")),
+    path("", include("judgements.campaign_urls")),
+    path("", include("pooling.manage_urls")),
     path("manage/", include("judgements.manager_urls")),
     path("campaigns/", include("judgements.release_urls")),
     path("evaluation/", include("evaluation.urls")),

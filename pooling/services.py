@@ -862,31 +862,94 @@ def remove_run(*, pool: Pool, run: Run) -> BuildSummary:
     return summary
 
 
-def estimate_pool(*, pool: Pool) -> dict[str, Any]:
-    """Size and cost of a pool before it is built: distinct (topic, document) pairs within depth k."""
+@transaction.atomic
+def set_judgement_plan(*, pool: Pool, judgements_per_item: int, double_judge_fraction: float | None) -> Pool:
+    """Change how many judgements an item needs (`judgements_per_item`) and for which fraction of the
+    items (`double_judge_fraction`, the agreement sample; None: every item). Only before the pool is
+    built: a built pool's items already carry their required judgements, which raters are working to."""
+    locked = Pool.objects.select_for_update().get(pk=pool.pk)
+    problems = []
+    if locked.status in (Pool.Status.BUILT, Pool.Status.BUILDING):
+        problems.append(
+            f"pool {pool.name!r} is {locked.status}: its items already say how many judgements each needs"
+        )
+    if judgements_per_item < 1:
+        problems.append("judgements per item must be at least 1")
+    if double_judge_fraction is not None and not 0.0 <= double_judge_fraction <= 1.0:
+        problems.append("double_judge_fraction must be between 0 and 1")
+    if problems:
+        raise PoolError("; ".join(problems))
+    locked.judgements_per_item = judgements_per_item
+    locked.double_judge_fraction = double_judge_fraction
+    locked.save(update_fields=["judgements_per_item", "double_judge_fraction"])
+    pool.judgements_per_item, pool.double_judge_fraction = judgements_per_item, double_judge_fraction
+    return locked
+
+
+def estimate_pool(
+    *, pool: Pool, runs: Iterable[Run] | None = None, per_topic: bool = False
+) -> dict[str, Any]:
+    """Size and cost of a pool before it is built: distinct (topic, document) pairs within depth k.
+
+    `pool` may be an unsaved `Pool` holding the parameters a form is about to pass to `create_pool`, with
+    `runs` the runs it would get (default: the pool's runs): the page's preview and the CLI's printed
+    estimate are then the same numbers. Adaptive pools judge at most `budget` of the candidates; an item
+    needs `judgements_per_item` judgements, or, with `double_judge_fraction`, that many for the fraction
+    of the items and one for the others. `per_topic` adds `topics`: the candidates of each topic
+    (`[{"qid", "items"}]`, topics without any left out)."""
     rows = RunRow._meta.db_table
-    run_ids = list(pool.pool_runs.values_list("run_id", flat=True))
+    if runs is None:
+        run_ids = list(pool.pool_runs.values_list("run_id", flat=True))
+    else:
+        run_ids = [run.pk for run in runs]
+    empty: dict[str, Any] = {"candidates": 0, "items": 0, "judgements": 0, "cost": 0.0}
+    if per_topic:
+        empty["topics"] = []
     if not run_ids:
-        return {"items": 0, "judgements": 0, "cost": 0.0}
+        return empty
     runs_sql = ", ".join(["%s"] * len(run_ids))
     topics_sql, topic_ids = _topic_filter(pool)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT COUNT(*) FROM (SELECT DISTINCT rr.topic_id, rr.document_id FROM {rows} rr "
-            f"WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql}) c",
+            f"SELECT c.topic_id, COUNT(*) FROM (SELECT DISTINCT rr.topic_id, rr.document_id FROM {rows} rr "
+            f"WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql}) c GROUP BY c.topic_id",
             [*run_ids, pool.depth, *topic_ids],
         )
-        candidates = int(cursor.fetchone()[0])
+        by_topic = {int(topic_id): int(count) for topic_id, count in cursor.fetchall()}
+    candidates = sum(by_topic.values())
     items = min(candidates, pool.budget) if pool.adaptive and pool.budget else candidates
     per_item = pool.judgements_per_item
     if pool.double_judge_fraction is not None:
         per_item = 1 + (pool.judgements_per_item - 1) * pool.double_judge_fraction
     judgements = round(items * per_item)
-    return {
+    estimate: dict[str, Any] = {
         "candidates": candidates,
         "items": items,
         "judgements": judgements,
         "cost": round(judgements * float(pool.price_per_judgement), 2),
+    }
+    if per_topic:
+        qids = dict(Topic.objects.filter(pk__in=by_topic).values_list("pk", "qid"))
+        estimate["topics"] = sorted(
+            ({"qid": qids[pk], "items": count} for pk, count in by_topic.items()), key=lambda t: t["qid"]
+        )
+    return estimate
+
+
+def estimate_added_runs(*, pool: Pool, runs: Iterable[Run]) -> dict[str, Any]:
+    """What adding `runs` to `pool` brings: the items (and their judgements and cost) that the depth-k
+    lists of the pool's runs together with `runs` have beyond those of the pool's runs alone — the
+    difference of two `estimate_pool` figures, so the same rule as the pool's own estimate."""
+    current = list(Run.objects.filter(pk__in=pool.pool_runs.values("run_id")))
+    present = {run.pk for run in current}
+    new = [run for run in runs if run.pk not in present]
+    before = estimate_pool(pool=pool, runs=current)
+    after = estimate_pool(pool=pool, runs=[*current, *new])
+    return {
+        "runs": [run.name for run in new],
+        "items": after["items"] - before["items"],
+        "judgements": after["judgements"] - before["judgements"],
+        "cost": round(after["cost"] - before["cost"], 2),
     }
 
 

@@ -6,12 +6,11 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.password_validation import validate_password
-from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.db import transaction
 
 from judgements import membership
+from judgements.errors import JudgingError
 from judgements.models import Judging
 from pooling.management.commands._base import get_pool
 
@@ -48,19 +47,10 @@ class Command(BaseCommand):
         with transaction.atomic():
             created = []
             for name in missing:
-                user = users_model(username=name)
-                if password is not None:
-                    try:
-                        validate_password(password, user)
-                    except ValidationError as exc:
-                        raise CommandError(
-                            f"password refused for {name!r}: {' '.join(exc.messages)}"
-                        ) from None
-                    user.set_password(password)
-                else:
-                    user.set_unusable_password()
-                user.save()
-                existing[name] = user
+                try:
+                    existing[name] = membership.create_rater_account(username=name, password=password)
+                except JudgingError as exc:
+                    raise CommandError(str(exc)) from None
                 created.append(name)
             judging = Judging.objects.filter(pool=pool).first()
             before = set(judging.raters.values_list("username", flat=True)) if judging else set()

@@ -1,0 +1,12 @@
+"""The manager's judging set-up page of a pool (rubric, judgements per item, raters)."""
+
+from __future__ import annotations
+
+from django.urls import path
+
+from judgements import campaign_views as views
+
+app_name = "judging-setup"
+urlpatterns = [
+    path("pools/<slug:name>/judging/", views.judging_setup, name="judging"),
+]

@@ -1,0 +1,171 @@
+"""The manager's judging page of a pool: set up judging (rubric, judgements per item, the agreement
+sample, lease length, adjudication gap) and add raters — existing users or new accounts — on one page.
+
+And the page that stands in for the raters, gold, adjudication and agreement pages of a pool whose judging
+is not set up yet: it says what to do next (`JudgingNotSetUp`, answered by `JudgingNotSetUpMiddleware`).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+from django.conf import settings
+from django.contrib import messages
+from django.contrib.auth import get_user_model
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_http_methods
+
+from judgements import membership
+from judgements.errors import JudgingError
+from judgements.models import Judging, Rubric
+from judgements.rubrics import default_rubric
+from pooling import services as pooling_services
+from pooling.models import Pool
+from pooling.permissions import is_manager, managed_pool, manager_required
+
+
+class JudgingNotSetUp(Http404):
+    """A manager page of a pool that needs its judging set up first (a 404 for anyone who does not
+    manage the pool; for its managers, a page linking to the set-up)."""
+
+    def __init__(self, pool_name: str) -> None:
+        super().__init__(f"pool {pool_name!r} has no judging set up yet")
+        self.pool_name = pool_name
+
+
+class JudgingNotSetUpMiddleware:
+    """Turns `JudgingNotSetUp` into the page that says what to do next, for the pool's managers."""
+
+    def __init__(self, get_response: Any) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if not isinstance(exception, JudgingNotSetUp) or not is_manager(request.user):
+            return None
+        pool = Pool.objects.managed_by(request.user).filter(name=exception.pool_name).first()
+        if pool is None:
+            return None
+        return render(request, "setup/judging_not_set_up.html", {"pool": pool})
+
+
+class SetupForm(forms.Form):
+    rubric = forms.ModelChoiceField(queryset=Rubric.objects.all(), empty_label=None)
+    judgements_per_item = forms.IntegerField(min_value=1, max_value=100)
+    double_judge_fraction = forms.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        required=False,
+        label="Agreement sample",
+        help_text="The fraction of items judged that many times (the others once); empty: every item.",
+    )
+    lease_minutes = forms.IntegerField(
+        min_value=1, max_value=24 * 60, help_text="How long a rater holds a document."
+    )
+    adjudication_gap = forms.IntegerField(
+        min_value=1, max_value=1000, help_text="Grades this far apart on one item go to adjudication."
+    )
+
+    def __init__(self, *args: Any, pool: Pool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        if pool.status in (Pool.Status.BUILT, Pool.Status.BUILDING):
+            # a built pool's items carry their required judgements: shown, not changed
+            for name in ("judgements_per_item", "double_judge_fraction"):
+                self.fields[name].disabled = True
+                self.fields[name].help_text = "Fixed once the pool is built."
+
+
+class AddRatersForm(forms.Form):
+    users = forms.ModelMultipleChoiceField(
+        queryset=get_user_model().objects.none(), widget=forms.CheckboxSelectMultiple
+    )
+
+    def __init__(self, *args: Any, judging: Judging | None, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        users = get_user_model().objects.filter(is_active=True, is_superuser=False).order_by("username")
+        if judging is not None:
+            users = users.exclude(pk__in=judging.raters.values("pk"))
+        self.fields["users"].queryset = users  # type: ignore[attr-defined]
+
+
+class NewRaterForm(forms.Form):
+    username = forms.CharField(max_length=150)
+    password = forms.CharField(
+        widget=forms.PasswordInput(render_value=False), help_text="Tell the rater; it is not shown again."
+    )
+
+
+@require_http_methods(["GET", "POST"])
+@manager_required
+def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
+    """Set up judging and add raters (`action`: setup, add or create); each is one call to a service."""
+    pool = managed_pool(request, name)
+    judging = Judging.objects.filter(pool=pool).select_related("rubric").first()
+    action = request.POST.get("action") if request.method == "POST" else None
+    initial = {
+        "rubric": judging.rubric if judging else default_rubric(),
+        "judgements_per_item": pool.judgements_per_item,
+        "double_judge_fraction": pool.double_judge_fraction,
+        "lease_minutes": judging.lease_minutes if judging else settings.LEASE_MINUTES,
+        "adjudication_gap": judging.adjudication_gap if judging else 2,
+    }
+    setup = SetupForm(request.POST if action == "setup" else None, pool=pool, initial=initial)
+    add = AddRatersForm(request.POST if action == "add" else None, judging=judging)
+    new = NewRaterForm(request.POST if action == "create" else None)
+    if action == "setup" and setup.is_valid():
+        data = setup.cleaned_data
+        try:
+            if not setup.fields["judgements_per_item"].disabled:
+                pooling_services.set_judgement_plan(
+                    pool=pool,
+                    judgements_per_item=data["judgements_per_item"],
+                    double_judge_fraction=data["double_judge_fraction"],
+                )
+            membership.setup_judging(
+                pool=pool,
+                rubric=data["rubric"],
+                lease_minutes=data["lease_minutes"],
+                adjudication_gap=data["adjudication_gap"],
+            )
+        except pooling_services.Refused as exc:
+            setup.add_error(None, str(exc))
+        else:
+            messages.success(request, f"Judging of {pool.name} set up with rubric {data['rubric']}.")
+            return redirect("judging-setup:judging", name=pool.name)
+    if action == "add" and add.is_valid():
+        users = list(add.cleaned_data["users"])
+        membership.setup_judging(pool=pool, raters=users)
+        messages.success(request, f"Raters added: {', '.join(u.get_username() for u in users)}.")
+        return redirect("judging-setup:judging", name=pool.name)
+    if action == "create" and new.is_valid():
+        try:
+            user = membership.create_rater_account(
+                username=new.cleaned_data["username"], password=new.cleaned_data["password"]
+            )
+        except JudgingError as exc:
+            new.add_error(None, str(exc))
+        else:
+            membership.setup_judging(pool=pool, raters=[user])
+            login = request.build_absolute_uri(reverse("login"))
+            messages.success(
+                request,
+                f"Account {user.get_username()} created and added to {pool.name}. They log in at {login} "
+                f"with the username {user.get_username()} and the password you chose, and find {pool.name} "
+                "on their first page.",
+            )
+            return redirect("judging-setup:judging", name=pool.name)
+    context = {
+        "pool": pool,
+        "judging": judging,
+        "raters": judging.raters.order_by("username") if judging else [],
+        "setup": setup,
+        "add": add,
+        "new": new,
+        "login_url": request.build_absolute_uri(reverse("login")),
+    }
+    return render(request, "setup/judging.html", context)

@@ -1,0 +1,127 @@
+"""Forms of the manager's pages: a collection, an upload, a pool and the runs added to one.
+
+They validate what a person types; the services (`pooling.services`) still check every rule, so a form
+only saves the round trip (and names the field)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django import forms
+
+from pooling.models import Collection, Job, Pool, Run
+
+UPLOAD_KINDS = [
+    (Job.Kind.DOCUMENTS, "Documents"),
+    (Job.Kind.TOPICS, "Topics"),
+    (Job.Kind.RUN, "A run"),
+]
+FORMATS = [("", "detect from the name"), ("jsonl", "JSON lines"), ("tsv", "TSV"), ("trec", "TREC SGML")]
+
+
+class CollectionForm(forms.Form):
+    name = forms.SlugField(max_length=100, help_text="Letters, digits, - and _; it appears in URLs.")
+    description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"]
+        if Collection.objects.filter(name=name).exists():
+            raise forms.ValidationError(f"a collection named {name!r} already exists")
+        return name
+
+
+class UploadForm(forms.Form):
+    """One file of documents, topics or a run (`.gz` is read transparently)."""
+
+    kind = forms.ChoiceField(choices=UPLOAD_KINDS)
+    file = forms.FileField(help_text="Plain or gzipped (.gz).")
+    format = forms.ChoiceField(choices=FORMATS, required=False, help_text="Documents and topics only.")
+    name = forms.CharField(
+        max_length=200, required=False, help_text="A run's name (default: the name in its file)."
+    )
+
+    def params(self) -> dict[str, Any]:
+        """The job's parameters, as the API's import takes them."""
+        data = self.cleaned_data
+        if data["kind"] == Job.Kind.RUN:
+            return {"name": data["name"]} if data["name"] else {}
+        return {"format": data["format"]} if data["format"] else {}
+
+
+class PoolForm(forms.Form):
+    """What `services.create_pool` takes, for one collection's runs."""
+
+    name = forms.SlugField(max_length=100)
+    runs = forms.ModelMultipleChoiceField(queryset=Run.objects.none(), widget=forms.CheckboxSelectMultiple)
+    strategy = forms.ChoiceField(choices=Pool.Strategy.choices, initial=Pool.Strategy.DEPTH)
+    depth = forms.IntegerField(min_value=1, max_value=100_000, initial=10)
+    budget = forms.IntegerField(
+        min_value=1, max_value=10_000_000, required=False, help_text="Items to judge (adaptive strategies)."
+    )
+    judgements_per_item = forms.IntegerField(min_value=1, max_value=100, initial=1)
+    double_judge_fraction = forms.FloatField(
+        min_value=0.0,
+        max_value=1.0,
+        required=False,
+        label="Agreement sample",
+        help_text="The fraction of items judged that many times (the others once); empty: every item.",
+    )
+    price_per_judgement = forms.DecimalField(min_value=0, max_digits=8, decimal_places=2, initial=1)
+    instructions = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text="What raters read."
+    )
+    description = forms.CharField(
+        required=False, widget=forms.Textarea(attrs={"rows": 2}), help_text="For managers only."
+    )
+
+    def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.collection = collection
+        self.fields["runs"].queryset = Run.objects.filter(collection=collection).order_by("name")  # type: ignore[attr-defined]
+
+    def clean_name(self) -> str:
+        name = self.cleaned_data["name"]
+        if Pool.objects.filter(name=name).exists():
+            raise forms.ValidationError(f"a pool named {name!r} already exists")
+        return name
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        if data.get("strategy", Pool.Strategy.DEPTH) != Pool.Strategy.DEPTH and not data.get("budget"):
+            self.add_error("budget", f"strategy {data.get('strategy')!r} needs a judgement budget")
+        return data
+
+    def pool_options(self) -> dict[str, Any]:
+        """The keyword arguments of `services.create_pool` (without the creator)."""
+        data = dict(self.cleaned_data)
+        data["price_per_judgement"] = float(data["price_per_judgement"])
+        data["runs"] = list(data["runs"])
+        return {"collection": self.collection, **data}
+
+    def unsaved_pool(self) -> tuple[Pool, list[Run]]:
+        """The pool these fields describe, not saved, and its runs: what `estimate_pool` previews. Fields
+        that do not validate yet take their defaults, so the preview follows the form as it is typed."""
+        fields = ("strategy", "depth", "budget", "judgements_per_item", "double_judge_fraction")
+        values: dict[str, Any] = {}
+        for field in (*fields, "price_per_judgement"):
+            value = self.cleaned_data.get(field) if field not in self.errors else None
+            values[field] = value if value is not None else self.fields[field].initial
+        if values["strategy"] is None:
+            values["strategy"] = Pool.Strategy.DEPTH
+        pool = Pool(collection=self.collection, **values)
+        runs = list(self.cleaned_data.get("runs") or []) if "runs" not in self.errors else []
+        return pool, runs
+
+
+class AddRunsForm(forms.Form):
+    """Runs of the pool's collection that are not in the pool yet."""
+
+    runs = forms.ModelMultipleChoiceField(queryset=Run.objects.none(), widget=forms.CheckboxSelectMultiple)
+
+    def __init__(self, *args: Any, pool: Pool, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["runs"].queryset = (  # type: ignore[attr-defined]
+            Run.objects.filter(collection=pool.collection_id)
+            .exclude(pk__in=pool.pool_runs.values("run_id"))
+            .order_by("name")
+        )

@@ -1,0 +1,142 @@
+"""The manager's judging page of a pool (set-up, raters, new accounts) and the page that stands in for
+the raters, gold, adjudication and agreement pages until judging is set up. Tried by an anonymous
+visitor, a rater, a manager of another pool, the pool's manager and an admin."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+from django.urls import reverse
+
+from judgements.models import Judging
+from judgements.rubrics import create_rubric
+from pooling.models import Pool
+from pooling.permissions import MANAGERS_GROUP
+from tests.factories import make_pool, make_user
+
+
+def _manager(username: str) -> User:
+    user = make_user(username)
+    user.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
+    return user
+
+
+@pytest.fixture
+def people(db):
+    return {
+        "owner": _manager("owner"),
+        "other": _manager("other-manager"),
+        "rater": make_user("a-rater"),
+        "admin": make_user("root", is_staff=True, is_superuser=True),
+    }
+
+
+@pytest.fixture
+def bare_pool(people):
+    """A built pool of `owner` with no judging set up (make_pool always sets it up: undone here)."""
+    pool = make_pool(name="bare", managers=[people["owner"]])
+    Judging.objects.filter(pool=pool).delete()
+    make_pool(name="elsewhere", managers=[people["other"]])
+    return pool
+
+
+def client_as(user: User | None) -> Client:
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+@pytest.mark.parametrize(
+    ("who", "expected"), [(None, 302), ("rater", 403), ("other", 404), ("owner", 200), ("admin", 200)]
+)
+def test_it_lets_only_the_pools_manager_see_the_judging_page(bare_pool, people, who, expected):
+    response = client_as(people.get(who)).get(reverse("judging-setup:judging", kwargs={"name": "bare"}))
+    assert response.status_code == expected
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        reverse("judging-manage:stats", kwargs={"pool": "bare"}),
+        reverse("judging-manage:gold", kwargs={"pool": "bare"}),
+        reverse("judging-manage:adjudication", kwargs={"pool": "bare"}),
+        reverse("campaigns:agreement", kwargs={"name": "bare"}),
+    ],
+)
+def test_it_says_what_to_do_next_until_judging_is_set_up(bare_pool, people, url):
+    response = client_as(people["owner"]).get(url)
+    assert response.status_code == 200
+    assert reverse("judging-setup:judging", kwargs={"name": "bare"}) in response.content.decode()
+    # someone who does not manage the pool learns nothing about it
+    assert client_as(people["other"]).get(url).status_code == 404
+
+
+def test_it_sets_up_judging_and_the_judgement_plan_of_an_unbuilt_pool(people):
+    pool = make_pool(name="draft", managers=[people["owner"]], build=False)
+    Judging.objects.filter(pool=pool).delete()
+    rubric = create_rubric(
+        name="binary",
+        grades=[{"value": 0, "label": "No", "key": "0"}, {"value": 1, "label": "Yes", "key": "1"}],
+    )
+    fields = {"action": "setup", "rubric": rubric.pk, "judgements_per_item": 3,
+              "double_judge_fraction": "0.25", "lease_minutes": 15, "adjudication_gap": 1}  # fmt: skip
+    response = client_as(people["owner"]).post(
+        reverse("judging-setup:judging", kwargs={"name": "draft"}), fields
+    )
+    assert response.status_code == 302
+    judging = Judging.objects.get(pool=pool)
+    assert (judging.rubric, judging.lease_minutes, judging.adjudication_gap) == (rubric, 15, 1)
+    pool.refresh_from_db()
+    assert (pool.judgements_per_item, pool.double_judge_fraction) == (3, 0.25)
+
+
+def test_it_keeps_the_judgement_plan_of_a_built_pool(bare_pool, people):
+    fields = {"action": "setup", "rubric": Judging._meta.get_field("rubric").related_model.objects.first().pk,
+              "judgements_per_item": 5, "lease_minutes": 10, "adjudication_gap": 2}  # fmt: skip
+    response = client_as(people["owner"]).post(
+        reverse("judging-setup:judging", kwargs={"name": "bare"}), fields
+    )
+    assert response.status_code == 302
+    bare_pool.refresh_from_db()
+    assert bare_pool.judgements_per_item == 1  # disabled field: the built pool's plan stays
+    assert Judging.objects.filter(pool=bare_pool).exists()
+
+
+def test_it_adds_existing_users_and_creates_accounts_that_can_log_in(bare_pool, people, settings):
+    owner = client_as(people["owner"])
+    url = reverse("judging-setup:judging", kwargs={"name": "bare"})
+    page = owner.get(url)
+    offered = {user.username for user in page.context["add"].fields["users"].queryset}
+    assert "a-rater" in offered and "root" not in offered  # no admins offered as raters
+    assert owner.post(url, {"action": "add", "users": [people["rater"].pk]}).status_code == 302
+    judging = Judging.objects.get(pool=bare_pool)
+    assert list(judging.raters.all()) == [people["rater"]]
+    created = owner.post(
+        url, {"action": "create", "username": "newbie", "password": "a-long-pass-9"}, follow=True
+    )
+    body = created.content.decode()
+    assert "newbie" in body and reverse("login") in body
+    assert set(judging.raters.values_list("username", flat=True)) == {"a-rater", "newbie"}
+    assert Client().login(username="newbie", password="a-long-pass-9")
+    # a weak password and a taken name are refused, naming why; nothing is created
+    weak = owner.post(url, {"action": "create", "username": "weak", "password": "123"})
+    assert "password refused" in weak.content.decode() and not User.objects.filter(username="weak").exists()
+    taken = owner.post(url, {"action": "create", "username": "a-rater", "password": "a-long-pass-9"})
+    assert "exists already" in taken.content.decode()
+
+
+def test_it_does_not_let_another_manager_add_raters(bare_pool, people):
+    url = reverse("judging-setup:judging", kwargs={"name": "bare"})
+    response = client_as(people["other"]).post(
+        url, {"action": "create", "username": "sneaky", "password": "a-long-pass-9"}
+    )
+    assert response.status_code == 404
+    assert not User.objects.filter(username="sneaky").exists()
+    assert (
+        client_as(people["rater"]).post(url, {"action": "add", "users": [people["rater"].pk]}).status_code
+        == 403
+    )
+    assert not Judging.objects.filter(pool=bare_pool).exists()
+    assert Pool.objects.get(name="bare").status == "built"

@@ -1,0 +1,188 @@
+"""The manager's campaign pages of the pooling app: collections and uploads, a pool created with a live
+size and cost preview, runs added to a pool with the preview of what they bring. Each page is tried by
+an anonymous visitor, a rater, a manager of another pool, the pool's manager and an admin."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from django.contrib.auth.models import Group, User
+from django.test import Client
+from django.urls import reverse
+
+from pooling import services
+from pooling.models import Collection, Pool, Run
+from pooling.permissions import MANAGERS_GROUP
+from tests.factories import make_collection, make_pool, make_run, make_user
+
+GOOD = Path(__file__).resolve().parent.parent / "data" / "good"
+
+
+def _manager(username: str) -> User:
+    user = make_user(username)
+    user.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
+    return user
+
+
+@pytest.fixture
+def people(db):
+    return {
+        "owner": _manager("owner"),
+        "other": _manager("other-manager"),
+        "rater": make_user("a-rater"),
+        "admin": make_user("root", is_staff=True, is_superuser=True),
+    }
+
+
+@pytest.fixture
+def campaign(people):
+    """A collection and a built pool of `owner`, with a third run not in the pool; `other` has its own."""
+    collection = make_collection(name="news", managers=[people["owner"]])
+    pool = make_pool(
+        collection=collection, name="news-pool", managers=[people["owner"]], raters=[people["rater"]]
+    )
+    make_run(
+        collection=collection, name="gamma", lists={"q1": ["d001", "d007", "d008"], "q2": ["d010", "d014"]}
+    )
+    make_pool(name="elsewhere", managers=[people["other"]])
+    return pool
+
+
+def client_as(user: User | None) -> Client:
+    client = Client()
+    if user is not None:
+        client.force_login(user)
+    return client
+
+
+PAGES = [
+    ("setup:collection", {"name": "news"}),
+    ("setup:pool-create", {"name": "news"}),
+    ("setup:pool-preview", {"name": "news"}),
+    ("setup:add-runs", {"name": "news-pool"}),
+    ("setup:add-runs-preview", {"name": "news-pool"}),
+]
+
+
+@pytest.mark.parametrize(("route", "kwargs"), PAGES)
+@pytest.mark.parametrize(
+    ("who", "expected"), [(None, 302), ("rater", 403), ("other", 404), ("owner", 200), ("admin", 200)]
+)
+def test_it_lets_only_the_manager_of_the_object_see_each_page(campaign, people, route, kwargs, who, expected):
+    response = client_as(people.get(who)).get(reverse(route, kwargs=kwargs))
+    assert response.status_code == expected
+    if expected == 302:
+        assert response["Location"].startswith(reverse("login"))
+
+
+@pytest.mark.parametrize(("who", "expected"), [(None, 302), ("rater", 403), ("owner", 200), ("admin", 200)])
+def test_it_lists_only_the_collections_a_manager_manages(campaign, people, who, expected):
+    response = client_as(people.get(who)).get(reverse("setup:collections"))
+    assert response.status_code == expected
+    if expected == 200:
+        body = response.content.decode()
+        assert "news" in body
+        assert (Collection.objects.exclude(name="news").first().name in body) == (who == "admin")
+
+
+def test_it_shows_a_collections_contents_and_leads_to_a_new_pool(campaign, people):
+    response = client_as(people["owner"]).get(reverse("setup:collection", kwargs={"name": "news"}))
+    body = response.content.decode()
+    assert response.context["counts"] == {"documents": 20, "topics": 2, "runs": 3}
+    assert '<td class="num runs">3</td>' in body and "gamma" in body
+    assert reverse("setup:pool-create", kwargs={"name": "news"}) in body
+    assert [pool.name for pool in response.context["pools"]] == ["news-pool"]
+
+
+def test_it_creates_a_collection_whose_creator_manages_it(people):
+    response = client_as(people["owner"]).post(reverse("setup:collections"), {"name": "fresh"})
+    assert response.status_code == 302
+    assert list(Collection.objects.get(name="fresh").managers.all()) == [people["owner"]]
+    again = client_as(people["owner"]).post(reverse("setup:collections"), {"name": "fresh"})
+    assert "already exists" in again.content.decode()
+    assert client_as(people["rater"]).post(reverse("setup:collections"), {"name": "x"}).status_code == 403
+    assert not Collection.objects.filter(name="x").exists()
+
+
+def _pool_fields(collection: Collection, **fields) -> dict:
+    runs = [str(run.pk) for run in Run.objects.filter(collection=collection, name__in=["alpha", "beta"])]
+    return {"name": "fresh-pool", "runs": runs, "strategy": "depth", "depth": "3",
+            "judgements_per_item": "2", "price_per_judgement": "0.50", **fields}  # fmt: skip
+
+
+def test_it_previews_the_size_and_cost_that_create_pool_then_has(campaign, people):
+    collection = campaign.collection
+    fields = _pool_fields(collection)
+    preview = client_as(people["owner"]).get(reverse("setup:pool-preview", kwargs={"name": "news"}), fields)
+    estimate = preview.context["estimate"]
+    # alpha and beta to depth 3: q1 d001 d002 d003 d005, q2 d010 d011 d012 d013
+    assert (estimate["items"], estimate["judgements"], estimate["cost"]) == (8, 16, 8.0)
+    assert estimate["topics"] == [{"qid": "q1", "items": 4}, {"qid": "q2", "items": 4}]
+    assert '<td class="num judgements">16</td>' in preview.content.decode()
+    # the preview changes with the fields, and nothing was created by looking
+    deeper = client_as(people["owner"]).get(
+        reverse("setup:pool-preview", kwargs={"name": "news"}), {**fields, "depth": "1"}
+    )
+    assert deeper.context["estimate"]["items"] == 4
+    assert not Pool.objects.filter(name="fresh-pool").exists()
+    created = client_as(people["owner"]).post(reverse("setup:pool-create", kwargs={"name": "news"}), fields)
+    assert created.status_code == 302
+    pool = Pool.objects.get(name="fresh-pool")
+    assert list(pool.managers.all()) == [people["owner"]]
+    assert services.estimate_pool(pool=pool) == {
+        k: estimate[k] for k in ("candidates", "items", "judgements", "cost")
+    }
+
+
+def test_it_previews_with_partial_fields_and_refuses_a_bad_form_naming_the_field(campaign, people):
+    owner = client_as(people["owner"])
+    partial = owner.get(reverse("setup:pool-preview", kwargs={"name": "news"}), {"depth": "x"})
+    assert partial.status_code == 200 and partial.context["estimate"]["items"] == 0
+    bad = owner.post(
+        reverse("setup:pool-create", kwargs={"name": "news"}), _pool_fields(campaign.collection, depth="0")
+    )
+    assert bad.status_code == 200
+    assert "depth" in bad.context["form"].errors
+    budgetless = owner.post(
+        reverse("setup:pool-create", kwargs={"name": "news"}),
+        _pool_fields(campaign.collection, strategy="mtf"),
+    )
+    assert "budget" in budgetless.context["form"].errors
+    assert not Pool.objects.filter(name="fresh-pool").exists()
+
+
+def test_it_does_not_offer_another_collections_runs(campaign, people):
+    foreign = Run.objects.exclude(collection=campaign.collection).first()
+    response = client_as(people["owner"]).post(
+        reverse("setup:pool-create", kwargs={"name": "news"}),
+        _pool_fields(campaign.collection, runs=[foreign.pk]),
+    )
+    assert "runs" in response.context["form"].errors
+    assert not Pool.objects.filter(name="fresh-pool").exists()
+
+
+def test_it_lists_only_runs_not_in_the_pool_and_previews_what_they_bring(campaign, people):
+    owner = client_as(people["owner"])
+    page = owner.get(reverse("setup:add-runs", kwargs={"name": "news-pool"}))
+    offered = [run.name for run in page.context["form"].fields["runs"].queryset]
+    assert offered == ["gamma"]
+    gamma = Run.objects.get(collection=campaign.collection, name="gamma")
+    preview = owner.get(reverse("setup:add-runs-preview", kwargs={"name": "news-pool"}), {"runs": [gamma.pk]})
+    # depth 5: gamma brings q1 d007 d008 and q2 d014 (d001, d010 are pooled already)
+    assert preview.context["added"] == {"runs": ["gamma"], "items": 3, "judgements": 3, "cost": 3.0}
+    before = campaign.items.count()
+    response = owner.post(reverse("setup:add-runs", kwargs={"name": "news-pool"}), {"runs": [gamma.pk]})
+    assert response.status_code == 302
+    assert campaign.items.count() - before == 3
+    again = owner.get(reverse("setup:add-runs", kwargs={"name": "news-pool"}))
+    assert list(again.context["form"].fields["runs"].queryset) == []
+
+
+def test_it_does_not_let_another_manager_add_runs(campaign, people):
+    gamma = Run.objects.get(collection=campaign.collection, name="gamma")
+    response = client_as(people["other"]).post(
+        reverse("setup:add-runs", kwargs={"name": "news-pool"}), {"runs": [gamma.pk]}
+    )
+    assert response.status_code == 404
+    assert not campaign.pool_runs.filter(run=gamma).exists()
