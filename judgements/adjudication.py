@@ -9,7 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from judgements.errors import JudgingError
-from judgements.labels import validate_label
+from judgements.labels import clean_note, validate_label
 from judgements.models import (
     Adjudication,
     GoldLabel,
@@ -71,12 +71,13 @@ def adjudicate(
     """Record the adjudicator's decision on an item; it overrides every aggregation policy."""
     rubric = item.pool.judging.rubric
     validate_label(rubric, grade, unrateable, {}, require_facets=False)  # a decision is about the grade
+    note = clean_note(note)
     adjudication, _ = Adjudication.objects.update_or_create(
         item=item,
         defaults={
             "grade": None if unrateable else grade,
             "unrateable": unrateable,
-            "note": note.strip(),
+            "note": note,
             "adjudicator": adjudicator,
             "decided_at": timezone.now(),
         },

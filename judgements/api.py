@@ -290,7 +290,7 @@ def lean_judgement(request: HttpRequest, pk: str) -> HttpResponse | None:
     if type(note) is not str or type(seconds) not in (int, float) or not _finite(seconds) or seconds < 0:
         return None  # SubmitSerializer answers these (an int too large for a float is a 400 there)
     note = note.strip()
-    if len(note) > 10_000 or "\x00" in note or not _encodable(note):
+    if len(note) > labels.NOTE_MAX_LENGTH or "\x00" in note or not _encodable(note):
         return None  # the serializer's length, NUL and surrogate checks answer these
     judged = leasing.submit_lease(assignment=int(pk), rater=user, grade=grade, note=note, seconds=seconds)
     if judged is None:
@@ -458,7 +458,9 @@ class LabelInputSerializer(serializers.Serializer):
     grade = serializers.IntegerField(required=False, allow_null=True, default=None)
     unrateable = serializers.BooleanField(required=False, default=False)
     facets = serializers.DictField(required=False, default=dict)
-    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=10_000)
+    note = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=labels.NOTE_MAX_LENGTH
+    )
 
 
 class SubmitSerializer(LabelInputSerializer):
@@ -472,7 +474,7 @@ class ReviseSerializer(serializers.Serializer):
     grade = serializers.IntegerField(required=False, allow_null=True)
     unrateable = serializers.BooleanField(required=False)
     facets = serializers.DictField(required=False)
-    note = serializers.CharField(required=False, allow_blank=True, max_length=10_000)
+    note = serializers.CharField(required=False, allow_blank=True, max_length=labels.NOTE_MAX_LENGTH)
 
 
 class JudgementSerializer(serializers.ModelSerializer):
@@ -685,7 +687,9 @@ class QueueEntrySerializer(serializers.Serializer):
 class AdjudicateSerializer(ItemRefSerializer):
     grade = serializers.IntegerField(required=False, allow_null=True, default=None)
     unrateable = serializers.BooleanField(required=False, default=False)
-    note = serializers.CharField(required=False, allow_blank=True, default="", max_length=10_000)
+    note = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=labels.NOTE_MAX_LENGTH
+    )
 
 
 class QueueQuerySerializer(serializers.Serializer):

@@ -11,6 +11,7 @@ from typing import Any
 
 from django import forms
 
+from judgements.labels import NOTE_MAX_LENGTH
 from judgements.models import Facet, Grade, Rubric
 
 #: Longest time a judgement may report, in seconds (the service clamps to the same bound).
@@ -79,7 +80,7 @@ class LabelForm(forms.Form):
 
     grade = forms.IntegerField(required=False)
     unrateable = forms.BooleanField(required=False)
-    note = forms.CharField(required=False, max_length=5000, strip=True)
+    note = forms.CharField(required=False, max_length=NOTE_MAX_LENGTH, strip=True)
 
     def __init__(self, *args: Any, rubric: RubricView, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

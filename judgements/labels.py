@@ -15,6 +15,18 @@ from judgements.models import (
     Rubric,
 )
 
+#: The longest note a rater or an adjudicator may write: the judging page, its form, the API's
+#: serializers and the services all take this one limit.
+NOTE_MAX_LENGTH = 10_000
+
+
+def clean_note(note: str) -> str:
+    """The note as stored (surrounding whitespace dropped); JudgingError if it is over the limit."""
+    note = note.strip()
+    if len(note) > NOTE_MAX_LENGTH:
+        raise JudgingError(f"a note may have at most {NOTE_MAX_LENGTH} characters")
+    return note
+
 
 def validate_label(
     rubric: Rubric,
@@ -67,7 +79,7 @@ def revise_judgement(
         )
         current = locked.facets if facets is None else facets
         facets = validate_label(locked.rubric, grade, unrateable, current)
-        new_note = locked.note if note is None else note.strip()
+        new_note = locked.note if note is None else clean_note(note)
         new_grade = None if unrateable else grade
         if (locked.grade, locked.unrateable, locked.facets, locked.note) == (
             new_grade, unrateable, facets, new_note

@@ -17,7 +17,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from judgements.errors import JudgingError
-from judgements.labels import validate_label
+from judgements.labels import NOTE_MAX_LENGTH, clean_note, validate_label
 from judgements.models import (
     Assignment,
     Judgement,
@@ -27,19 +27,19 @@ from judgements.models import (
 from judgements.prepared import PAGES_SQL, one_row
 from judgements.rubrics import rubric_values, rubric_values_from_row
 from pooling import services as pooling_services
-from pooling.models import Pool, PoolItem
+from pooling.models import JUDGED, NEEDS_JUDGEMENT_SQL, Pool, PoolItem
 
 _NEXT_SQL = """
 SELECT pi.id, (SELECT a.id FROM judgements_assignment a WHERE a.item_id = pi.id AND a.rater_id = %(rater)s)
 FROM pooling_poolitem pi
 WHERE pi.pool_id = %(pool)s AND pi.selected {topic_clause}
-  AND (pi.gold OR pi.num_judgements + pi.active_leases < pi.required_judgements)
+  AND {needs_judgement}
   AND NOT EXISTS (SELECT 1 FROM judgements_assignment a
                   WHERE a.item_id = pi.id AND a.rater_id = %(rater)s AND a.state <> 'expired')
   AND NOT EXISTS (SELECT 1 FROM judgements_judgement j WHERE j.item_id = pi.id AND j.rater_id = %(rater)s)
 ORDER BY pi.topic_id, pi.blind_key
 LIMIT 1 {lock}
-"""
+""".replace("{needs_judgement}", NEEDS_JUDGEMENT_SQL)
 
 
 # Membership (no row if not a rater), the lease length, the live lease, the topic of the last lease, and
@@ -189,7 +189,7 @@ def _select_adaptive(*, pool: Pool) -> bool:
     selected_any = False
     for topic in pool.topics():
         items = PoolItem.objects.filter(pool=pool, topic=topic, selected=True)
-        if items.filter(num_judgements__lt=F("required_judgements")).exists():
+        if items.exclude(JUDGED).exists():
             continue
         outcomes = consensus_outcomes(items)
         if pooling_services.select_next(pool=pool, topic=topic, outcomes=outcomes) is not None:
@@ -311,14 +311,14 @@ _OPEN_ITEM_SQL = """
          AS expired_id
   FROM pooling_poolitem pi
   WHERE pi.pool_id = (SELECT pool_id FROM rater) {topic_clause} AND (SELECT live_id FROM rater) IS NULL
-    AND pi.selected AND (pi.gold OR pi.num_judgements + pi.active_leases < pi.required_judgements)
+    AND pi.selected AND {needs_judgement}
     AND NOT EXISTS (SELECT 1 FROM judgements_assignment a
                     WHERE a.item_id = pi.id AND a.rater_id = %(rater)s AND a.state <> 'expired')
     AND NOT EXISTS (SELECT 1 FROM judgements_judgement j WHERE j.item_id = pi.id AND j.rater_id = %(rater)s)
     {first_clause}
   ORDER BY pi.topic_id, pi.blind_key
   LIMIT 1 FOR UPDATE OF pi SKIP LOCKED
-"""
+""".replace("{needs_judgement}", NEEDS_JUDGEMENT_SQL)
 # (The pool and the topic come as values of the rater CTE, not as a join with it: so PostgreSQL walks the
 # item index (pool, topic, blind_key) in order and stops at the first open item, instead of sorting the
 # whole pool for every lease that changes topic.)
@@ -501,7 +501,7 @@ def submit_lease(
     note = note.strip()
     seconds = max(0.0, min(float(seconds), 24 * 3600.0))
     now = timezone.now()
-    if not -(2**31) <= grade < 2**31:
+    if not -(2**31) <= grade < 2**31 or len(note) > NOTE_MAX_LENGTH:
         return None
     if single_statement:
         params = {"assignment": assignment, "rater": rater.pk, "grade": grade, "note": note,
@@ -567,6 +567,7 @@ def submit_judgement(
     # The checks ride on the locking query (one round trip instead of five): still a rater of the pool,
     # already judged, the rubric has facets, and — for a plain grade — it is on the rubric. Anything but
     # a plain grade of a facet-less rubric is validated by `validate_label` as ever.
+    note = clean_note(note)
     plain = not unrateable and not facets and isinstance(grade, int) and -(2**31) <= grade < 2**31
     lock = "FOR UPDATE OF a" if connection.vendor == "postgresql" else ""
     params = {"assignment": assignment.pk, "grade": int(grade) if plain and grade is not None else None}
@@ -591,7 +592,7 @@ def submit_judgement(
             raise JudgingError("you skipped this item")
         if state == Assignment.State.EXPIRED:
             item = PoolItem.objects.select_for_update().get(pk=item_id)
-            if not item.gold and item.num_judgements + item.active_leases >= item.required_judgements:
+            if not item.needs_judgement():
                 raise JudgingError("your lease on this item expired and it went to another rater")
         if judged:
             raise judged_already(item_id=item_id, rater_id=rater_id)
@@ -603,7 +604,7 @@ def submit_judgement(
             grade=None if unrateable else grade,
             unrateable=unrateable,
             facets=facets,
-            note=note.strip(),
+            note=note,
             seconds=max(0.0, min(float(seconds), 24 * 3600.0)),
             created_at=now,
             updated_at=now,

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from judgements import adjudication as gold_and_adjudication
 from judgements import dashboard as boards
-from judgements import errors, stats
+from judgements import errors, labels, stats
 from judgements.campaign_views import JudgingNotSetUp
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
 from pooling import charts
@@ -88,7 +88,9 @@ class DecisionForm(forms.Form):
     until the adjudicator chooses: a careless submit is refused, never recorded as the top grade."""
 
     decision = forms.ChoiceField(choices=())
-    note = forms.CharField(required=False, max_length=10_000, widget=forms.Textarea(attrs={"rows": 2}))
+    note = forms.CharField(
+        required=False, max_length=labels.NOTE_MAX_LENGTH, widget=forms.Textarea(attrs={"rows": 2})
+    )
 
     def __init__(self, *args: Any, rubric: Rubric, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)

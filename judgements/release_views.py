@@ -15,7 +15,7 @@ from judgements.campaign_views import JudgingNotSetUp
 from judgements.models import Judging, Release
 from judgements.releases import release_file_response
 from pooling import charts
-from pooling.models import Job, Pool
+from pooling.models import JUDGED, Job, Pool
 from pooling.permissions import managed_pool
 
 
@@ -67,12 +67,12 @@ def releases(request: HttpRequest, name: str) -> HttpResponse:
 
 def pool_state_counts(pool: Pool) -> dict[str, int]:
     """Items judged enough / still pending right now (the release decides judged vs unrateable)."""
-    from django.db.models import Count, F, Q
+    from django.db.models import Count, Q
 
     counts = pool.items.filter(selected=True).aggregate(
         items=Count("id"),
-        complete=Count("id", filter=Q(num_judgements__gte=F("required_judgements"))),
-        started=Count("id", filter=Q(num_judgements__gt=0, num_judgements__lt=F("required_judgements"))),
+        complete=Count("id", filter=JUDGED),
+        started=Count("id", filter=Q(~JUDGED, num_judgements__gt=0)),
     )
     counts["untouched"] = counts["items"] - counts["complete"] - counts["started"]
     counts["unselected"] = pool.items.filter(selected=False).count()

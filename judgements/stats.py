@@ -14,11 +14,11 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser
-from django.db.models import Count, Exists, F, OuterRef, Q, Sum
+from django.db.models import Count, Exists, OuterRef, Sum
 
 from judgements import adjudication
 from judgements.models import Assignment, GoldLabel, Judgement, Judging
-from pooling.models import Pool, PoolItem
+from pooling.models import JUDGED, Pool, PoolItem
 
 
 @dataclass
@@ -195,7 +195,7 @@ def pool_progress(*, pool: Pool, rater: AbstractBaseUser) -> Progress:
     selected = PoolItem.objects.filter(pool=pool, selected=True)
     totals = selected.aggregate(
         items=Count("id"),
-        complete=Count("id", filter=Q(num_judgements__gte=F("required_judgements"))),
+        complete=Count("id", filter=JUDGED),
         required=Sum("required_judgements"),
     )
     taken_by_me = Assignment.objects.filter(item=OuterRef("pk"), rater=rater).exclude(
@@ -203,11 +203,7 @@ def pool_progress(*, pool: Pool, rater: AbstractBaseUser) -> Progress:
     )
     judged_by_me = Judgement.objects.filter(item=OuterRef("pk"), rater=rater)
     open_for_me = (
-        selected.alias(taken=F("num_judgements") + F("active_leases"))
-        .filter(Q(gold=True) | Q(taken__lt=F("required_judgements")))
-        .exclude(Exists(taken_by_me))
-        .exclude(Exists(judged_by_me))
-        .count()
+        selected.needing_judgement().exclude(Exists(taken_by_me)).exclude(Exists(judged_by_me)).count()
     )
     live = Assignment.objects.filter(item__pool=pool, rater=rater, state=Assignment.State.ACTIVE).count()
     return Progress(

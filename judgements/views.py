@@ -32,7 +32,7 @@ from judgements.documents import render_body, safe_link
 from judgements.errors import JudgingError
 from judgements.forms import JudgeForm, LabelForm, ReviseForm, RubricView, first_error
 from judgements.models import Assignment, Judgement, Judging
-from pooling.models import Document, Topic
+from pooling.models import NEEDS_JUDGEMENT_SQL, Document, Topic
 from pooling.permissions import is_manager
 
 # ------------------------------------------------------------------------------------------- helpers
@@ -85,12 +85,12 @@ SELECT
   COUNT(CASE WHEN pi.topic_id = %(topic)s THEN j.id END),
   COUNT(CASE WHEN a.state = 'active' AND a.expires_at > %(now)s THEN 1 END),
   COUNT(CASE WHEN (a.id IS NULL OR a.state = 'expired') AND j.id IS NULL
-              AND (pi.gold OR pi.num_judgements + pi.active_leases < pi.required_judgements) THEN 1 END)
+              AND {needs_judgement} THEN 1 END)
 FROM pooling_poolitem pi
 LEFT JOIN judgements_assignment a ON a.item_id = pi.id AND a.rater_id = %(rater)s
 LEFT JOIN judgements_judgement j ON j.item_id = pi.id AND j.rater_id = %(rater)s
 WHERE pi.pool_id = %(pool)s AND pi.selected
-"""
+""".replace("{needs_judgement}", NEEDS_JUDGEMENT_SQL)
 _PROGRESS_KEYS = ("need", "done", "topic_need", "topic_done", "mine", "mine_topic", "live", "open")
 
 
@@ -203,6 +203,7 @@ def respond(
         {
             "judging": judging,
             "rubric": rubric,
+            "note_max_length": labels.NOTE_MAX_LENGTH,
             "state": data,
             "config": {
                 **rubric.config(),

@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.db import models, transaction
-from django.db.models import Q
+from django.db.models import F, Q
 from django.utils import timezone
 
 # Ownership (who may see and change what) is decided here and nowhere else: `Collection.objects` and
@@ -362,10 +362,29 @@ class PoolRun(models.Model):
         return f"{self.pool_id}:{self.run_id}"
 
 
+# The two rules of an item's judging, each written once here, as a Q (for filters and aggregates), as SQL
+# over an item aliased `pi` (for the rater loop's hand-written statements) and as an instance method:
+#
+# - an item is JUDGED when it has the judgements it needs;
+# - an item NEEDS A JUDGEMENT (may be leased) when it is gold (served to every rater) or its judgements
+#   plus its live leases are fewer than it needs.
+JUDGED = Q(num_judgements__gte=F("required_judgements"))
+NEEDS_JUDGEMENT = Q(gold=True) | Q(required_judgements__gt=F("num_judgements") + F("active_leases"))
+NEEDS_JUDGEMENT_SQL = "(pi.gold OR pi.num_judgements + pi.active_leases < pi.required_judgements)"
+
+
 class PoolItemQuerySet(models.QuerySet["PoolItem"]):
     def selected(self) -> PoolItemQuerySet:
         """Items raters judge: every item of a depth pool; those chosen so far in an adaptive pool."""
         return self.filter(selected=True)
+
+    def judged(self) -> PoolItemQuerySet:
+        """Selected items that have every judgement they need (`JUDGED`)."""
+        return self.filter(JUDGED, selected=True)
+
+    def needing_judgement(self) -> PoolItemQuerySet:
+        """Selected items that may be leased to one more rater (`NEEDS_JUDGEMENT`)."""
+        return self.filter(NEEDS_JUDGEMENT, selected=True)
 
 
 class PoolItem(models.Model):
@@ -413,6 +432,10 @@ class PoolItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pool.name}: {self.topic.qid}/{self.document.docid}"
+
+    def needs_judgement(self) -> bool:
+        """`NEEDS_JUDGEMENT` of this row as loaded."""
+        return self.gold or self.num_judgements + self.active_leases < self.required_judgements
 
 
 class Provenance(models.Model):

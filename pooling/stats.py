@@ -26,9 +26,9 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, F, Q, Sum
+from django.db.models import Count, Q, Sum
 
-from pooling.models import Pool, PoolItem, PoolRun, Provenance, Run, RunRow
+from pooling.models import JUDGED, Pool, PoolItem, PoolRun, Provenance, Run, RunRow
 
 __all__ = [
     "PoolStatistics",
@@ -88,7 +88,7 @@ class PoolStatistics:
 def topic_counts(pool: Pool) -> list[TopicCount]:
     """Items, selected and judged items of every topic of the pool (zeros for a topic without items),
     in qid order. One GROUP BY over the pool's items."""
-    judged = Q(selected=True, num_judgements__gte=F("required_judgements"))
+    judged = Q(JUDGED, selected=True)
     rows = (
         PoolItem.objects.filter(pool=pool)
         .values("topic_id")
@@ -228,7 +228,7 @@ def _topk_overlap(pool: Pool, names: list[str]) -> list[list[float]]:
 
 def judgement_totals(pool: Pool) -> dict[str, Any]:
     """Items, selected, judged, judgements required and done, and the estimated cost (module docstring)."""
-    judged = Q(selected=True, num_judgements__gte=F("required_judgements"))
+    judged = Q(JUDGED, selected=True)
     totals = PoolItem.objects.filter(pool=pool).aggregate(
         n_items=Count("id"),
         n_selected=Count("id", filter=Q(selected=True)),
@@ -276,7 +276,7 @@ def pool_progress(pools: list[Pool]) -> dict[int, dict[str, int]]:
     """
     ids = [pool.pk for pool in pools]
     out = {pk: {"runs": 0, "items": 0, "selected": 0, "judged": 0} for pk in ids}
-    judged = Q(selected=True, num_judgements__gte=F("required_judgements"))
+    judged = Q(JUDGED, selected=True)
     rows = (
         PoolItem.objects.filter(pool_id__in=ids)
         .values("pool_id")

@@ -59,3 +59,25 @@ def test_it_answers_404_to_an_id_that_is_not_a_database_id(rater, pool, endpoint
     response = client.post(url(endpoint, pool), {field: value, "grade": "1"}, **JSON)
     assert response.status_code == 404
     assert not Judgement.objects.exists()
+
+
+def test_it_takes_the_same_note_limit_on_the_page_the_api_and_the_services(rater, pool):
+    from judgements.errors import JudgingError
+    from judgements.labels import NOTE_MAX_LENGTH
+
+    client = client_for(rater)
+    state = lease(client, pool)
+    page = client.get(url("judge", pool)).content.decode()
+    assert f'maxlength="{NOTE_MAX_LENGTH}"' in page
+    too_long = "n" * (NOTE_MAX_LENGTH + 1)
+    response = client.post(url("submit", pool), {"assignment": state["assignment"], "grade": 1,
+                                                 "note": too_long}, **JSON)  # fmt: skip
+    assert response.status_code == 400
+    assignment = leasing.current_assignment(pool=pool, rater=rater)
+    with pytest.raises(JudgingError):
+        leasing.submit_judgement(assignment=assignment, grade=1, note=too_long)
+    fits = "n" * NOTE_MAX_LENGTH
+    response = client.post(url("submit", pool), {"assignment": state["assignment"], "grade": 1,
+                                                 "note": fits}, **JSON)  # fmt: skip
+    assert response.status_code == 200
+    assert Judgement.objects.get().note == fits
