@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group, Permission, User
+from rest_framework.test import APIClient
 
 from pooling import ownership, services
 from pooling.models import Collection, Job, Pool
@@ -94,3 +95,92 @@ def test_it_scopes_jobs(people):
     assert set(Job.objects.visible_to(b)) == {own}
     assert Job.objects.visible_to(people["admin"]).count() == 4
     assert Job.objects.visible_to(people["rater"]).count() == 0
+
+
+# ----------------------------------------------------------------------------- what each manager is shown
+
+
+@pytest.fixture
+def two_pools(people):
+    from judgements import releases
+    from tests.judgements.test_releases import judge
+
+    people["b"].is_staff = True
+    people["b"].save()
+    people["b"].user_permissions.set(
+        Permission.objects.filter(
+            content_type__app_label__in=["pooling", "judgements"], codename__startswith="view"
+        )
+    )
+    pool_a = make_pool(name="pool-a", managers=[people["a"]], raters=[people["rater"]])
+    pool_b = make_pool(name="pool-b", managers=[people["b"]])
+    judge(pool_a, people["rater"], {("q1", "d001"): 2})
+    releases.create_release(pool=pool_a)
+    return pool_a, pool_b
+
+
+def test_it_lists_only_a_managers_own_pools_everywhere(people, two_pools):
+    client = APIClient()
+    client.force_login(people["b"])
+    assert [p["name"] for p in client.get("/api/pools/").json()["results"]] == ["pool-b"]
+    assert [j["pool"] for j in client.get("/api/judging/").json()["results"]] == ["pool-b"]
+    assert client.get("/api/releases/").json()["results"] == []
+    assert {c["name"] for c in client.get("/api/collections/").json()["results"]} == {
+        two_pools[1].collection.name
+    }
+    for url in (
+        "/pools/",
+        "/manage/",
+        "/manage/dashboard/",
+        "/admin/pooling/pool/",
+        "/admin/judgements/judgement/",
+    ):
+        response = client.get(url)
+        assert response.status_code == 200, url
+        assert "pool-a" not in response.content.decode(), url
+
+
+def test_it_adds_a_manager_through_the_api_and_the_page(people, two_pools):
+    pool_a, _ = two_pools
+    client = APIClient()
+    client.force_login(people["a"])
+    added = client.post("/api/pools/pool-a/managers/", {"usernames": ["manager-b"]}, format="json")
+    assert added.status_code == 200 and added.json() == {"managers": ["manager-a", "manager-b"]}
+    refused = client.post("/api/pools/pool-a/managers/", {"usernames": ["rater-a"]}, format="json")
+    assert refused.status_code == 400 and "rater-a" in refused.json()["usernames"][0]
+    unknown = client.post("/api/pools/pool-a/managers/", {"usernames": ["nobody"]}, format="json")
+    assert unknown.status_code == 400 and "usernames" in unknown.json()
+    removed = client.delete("/api/pools/pool-a/managers/manager-b/")
+    assert removed.json() == {"managers": ["manager-a"]}
+    assert client.delete("/api/pools/pool-a/managers/manager-a/").status_code == 400  # the last one
+    page = client.post("/pools/pool-a/managers/", {"username": "manager-b"}, follow=True)
+    assert page.status_code == 200 and "manager-b manages pool pool-a now" in page.content.decode()
+    assert ownership.manager_names(owned=pool_a) == ["manager-a", "manager-b"]
+    collection = client.post(
+        f"/api/collections/{pool_a.collection.name}/managers/", {"usernames": ["manager-b"]}, format="json"
+    )
+    assert collection.status_code == 200 and "manager-b" in collection.json()["managers"]
+
+
+def test_it_makes_the_api_creator_the_manager_of_a_new_collection_and_pool(people):
+    client = APIClient()
+    client.force_login(people["b"])
+    assert client.post("/api/collections/", {"name": "news"}, format="json").status_code == 201
+    assert ownership.manager_names(owned=Collection.objects.get(name="news")) == ["manager-b"]
+    assert client.get("/api/collections/news/managers/").json() == {"managers": ["manager-b"]}
+    other = APIClient()
+    other.force_login(people["a"])
+    assert other.get("/api/collections/news/").status_code == 404
+
+
+def test_it_gives_the_cli_owner_what_the_command_creates(people):
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    call_command("create_collection", "cli-news", owner="manager-a")
+    assert ownership.manager_names(owned=Collection.objects.get(name="cli-news")) == ["manager-a"]
+    with pytest.raises(CommandError, match="not a pool manager"):
+        call_command("create_collection", "cli-other", owner="rater-a")
+    with pytest.raises(CommandError, match="no user named"):
+        call_command("create_collection", "cli-other", owner="nobody")
+    assert not Collection.objects.filter(name="cli-other").exists()
