@@ -224,6 +224,31 @@ ROUTES: dict[str, list[Call]] = {
     "pooling:pool-managers": [
         Call("post", "/pools/{pool}/managers/", "L 403 403 403 302 404 302", data={"username": "manager-b"}),
     ],
+    "setup:collections": [
+        Call("get", "/collections/", MANAGER_PAGE),
+        Call("post", "/collections/", "L 403 403 403 302 302 302", data={"name": "fresh"}),
+    ],
+    "setup:collection": [Call("get", "/collections/{collection}/", PAGE_A)],
+    "setup:pool-create": [
+        Call("get", "/collections/{collection}/pools/new/", PAGE_A),
+        Call(
+            "post",
+            "/collections/{collection}/pools/new/",
+            "L 403 403 403 302 404 302",
+            data={
+                "name": "fresh",
+                "runs": ["{run}"],
+                "strategy": "depth",
+                "depth": "5",
+                "judgements_per_item": "1",
+                "price_per_judgement": "1",
+            },
+        ),
+    ],  # fmt: skip
+    "setup:pool-preview": [Call("get", "/collections/{collection}/pools/preview/", PAGE_A)],
+    "setup:add-runs": [Call("get", "/pools/{pool}/runs/add/", PAGE_A)],
+    "setup:add-runs-preview": [Call("get", "/pools/{pool}/runs/preview/", PAGE_A)],
+    "judging-setup:judging": [Call("get", "/pools/{pool}/judging/", PAGE_A)],
     "judging-manage:index": [Call("get", "/manage/", MANAGER_PAGE)],
     "judging-manage:dashboard": [Call("get", "/manage/dashboard/", MANAGER_PAGE)],
     "judging-manage:stats": [Call("get", "/manage/pools/{pool}/", PAGE_A)],
