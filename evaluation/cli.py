@@ -155,7 +155,7 @@ def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
         raise EvaluateError("-M must be a positive integer")
     if options["level"] < 0:
         raise EvaluateError("-l must be >= 0")
-    version = options.get("trec_eval") or "10"
+    version: metrics.Version = "9" if options.get("trec_eval") == "9" else "10"
     out_dir = Path(options["output_dir"]) if options.get("output_dir") else None
     if out_dir is not None:
         names = [Path(p).name for p in options["runs"]]

@@ -980,15 +980,15 @@ def plan_measures(specs: Iterable[str]) -> list[Measure]:
             else:
                 underscored.setdefault(family, []).append(params)
     plan: list[Measure] = []
-    for family in FAMILIES.values():
-        if family.name not in marked:
+    for fam in FAMILIES.values():
+        if fam.name not in marked:
             continue
-        given = dotted.get(family.name)
-        if family.name in underscored:
-            given = ",".join(([given] if given else []) + underscored[family.name])
-            plan.extend(_expand(family, given, dedupe=True, printable=None))
+        given = dotted.get(fam.name)
+        if fam.name in underscored:
+            given = ",".join(([given] if given else []) + underscored[fam.name])
+            plan.extend(_expand(fam, given, dedupe=True, printable=None))
         else:
-            plan.extend(_expand(family, given, dedupe=False, printable=given))
+            plan.extend(_expand(fam, given, dedupe=False, printable=given))
     return plan
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from argparse import ArgumentParser, RawDescriptionHelpFormatter
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from evaluation import cli
 from evaluation.cli import resolve_qrels
@@ -18,7 +18,7 @@ class Command(BaseCommand):
     help = cli.DESCRIPTION + "\n\n" + cli.EPILOG
     requires_system_checks: list[str] = []  # pure file work: no database, no checks
 
-    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> ArgumentParser:
+    def create_parser(self, prog_name: str, subcommand: str, **kwargs: Any) -> CommandParser:
         parser = super().create_parser(prog_name, subcommand, **kwargs)
         parser.formatter_class = RawDescriptionHelpFormatter
         return parser
@@ -28,6 +28,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            cli.execute(options, self.stdout._out, self.stderr._out)
+            # The wrappers' own streams: OutputWrapper would add a newline to every write.
+            cli.execute(options, self.stdout._out, self.stderr._out)  # type: ignore[arg-type]
         except cli.EvaluateError as exc:
             raise CommandError(str(exc)) from None
