@@ -4,19 +4,20 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from django.http import FileResponse, Http404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgements import aggregation, queries
+from judgements import aggregation, queries, releases
+from judgements.errors import JudgingError
 from judgements.models import Judging, Release
 from judgements.releases import release_file_response
 from pooling.api import JobSerializer
-from pooling.models import Job, Pool
+from pooling.models import Pool
 from pooling.permissions import IsManager, managed_pool
 
 
@@ -59,20 +60,19 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         pool = self.request.query_params.get("pool")
         return queryset.filter(pool__name=pool) if pool else queryset
 
-    @extend_schema(request=ReleaseRequestSerializer, responses={202: JobSerializer})
+    @extend_schema(request=ReleaseRequestSerializer, responses={202: JobSerializer, 503: None})
     def create(self, request: Request) -> Response:
-        from judgements.tasks import create_release
-
         form = ReleaseRequestSerializer(data=request.data)
         form.fields["pool"].queryset = Pool.objects.managed_by(request.user)  # another's: "does not exist"
         form.is_valid(raise_exception=True)
         data = form.validated_data
-        job = Job.objects.create(
-            kind=Job.Kind.RELEASE,
-            params={"pool": data["pool"].pk, "policy": data["policy"], "unjudged": data["unjudged"]},
-            created_by=request.user,
-        )
-        transaction.on_commit(lambda: create_release.delay(job.pk))
+        try:
+            job = releases.start_release(
+                pool=data["pool"], policy=data["policy"], unjudged=data["unjudged"], user=request.user
+            )
+        except JudgingError as exc:
+            raise ValidationError({"non_field_errors": [str(exc)]}) from None
+        job.refresh_from_db()
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(responses={200: OpenApiResponse(description="the file")})

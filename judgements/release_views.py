@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.db import transaction
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import SafeString
@@ -12,11 +11,14 @@ from django.views.decorators.http import require_POST
 
 from judgements import queries
 from judgements.campaign_views import JudgingNotSetUp
+from judgements.errors import JudgingError
 from judgements.models import Judging, Release
-from judgements.releases import release_file_response
+from judgements.releases import release_file_response, start_release
 from pooling import charts
+from pooling.jobs import QueueUnavailable
 from pooling.models import JUDGED, Job, Pool
 from pooling.permissions import managed_pool
+from pooling.views import render_job
 
 
 @login_required
@@ -82,25 +84,16 @@ def pool_state_counts(pool: Pool) -> dict[str, int]:
 @login_required
 @require_POST
 def create_release(request: HttpRequest, name: str) -> HttpResponse:
-    from judgements.tasks import create_release as task
-
     pool = managed_pool(request, name)
     policy = request.POST.get("policy", "majority").strip() or "majority"
     unjudged = request.POST.get("unjudged", "explicit")
-    from judgements import aggregation
-
     try:
-        aggregation.parse_policy(policy)
-        if unjudged not in Release.Unjudged.values:
-            raise ValueError(f"unjudged must be one of {', '.join(Release.Unjudged.values)}")
-    except ValueError as exc:
+        job = start_release(pool=pool, policy=policy, unjudged=unjudged, user=request.user)
+    except JudgingError as exc:
         messages.error(request, str(exc))
         return redirect("campaigns:releases", name=pool.name)
-    job = Job.objects.create(
-        kind=Job.Kind.RELEASE, params={"pool": pool.pk, "policy": policy, "unjudged": unjudged},
-        created_by=request.user,
-    )  # fmt: skip
-    transaction.on_commit(lambda: task.delay(job.pk))
+    except QueueUnavailable as exc:
+        return render_job(request, exc.job, status=503)
     messages.info(request, f"Release queued (job {job.pk}).")
     return redirect("campaigns:releases", name=pool.name)
 

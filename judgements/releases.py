@@ -21,6 +21,7 @@ from judgements.models import (
 )
 from judgements.queries import unpooled_by_run
 from judgements.release_rows import ItemVotes, iso, iso_text, json_float, json_text, json_value, stream_items
+from pooling.jobs import remove_stale_workdirs
 from pooling.models import Pool, PoolItem
 
 #: Where an explicit release writes the -1 lines of the topics nobody judged (see create_release).
@@ -62,6 +63,11 @@ def create_release(
 
     Nothing in the files depends on when the release is made, so two releases of unchanged data are
     byte-identical. Streams: memory does not grow with the number of judgements.
+
+    The files are written in a work directory `.tmp-*` beside the releases and moved to `<id>/` once the
+    row commits; a killed release's work directory is removed by the next release of the pool or the job
+    sweep. A release never writes into a directory that exists already: when `<id>/` is there (a restored
+    or reset database), the release goes to `<id>-2/` and `release.warnings` says what it found.
     """
     import contextlib
     import functools
@@ -146,7 +152,12 @@ def create_release(
     latest = ""
     release_root = Path(settings.MEDIA_ROOT) / "releases" / pool.name
     release_root.mkdir(parents=True, exist_ok=True)
+    # What a release killed before it could clean up left behind (see `jobs.remove_stale_workdirs`).
+    remove_stale_workdirs(release_root)
     work = Path(tempfile.mkdtemp(prefix=".tmp-", dir=release_root))
+    final: Path | None = None
+    committed = False
+    warnings: list[str] = []
     try:
         qrels_path = work / "qrels.txt"
         jsonl_path = work / "judgements.jsonl"
@@ -358,18 +369,48 @@ def create_release(
                 manifest=manifest,
                 created_by=by if by is not None and by.is_authenticated else None,
             )
-            final = release_root / str(release.pk)
-            os.replace(work, final)
+            final = _free_directory(release_root, release.pk, warnings=warnings)
+            os.rename(work, final)  # never onto a directory with files: _free_directory found it absent
             for name in files:
                 os.chmod(final / name, 0o444)
-            release.directory = str(final.relative_to(Path(settings.MEDIA_ROOT)))
+            release.directory = _relative(final)
             release.save(update_fields=["directory"])
+        committed = True
     except BaseException:
         shutil.rmtree(work, ignore_errors=True)
+        if final is not None and not committed:
+            shutil.rmtree(final, ignore_errors=True)  # ours, moved in before the row failed to commit
         raise
+    release.warnings = warnings  # type: ignore[attr-defined]
     if progress:
         progress(1.0, "released")
     return release
+
+
+def _relative(path: Path) -> str:
+    from django.conf import settings
+
+    return str(path.relative_to(Path(settings.MEDIA_ROOT)))
+
+
+def _free_directory(root: Path, release_id: int, *, warnings: list[str]) -> Path:
+    """`root/<id>`, or when that exists already (files this database did not write: a database restored
+    from a backup, or reset while the media stayed) the first free `root/<id>-<n>`, leaving what is there
+    untouched and saying so in `warnings`."""
+    path = root / str(release_id)
+    if not path.exists():
+        return path
+    found = sorted(child.name for child in path.iterdir())[:5] if path.is_dir() else ["(a file)"]
+    number = 2
+    while (root / f"{release_id}-{number}").exists():
+        number += 1
+    free = root / f"{release_id}-{number}"
+    warnings.append(
+        f"{_relative(path)} already existed ({', '.join(found) or 'empty'}), not written by this database "
+        f"(restored from a backup, or reset while the media stayed?): left untouched, this release is in "
+        f"{_relative(free)}"
+    )
+    return free
 
 
 def current_qrels(*, pool: Pool, policy: str = "majority") -> dict[str, dict[str, int]]:
@@ -406,3 +447,47 @@ def release_file_response(release: Release, filename: str) -> FileResponse:
         raise Http404("this release has no such file")
     content_type = "application/json" if filename.endswith(".json") else "text/plain; charset=utf-8"
     return FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type=content_type)
+
+
+def remove_stale_release_workdirs() -> list[Path]:
+    """The work directories of killed releases, of every pool, removed (periodic, beside the job sweep)."""
+    from django.conf import settings
+
+    root = Path(settings.MEDIA_ROOT) / "releases"
+    if not root.is_dir():
+        return []
+    return [
+        path
+        for pool_root in root.iterdir()
+        if pool_root.is_dir()
+        for path in remove_stale_workdirs(pool_root)
+    ]
+
+
+def start_release(
+    *, pool: Pool, policy: str = "majority", unjudged: str = "explicit", user: Any = None
+) -> Any:
+    """Check the release's parameters and start its job (`tasks.create_release` once the row commits).
+
+    Every caller (the releases page, the API, a retry) goes through here. Raises JudgingError on a bad
+    policy or `unjudged` value, or a pool without a judging set-up; `jobs.QueueUnavailable` when the broker
+    refused the task (the job is then failed with that reason).
+    """
+    from judgements import aggregation
+    from judgements.models import Release
+    from pooling import jobs
+    from pooling.models import Job
+
+    if unjudged not in Release.Unjudged.values:
+        raise JudgingError(f"unjudged must be one of {', '.join(Release.Unjudged.values)}")
+    try:
+        aggregation.parse_policy(policy)
+    except ValueError as exc:
+        raise JudgingError(str(exc)) from None
+    if not Judging.objects.filter(pool=pool).exists():
+        raise JudgingError("this pool has no judging set-up (rubric, raters)")
+    return jobs.start_job(
+        kind=Job.Kind.RELEASE,
+        params={"pool": pool.pk, "policy": policy, "unjudged": unjudged},
+        user=user,
+    )

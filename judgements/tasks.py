@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
+from typing import Any
+
 from celery import shared_task
 
 from judgements import leasing, releases
@@ -13,17 +16,30 @@ def sweep_expired_leases() -> int:
     return leasing.sweep_expired_leases()
 
 
+@dataclass
+class ReleaseSummary:
+    """What a release job records: the release's counts, and what it found (`releases.create_release`)."""
+
+    counts: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return dict(self.counts)
+
+
 @shared_task
-def create_release(job_id: int) -> None:
+def sweep_release_workdirs() -> int:
+    """Periodic (beat, every minute): remove the work directories killed releases left behind."""
+    return len(releases.remove_stale_release_workdirs())
+
+
+@shared_task(bind=True)
+def create_release(self: Any, job_id: int) -> None:
     """Write a qrels release for the pool named in job `job_id` (progress on the job row)."""
+    from pooling import jobs
     from pooling.models import Job, Pool
-    from pooling.tasks import run_job
 
-    job = Job.objects.filter(pk=job_id).first()
-    if job is None:
-        return
-
-    def work(job: Job) -> dict:
+    def work(job: Job) -> ReleaseSummary:
         pool = Pool.objects.get(pk=job.params["pool"])
         release = releases.create_release(
             pool=pool,
@@ -33,6 +49,6 @@ def create_release(job_id: int) -> None:
             progress=lambda fraction, message: job.report(progress=fraction, message=message),
         )
         job.report(result={"release": release.pk})
-        return release.counts
+        return ReleaseSummary(counts=release.counts, warnings=release.warnings)
 
-    run_job(job, work)
+    jobs.run_job(job_id, work, heartbeat=not self.request.is_eager)

@@ -23,7 +23,17 @@ from labeling.throttling import AnonThrottle, LoginThrottle
 
 
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
-    """DRF's handler, plus Django's ValidationError mapped to a 400 with its messages."""
+    """DRF's handler, plus Django's ValidationError mapped to a 400 with its messages, a job refused now
+    to a 409 and a job the broker refused to a 503 (the job is failed with that reason: retry it later)."""
+    from pooling.jobs import JobRefused, QueueUnavailable
+
+    if isinstance(exc, QueueUnavailable):
+        return Response(
+            {"detail": exc.reason, "job": exc.job.pk, "status": exc.job.status},
+            status=status.HTTP_503_SERVICE_UNAVAILABLE,
+        )
+    if isinstance(exc, JobRefused):
+        return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
     if isinstance(exc, DjangoValidationError):
         detail = exc.message_dict if hasattr(exc, "error_dict") else {"detail": exc.messages}
         return Response(detail, status=status.HTTP_400_BAD_REQUEST)

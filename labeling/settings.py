@@ -255,15 +255,50 @@ CELERY_BROKER_URL = os.environ.get("CELERY_BROKER_URL", "")
 CELERY_RESULT_BACKEND = os.environ.get("CELERY_RESULT_BACKEND", "") or None
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
 CELERY_TASK_EAGER_PROPAGATES = True
+# A task's message is acknowledged only once the task has finished (acks late), and given back to the
+# queue when the process running it dies (reject on worker lost): a killed import, build or release is
+# delivered again, and the job runs again from the start (every job is atomic and safe to re-run). Each
+# worker process reserves one message at a time (prefetch 1), so a killed process holds no others.
 CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_IGNORE_RESULT = True
+# Redis gives an unacknowledged message (its whole worker died) back after this many seconds. It must be
+# longer than the longest job, or a job still running would be delivered a second time; the job sweep
+# below ends such a job long before (failed, with its reason), and the late copy then finds it finished.
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": int(os.environ.get("CELERY_VISIBILITY_TIMEOUT", "3600")),
+}
+# Enqueueing when the broker is down fails within about a second (the job is marked failed, 503), not
+# after Celery's default retries.
+CELERY_BROKER_CONNECTION_TIMEOUT = 2
+CELERY_TASK_PUBLISH_RETRY_POLICY = {
+    "max_retries": 2,
+    "interval_start": 0,
+    "interval_step": 0.2,
+    "interval_max": 0.2,
+}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_BEAT_SCHEDULE = {
     "sweep-expired-leases": {
         "task": "judgements.tasks.sweep_expired_leases",
         "schedule": timedelta(minutes=1),
     },
+    "sweep-stale-jobs": {
+        "task": "pooling.tasks.sweep_stale_jobs",
+        "schedule": timedelta(minutes=1),
+    },
+    "sweep-release-workdirs": {
+        "task": "judgements.tasks.sweep_release_workdirs",
+        "schedule": timedelta(minutes=1),
+    },
 }
+# A running job's worker stamps `Job.heartbeat_at` this often; a running job whose stamp is older than
+# JOB_STALE_SECONDS has lost its worker: the sweep fails it (with the reason) so it can be retried.
+JOB_HEARTBEAT_SECONDS = float(os.environ.get("JOB_HEARTBEAT_SECONDS", "10"))
+JOB_STALE_SECONDS = float(os.environ.get("JOB_STALE_SECONDS", "120"))
+# A job whose worker process died this many times is failed instead of being run again.
+JOB_MAX_ATTEMPTS = 3
 
 # Judging
 LEASE_MINUTES = int(os.environ.get("LEASE_MINUTES", "10"))
@@ -282,9 +317,15 @@ LOGGING = {
 CACHE_URL = os.environ.get("CACHE_URL", "") or (
     CELERY_BROKER_URL if CELERY_BROKER_URL.startswith("redis") else ""
 )
+# `labeling.cache.RedisCache` degrades when Redis is down: reads miss, writes are dropped (progress falls
+# back to the job row, cached reports are recomputed), instead of failing the job or the page.
 CACHES = {
     "default": (
-        {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+        {
+            "BACKEND": "labeling.cache.RedisCache",
+            "LOCATION": CACHE_URL,
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
+        }
         if CACHE_URL
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )

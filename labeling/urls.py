@@ -14,6 +14,7 @@ urlpatterns = [
     path("pools/", include("pooling.urls")),
     path("", include("judgements.campaign_urls")),
     path("", include("pooling.manage_urls")),
+    path("jobs/", include("pooling.job_urls")),
     path("manage/", include("judgements.manager_urls")),
     path("campaigns/", include("judgements.release_urls")),
     path("evaluation/", include("evaluation.urls")),

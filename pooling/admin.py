@@ -14,8 +14,8 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from pooling import services
+from pooling.jobs import active_build, start_build
 from pooling.models import Collection, Document, Job, Pool, PoolItem, Run, Topic
-from pooling.tasks import active_build, start_build
 
 #: A list filter by collection or pool that offers only the ones in the admin's (scoped) rows.
 ONLY_MINE = admin.RelatedOnlyFieldListFilter
@@ -91,6 +91,13 @@ class CollectionAdmin(ScopedAdmin):
     exclude = ["managers"]
     collection_path = ""
 
+    def delete_model(self, request: HttpRequest, obj: Collection) -> None:
+        services.delete_collection(collection=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        for collection in queryset:
+            services.delete_collection(collection=collection)
+
 
 @admin.register(Document)
 class DocumentAdmin(ScopedAdmin):
@@ -116,6 +123,15 @@ class RunAdmin(ScopedAdmin):
     search_fields = ["name"]
     readonly_fields = ["num_rows", "num_topics", "source_file", "created_at"]
     collection_path = "collection"
+
+    def delete_model(self, request: HttpRequest, obj: Run) -> None:
+        services.delete_run(run=obj)
+
+    def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
+        """The bulk "delete selected" action: each run through the service (a queryset delete would leave
+        its partition behind)."""
+        for run in queryset:
+            services.delete_run(run=run)
 
 
 @admin.register(Job)

@@ -5,11 +5,8 @@ Everything here is for pool managers and admins: raters never see runs, ranks or
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from django.conf import settings
-from django.db import transaction
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import NoReverseMatch, reverse
@@ -22,10 +19,10 @@ from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRen
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from pooling import ownership, services, stats, tasks
+from pooling import ownership, services, stats
+from pooling.jobs import active_build, latest_build, retry_job, start_build, start_import
 from pooling.models import Collection, Document, Job, Pool, PoolRun, Run, Topic
 from pooling.permissions import IsManager
-from pooling.tasks import active_build, latest_build, start_build
 
 
 class CollectionSerializer(serializers.ModelSerializer):
@@ -78,10 +75,17 @@ class JobSerializer(serializers.ModelSerializer):
         fields = [
             "id", "kind", "status", "collection", "params", "upload_name", "progress", "message",
             "counts", "errors", "warnings", "result", "created_at", "started_at", "finished_at",
+            "heartbeat_at", "attempts", "retry_of", "page",
         ]  # fmt: skip
+
+    page = serializers.SerializerMethodField()
 
     def get_progress(self, job: Job) -> float:
         return float(job.live()["progress"])
+
+    def get_page(self, job: Job) -> str:
+        """The job's page (live progress, errors, retry), for a manager's browser."""
+        return reverse("jobs:job-detail", kwargs={"job_id": job.pk})
 
     def get_message(self, job: Job) -> str:
         return str(job.live()["message"])
@@ -199,27 +203,12 @@ class CollectionViewSet(
         data = dict(form.validated_data)
         upload = data.pop("file")
         kind = data.pop("kind")
-        job = Job(
-            kind=kind,
-            collection=collection,
-            params=data,
-            created_by=request.user,
-            upload_name=Path(upload.name).name,
-        )
-        job.upload.save(Path(upload.name).name, upload, save=False)
-        if upload.size <= settings.IMPORT_CHECK_MAX_BYTES:
-            errors = services.check_import(
-                kind=kind,
-                collection=collection,
-                path=job.upload.path,
-                display_name=job.upload_name,
-                params=data,
+        try:
+            job = start_import(
+                collection=collection, kind=kind, upload=upload, params=data, user=request.user
             )
-            if errors:
-                job.upload.delete(save=False)
-                raise ValidationError({"file": errors})
-        job.save()
-        transaction.on_commit(lambda: tasks.import_file.delay(job.pk))
+        except services.ImportFailed as exc:
+            raise ValidationError({"file": exc.errors}) from None
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
     @action(detail=True, methods=["get"])
@@ -294,13 +283,21 @@ class RunViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet):
 
 
 class JobViewSet(viewsets.ReadOnlyModelViewSet):
-    """Status of long jobs: progress, counts and errors by line."""
+    """Status of long jobs: progress, counts and errors by line; a failed job can be retried."""
 
     permission_classes = [IsManager]
     serializer_class = JobSerializer
 
     def get_queryset(self) -> Any:
         return Job.objects.visible_to(self.request.user).select_related("collection")
+
+    @extend_schema(request=None, responses={202: JobSerializer, 409: None, 503: None})
+    @action(detail=True, methods=["post"])
+    def retry(self, request: Request, pk: str | None = None) -> Response:
+        """Start a failed job again (a new job, `retry_of` this one): 202 with it, 409 unless it failed."""
+        job = retry_job(job=self.get_object(), user=request.user)
+        job.refresh_from_db()
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
 
 # --------------------------------------------------------------------------------------------- pools

@@ -119,6 +119,16 @@ class Run(models.Model):
     def __str__(self) -> str:
         return self.name
 
+    def delete(self, *args: Any, **kwargs: Any) -> Any:
+        """Delete the run: its rows first, in one statement (its partition on PostgreSQL), before Django's
+        collector would delete them row by row. Every deleter goes through here (`services.delete_run`,
+        the admin's single and bulk delete, a collection's deletion); a queryset `.delete()` would not."""
+        from pooling import runrows
+
+        with transaction.atomic():
+            runrows.drop_partition(self.pk)
+            return super().delete(*args, **kwargs)
+
     def ranked_list(self, topic: Topic) -> list[tuple[str, float]]:
         """One topic's ranked list in trec_eval order, as (docid, score), read in bulk (see RunRow)."""
         rows = (
@@ -139,7 +149,7 @@ class RunRow(models.Model):
     is the table's primary key. The foreign keys carry no database constraint and no index of their own:
     the importer is the only writer (it creates the run in the same transaction and validates topic and
     document ids itself), and deletes cascade through Django's collector (a run's own rows first, through
-    `pooling.apps`). A deferred constraint would be checked row by row at COMMIT.
+    `Run.delete`). A deferred constraint would be checked row by row at COMMIT.
     """
 
     pk = models.CompositePrimaryKey("run", "topic", "rank")
@@ -211,6 +221,14 @@ class Job(models.Model):
     created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # Stamped by the worker while the job runs (`pooling.jobs.Heartbeat`): a running job whose stamp is
+    # older than JOB_STALE_SECONDS has lost its worker, and the sweep fails it.
+    heartbeat_at = models.DateTimeField(null=True, blank=True)
+    attempts = models.PositiveIntegerField(default=0, help_text="Deliveries of the job's task so far.")
+    worker = models.CharField(max_length=200, blank=True, help_text="host:pid of the last attempt.")
+    retry_of = models.ForeignKey(
+        "self", null=True, blank=True, on_delete=models.SET_NULL, related_name="retries"
+    )
 
     objects = JobQuerySet.as_manager()
 

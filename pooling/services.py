@@ -595,7 +595,16 @@ def check_import(**kwargs: Any) -> list[str] | None:
 def delete_run(*, run: Run) -> None:
     """Delete a run and its rows (pools keep the items it contributed that have judgements)."""
     with transaction.atomic():
-        run.delete()  # its rows go first, in one statement (pooling.apps)
+        run.delete()  # its rows go first, in one statement (Run.delete)
+
+
+def delete_collection(*, collection: Collection) -> None:
+    """Delete a collection with its documents, topics and runs (each run through `delete_run`, so its
+    rows go in one statement rather than through the collector's cascade)."""
+    with transaction.atomic():
+        for run in Run.objects.filter(collection=collection):
+            delete_run(run=run)
+        collection.delete()
 
 
 # --------------------------------------------------------------------------------------------- pools

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
+from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from pooling import charts, ownership, services, stats
+from pooling import charts, jobs, ownership, services, stats
+from pooling.jobs import active_build, start_build
 from pooling.models import Job, Pool
 from pooling.permissions import managed_pool, manager_required
-from pooling.tasks import active_build, start_build
 
 # A page showing a running build reloads itself this often (seconds): live progress without scripts.
 REFRESH_SECONDS = 3
@@ -89,7 +89,10 @@ def pool_build(request: HttpRequest, name: str) -> HttpResponse:
     if active_build(pool) is not None:
         messages.info(request, f"Pool {pool.name} is being built already.")
     else:
-        job = start_build(pool=pool, user=request.user)
+        try:
+            job = start_build(pool=pool, user=request.user)
+        except jobs.QueueUnavailable as exc:
+            return render_job(request, exc.job, status=503)
         messages.success(request, f"Build of pool {pool.name} started (job {job.pk}).")
     return redirect("pooling:pool-detail", name=pool.name)
 
@@ -115,3 +118,63 @@ def pool_managers(request: HttpRequest, name: str) -> HttpResponse:
     except ownership.OwnershipError as exc:
         messages.error(request, str(exc))
     return redirect("pooling:pool-detail", name=pool.name)
+
+
+# --------------------------------------------------------------------------------------------- jobs
+
+
+def _job_link(job: Job) -> dict[str, str] | None:
+    """Where the job's result lives: its pool's page (builds, releases) or its collection's runs."""
+    from django.urls import NoReverseMatch, reverse
+
+    pool = Pool.objects.filter(pk=job.params.get("pool")).first() if job.params.get("pool") else None
+    if pool is None:
+        return None
+    try:
+        if job.kind == Job.Kind.RELEASE:
+            return {
+                "url": reverse("campaigns:releases", kwargs={"name": pool.name}),
+                "label": f"releases of {pool.name}",
+            }
+        return {
+            "url": reverse("pooling:pool-detail", kwargs={"name": pool.name}),
+            "label": f"pool {pool.name}",
+        }
+    except NoReverseMatch:
+        return None
+
+
+def render_job(request: HttpRequest, job: Job, *, status: int = 200) -> HttpResponse:
+    """The page of one job: status, live progress (the page reloads itself while the job runs), counts,
+    errors, warnings, and a retry button once it failed."""
+    live = job.live()
+    context = {
+        "job": job,
+        "percent": round(100 * float(live.get("progress", 0.0))),
+        "message": live.get("message", ""),
+        "link": _job_link(job),
+        "retries": job.retries.order_by("-created_at", "-pk"),
+        "refresh": None if job.finished else REFRESH_SECONDS,
+    }
+    return render(request, "pooling/job_detail.html", context, status=status)
+
+
+@require_GET
+@manager_required
+def job_detail(request: HttpRequest, job_id: int) -> HttpResponse:
+    return render_job(request, get_object_or_404(Job.objects.visible_to(request.user), pk=job_id))
+
+
+@require_POST
+@manager_required
+def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
+    job = get_object_or_404(Job.objects.visible_to(request.user), pk=job_id)
+    try:
+        retry = jobs.retry_job(job=job, user=request.user)
+    except jobs.JobRefused as exc:
+        messages.error(request, str(exc))
+        return redirect("jobs:job-detail", job_id=job.pk)
+    except jobs.QueueUnavailable as exc:
+        return render_job(request, exc.job, status=503)
+    messages.success(request, f"Job {job.pk} retried as job {retry.pk}.")
+    return redirect("jobs:job-detail", job_id=retry.pk)

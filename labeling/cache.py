@@ -1,0 +1,71 @@
+"""The Redis cache backend of the settings, degrading when Redis is unreachable.
+
+The cache only ever holds what can be rebuilt: live progress of a job running inside a transaction (the
+job row has the last committed value), and reports and agreement summaries (recomputed on a miss). So when
+Redis is down a read is a miss and a write is dropped, with a warning in the log: an import whose progress
+cannot be published still finishes, and `/api/jobs/`, agreement and evaluation pages still answer.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any, TypeVar
+
+from django.core.cache.backends.base import DEFAULT_TIMEOUT
+from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
+from redis.exceptions import ConnectionError as RedisConnectionError
+from redis.exceptions import TimeoutError as RedisTimeoutError
+
+logger = logging.getLogger(__name__)
+
+UNREACHABLE = (RedisConnectionError, RedisTimeoutError, OSError)
+
+T = TypeVar("T")
+
+
+def _degrade(operation: str, call: Callable[[], T], fallback: T) -> T:
+    try:
+        return call()
+    except UNREACHABLE as exc:
+        logger.warning("cache unreachable, %s skipped: %s", operation, exc)
+        return fallback
+
+
+class RedisCache(DjangoRedisCache):
+    """Django's Redis cache; a connection failure is a miss (reads) or a no-op (writes), never an error.
+
+    `incr`/`decr` still raise: a counter that silently stays at zero would be a wrong answer, not a miss.
+    """
+
+    def add(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None) -> bool:
+        return _degrade("add", lambda: super(RedisCache, self).add(key, value, timeout, version), False)
+
+    def get(self, key: Any, default: Any = None, version: Any = None) -> Any:
+        return _degrade("get", lambda: super(RedisCache, self).get(key, default, version), default)
+
+    def set(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None) -> None:
+        _degrade("set", lambda: super(RedisCache, self).set(key, value, timeout, version), None)
+
+    def touch(self, key: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None) -> bool:
+        return _degrade("touch", lambda: super(RedisCache, self).touch(key, timeout, version), False)
+
+    def delete(self, key: Any, version: Any = None) -> bool:
+        return _degrade("delete", lambda: super(RedisCache, self).delete(key, version), False)
+
+    def get_many(self, keys: Any, version: Any = None) -> dict[Any, Any]:
+        return _degrade("get_many", lambda: super(RedisCache, self).get_many(keys, version), {})
+
+    def has_key(self, key: Any, version: Any = None) -> bool:
+        return _degrade("has_key", lambda: super(RedisCache, self).has_key(key, version), False)
+
+    def set_many(self, data: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None) -> list[Any]:
+        return _degrade(
+            "set_many", lambda: super(RedisCache, self).set_many(data, timeout, version), list(data)
+        )
+
+    def delete_many(self, keys: Any, version: Any = None) -> None:
+        _degrade("delete_many", lambda: super(RedisCache, self).delete_many(keys, version), None)
+
+    def clear(self) -> None:
+        _degrade("clear", lambda: super(RedisCache, self).clear(), None)
