@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('pooling', '0009_runrow_key_is_run_topic_rank'),
+        ('pooling', '0011_pool_instructions'),
     ]
 
     operations = [
