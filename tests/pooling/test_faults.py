@@ -150,7 +150,7 @@ def fault_env(tmp_path: Path, settings: Any) -> Iterator[tuple[str, Path, Path]]
 def test_a_killed_process_is_redelivered_and_its_job_ends_done(fault_env: Any, manager: Any) -> None:
     queue, fault_dir, media_root = fault_env
     started = time.monotonic()
-    call_command("create_collection", "news")
+    call_command("create_collection", "news", "--owner", "manager")
     call_command("import_documents", "news", str(GOOD / "docs.jsonl"))
     call_command("import_topics", "news", str(GOOD / "topics.jsonl"))
     alice, bob = make_user("alice"), make_user("bob")

@@ -72,7 +72,8 @@ def web(user: Any) -> Client:
 
 
 @pytest.fixture
-def campaign(db: Any) -> tuple[Pool, Release]:
+def campaign(manager: Any) -> tuple[Pool, Release]:
+    """A judged pool with a release, managed by `manager`."""
     alice, bob = make_user("alice"), make_user("bob")
     pool = make_pool(judgements_per_item=2, raters=[alice, bob], name="campaign")
     judge(pool, alice, {("q1", "d001"): 3, ("q1", "d002"): 0, ("q1", "d003"): 1, ("q2", "d010"): 2})
@@ -255,6 +256,7 @@ def test_a_manager_retries_a_failed_import_from_its_page(
     manager: Any, rater: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     collection = Collection.objects.create(name="news")
+    collection.managers.set([manager])
     api = client_for(manager)
     with django_capture_on_commit_callbacks(execute=True), (GOOD / "topics.jsonl").open("rb") as handle:
         fields = {"file": handle, "kind": "topics"}

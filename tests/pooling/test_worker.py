@@ -84,7 +84,7 @@ def upload(client: Any, path: Path, **fields: str) -> int:
 def test_it_imports_an_upload_in_a_real_worker(manager: Any, settings: Any) -> None:
     require_services()
     app.conf.task_always_eager = False  # the autouse eager_celery fixture restores it afterwards
-    call_command("create_collection", "news")
+    call_command("create_collection", "news", "--owner", "manager")
     call_command("import_documents", "news", str(GOOD / "docs.jsonl"))
     call_command("import_topics", "news", str(GOOD / "topics.jsonl"))
     client = client_for(manager)
