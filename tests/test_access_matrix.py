@@ -120,6 +120,8 @@ ROUTES: dict[str, list[Call]] = {
     "run-ranked-list": [Call("get", "/api/runs/{run}/topics/q1/", API_A)],
     "job-list": [Call("get", "/api/jobs/", MANAGER_API)],
     "job-detail": [Call("get", "/api/jobs/{job}/", API_A)],
+    # the job is done: only a failed job is retried (409 for those who may)
+    "job-retry": [Call("post", "/api/jobs/{job}/retry/", "401 403 403 403 409 404 409")],
     # --- pools
     "pool-list": [
         Call("get", "/api/pools/", MANAGER_API),
@@ -221,6 +223,9 @@ ROUTES: dict[str, list[Call]] = {
     "pooling:pool-list": [Call("get", "/pools/", MANAGER_PAGE)],
     "pooling:pool-detail": [Call("get", "/pools/{pool}/", PAGE_A)],
     "pooling:pool-build": [Call("post", "/pools/{pool}/build/", "L 403 403 403 302 404 302")],
+    "jobs:job-detail": [Call("get", "/jobs/{job}/", PAGE_A)],
+    # the job is done: refused with a message, back to its page
+    "jobs:job-retry": [Call("post", "/jobs/{job}/retry/", "L 403 403 403 302 404 302")],
     "pooling:pool-managers": [
         Call("post", "/pools/{pool}/managers/", "L 403 403 403 302 404 302", data={"username": "manager-b"}),
     ],
