@@ -648,54 +648,60 @@ def _ideal_positions(ranked: Ranked) -> tuple[np.ndarray, np.ndarray]:
     return topic, np.arange(len(ranked.judged)) - ranked.judged_offsets[topic] + 1
 
 
+def _within_topic_cumsum(topic: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Running sum of ``values`` within each topic (``topic`` sorted), inclusive."""
+    total = np.cumsum(values)
+    if not len(total):
+        return total
+    first = np.flatnonzero(np.concatenate(([True], topic[1:] != topic[:-1])))
+    before = np.concatenate(([0.0], total))[first]
+    return total - np.repeat(before, np.diff(np.append(first, len(total))))
+
+
+def _ideal_prefix(ranked: Ranked, values: np.ndarray, topic: np.ndarray, k: np.ndarray) -> np.ndarray:
+    """Σ of ``values`` (one per judged-document row, ideal order) over ideal positions 1..k of ``topic``."""
+    n_ideal = np.diff(ranked.judged_offsets)[topic]
+    cut = np.minimum(k, n_ideal)
+    running = np.append(np.cumsum(values), 0.0)
+    start = np.concatenate(([0.0], running))[ranked.judged_offsets[topic]]
+    at = running[np.maximum(ranked.judged_offsets[topic] + cut - 1, 0)]
+    return np.where(cut > 0, at - start, 0.0)
+
+
 def G(ranked: Ranked) -> np.ndarray:
     """G (trec_eval, experimental; gains = the grades): Σ over retrieved documents with a gain g > 0 at
     rank i of g / log2(2 + cost(i) − gained(i)), where gained(i) is the gain of ranks 1..i and cost(i) =
     Σ_{j<=i} max(ideal gain at rank j, 1) (the ideal ranking: every judged grade, descending); divided by
     the sum of all judged grades (0 if that is 0)."""
-    gains = np.maximum(ranked.label, 0).astype(np.float64)
-    topic_all = ranked.topic_of(np.arange(len(ranked.label)))
-    gained = np.cumsum(gains)
-    gained -= np.concatenate(([0.0], gained))[ranked.offsets[topic_all]]
-    itopic, _ = _ideal_positions(ranked)
-    ideal_cost = np.cumsum(np.maximum(ranked.judged.astype(np.float64), 1.0))
-    ideal_cost -= np.concatenate(([0.0], ideal_cost))[ranked.judged_offsets[itopic]]
-    rank = np.arange(len(ranked.label)) - ranked.offsets[topic_all] + 1
-    n_ideal = np.diff(ranked.judged_offsets)[topic_all]
-    # cost(i): the ideal's running cost up to min(i, n_ideal), then 1 per rank beyond the ideal list.
-    last = np.minimum(rank, n_ideal)
-    ideal_cost = np.append(ideal_cost, 0.0)  # a valid index even with no judged document at all
-    base = np.where(last > 0, ideal_cost[np.maximum(ranked.judged_offsets[topic_all] + last - 1, 0)], 0.0)
-    base = np.where(last > 0, base, 0.0) + (rank - last)
-    positive = gains > 0
-    term = gains[positive] / np.log2(2.0 + base[positive] - gained[positive])
+    # Only documents with a gain add a term, so everything is computed on those rows alone.
+    pos = ranked.positive
+    gains = ranked.label[pos.rows].astype(np.float64)
+    gained = _within_topic_cumsum(pos.topic, gains)
+    cost_values = np.maximum(ranked.judged.astype(np.float64), 1.0)
+    cost = _ideal_prefix(ranked, cost_values, pos.topic, pos.rank)
+    cost += pos.rank - np.minimum(pos.rank, np.diff(ranked.judged_offsets)[pos.topic])  # 1 a rank beyond
+    term = gains / np.log2(2.0 + cost - gained)
+    itopic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
     total_ideal = ranked.count(itopic, np.maximum(ranked.judged.astype(np.float64), 0.0))
-    return _safe_div(ranked.count(topic_all[positive], term), total_ideal)
+    return _safe_div(ranked.count(pos.topic, term), total_ideal)
 
 
 def ndcg_rel(ranked: Ranked) -> np.ndarray:
     """ndcg_rel (trec_eval, experimental; gains = the grades): the mean, over the n documents of the topic
     with a grade > 0, of nDCG at each such document's rank — DCG of ranks 1..i over the ideal DCG of ranks
     1..i — where a document not retrieved counts the nDCG of the whole list; 0 if that sum is 0."""
-    gains = np.maximum(ranked.label, 0).astype(np.float64)
-    topic_all = ranked.topic_of(np.arange(len(ranked.label)))
-    rank = np.arange(len(ranked.label)) - ranked.offsets[topic_all] + 1
-    dcg = np.cumsum(gains / np.log2(rank + 1.0))
-    dcg -= np.concatenate(([0.0], dcg))[ranked.offsets[topic_all]]
+    pos = ranked.positive
+    discounted = ranked.label[pos.rows] / np.log2(pos.rank + 1.0)
+    dcg_here = _within_topic_cumsum(pos.topic, discounted)
     itopic, iposition = _ideal_positions(ranked)
     ideal_gain = np.maximum(ranked.judged.astype(np.float64), 0.0)
-    idcg = np.cumsum(ideal_gain / np.log2(iposition + 1.0))
-    idcg -= np.concatenate(([0.0], idcg))[ranked.judged_offsets[itopic]]
-    n_ideal = np.diff(ranked.judged_offsets)
+    ideal_discounted = ideal_gain / np.log2(iposition + 1.0)
+    idcg_here = _ideal_prefix(ranked, ideal_discounted, pos.topic, pos.rank)
     n_positive = ranked.count(itopic[ideal_gain > 0])
-    last = np.minimum(rank, n_ideal[topic_all])
-    idcg = np.append(idcg, 0.0)  # a valid index even with no judged document at all
-    idcg_at = np.where(last > 0, idcg[np.maximum(ranked.judged_offsets[topic_all] + last - 1, 0)], 0.0)
-    positive = gains > 0
-    found = ranked.count(topic_all[positive])
-    total = ranked.count(topic_all[positive], dcg[positive] / idcg_at[positive])
-    full_dcg = ranked.count(topic_all, gains / np.log2(rank + 1.0))
-    full_idcg = ranked.count(itopic, ideal_gain / np.log2(iposition + 1.0))
+    found = ranked.count(pos.topic)
+    total = ranked.count(pos.topic, dcg_here / idcg_here)
+    full_dcg = ranked.count(pos.topic, discounted)
+    full_idcg = ranked.count(itopic, ideal_discounted)
     total += (n_positive - found) * _safe_div(full_dcg, full_idcg)
     return np.where(total > 0, _safe_div(total, n_positive), 0.0)
 
@@ -756,36 +762,32 @@ def Rndcg(ranked: Ranked) -> np.ndarray:
     """Rndcg (trec_eval, experimental; gains = the grades): the mean of nDCG@b over the b at which the ideal
     ranking's gain changes — after each block of equal positive grades, the last one where the positive
     grades end — plus, when the list is longer than that + 1, the nDCG of the whole list; 0 if R = 0."""
-    gains = np.maximum(ranked.label, 0).astype(np.float64)
-    topic_all = ranked.topic_of(np.arange(len(ranked.label)))
-    rank = np.arange(len(ranked.label)) - ranked.offsets[topic_all] + 1
-    dcg = np.append(np.cumsum(gains / np.log2(rank + 1.0)), 0.0)
-    start = np.concatenate(([0.0], dcg))[ranked.offsets[:-1]]  # running DCG before each topic
+    pos = ranked.positive
+    dcg_here = _within_topic_cumsum(pos.topic, ranked.label[pos.rows] / np.log2(pos.rank + 1.0))
+    n_ret = np.diff(ranked.offsets)
+    span = int(n_ret.max()) + 2 if len(n_ret) else 2
+    keys = pos.topic.astype(np.int64) * span + pos.rank
+
+    def dcg_at(t: np.ndarray, k: np.ndarray) -> np.ndarray:
+        """DCG of ranks 1..k of topic t: the running DCG at its last gaining document up to rank k."""
+        i = np.searchsorted(keys, t.astype(np.int64) * span + np.minimum(k, span - 1), side="right") - 1
+        ok = (i >= 0) & (pos.topic[np.maximum(i, 0)] == t) if len(keys) else np.zeros(len(t), bool)
+        return np.where(ok, dcg_here[np.maximum(i, 0)] if len(keys) else 0.0, 0.0)
+
     ideal = np.maximum(ranked.judged.astype(np.float64), 0.0)
     itopic, iposition = _ideal_positions(ranked)
-    idcg = np.append(np.cumsum(ideal / np.log2(iposition + 1.0)), 0.0)
-    istart = np.concatenate(([0.0], idcg))[ranked.judged_offsets[:-1]]
+    ideal_discounted = ideal / np.log2(iposition + 1.0)
     n_pos = ranked.count(itopic[ideal > 0]).astype(np.int64)
-    n_ret = np.diff(ranked.offsets)
     # Boundaries: 1-based ideal positions b <= n_pos where the next ideal gain differs (or is 0).
     nxt = np.append(ideal[1:], 0.0)
     same_topic_next = np.append(itopic[1:] == itopic[:-1], False)
-    is_boundary = (ideal > 0) & ((nxt != ideal) | ~same_topic_next)
-    b_rows = np.flatnonzero(is_boundary)
+    b_rows = np.flatnonzero((ideal > 0) & ((nxt != ideal) | ~same_topic_next))
     bt, b = itopic[b_rows], iposition[b_rows]
-
-    def dcg_at(t: np.ndarray, k: np.ndarray) -> np.ndarray:
-        cut = np.minimum(k, n_ret[t])
-        return np.where(cut > 0, dcg[np.maximum(ranked.offsets[t] + cut - 1, 0)] - start[t], 0.0)
-
-    ideal_at = idcg[b_rows] - istart[bt]
-    total = ranked.count(bt, dcg_at(bt, b) / ideal_at)
+    total = ranked.count(bt, dcg_at(bt, b) / _ideal_prefix(ranked, ideal_discounted, bt, b))
     count = ranked.count(bt)
     t_all = np.arange(ranked.n_topics)
     extra = (n_ret > n_pos + 1) & (n_pos > 0)
-    full_ideal = np.where(
-        n_pos > 0, idcg[np.maximum(ranked.judged_offsets[:-1] + n_pos - 1, 0)] - istart, 0.0
-    )
+    full_ideal = _ideal_prefix(ranked, ideal_discounted, t_all, n_pos)
     total += np.where(extra, _safe_div(dcg_at(t_all, n_ret), full_ideal), 0.0)
     count += extra
     return np.where(ranked.num_rel > 0, _safe_div(total, count), 0.0)

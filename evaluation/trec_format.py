@@ -24,6 +24,16 @@ def format_value(measure: Measure, value: float) -> str:
     return f"{value:6.4f}"
 
 
+def _column(result: Result, measure: Measure) -> list[str]:
+    """A measure's per-topic texts: relstring quoted (printf "'%s'"), counts %ld, values %6.4f."""
+    if measure.name in result.texts:
+        return [f"'{text}'" for text in result.texts[measure.name]]
+    values = result.values[measure.name].tolist()
+    if measure.family.kind == "long":
+        return [str(int(v)) for v in values]
+    return [f"{v:6.4f}" if v == v else f"{'-nan':>6}" for v in values]  # v != v: NaN
+
+
 def _line(name: str, qid: str, text: str) -> str:
     return f"{name:<22}\t{qid}\t{text}\n"
 
@@ -45,15 +55,11 @@ def format_result(
         printed = [
             m for m in plan if m.family.per_topic and (m.name in result.values or m.name in result.texts)
         ]
-        columns = {m.name: result.values[m.name].tolist() for m in printed if m.name in result.values}
+        # Each column formatted at once, then the lines laid out topic by topic.
+        columns = [(f"{m.name:<22}\t", _column(result, m)) for m in printed]
         for i, qid in enumerate(result.topics):
-            if qid not in shown:
-                continue
-            for m in printed:
-                if m.name in result.texts:  # relstring: printf("%-22s\t%s\t'%s'\n"), per topic only
-                    out.append(_line(m.name, qid, f"'{result.texts[m.name][i]}'"))
-                else:
-                    out.append(_line(m.name, qid, format_value(m, columns[m.name][i])))
+            if qid in shown:
+                out.extend(f"{head}{qid}\t{texts[i]}\n" for head, texts in columns)
     if summary:
         means = result.means
         for m in plan:
