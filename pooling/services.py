@@ -313,8 +313,9 @@ def _write_rows(
 
     A run whose topics are interleaved (a topic comes back after another one) is noticed at the first
     block that comes back: what was written is rolled back to a savepoint and the file is read again,
-    its rows gathered by topic in memory (`_by_topic`) and ranked in one step. The cost is then that of
-    one more read of the file, whatever the order of its lines, and the rows stored are the same.
+    its rows gathered by topic in memory (`trec_io.iter_run_by_topic`) and ranked a few topics at a
+    time. The cost is then that of one more read of the file, whatever the order of its lines, and the
+    rows stored are the same.
     """
     if not Path(path).exists():
         raise ImportFailed([f"{display}: file not found"])
@@ -348,7 +349,7 @@ def _write_rows(
             ranker = rank(lambda errors: trec_io.iter_run(path, errors, progress=on_read))
     except _Interleaved:
         skipped.clear()
-        ranker = rank(lambda errors: _by_topic(trec_io.iter_run(path, errors, progress=on_read)))
+        ranker = rank(lambda errors: trec_io.iter_run_by_topic(path, errors, progress=on_read))
     summary.rows = sum(ranker.offsets.values())
     if summary.rows == 0:
         raise ImportFailed([f"{display}: no rows to import"])
@@ -357,51 +358,6 @@ def _write_rows(
 
 class _Interleaved(Exception):
     """A topic came back after another topic's rows: the run is read again, gathered by topic."""
-
-
-def _by_topic(chunks: Iterable[trec_io.RunChunk], piece: int = 1 << 16) -> Iterator[trec_io.RunChunk]:
-    """All the rows of a run, as chunks of whole topics (each topic's rows in file order), about
-    ``piece`` rows each.
-
-    For a run whose topics are interleaved: memory then holds the run's rows (a topic code, the docid,
-    the score and the line: under 40 bytes a row for short docids), so that ranking costs the same
-    whatever the order of the lines.
-    """
-    codes: dict[str, int] = {}
-    parts: tuple[list[np.ndarray], ...] = ([], [], [], [])  # topic code, docid, score, line
-    for chunk in chunks:
-        if not len(chunk.line):
-            continue
-        unique, inverse = np.unique(np.array(chunk.qids), return_inverse=True)
-        local = np.array([codes.setdefault(qid, len(codes)) for qid in unique.tolist()], dtype=np.int32)
-        parts[0].append(np.repeat(local[inverse.reshape(-1)], chunk.qid_lengths))
-        parts[1].append(chunk.docid)
-        parts[2].append(chunk.score)
-        parts[3].append(chunk.line)
-    if not codes:
-        return
-    code, docid, score, line = (np.concatenate(part) for part in parts)
-    del parts
-    lengths = np.bincount(code, minlength=len(codes))
-    order = np.argsort(code, kind="stable")  # a radix sort on integers: by topic, file order within one
-    del code
-    qids = list(codes)
-    ends = np.cumsum(lengths)
-    first = 0  # the first topic of the next piece
-    while first < len(qids):
-        start = int(ends[first - 1]) if first else 0
-        last = max(int(np.searchsorted(ends, start + piece, side="right")), first + 1)
-        rows = order[start : int(ends[last - 1])]
-        docids = docid[rows]
-        yield trec_io.RunChunk(
-            qids=qids[first:last],
-            qid_lengths=lengths[first:last],
-            docid=docids,
-            docid_hash=trec_io.hash_bytes(docids),
-            score=score[rows],
-            line=line[rows],
-        )
-        first = last
 
 
 _Held = tuple[str, np.ndarray, np.ndarray, np.ndarray, np.ndarray]

@@ -87,6 +87,24 @@ def test_iter_run_streams_the_rows_read_run_reads_with_their_lines(monkeypatch, 
     )  # the docid's own hash, not the (qid, docid) key
 
 
+def test_iter_run_by_topic_gathers_each_topic_whatever_the_line_order(monkeypatch, tmp_path: Path) -> None:
+    path = tmp_path / "mixed.txt"
+    lines = [f"{q} Q0 d{i} {i} {i % 7}.5 t" for i in range(300) for q in ("b", "a", "c")]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    small_chunks(monkeypatch)
+    monkeypatch.setattr(trec_io, "TOPIC_PIECE_ROWS", 250)
+
+    errors = trec_io.ErrorLog(str(path))
+    chunks = list(trec_io.iter_run_by_topic(path, errors))
+
+    assert errors.total == 0 and len(chunks) == 3  # whole topics only: one topic of 300 rows a chunk
+    assert [chunk.qids for chunk in chunks] == [["b"], ["a"], ["c"]]  # in order of first appearance
+    for chunk, offset in zip(chunks, (1, 2, 3), strict=True):
+        assert chunk.line.tolist() == list(range(offset, 901, 3))  # the topic's rows in file order
+        assert [d.decode() for d in chunk.docid.tolist()] == [f"d{i}" for i in range(300)]
+        assert np.array_equal(chunk.docid_hash, trec_io.hash_bytes(chunk.docid))
+
+
 def test_iter_run_records_bad_lines_and_empty_files(tmp_path: Path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d2 1\n1 Q0 d3 1 nan t\n", encoding="utf-8")
