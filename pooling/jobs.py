@@ -82,6 +82,11 @@ def enqueue(job: Job) -> None:
     name = TASKS[Job.Kind(job.kind)]
     importlib.import_module(name.rpartition(".")[0])  # registers it (autodiscovery runs in workers only)
     task = app.tasks[name]
+    if app.conf.task_always_eager:
+        # In process (the embedded setup): the task runs here and records its own outcome; an error it
+        # raises is the job's, not the queue's.
+        task.apply_async(args=[job.pk])
+        return
     try:
         task.apply_async(args=[job.pk])
     except Exception as exc:  # whatever stopped the message (broker down, refused, misconfigured)

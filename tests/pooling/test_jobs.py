@@ -124,6 +124,23 @@ def test_it_answers_503_and_fails_the_job_when_the_broker_is_down(manager: Any, 
     assert again.status_code == 202 and again.json()["status"] == "done"
 
 
+@pytest.mark.django_db
+def test_an_error_of_a_job_run_in_process_is_the_jobs_not_the_queues(
+    manager: Any, campaign: Any, monkeypatch: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from pooling import services
+
+    def broken(**kwargs: Any) -> None:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(services, "build_pool", broken)
+    pool, _ = campaign
+    with pytest.raises(RuntimeError), django_capture_on_commit_callbacks(execute=True):
+        client_for(manager).post(f"/api/pools/{pool.name}/build/")
+    job = Job.objects.get(kind=Job.Kind.BUILD_POOL)
+    assert (job.status, job.errors) == ("failed", ["internal error: boom"])
+
+
 # --------------------------------------------------------------------------------------------- sweep
 
 
