@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -18,7 +18,7 @@ from judgements.models import (
 from pooling.models import Pool, PoolItem
 
 
-def set_gold(*, item: PoolItem, grade: int, by: AbstractBaseUser) -> GoldLabel:
+def set_gold(*, item: PoolItem, grade: int, by: User) -> GoldLabel:
     """Give an item a known grade; it is then served to every rater of the pool, unannounced."""
     rubric = item.pool.judging.rubric
     if grade not in rubric.labels:
@@ -63,7 +63,7 @@ def adjudication_queue(*, pool: Pool, gap: int | None = None) -> list[dict[str, 
 def adjudicate(
     *,
     item: PoolItem,
-    adjudicator: AbstractBaseUser,
+    adjudicator: User,
     grade: int | None,
     unrateable: bool = False,
     note: str = "",

@@ -16,7 +16,7 @@ from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db.models import Count, QuerySet
 from django.forms.models import BaseInlineFormSet
@@ -351,7 +351,7 @@ class GoldLabelAdmin(ScopedAdmin):
         return ["item", "created_by", "created_at"] if obj is not None else []
 
     def save_model(self, request: HttpRequest, obj: GoldLabel, form: Any, change: bool) -> None:
-        gold = adjudication.set_gold(item=obj.item, grade=obj.grade, by=cast(AbstractBaseUser, request.user))
+        gold = adjudication.set_gold(item=obj.item, grade=obj.grade, by=cast(User, request.user))
         obj.pk = gold.pk
 
     def delete_model(self, request: HttpRequest, obj: GoldLabel) -> None:

@@ -143,7 +143,7 @@ class LeanTokenAuthentication(TokenAuthentication):
 
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
         if connection.vendor != "postgresql":
-            return super().authenticate_credentials(key)  # type: ignore[no-any-return]
+            return super().authenticate_credentials(key)
         row = prepared.one_row(_USER_BY_KEY_SQL, {"key": key}, sized=False)
         if row is None:
             raise AuthenticationFailed("Invalid token.")
@@ -359,7 +359,7 @@ class RubricSerializer(serializers.ModelSerializer):
         passes `partial` down to the items, which then skip their required fields: check them again."""
         if not self.partial:
             return items
-        nested = type(self.fields[field].child)  # type: ignore[attr-defined]
+        nested = type(self.fields[field].child)
         whole = nested(data=self.initial_data.get(field), many=True)
         if not whole.is_valid():
             raise serializers.ValidationError(whole.errors)

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F
 
@@ -46,7 +46,7 @@ def import_judgements(
     *,
     pool: Pool,
     path: str | Path,
-    rater: AbstractBaseUser,
+    rater: User,
     skip_unpooled: bool = False,
     display_name: str | None = None,
 ) -> JudgementImportSummary:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.utils import timezone
 
@@ -65,7 +65,7 @@ def validate_label(
 def revise_judgement(
     *,
     judgement: Judgement,
-    by: AbstractBaseUser,
+    by: User,
     grade: int | None,
     unrateable: bool = False,
     facets: dict[str, Any] | None = None,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
@@ -58,9 +58,7 @@ WHERE j.pool_id = %(pool)s AND r.user_id = %(rater)s
 """
 
 
-def _find_open_item(
-    *, pool: Pool, rater: AbstractBaseUser, topic_id: int | None
-) -> tuple[int, int | None] | None:
+def _find_open_item(*, pool: Pool, rater: User, topic_id: int | None) -> tuple[int, int | None] | None:
     """(item id, id of this rater's expired assignment on it or None), the item locked on PostgreSQL."""
     lock = "FOR UPDATE OF pi SKIP LOCKED" if connection.vendor == "postgresql" else ""
     params = {"pool": pool.pk, "rater": rater.pk, "topic": topic_id}
@@ -75,7 +73,7 @@ def _find_open_item(
     return (int(row[0]), row[1]) if row else None
 
 
-def current_assignment(*, pool: Pool, rater: AbstractBaseUser) -> Assignment | None:
+def current_assignment(*, pool: Pool, rater: User) -> Assignment | None:
     """The rater's live lease in this pool, if any (a rater resumes where they were)."""
     return (
         Assignment.objects.select_related("item__topic", "item__document")
@@ -85,7 +83,7 @@ def current_assignment(*, pool: Pool, rater: AbstractBaseUser) -> Assignment | N
     )
 
 
-def next_item(*, pool: Pool, rater: AbstractBaseUser) -> Assignment | None:
+def next_item(*, pool: Pool, rater: User) -> Assignment | None:
     """Lease the rater an item that still needs judgements and that they have not judged, preferring the
     topic they are on. Concurrency-safe: on PostgreSQL the item row is locked with SKIP LOCKED and its
     lease counter is re-checked, so no item is ever leased beyond what it still needs. Returns None when
@@ -98,7 +96,7 @@ def next_item(*, pool: Pool, rater: AbstractBaseUser) -> Assignment | None:
                 # lease per rater and pool whatever happens (`assignment_one_live_lease`).
                 _take_turn(pool=pool, rater=rater)
                 now = connection.ops.adapt_datetimefield_value(timezone.now())
-                params = {
+                params: dict[str, Any] = {
                     "pool": pool.pk,
                     "rater": rater.pk,
                     "active": Assignment.State.ACTIVE.value,
@@ -132,7 +130,7 @@ WHERE j.pool_id = %s AND r.user_id = %s FOR UPDATE OF r
 """
 
 
-def _take_turn(*, pool: Pool, rater: AbstractBaseUser) -> None:
+def _take_turn(*, pool: Pool, rater: User) -> None:
     """Lock the rater's membership of the pool until the transaction ends (PostgreSQL; SQLite locks the
     whole database for a write anyway)."""
     if connection.vendor == "postgresql":
@@ -140,7 +138,7 @@ def _take_turn(*, pool: Pool, rater: AbstractBaseUser) -> None:
             cursor.execute(_TURN_SQL, [pool.pk, rater.pk])
 
 
-def _expire_lapsed(*, pool: Pool, rater: AbstractBaseUser) -> None:
+def _expire_lapsed(*, pool: Pool, rater: User) -> None:
     """End the rater's leases in `pool` that are past their time but not yet swept."""
     with transaction.atomic():
         for assignment in Assignment.objects.select_for_update().filter(
@@ -152,7 +150,7 @@ def _expire_lapsed(*, pool: Pool, rater: AbstractBaseUser) -> None:
 def _lease(
     *,
     pool: Pool,
-    rater: AbstractBaseUser,
+    rater: User,
     topic_id: int | None,
     lease_minutes: int | None = None,
     lapsed: bool = False,
@@ -408,7 +406,7 @@ def _lease_of(assignment: Assignment, pool: Pool) -> Lease:
     )
 
 
-def next_lease(*, pool: str, rater: AbstractBaseUser, single_statement: bool | None = None) -> Lease | None:
+def next_lease(*, pool: str, rater: User, single_statement: bool | None = None) -> Lease | None:
     """`next_item` for the pool named `pool`, as a `Lease`: the rater's live lease, else a new one, else
     None when nothing is left for them. Raises JudgingError when they are not a rater of such a pool.
     On PostgreSQL one statement (`_LEASE_SQL`) does it whenever there is a live lease or an open item
@@ -485,7 +483,7 @@ JOIN pooling_document d ON d.id = a.document_id
 def submit_lease(
     *,
     assignment: int,
-    rater: AbstractBaseUser,
+    rater: User,
     grade: int,
     note: str = "",
     seconds: float = 0.0,

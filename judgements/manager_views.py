@@ -13,7 +13,7 @@ from typing import Any, cast
 
 from django import forms
 from django.contrib import messages
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -192,7 +192,7 @@ def gold(request: HttpRequest, pool: str) -> HttpResponse:
         else:
             try:
                 gold_and_adjudication.set_gold(
-                    item=item, grade=form.cleaned_data["grade"], by=cast(AbstractBaseUser, request.user)
+                    item=item, grade=form.cleaned_data["grade"], by=cast(User, request.user)
                 )
             except errors.JudgingError as exc:
                 form.add_error("grade", str(exc))
@@ -270,7 +270,7 @@ def adjudicate(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
         try:
             gold_and_adjudication.adjudicate(
                 item=item,
-                adjudicator=cast(AbstractBaseUser, request.user),
+                adjudicator=cast(User, request.user),
                 grade=grade,
                 unrateable=unrateable,
                 note=form.cleaned_data["note"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -25,7 +25,7 @@ def setup_judging(
     *,
     pool: Pool,
     rubric: Rubric | None = None,
-    raters: Iterable[AbstractBaseUser] = (),
+    raters: Iterable[User] = (),
     lease_minutes: int | None = None,
     adjudication_gap: int | None = None,
 ) -> Judging:
@@ -58,7 +58,7 @@ def setup_judging(
     return judging
 
 
-def remove_rater(*, pool: Pool, rater: AbstractBaseUser) -> None:
+def remove_rater(*, pool: Pool, rater: User) -> None:
     """Take a rater off a pool: their live leases are released, their judgements stay."""
     with transaction.atomic():
         judging = Judging.objects.get(pool=pool)
@@ -69,7 +69,7 @@ def remove_rater(*, pool: Pool, rater: AbstractBaseUser) -> None:
             end_lease(assignment, Assignment.State.EXPIRED)
 
 
-def create_rater_account(*, username: str, password: str | None) -> AbstractBaseUser:
+def create_rater_account(*, username: str, password: str | None) -> User:
     """Create the account of a rater (no role: a rater is any user added to a pool's raters).
 
     The password must pass the project's password validators; None gives the account no usable password

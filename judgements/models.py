@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib.auth.models import User
 from django.db import models
 from django.utils import timezone
 
@@ -72,7 +73,7 @@ class Facet(models.Model):
 
 
 class JudgingQuerySet(models.QuerySet["Judging"]):
-    def for_rater(self, user: settings.AUTH_USER_MODEL) -> JudgingQuerySet:  # type: ignore[valid-type]
+    def for_rater(self, user: User) -> JudgingQuerySet:
         return self.filter(raters=user)
 
 

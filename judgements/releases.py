@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db import connection, transaction
 from django.http import FileResponse, Http404
 
@@ -43,7 +43,7 @@ def create_release(
     pool: Pool,
     policy: str = "majority",
     unjudged: str = "explicit",
-    by: AbstractBaseUser | None = None,
+    by: User | None = None,
     progress: Any = None,
 ) -> Any:
     """Aggregate a pool's judgements under `policy` and write an immutable release (SPEC §7):

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Mapping, Sequence
+from typing import Any, cast
 
 from django.db import transaction
 
@@ -34,8 +34,8 @@ MAX_GRADE = 100
 def create_rubric(
     *,
     name: str,
-    grades: Sequence[dict[str, Any]] = DEFAULT_GRADES,
-    facets: Sequence[dict[str, Any]] = (),
+    grades: Sequence[Mapping[str, Any]] = DEFAULT_GRADES,
+    facets: Sequence[Mapping[str, Any]] = (),
     description: str = "",
     allow_unrateable: bool = True,
     unrateable_key: str = "x",
@@ -75,13 +75,16 @@ def create_rubric(
     return rubric
 
 
-def _check_grades(grades: Sequence[dict[str, Any]], *, allow_unrateable: bool, unrateable_key: str) -> None:
+def _check_grades(
+    grades: Sequence[Mapping[str, Any]], *, allow_unrateable: bool, unrateable_key: str
+) -> None:
     if not grades:
         raise JudgingError("a rubric needs at least one grade")
-    values = [g.get("value") for g in grades]
+    raw_values = [g.get("value") for g in grades]
     keys = [str(g.get("key", "")) for g in grades]
-    if any(not isinstance(v, int) or isinstance(v, bool) for v in values):
+    if any(not isinstance(v, int) or isinstance(v, bool) for v in raw_values):
         raise JudgingError("grade values must be integers")
+    values = cast(list[int], raw_values)  # all int: checked just above
     if any(v < 0 for v in values):
         raise JudgingError("grade values must be 0 or more (negative labels mean 'unjudged' in qrels)")
     if any(v > MAX_GRADE for v in values):
@@ -106,8 +109,8 @@ def default_rubric() -> Rubric:
 def update_rubric(
     *,
     rubric: Rubric,
-    grades: Sequence[dict[str, Any]] | None = None,
-    facets: Sequence[dict[str, Any]] | None = None,
+    grades: Sequence[Mapping[str, Any]] | None = None,
+    facets: Sequence[Mapping[str, Any]] | None = None,
     description: str | None = None,
     allow_unrateable: bool | None = None,
 ) -> Rubric:

@@ -13,7 +13,7 @@ from datetime import datetime
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import AbstractBaseUser
+from django.contrib.auth.models import User
 from django.db.models import Count, Exists, OuterRef, Sum
 
 from judgements import adjudication
@@ -93,7 +93,7 @@ class RaterStats:
         }
 
 
-def gold_accuracy(*, pool: Pool, rater: AbstractBaseUser | None = None) -> dict[int, GoldAccuracy]:
+def gold_accuracy(*, pool: Pool, rater: User | None = None) -> dict[int, GoldAccuracy]:
     """rater id → accuracy against the gold labels of `pool` (only raters who judged a gold item).
 
     A judgement counts when its item has a gold label now; the grade compared is the judgement's current
@@ -190,7 +190,7 @@ class Progress:
         }
 
 
-def pool_progress(*, pool: Pool, rater: AbstractBaseUser) -> Progress:
+def pool_progress(*, pool: Pool, rater: User) -> Progress:
     """The `Progress` of `pool`, with `mine` and `left_for_me` for `rater`."""
     selected = PoolItem.objects.filter(pool=pool, selected=True)
     totals = selected.aggregate(

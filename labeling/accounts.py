@@ -9,7 +9,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth import forms as auth_forms
 from django.contrib.auth import views as auth_views
-from django.contrib.auth.models import AbstractBaseUser, User
+from django.contrib.auth.models import User
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.template import loader
@@ -23,7 +23,7 @@ class PasswordResetForm(auth_forms.PasswordResetForm):
     token made, one message rendered and one mail task enqueued — for an unknown address, for a stand-in
     user that is never saved, and the task is given no recipient."""
 
-    def get_users(self, email: str) -> Iterable[AbstractBaseUser]:
+    def get_users(self, email: str) -> Iterable[User]:
         users = list(super().get_users(email))
         if users:
             return users

@@ -17,7 +17,7 @@ class LoginLimitBackend(AxesStandaloneBackend):
     script) has no address to count and is not checked, where axes' own backend would raise a ValueError.
     """
 
-    def authenticate(  # type: ignore[override]
+    def authenticate(
         self,
         request: HttpRequest | None,
         username: str | None = None,
@@ -26,4 +26,4 @@ class LoginLimitBackend(AxesStandaloneBackend):
     ) -> None:
         if request is None:
             return None
-        return super().authenticate(request, username=username, password=password, **kwargs)  # type: ignore[no-any-return]
+        return super().authenticate(request, username=username, password=password, **kwargs)

@@ -48,7 +48,7 @@ class ScopedAdmin(admin.ModelAdmin):
         return self._scoped(request, super().get_queryset(request), change=False)
 
     def _may(self, request: HttpRequest, obj: Any, *, change: bool) -> bool:
-        if obj is None or request.user.is_superuser:  # type: ignore[union-attr]
+        if obj is None or request.user.is_superuser:
             return True
         row = self.model._default_manager.filter(pk=obj.pk)
         return bool(self._scoped(request, row, change=change).exists())

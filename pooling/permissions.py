@@ -15,7 +15,7 @@ from functools import wraps
 from typing import Any
 
 from django.contrib.auth.decorators import login_required
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
 from rest_framework.permissions import BasePermission
@@ -23,16 +23,16 @@ from rest_framework.permissions import BasePermission
 MANAGERS_GROUP = "pool managers"
 
 
-def is_manager(user: AbstractBaseUser | AnonymousUser) -> bool:
+def is_manager(user: User | AnonymousUser) -> bool:
     """Admins and members of the pool managers group configure pools, imports and releases."""
     if not user.is_authenticated:
         return False
-    if user.is_staff or user.is_superuser:  # type: ignore[union-attr]
+    if user.is_staff or user.is_superuser:
         return True
     cached = getattr(user, "_is_manager", None)
     if cached is None:
-        cached = user.groups.filter(name=MANAGERS_GROUP).exists()  # type: ignore[union-attr]
-        user._is_manager = cached  # type: ignore[union-attr]
+        cached = user.groups.filter(name=MANAGERS_GROUP).exists()
+        user._is_manager = cached  # type: ignore[attr-defined]  # memo on the request's user object
     return bool(cached)
 
 

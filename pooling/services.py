@@ -883,7 +883,7 @@ def estimate_pool(
         by_topic = {int(topic_id): int(count) for topic_id, count in cursor.fetchall()}
     candidates = sum(by_topic.values())
     items = min(candidates, pool.budget) if pool.adaptive and pool.budget else candidates
-    per_item = pool.judgements_per_item
+    per_item: float = pool.judgements_per_item
     if pool.double_judge_fraction is not None:
         per_item = 1 + (pool.judgements_per_item - 1) * pool.double_judge_fraction
     judgements = round(items * per_item)
@@ -996,10 +996,10 @@ def select_next(*, pool: Pool, topic: Topic, outcomes: dict[str, int | None]) ->
         if chooser.next_document() is None:
             break
         chooser.record(docid, outcomes.get(docid))
-    docid = chooser.next_document()
-    if docid is None:
+    next_docid = chooser.next_document()
+    if next_docid is None:
         return None
-    item = PoolItem.objects.select_for_update().get(pool=pool, topic=topic, document__docid=docid)
+    item = PoolItem.objects.select_for_update().get(pool=pool, topic=topic, document__docid=next_docid)
     if not item.selected:
         item.selected = True
         item.selected_order = len(chosen) + 1

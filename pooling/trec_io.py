@@ -438,7 +438,7 @@ def _fill(stream: Any, view: memoryview, gzipped: bool) -> int:
     time, so that when it breaks the bytes decoded before are in the buffer (``_Partial``): the line
     that broke can be named."""
     if not gzipped:
-        return stream.readinto(view)  # type: ignore[no-any-return]
+        return stream.readinto(view)
     size = 0
     try:
         while size < len(view):
@@ -687,7 +687,7 @@ MAX_FIELD_BYTES = 1024
 
 def _drop_long_fields(fields: _Fields, errors: ErrorLog, names: tuple[str, str, str]) -> None:
     """Report the rows with a gathered field over MAX_FIELD_BYTES and leave them out of ``fields``."""
-    too_long = np.zeros(len(fields.lines), dtype=bool)  # type: ignore[arg-type]
+    too_long = np.zeros(len(fields.lines), dtype=bool)
     for name, starts, ends in zip(names, fields.starts, fields.ends, strict=True):
         long = np.flatnonzero(ends - starts > MAX_FIELD_BYTES)
         for i in long[:_MAX_ERRORS].tolist():
@@ -812,10 +812,10 @@ def _parse_chunk(
         if len(long):
             errors.add(int(long[0]) + 1, line_too_long(line_bytes))
     fields = _split(a, min_fields, columns, 1, errors, expected)
-    n = len(fields.lines)  # type: ignore[arg-type]
+    n = len(fields.lines)
     if n:
         _drop_long_fields(fields, errors, ("qid", "docid", "score" if min_fields == 6 else "relevance"))
-        n = len(fields.lines)  # type: ignore[arg-type]
+        n = len(fields.lines)
     size = len(a)
     docids = _gather(padded, size, fields.starts[1], fields.ends[1])
     lines: np.ndarray | None = None if fields.every_line else fields.lines  # type: ignore[assignment]
