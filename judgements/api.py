@@ -726,6 +726,12 @@ class RubricViewSet(JudgingAPIMixin, viewsets.ModelViewSet):
     def update(self, request: Request, *args: Any, **kwargs: Any) -> Response:
         partial = kwargs.pop("partial", False)
         rubric = self.get_object()
+        # Rubrics are shared, but an unjudged one is changed in place: not under another manager's pool.
+        others = Judging.objects.filter(rubric=rubric).exclude(pool__in=Pool.objects.managed_by(request.user))
+        if not rubric.has_judgements() and others.exists():
+            raise PermissionDenied(
+                "this rubric is used by a pool you do not manage; create a rubric of your own"
+            )
         form = self.get_serializer(rubric, data=request.data, partial=partial)
         form.is_valid(raise_exception=True)
         result = form.save()

@@ -184,3 +184,34 @@ def test_it_gives_the_cli_owner_what_the_command_creates(people):
     with pytest.raises(CommandError, match="no user named"):
         call_command("create_collection", "cli-other", owner="nobody")
     assert not Collection.objects.filter(name="cli-other").exists()
+
+
+def test_the_upgrade_gives_existing_pools_to_every_user_who_had_the_manager_role(people):
+    """Migration 0010's data step, run on today's models: nobody who managed pools before loses them."""
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("pooling.migrations.0010_collection_and_pool_managers")
+    staff = make_user("staff-only", is_staff=True)
+    pool = make_pool(name="old", managers=[])
+    pool.collection.managers.clear()
+    migration.owned_by_every_manager(apps, None)
+    expected = ["manager-a", "manager-b", "staff-only"]  # not the rater, not the superuser (sees all anyway)
+    assert ownership.manager_names(owned=pool) == expected
+    assert ownership.manager_names(owned=pool.collection) == expected
+    migration.owned_by_every_manager(apps, None)  # twice: nothing doubled
+    assert pool.managers.count() == 3 and staff in pool.managers.all()
+
+
+def test_it_keeps_another_managers_pool_rubric_from_being_edited_in_place(people):
+    make_pool(name="pool-a", managers=[people["a"]])
+    a, b = APIClient(), APIClient()
+    a.force_login(people["a"])
+    b.force_login(people["b"])
+    rubric = a.post("/api/rubrics/", {"name": "mine"}, format="json").json()["id"]
+    assert a.patch("/api/judging/pool-a/", {"rubric": rubric}, format="json").status_code == 200
+    refused = b.patch(f"/api/rubrics/{rubric}/", {"description": "changed by b"}, format="json")
+    assert refused.status_code == 403 and "do not manage" in refused.json()["detail"]
+    assert a.get(f"/api/rubrics/{rubric}/").json()["description"] == ""
+    assert a.patch(f"/api/rubrics/{rubric}/", {"description": "mine"}, format="json").status_code == 200
