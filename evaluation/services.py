@@ -73,7 +73,7 @@ def pool_report(
     *,
     pool: Pool,
     policy: str = "majority",
-    gain: str = "linear",
+    gain: metrics.Gain = "linear",
     measures: Sequence[str] = MEASURES,
     runs: Sequence[str] | None = None,
     n_permutations: int = 5000,
@@ -167,7 +167,7 @@ class _quiet:
         self._catch.__enter__()
         warnings.simplefilter("ignore", metrics.MissingTopicsWarning)
 
-    def __exit__(self, *exc: object) -> None:
+    def __exit__(self, *exc: Any) -> None:
         self._catch.__exit__(*exc)
 
 
@@ -189,7 +189,7 @@ def unique_items(*, pool: Pool) -> dict[str, set[tuple[str, str]]]:
 
 
 def pool_bias(
-    *, pool: Pool, policy: str = "majority", measure: str = KEY_MEASURE, gain: str = "linear"
+    *, pool: Pool, policy: str = "majority", measure: str = KEY_MEASURE, gain: metrics.Gain = "linear"
 ) -> dict[str, Any]:
     """Leave-one-run-out (Zobel 1998): for each contributing run, the items only it contributed become
     unjudged; the run is re-scored, and the system ranking with that score is compared with the full one

@@ -88,7 +88,7 @@ class Record(NamedTuple):
 # --------------------------------------------------------------------------------------------------------
 
 
-def _check_labels(labels: Sequence[int]) -> np.ndarray:
+def _check_labels(labels: Sequence[int] | np.ndarray) -> np.ndarray:
     arr = np.asarray(labels)
     if arr.ndim != 1 or arr.size == 0:
         raise ValueError("labels must be a non-empty sequence of the rubric's grades")
@@ -235,7 +235,9 @@ def cohen_kappa(
     return kappa_from_confusion(conf, weights=weights)
 
 
-def binarise_confusion(confusion: npt.ArrayLike, *, labels: Sequence[int], level: int) -> np.ndarray:
+def binarise_confusion(
+    confusion: npt.ArrayLike, *, labels: Sequence[int] | np.ndarray, level: int
+) -> np.ndarray:
     """Collapse a confusion matrix over ``labels`` to 2 × 2 over (not relevant, relevant), where relevant
     means grade ≥ ``level``. Index 0 is "grade < level", index 1 is "grade ≥ level"."""
     lab = _check_labels(labels)
@@ -874,7 +876,7 @@ def agreement_summary(
             return Interval(None, None, n_bootstrap, n_bootstrap, alpha, seed)
         return _interval(samples[name], alpha=alpha, n=n_bootstrap, seed=seed)
 
-    def fig(value: float) -> float | None:
+    def fig(value: float | np.ndarray) -> float | None:
         return _to_optional(float(value))
 
     overall_conf = _confusion_from_positions(data.pair_a, data.pair_b, k)

@@ -4,7 +4,7 @@ order (server-side cursor or COPY), and the exact text `json.dumps` gives for a 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 from django.db import connection
 
@@ -75,7 +75,7 @@ class ItemVotes:
     qid: str
     docid: str
     required: int
-    adjudicated: int | str | None
+    adjudicated: int | Literal["unrateable"] | None
     votes: list[tuple[Any, int | None]]
 
 
@@ -148,7 +148,7 @@ def stream_items(*, pool: Pool, iso_times: bool = False, copy: bool = False) -> 
         if current is None or current.item_id != item_id:
             if current is not None:
                 yield current, rows
-            adjudicated = None
+            adjudicated: int | Literal["unrateable"] | None = None
             if row[4] is not None:
                 adjudicated = "unrateable" if row[6] else row[5]
             current = ItemVotes(item_id, row[1], row[2], row[3], adjudicated, [])

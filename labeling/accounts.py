@@ -12,6 +12,7 @@ from django.contrib.auth import views as auth_views
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
+from django.http.response import HttpResponseBase
 from django.template import loader
 
 from labeling.tasks import send_email
@@ -48,10 +49,10 @@ class PasswordResetForm(auth_forms.PasswordResetForm):
         )
 
 
-def reset_enabled(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
+def reset_enabled(view: Callable[..., HttpResponseBase]) -> Callable[..., HttpResponseBase]:
     """404 for every page of the reset when PASSWORD_RESET_ENABLED is off."""
 
-    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+    def wrapped(request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
         if not settings.PASSWORD_RESET_ENABLED:
             raise Http404("password reset is switched off")
         return view(request, *args, **kwargs)

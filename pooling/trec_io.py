@@ -44,6 +44,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 from numpy.lib.stride_tricks import as_strided
 
 from pooling.formats import (
@@ -487,7 +488,11 @@ def _blocks(
                 grown[:carry] = buffer[:carry]
                 buffer = grown
             try:
-                read = _fill(stream, memoryview(buffer)[carry : len(buffer) - _PAD], opened.gzip)
+                read = _fill(
+                    stream,
+                    memoryview(buffer)[carry : len(buffer) - _PAD],  # type: ignore[arg-type]  # numpy's stubs give ndarray __buffer__ on Python 3.12+ only
+                    opened.gzip,
+                )
             except _Partial as broke:
                 line = _failure_line(lines_done, buffer, carry + broke.size)
                 end = _last_newline(buffer, carry + broke.size) + 1
@@ -641,7 +646,7 @@ def _split(
         line_starts[0] = 0
         line_starts[1:] = grid[:-1, -1] + 1
         if not np.any(a[line_starts] == 35):
-            lines = _Consecutive(first_line, n_lines)
+            lines: np.ndarray | _Consecutive = _Consecutive(first_line, n_lines)
             starts = [line_starts if c == 0 else grid[:, c - 1] + 1 for c in columns]
             ends = [grid[:, c] for c in columns]
             return _Fields(n_lines, lines, True, starts, ends)
@@ -723,7 +728,7 @@ class _Column:
     """An output column filled chunk by chunk into one preallocated array (grown if the estimate was short;
     a bytes column is widened if a longer value arrives)."""
 
-    def __init__(self, capacity: int, dtype: str | np.dtype) -> None:
+    def __init__(self, capacity: int, dtype: npt.DTypeLike) -> None:
         self.data = np.empty(capacity, dtype=dtype)
         self.size = 0
 
@@ -1162,9 +1167,9 @@ def iter_run_by_topic(
     codes: dict[bytes, int] = {}
     parts: tuple[list[np.ndarray], ...] = ([], [], [], [])  # topic code, docid, score, line
     for chunk, lines, _values in _iter_rows(source, errors, 6, 4, RUN_FIELDS, _parse_scores, progress):
-        unique, first, inverse = np.unique(chunk.qid_heads, return_index=True, return_inverse=True)
+        unique, first_at, inverse = np.unique(chunk.qid_heads, return_index=True, return_inverse=True)
         local = np.empty(len(unique), dtype=np.int32)
-        for j in np.argsort(first).tolist():  # codes in the order topics first appear
+        for j in np.argsort(first_at).tolist():  # codes in the order topics first appear
             local[j] = codes.setdefault(bytes(unique[j]), len(codes))
         parts[0].append(np.repeat(local[inverse.reshape(-1)], chunk.qid_lengths))
         parts[1].append(chunk.docid)
