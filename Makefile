@@ -39,6 +39,7 @@ test: $(VENV)/.installed-dev browser
 	$(PY) manage.py makemigrations --check --dry-run
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
+	$(VENV)/bin/mypy pooling judgements evaluation labeling demo
 	$(PY) -m pytest -q
 
 bench: $(VENV)/.installed-dev
@@ -47,7 +48,7 @@ bench: $(VENV)/.installed-dev
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy pooling judgements evaluation labeling
+	$(VENV)/bin/mypy pooling judgements evaluation labeling demo
 
 worker: $(VENV)/.installed
 	$(VENV)/bin/celery -A labeling worker --beat --loglevel=info
