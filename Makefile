@@ -6,7 +6,7 @@ PIP := $(VENV)/bin/pip
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: demo test bench lint install install-dev browser worker serve clean
+.PHONY: demo test bench lint install install-dev browser worker serve clean screenshots
 
 $(VENV)/.installed: requirements.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -41,6 +41,13 @@ test: $(VENV)/.installed-dev browser
 	$(VENV)/bin/ruff format --check .
 	$(VENV)/bin/mypy pooling judgements evaluation labeling demo
 	$(PY) -m pytest -q
+
+# Screenshots of every manager page at 1366x768 and 390x844 in var/screenshots/ (not committed): the
+# browser journey test (tests/test_journey_browser.py) takes them as it walks a whole campaign.
+screenshots: $(VENV)/.installed-dev browser
+	rm -rf var/screenshots
+	SCREENSHOTS=var/screenshots $(PY) -m pytest -q -p no:cacheprovider -s tests/test_journey_browser.py
+	@ls var/screenshots | wc -l | xargs echo "screenshots in var/screenshots/:"
 
 bench: $(VENV)/.installed-dev
 	for b in benchmarks/*.py; do echo "== $$b"; $(PY) $$b || exit 1; done

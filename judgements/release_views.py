@@ -94,8 +94,8 @@ def create_release(request: HttpRequest, name: str) -> HttpResponse:
         return redirect("campaigns:releases", name=pool.name)
     except QueueUnavailable as exc:
         return render_job(request, exc.job, status=503)
-    messages.info(request, f"Release queued (job {job.pk}).")
-    return redirect("campaigns:releases", name=pool.name)
+    messages.info(request, f"Release of {pool.name} queued.")
+    return redirect("jobs:job-detail", job_id=job.pk)  # its progress, then a link to the releases
 
 
 @login_required

@@ -13,10 +13,13 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from pooling import services
-from pooling.forms import AddRunsForm, CollectionForm, PoolForm
-from pooling.models import Collection
+from pooling import jobs, services
+from pooling.forms import AddRunsForm, CollectionForm, PoolForm, UploadForm
+from pooling.models import Collection, Job
 from pooling.permissions import managed_collection, managed_pool, manager_required
+
+#: Import jobs listed on a collection's page.
+RECENT_JOBS = 10
 
 
 @require_http_methods(["GET", "POST"])
@@ -42,13 +45,31 @@ def collection_list(request: HttpRequest) -> HttpResponse:
     return render(request, "setup/collection_list.html", {"collections": collections, "form": form})
 
 
-@require_GET
+@require_http_methods(["GET", "POST"])
 @manager_required
 def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
-    """A collection's contents and its pools."""
+    """A collection's contents, its recent imports, and the upload form (each upload is a job)."""
     collection = managed_collection(request, name)
+    form = UploadForm(request.POST or None, request.FILES or None)
+    if request.method == "POST" and form.is_valid():
+        try:
+            job = jobs.start_import(
+                collection=collection,
+                kind=form.cleaned_data["kind"],
+                upload=form.cleaned_data["file"],
+                params=form.params(),
+                user=request.user,
+            )
+        except services.Refused as exc:
+            for error in exc.errors:
+                form.add_error("file", error)
+        except jobs.QueueUnavailable as exc:
+            return redirect("jobs:job-detail", job_id=exc.job.pk)
+        else:
+            return redirect("jobs:job-detail", job_id=job.pk)
     context = {
         "collection": collection,
+        "form": form,
         "counts": {
             "documents": collection.documents.count(),
             "topics": collection.topics.count(),
@@ -56,6 +77,9 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
         },
         "runs": collection.runs.order_by("name"),
         "pools": collection.pools.managed_by(request.user).order_by("name"),
+        "jobs": Job.objects.filter(collection=collection)
+        .exclude(kind=Job.Kind.BUILD_POOL)
+        .order_by("-created_at", "-pk")[:RECENT_JOBS],
     }
     return render(request, "setup/collection_detail.html", context)
 

@@ -86,15 +86,17 @@ def pool_detail(request: HttpRequest, name: str) -> HttpResponse:
 @manager_required
 def pool_build(request: HttpRequest, name: str) -> HttpResponse:
     pool = managed_pool(request, name, queryset=Pool.objects.all())
-    if active_build(pool) is not None:
+    job = active_build(pool)
+    if job is not None:
         messages.info(request, f"Pool {pool.name} is being built already.")
     else:
         try:
             job = start_build(pool=pool, user=request.user)
         except jobs.QueueUnavailable as exc:
             return render_job(request, exc.job, status=503)
-        messages.success(request, f"Build of pool {pool.name} started (job {job.pk}).")
-    return redirect("pooling:pool-detail", name=pool.name)
+        messages.success(request, f"Build of pool {pool.name} started.")
+    # the build's own page: its live progress, then the counts and a link back to the pool
+    return redirect("jobs:job-detail", job_id=job.pk)
 
 
 @require_POST
@@ -129,7 +131,13 @@ def _job_link(job: Job) -> dict[str, str] | None:
 
     pool = Pool.objects.filter(pk=job.params.get("pool")).first() if job.params.get("pool") else None
     if pool is None:
-        return None
+        if job.collection is None:
+            return None
+        # an import: back to its collection's page (the next upload, or a pool over its runs)
+        return {
+            "url": reverse("setup:collection", kwargs={"name": job.collection.name}),
+            "label": f"collection {job.collection.name}",
+        }
     try:
         if job.kind == Job.Kind.RELEASE:
             return {
@@ -153,6 +161,8 @@ def render_job(request: HttpRequest, job: Job, *, status: int = 200) -> HttpResp
         "percent": round(100 * float(live.get("progress", 0.0))),
         "message": live.get("message", ""),
         "link": _job_link(job),
+        # a list, not `job.counts.items` in the template: a release's counts have a key named "items"
+        "counts": list((job.counts or {}).items()),
         "retries": job.retries.order_by("-created_at", "-pk"),
         "refresh": None if job.finished else REFRESH_SECONDS,
     }

@@ -233,7 +233,17 @@ ROUTES: dict[str, list[Call]] = {
         Call("get", "/collections/", MANAGER_PAGE),
         Call("post", "/collections/", "L 403 403 403 302 302 302", data={"name": "fresh"}),
     ],
-    "setup:collection": [Call("get", "/collections/{collection}/", PAGE_A)],
+    "setup:collection": [
+        Call("get", "/collections/{collection}/", PAGE_A),
+        # an upload: a job, and a redirect to its page
+        Call(
+            "post",
+            "/collections/{collection}/",
+            "L 403 403 403 302 404 302",
+            data={"kind": "topics", "format": "tsv"},
+            multipart=True,
+        ),
+    ],  # fmt: skip
     "setup:pool-create": [
         Call("get", "/collections/{collection}/pools/new/", PAGE_A),
         Call(

@@ -9,6 +9,7 @@ from django.test import Client
 
 from judgements import releases
 from judgements.models import Release
+from pooling.models import Job
 from tests.conftest import client_for
 from tests.factories import make_pool, make_user
 from tests.judgements.test_releases import judge
@@ -108,6 +109,9 @@ def test_a_manager_makes_a_release_from_the_page_and_the_api(
         )
     assert response.status_code == 302
     assert Release.objects.filter(policy="median", unjudged="omit").count() == 1
+    job = Job.objects.get(kind="release", params__policy="median")
+    assert response["Location"] == f"/jobs/{job.pk}/"  # the release's job page
+    assert "releases of campaign" in web(manager).get(response["Location"]).content.decode()
     api = client_for(manager)
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post("/api/releases/", {"pool": "campaign", "policy": "mean"}, format="json")

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 
 from pooling import services
-from pooling.models import Collection, Pool, Run
+from pooling.models import Collection, Job, Pool, Run
 from pooling.permissions import MANAGERS_GROUP
 from tests.factories import make_collection, make_pool, make_run, make_user
 
@@ -186,3 +186,40 @@ def test_it_does_not_let_another_manager_add_runs(campaign, people):
     )
     assert response.status_code == 404
     assert not campaign.pool_runs.filter(run=gamma).exists()
+
+
+def test_it_turns_an_upload_into_a_job_with_its_counts(campaign, people, django_capture_on_commit_callbacks):
+    owner = client_as(people["owner"])
+    collection = services.create_collection(name="trec", created_by=people["owner"])
+    url = reverse("setup:collection", kwargs={"name": collection.name})
+    with (GOOD / "docs.jsonl.gz").open("rb") as handle, django_capture_on_commit_callbacks(execute=True):
+        response = owner.post(url, {"kind": "documents", "file": handle})
+    assert response.status_code == 302
+    job = Job.objects.get(collection=collection, kind="documents")
+    assert response["Location"] == reverse("jobs:job-detail", kwargs={"job_id": job.pk})
+    job.refresh_from_db()
+    assert job.status == Job.Status.DONE and job.counts["created"] == 12
+    assert collection.documents.count() == 12
+    page = owner.get(response["Location"])
+    assert page.status_code == 200 and "12" in page.content.decode()
+
+
+def test_it_shows_the_errors_by_line_of_a_bad_upload_and_stores_nothing(people):
+    collection = services.create_collection(name="trec", created_by=people["owner"])
+    with (GOOD.parent / "bad" / "docs_missing_docid.jsonl").open("rb") as handle:
+        response = client_as(people["owner"]).post(
+            reverse("setup:collection", kwargs={"name": "trec"}), {"kind": "documents", "file": handle}
+        )
+    assert response.status_code == 200
+    errors = response.context["form"].errors["file"]
+    assert errors and all(error.startswith("docs_missing_docid.jsonl:") for error in errors)
+    assert collection.documents.count() == 0 and not Job.objects.filter(collection=collection).exists()
+
+
+def test_it_refuses_an_upload_to_someone_elses_collection(campaign, people):
+    with (GOOD / "topics.tsv").open("rb") as handle:
+        response = client_as(people["other"]).post(
+            reverse("setup:collection", kwargs={"name": "news"}), {"kind": "topics", "file": handle}
+        )
+    assert response.status_code == 404
+    assert not Job.objects.filter(collection=campaign.collection).exists()
