@@ -19,11 +19,15 @@ from tests.factories import make_pool
 
 pytestmark = pytest.mark.django_db
 
-NOW = timezone.now()
+
+@pytest.fixture
+def now():
+    """The time the campaign is made at (the pages read the clock: their test must run right after)."""
+    return timezone.now()
 
 
 @pytest.fixture
-def campaign(manager, rater, second_rater):
+def campaign(manager, rater, second_rater, now):
     """Pool `dash` (two judgements per item, 0.50 each): a disputed item (3 vs 0), an agreed one (2, 2)
     that is also gold with grade 0 (both raters miss it by 2), and rater's live lease about to expire.
     The four judgements were made 120, 80, 40 and 10 minutes ago."""
@@ -39,18 +43,18 @@ def campaign(manager, rater, second_rater):
     adjudication.set_gold(item=items[1], grade=0, by=manager)
     made = Judgement.objects.filter(item__pool=pool).order_by("id")
     for minutes, judgement in zip((120, 80, 40, 10), made, strict=True):
-        Judgement.objects.filter(pk=judgement.pk).update(created_at=NOW - timedelta(minutes=minutes))
+        Judgement.objects.filter(pk=judgement.pk).update(created_at=now - timedelta(minutes=minutes))
     live = leasing.next_item(pool=pool, rater=rater)
-    Assignment.objects.filter(pk=live.pk).update(expires_at=NOW + timedelta(minutes=1))
+    Assignment.objects.filter(pk=live.pk).update(expires_at=now + timedelta(minutes=1))
     return pool
 
 
-def test_it_measures_progress_pace_eta_cost_and_attention(campaign):
-    board = pool_dashboard(pool=campaign, now=NOW)
+def test_it_measures_progress_pace_eta_cost_and_attention(campaign, now):
+    board = pool_dashboard(pool=campaign, now=now)
     assert board.done == 4
     assert board.needed == 2 * PoolItem.objects.filter(pool=campaign, selected=True).count()
     assert board.pace == pytest.approx(4 / 2)  # four judgements since the first, two hours ago
-    assert board.eta == NOW + timedelta(hours=(board.needed - 4) / 2)
+    assert board.eta == now + timedelta(hours=(board.needed - 4) / 2)
     assert (board.spent, board.estimate) == (2.0, round(board.needed * 0.5, 2))
     assert board.adjudication == 1 and board.expiring_leases == 1 and board.gold_misses == 2
     assert board.attention == [
@@ -67,8 +71,8 @@ def test_it_measures_progress_pace_eta_cost_and_attention(campaign):
     assert sum(judged for judged, _ in topics.values()) == 2  # two items have both their judgements
 
 
-def test_without_recent_judgements_there_is_no_pace_and_no_eta(campaign):
-    board = pool_dashboard(pool=campaign, now=NOW + timedelta(days=2))
+def test_without_recent_judgements_there_is_no_pace_and_no_eta(campaign, now):
+    board = pool_dashboard(pool=campaign, now=now + timedelta(days=2))
     assert board.pace is None and board.eta is None and board.active_raters == 0
 
 
