@@ -51,8 +51,8 @@ def _judged(rubric: Rubric | None) -> bool:
     if rubric is None or rubric.pk is None:
         return False
     if not hasattr(rubric, "_judged_cache"):
-        rubric._judged_cache = rubric.has_judgements()  # type: ignore[attr-defined]
-    return bool(rubric._judged_cache)  # type: ignore[attr-defined]
+        rubric._judged_cache = rubric.has_judgements()  # type: ignore[attr-defined]  # a per-request memo
+    return bool(rubric._judged_cache)  # type: ignore[attr-defined]  # the memo above
 
 
 # -------------------------------------------------------------------------------------------- rubrics
@@ -101,13 +101,13 @@ class ReadOnlyWhenJudged:
     """Inline mixin: no add, change or delete on a rubric that has judgements."""
 
     def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return not _judged(obj) and super().has_add_permission(request, obj)  # type: ignore[misc]
+        return not _judged(obj) and super().has_add_permission(request, obj)  # type: ignore[misc]  # a mixin of InlineModelAdmin
 
     def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return not _judged(obj) and super().has_change_permission(request, obj)  # type: ignore[misc]
+        return not _judged(obj) and super().has_change_permission(request, obj)  # type: ignore[misc]  # a mixin of InlineModelAdmin
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return not _judged(obj) and super().has_delete_permission(request, obj)  # type: ignore[misc]
+        return not _judged(obj) and super().has_delete_permission(request, obj)  # type: ignore[misc]  # a mixin of InlineModelAdmin
 
 
 class GradeInline(ReadOnlyWhenJudged, admin.TabularInline):
@@ -228,7 +228,7 @@ class JudgingAdmin(ScopedAdmin):
         return ["pool"] if obj is not None else []
 
     def save_model(self, request: HttpRequest, obj: Judging, form: Any, change: bool) -> None:
-        obj._raters_before = set(obj.raters.values_list("pk", flat=True)) if change else set()  # type: ignore[attr-defined]
+        obj._raters_before = set(obj.raters.values_list("pk", flat=True)) if change else set()  # type: ignore[attr-defined]  # read by save_related
         super().save_model(request, obj, form, change)
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:

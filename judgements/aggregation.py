@@ -84,7 +84,7 @@ def parse_policy(policy: str | Policy) -> Policy:
     if not isinstance(policy, str):
         raise ValueError(f"aggregation policy must be a string, got {type(policy).__name__}")
     if policy in ("majority", "median", "mean"):
-        return Policy(policy)  # type: ignore[arg-type]
+        return Policy(policy)  # type: ignore[arg-type]  # one of the Literal kinds: checked above
     if policy.startswith("rater:"):
         name = policy[len("rater:") :]
         if not name.strip():

@@ -370,7 +370,7 @@ def bootstrap_interval(
 def _sorted_keys(keys: Iterable[Hashable]) -> list[Hashable]:
     ks = list(keys)
     try:
-        return sorted(ks)  # type: ignore[type-var]
+        return sorted(ks)  # type: ignore[type-var]  # unorderable keys: TypeError below
     except TypeError:
         return sorted(ks, key=repr)
 

@@ -91,7 +91,7 @@ class JudgingAPIMixin:
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, errors.JudgingError):
             exc = Refused(str(exc))
-        return super().handle_exception(exc)  # type: ignore[misc]
+        return super().handle_exception(exc)  # type: ignore[misc]  # a mixin of APIView
 
 
 def sanitise(text: str) -> str:
@@ -870,7 +870,7 @@ class AssignmentViewSet(
         # The answer needs the item's pool, topic and document, loaded above; a new judgement has no
         # revisions. Without this the serializer fetched the five of them one query at a time.
         judgement.item = assignment.item
-        judgement.num_revisions = 0  # type: ignore[attr-defined]
+        judgement.num_revisions = 0  # type: ignore[attr-defined]  # what .annotate() gives the serializer
         return Response(JudgementSerializer(judgement).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={204: OpenApiResponse(description="Skipped.")})

@@ -90,7 +90,7 @@ class AddRatersForm(forms.Form):
         users = get_user_model().objects.filter(is_active=True, is_superuser=False).order_by("username")
         if judging is not None:
             users = users.exclude(pk__in=judging.raters.values("pk"))
-        self.fields["users"].queryset = users  # type: ignore[attr-defined]
+        self.fields["users"].queryset = users  # type: ignore[attr-defined]  # a ModelMultipleChoiceField
 
 
 class NewRaterForm(forms.Form):

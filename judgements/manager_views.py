@@ -80,7 +80,7 @@ class GoldForm(forms.Form):
 
     def __init__(self, *args: Any, rubric: Rubric, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["grade"].choices = _grade_choices(rubric, unrateable=False)  # type: ignore[attr-defined]
+        self.fields["grade"].choices = _grade_choices(rubric, unrateable=False)  # type: ignore[attr-defined]  # a ChoiceField
 
 
 class DecisionForm(forms.Form):
@@ -94,7 +94,7 @@ class DecisionForm(forms.Form):
 
     def __init__(self, *args: Any, rubric: Rubric, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["decision"].choices = _grade_choices(rubric, unrateable=True, blank="— choose a grade —")  # type: ignore[attr-defined]
+        self.fields["decision"].choices = _grade_choices(rubric, unrateable=True, blank="— choose a grade —")  # type: ignore[attr-defined]  # a ChoiceField
 
     def label(self) -> tuple[int | None, bool]:
         """(grade, unrateable) of a valid form."""

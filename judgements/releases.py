@@ -206,7 +206,7 @@ def create_release(
                     end_topic()
                     topic_state["qid"], topic_state["judged"] = item.qid, False
                 if result.state == "judged":
-                    grades_count[result.grade] += 1  # type: ignore[index]
+                    grades_count[result.grade] += 1  # type: ignore[index]  # a judged result has a grade
                     topic_state["judged"] = True
                     topic_lines.append(f"{item.qid} 0 {item.docid} {result.grade}\n")
                 elif unjudged == "explicit":
@@ -381,7 +381,7 @@ def create_release(
         if final is not None and not committed:
             shutil.rmtree(final, ignore_errors=True)  # ours, moved in before the row failed to commit
         raise
-    release.warnings = warnings  # type: ignore[attr-defined]
+    release.warnings = warnings  # type: ignore[attr-defined]  # for the caller to show, not a field
     if progress:
         progress(1.0, "released")
     return release

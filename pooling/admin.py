@@ -209,7 +209,7 @@ class PoolAddForm(forms.ModelForm):
 
     def save(self, commit: bool = True) -> Pool:
         assert self.created is not None, "the pool is created when the form is validated"
-        self.save_m2m = self._save_m2m  # type: ignore[method-assign] # as ModelForm.save(commit=False)
+        self.save_m2m = self._save_m2m  # type: ignore[method-assign]  # as ModelForm.save(commit=False)
         return self.created
 
     def _save_m2m(self) -> None:

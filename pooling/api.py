@@ -117,7 +117,7 @@ class ManagersMixin:
     @action(detail=True, methods=["get", "post"])
     def managers(self, request: Request, name: str | None = None) -> Response:
         """The managers (usernames); POST `{"usernames": [...]}` adds users who hold the manager role."""
-        owned = self.get_object()  # type: ignore[attr-defined]
+        owned = self.get_object()  # type: ignore[attr-defined]  # a mixin of GenericViewSet
         if request.method == "GET":
             return Response({"managers": ownership.manager_names(owned=owned)})
         form = UsernamesSerializer(data=request.data)
@@ -141,7 +141,7 @@ class ManagersMixin:
     )
     def remove_manager(self, request: Request, name: str | None = None, username: str = "") -> Response:
         """Take a manager off (the last one stays)."""
-        owned = self.get_object()  # type: ignore[attr-defined]
+        owned = self.get_object()  # type: ignore[attr-defined]  # a mixin of GenericViewSet
         user = get_object_or_404(owned.managers.all(), username=username)
         try:
             names = ownership.remove_manager(owned=owned, user=user)

@@ -231,7 +231,7 @@ def heatmap(
     rows = list(row_labels)
     if len(matrix) != len(rows) or any(len(line) != len(cols) for line in matrix):
         raise ValueError(f"matrix must be {len(rows)} x {len(cols)} to match the labels")
-    present = [float(v) for line in matrix for v in line if not _missing(v)]  # type: ignore[arg-type]
+    present = [float(v) for line in matrix for v in line if not _missing(v)]  # type: ignore[arg-type]  # not _missing: not None
     lo = vmin if vmin is not None else min(present, default=0.0)
     hi = vmax if vmax is not None else max(present, default=1.0)
     if hi <= lo:
@@ -248,7 +248,7 @@ def heatmap(
                 cell = Rectangle((j, i), 1, 1, facecolor=NO_DATA, edgecolor="#ffffff")
                 ax.add_patch(marks(cell, "cell", f"{rows[i]} × {cols[j]}: no data"))
                 continue
-            number = float(value)  # type: ignore[arg-type]
+            number = float(value)  # type: ignore[arg-type]  # not _missing: not None
             fill = SCALE(norm(number))
             text = f"{number:.{decimals}f}"
             cell = Rectangle((j, i), 1, 1, facecolor=fill, edgecolor="#ffffff")
@@ -289,7 +289,7 @@ def hbar_chart(
     A missing value draws no bar and is written "–". ``legend`` names the series."""
     if len(labels) != len(values):
         raise ValueError("one value per label")
-    present = [float(v) for v in values if not _missing(v)]  # type: ignore[arg-type]
+    present = [float(v) for v in values if not _missing(v)]  # type: ignore[arg-type]  # not _missing: not None
     top = vmax if vmax is not None else max([*present, 0.0])
     low = min([0.0, *present])
     if top <= low:
@@ -302,7 +302,7 @@ def hbar_chart(
         if _missing(value):
             marks(ax.text(0, i, "–", va="center", ha="left"), "value")
             continue
-        number = float(value)  # type: ignore[arg-type]
+        number = float(value)  # type: ignore[arg-type]  # not _missing: not None
         text = f"{number:,.{decimals}f}"
         (bar,) = ax.barh([i], [number], color=colour, height=0.7, label=_label(legend) if legend else None)
         marks(bar, "bar", f"{label}: {text}")
@@ -391,7 +391,7 @@ def grouped_bars(
     for name in names:
         if len(series[name]) != len(groups):
             raise ValueError(f"series {name!r} needs one value per group")
-    numbers = [float(v) for name in names for v in series[name] if not _missing(v)]  # type: ignore[arg-type]
+    numbers = [float(v) for name in names for v in series[name] if not _missing(v)]  # type: ignore[arg-type]  # not _missing: not None
     lo = vmin if vmin is not None else min([0.0, *numbers])
     hi = vmax if vmax is not None else max([*numbers, lo + 1e-12]) if numbers else 1.0
     if hi <= lo:
@@ -406,7 +406,7 @@ def grouped_bars(
         for g, value in enumerate(series[name]):
             if _missing(value):
                 continue
-            number = float(value)  # type: ignore[arg-type]
+            number = float(value)  # type: ignore[arg-type]  # not _missing: not None
             x = g - 0.4 + width * (s + 0.5)
             text = f"{number:.{decimals}f}"
             (bar,) = ax.bar([x], [number], width=width * 0.92, color=SERIES[s % len(SERIES)],
@@ -463,11 +463,11 @@ def scatter(
             continue
         kind = kinds[i] if kinds is not None else ""
         colour = SERIES[order.index(kind) % len(SERIES)]
-        (point,) = ax.plot([float(x)], [float(y)], "o", color=colour, alpha=0.8, markersize=7,  # type: ignore[arg-type]
+        (point,) = ax.plot([float(x)], [float(y)], "o", color=colour, alpha=0.8, markersize=7,  # type: ignore[arg-type]  # not _missing
                            label=_label(kind) if kind and kind not in seen else None)  # fmt: skip
         seen.add(kind)
         tip = f"{labels[i]}: " if labels is not None else ""
-        marks(point, "point", tip + f"({float(x):.{decimals}f}, {float(y):.{decimals}f})")  # type: ignore[arg-type]
+        marks(point, "point", tip + f"({float(x):.{decimals}f}, {float(y):.{decimals}f})")  # type: ignore[arg-type]  # not _missing
     if x_range is not None:
         ax.set_xlim(*x_range)
     if y_range is not None:

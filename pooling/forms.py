@@ -77,7 +77,7 @@ class PoolForm(forms.Form):
     def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.collection = collection
-        self.fields["runs"].queryset = Run.objects.filter(collection=collection).order_by("name")  # type: ignore[attr-defined]
+        self.fields["runs"].queryset = Run.objects.filter(collection=collection).order_by("name")  # type: ignore[attr-defined]  # a ModelMultipleChoiceField
 
     def clean_name(self) -> str:
         name = self.cleaned_data["name"]
@@ -120,7 +120,7 @@ class AddRunsForm(forms.Form):
 
     def __init__(self, *args: Any, pool: Pool, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["runs"].queryset = (  # type: ignore[attr-defined]
+        self.fields["runs"].queryset = (  # type: ignore[attr-defined]  # a ModelMultipleChoiceField
             Run.objects.filter(collection=pool.collection_id)
             .exclude(pk__in=pool.pool_runs.values("run_id"))
             .order_by("name")

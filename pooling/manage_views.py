@@ -15,7 +15,7 @@ from django.views.decorators.http import require_GET, require_http_methods
 
 from pooling import jobs, services
 from pooling.forms import AddRunsForm, CollectionForm, PoolForm, UploadForm
-from pooling.models import Collection, Job
+from pooling.models import Collection, Job, Pool
 from pooling.permissions import managed_collection, managed_pool, manager_required
 
 #: Import jobs listed on a collection's page.
@@ -147,7 +147,7 @@ def pool_add_runs_preview(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "setup/_add_runs_preview.html", {"pool": pool, **_added_preview(form, pool)})
 
 
-def _added_preview(form: AddRunsForm, pool: object) -> dict[str, object]:
+def _added_preview(form: AddRunsForm, pool: Pool) -> dict[str, object]:
     if not form.is_bound or not form.is_valid():
         return {"added": None}
-    return {"added": services.estimate_added_runs(pool=pool, runs=form.cleaned_data["runs"])}  # type: ignore[arg-type]
+    return {"added": services.estimate_added_runs(pool=pool, runs=form.cleaned_data["runs"])}

@@ -82,7 +82,7 @@ class ImportSummary:
 class _CountingReader(io.RawIOBase):
     """A binary file that reports how far it has been read, for progress by bytes."""
 
-    def __init__(self, raw: IO[bytes], size: int, progress: Progress | None, name: str) -> None:
+    def __init__(self, raw: io.BufferedIOBase, size: int, progress: Progress | None, name: str) -> None:
         self.raw = raw
         self.size = max(size, 1)
         self.progress = progress
@@ -97,7 +97,7 @@ class _CountingReader(io.RawIOBase):
         return True
 
     def readinto(self, buffer: Any) -> int:
-        n = self.raw.readinto(buffer)  # type: ignore[attr-defined]
+        n = self.raw.readinto(buffer)
         if self.progress and n:
             fraction = self.raw.tell() / self.size
             if fraction - self._last >= 0.01:
@@ -111,7 +111,7 @@ def _open_source(path: str | Path, display_name: str | None, progress: Progress 
     if not path.exists():
         raise ImportFailed([f"{display_name or path}: file not found"])
     raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
-    return _CountingReader(raw, os.path.getsize(path), progress, display_name or str(path))  # type: ignore[return-value]
+    return _CountingReader(raw, os.path.getsize(path), progress, display_name or str(path))  # type: ignore[return-value]  # a RawIOBase: a binary file
 
 
 def reading_limits() -> AbstractContextManager[formats.Limits]:

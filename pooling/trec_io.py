@@ -227,8 +227,8 @@ def _line_column(table: RunTable | QrelsTable) -> np.ndarray:
     if table._lines is None:
         return np.full(len(table), -1, dtype=np.int64)
     if not isinstance(table._lines, np.ndarray):
-        table._lines = table._lines()  # type: ignore[assignment]
-    return table._lines  # type: ignore[return-value]
+        table._lines = table._lines()
+    return table._lines
 
 
 @dataclass(eq=False)
@@ -246,7 +246,7 @@ class RunTable:
     name: str = ""
     source: str = "<dict>"
     _key: np.ndarray | None = field(default=None, repr=False)
-    _lines: Callable[[], np.ndarray] | None = field(default=None, repr=False)
+    _lines: Callable[[], np.ndarray] | np.ndarray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.score)
@@ -316,7 +316,7 @@ class QrelsTable:
     grade: np.ndarray
     source: str = "<dict>"
     _key: np.ndarray | None = field(default=None, repr=False)
-    _lines: Callable[[], np.ndarray] | None = field(default=None, repr=False)
+    _lines: Callable[[], np.ndarray] | np.ndarray | None = field(default=None, repr=False)
 
     def __len__(self) -> int:
         return len(self.grade)
@@ -823,7 +823,7 @@ def _parse_chunk(
         n = len(fields.lines)
     size = len(a)
     docids = _gather(padded, size, fields.starts[1], fields.ends[1])
-    lines: np.ndarray | None = None if fields.every_line else fields.lines  # type: ignore[assignment]
+    lines: np.ndarray | None = None if fields.every_line else fields.lines  # type: ignore[assignment]  # an ndarray unless every_line
     if n:
         first_row = _line_text(a, int(fields.starts[0][0]))
         qids = _gather(padded, size, fields.starts[0], fields.ends[0])
@@ -952,8 +952,8 @@ def _parse_file(
         heads.append(chunk.qid_heads)
         head_lengths.append(chunk.qid_lengths)
         docid_col.append(chunk.docid)
-        key_col.append(chunk.key)  # type: ignore[union-attr]
-        value_col.append(chunk.value)  # type: ignore[union-attr]
+        key_col.append(chunk.key)  # type: ignore[union-attr]  # set with docid_col above
+        value_col.append(chunk.value)  # type: ignore[union-attr]  # set with docid_col above
     if docid_col is None:
         empty = np.zeros(0, dtype=np.int64)
         return _Parsed(
@@ -973,8 +973,8 @@ def _parse_file(
         qid_heads=np.concatenate(heads),
         qid_lengths=np.concatenate(head_lengths),
         docid=docid_col.result(),
-        key=key_col.result(),  # type: ignore[union-attr]
-        value=value_col.result(),  # type: ignore[union-attr]
+        key=key_col.result(),  # type: ignore[union-attr]  # not None when docid_col is not
+        value=value_col.result(),  # type: ignore[union-attr]  # not None when docid_col is not
         first_row=first_row_text,
         any_bytes=any_bytes,
     )

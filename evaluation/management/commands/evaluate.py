@@ -29,6 +29,6 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         try:
             # The wrappers' own streams: OutputWrapper would add a newline to every write.
-            cli.execute(options, self.stdout._out, self.stderr._out)  # type: ignore[arg-type]
+            cli.execute(options, self.stdout._out, self.stderr._out)  # type: ignore[arg-type]  # the raw text streams
         except cli.EvaluateError as exc:
             raise CommandError(str(exc)) from None

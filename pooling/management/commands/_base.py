@@ -78,5 +78,5 @@ class ImportCommand:
         finally:
             bar.close()
         for warning in summary.warnings:
-            self.stderr.write(f"warning: {warning}")  # type: ignore[attr-defined]
-        self.stdout.write(summary.line())  # type: ignore[attr-defined]
+            self.stderr.write(f"warning: {warning}")  # type: ignore[attr-defined]  # a mixin of BaseCommand
+        self.stdout.write(summary.line())  # type: ignore[attr-defined]  # a mixin of BaseCommand
