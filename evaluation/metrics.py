@@ -1189,6 +1189,27 @@ def _aggregate(measure: str, values: np.ndarray) -> float:
     return float(values.mean())
 
 
+@dataclass(frozen=True)
+class JudgedSplit:
+    """A qrels split by whether anyone judged the topic. `qrels` keeps only the judged topics."""
+
+    qrels: dict[str, dict[str, int]]
+    judged: tuple[str, ...]
+    not_judged: tuple[str, ...]
+
+
+def split_judged(qrels: Mapping[str, Mapping[str, int]], *, topics: Iterable[str] = ()) -> JudgedSplit:
+    """The platform's one rule for topics nobody judged: a topic is *judged* when at least one of its
+    documents has a grade >= 0; any other topic (only pending or unrateable items, -1, or none at all,
+    such as the extra qids in `topics`) is *not judged*. Not judged topics are counted and shown apart
+    and never scored: trec_eval would give them 0 on every measure, a failure nobody observed.
+    Both tuples are in qid order."""
+    judged = sorted(q for q, docs in qrels.items() if any(g >= 0 for g in docs.values()))
+    kept = set(judged)
+    not_judged = sorted(set(qrels).union(topics) - kept)
+    return JudgedSplit({q: dict(qrels[q]) for q in judged}, tuple(judged), tuple(not_judged))
+
+
 def evaluate(
     qrels: QrelsTable | Mapping[str, Mapping[str, int]],
     run: RunTable | Mapping[str, Mapping[str, float]],
@@ -1214,7 +1235,8 @@ def evaluate(
     line of num_rel under ``average="all"`` (10: the sum of R at the relevance level; 9.0.8: every qrels
     line with a grade > 0, whatever the level, over all topics).
 
-    ``skip_unjudged_topics``: a qrels topic none of whose documents has a grade >= 0 (only pending or
+    ``skip_unjudged_topics``: the rule of :func:`split_judged`, applied to the ranked table: a qrels
+    topic none of whose documents has a grade >= 0 (only pending or
     unrateable items, written -1) is left out of the topics and of every mean, under either averaging,
     and named in ``Result.unjudged_topics`` and a warning: nobody judged it, so it measures nothing about
     the run (trec_eval would count it as 0, or abort when it sorts first).

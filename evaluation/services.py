@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 from evaluation import metrics
@@ -22,27 +21,6 @@ MEASURES = ("ndcg_cut_10", "P_10", "map", "recall_100", "recip_rank")
 KEY_MEASURE = "ndcg_cut_10"
 #: A change smaller than the noise: its paired randomisation test over the topics has p >= this.
 NOISE_P = 0.05
-
-
-@dataclass(frozen=True)
-class JudgedSplit:
-    """A qrels split by whether anyone judged the topic. `qrels` keeps only the judged topics."""
-
-    qrels: dict[str, dict[str, int]]
-    judged: tuple[str, ...]
-    not_judged: tuple[str, ...]
-
-
-def split_judged(qrels: Mapping[str, Mapping[str, int]], *, topics: Iterable[str] = ()) -> JudgedSplit:
-    """The platform's one rule for topics nobody judged: a topic is *judged* when at least one of its
-    documents has a grade >= 0; any other topic (only pending or unrateable items, -1, or none at all,
-    such as the extra qids in `topics`) is *not judged*. Not judged topics are counted and shown apart
-    and never scored: trec_eval would give them 0 on every measure, a failure nobody observed.
-    Both tuples are in qid order."""
-    judged = sorted(q for q, docs in qrels.items() if any(g >= 0 for g in docs.values()))
-    kept = set(judged)
-    not_judged = sorted(set(qrels).union(topics) - kept)
-    return JudgedSplit({q: dict(qrels[q]) for q in judged}, tuple(judged), tuple(not_judged))
 
 
 def run_as_dict(*, run: Run, qids: Iterable[str] | None = None) -> dict[str, dict[str, float]]:
@@ -85,7 +63,7 @@ def pool_report(
     did not help make, and its judged@10 says how far to trust that. Topics nobody judged
     (`split_judged`) are listed apart, per segment too, and left out of every mean and test."""
     topics = {topic.qid: topic.segments or [] for topic in pool.topics()}
-    split = split_judged(current_qrels(pool=pool, policy=policy), topics=topics)
+    split = metrics.split_judged(current_qrels(pool=pool, policy=policy), topics=topics)
     qrels = split.qrels
     contributing = set(pool.pool_runs.values_list("run__name", flat=True))
     names = list(dict.fromkeys([*measures, "judged_10"]))
@@ -203,7 +181,7 @@ def pool_bias(
     from pooling import strategies
 
     qids = {topic.qid for topic in pool.topics()}
-    split = split_judged(current_qrels(pool=pool, policy=policy), topics=qids)
+    split = metrics.split_judged(current_qrels(pool=pool, policy=policy), topics=qids)
     qrels = split.qrels
     unique = unique_items(pool=pool)
     runs = {run.name: run_as_dict(run=run, qids=qids) for run in _runs(pool, sorted(unique))}
@@ -292,7 +270,7 @@ def two_stage(
     judged (`split_judged`) is "not judged", and a judged topic without any relevant document has
     nothing to retrieve or rank: both are listed apart, never as failures."""
     qids = {topic.qid for topic in pool.topics()}
-    split = split_judged(current_qrels(pool=pool, policy=policy), topics=qids)
+    split = metrics.split_judged(current_qrels(pool=pool, policy=policy), topics=qids)
     qrels = split.qrels
     runs = {r.name: r for r in _runs(pool, [candidate, reranked])}
     for name in (candidate, reranked):

@@ -11,7 +11,7 @@ import pytest
 import pytrec_eval
 from django.test import Client
 
-from evaluation import services
+from evaluation import metrics, services
 from evaluation.views import report_columns
 from pooling.charts import decimals_apart
 from tests.conftest import client_for
@@ -128,7 +128,7 @@ def test_it_builds_headers_and_cells_from_one_list_of_columns():
 
 
 def test_split_judged_puts_topics_without_a_judged_document_apart():
-    split = services.split_judged({"a": {"d1": 1}, "b": {"d1": -1, "d2": -1}, "c": {"d1": 0}}, topics=["z"])
+    split = metrics.split_judged({"a": {"d1": 1}, "b": {"d1": -1, "d2": -1}, "c": {"d1": 0}}, topics=["z"])
     assert split.judged == ("a", "c")
     assert split.not_judged == ("b", "z")
     assert split.qrels == {"a": {"d1": 1}, "c": {"d1": 0}}
