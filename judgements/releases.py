@@ -38,6 +38,21 @@ QRELS_LAYOUT = (
 QRELS_LAYOUT_OMIT = "qrels.txt has the judged items only; a topic with no judged item has no line."
 
 
+def by_rater_id(parsed: Any) -> Any:
+    """A parsed policy whose `rater:NAME` names a rater by id, the key the votes carry (refused when no
+    user has that name); any other policy as it is."""
+    from django.contrib.auth import get_user_model
+
+    from judgements import aggregation
+
+    if parsed.kind != "rater":
+        return parsed
+    user = get_user_model().objects.filter(username=parsed.rater).first()
+    if user is None:
+        raise JudgingError(f"no user named {parsed.rater!r}")
+    return aggregation.Policy("rater", str(user.pk))
+
+
 def create_release(
     *,
     pool: Pool,
@@ -94,13 +109,7 @@ def create_release(
         raise JudgingError(f"pool {pool.name!r} has no judging set-up (rubric, raters)")
     rubric = judging.rubric
     labels = rubric.labels
-    if parsed.kind == "rater":
-        from django.contrib.auth import get_user_model
-
-        user = get_user_model().objects.filter(username=parsed.rater).first()
-        if user is None:
-            raise JudgingError(f"no user named {parsed.rater!r}")
-        parsed = aggregation.Policy("rater", str(user.pk))  # votes are keyed by rater id
+    parsed = by_rater_id(parsed)
     secret = f"{settings.SECRET_KEY}:{pool.pk}:".encode()
     pseudonyms: dict[int, str] = {}
 
@@ -419,13 +428,7 @@ def current_qrels(*, pool: Pool, policy: str = "majority") -> dict[str, dict[str
     from judgements import aggregation
 
     parsed = aggregation.parse_policy(policy)
-    if parsed.kind == "rater":
-        from django.contrib.auth import get_user_model
-
-        user = get_user_model().objects.filter(username=parsed.rater).first()
-        if user is None:
-            raise JudgingError(f"no user named {parsed.rater!r}")
-        parsed = aggregation.Policy("rater", str(user.pk))
+    parsed = by_rater_id(parsed)
     qrels: dict[str, dict[str, int]] = {}
     with transaction.atomic(), contextlib.closing(stream_items(pool=pool, copy=True)) as items:
         for item, _rows in items:
