@@ -2,19 +2,17 @@
 
 A page's key is its prefix and a hash of what it depends on (a freshness stamp the caller computes from
 the database), so a write never has to invalidate anything: the next read simply finds another key.
-The cache is an accelerator, never a dependency: when it is down the page is computed and served.
+The cache is an accelerator, never a dependency: the settings' backend (`labeling.cache.RedisCache`)
+turns an unreachable Redis into a miss, so the page is computed and served.
 """
 
 from __future__ import annotations
 
 import hashlib
-import logging
 from collections.abc import Callable
 from typing import TypeVar
 
 from django.core.cache import cache
-
-log = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -28,16 +26,9 @@ def cache_key(prefix: str, *parts: object) -> str:
 
 
 def read_through(key: str, compute: Callable[[], T]) -> T:
-    """The cached value under `key`, computed and stored when absent; computed alone if the cache fails."""
-    try:
-        value = cache.get(key)
-    except Exception:  # noqa: BLE001 - any cache backend error: the page is still served
-        log.warning("cache unavailable; computing %s", key.split(":", 1)[0], exc_info=True)
-        return compute()
+    """The cached value under `key`, computed and stored when absent."""
+    value = cache.get(key)
     if value is None:
         value = compute()
-        try:
-            cache.set(key, value, TTL_SECONDS)
-        except Exception:  # noqa: BLE001
-            log.warning("cache unavailable; %s not stored", key.split(":", 1)[0], exc_info=True)
+        cache.set(key, value, TTL_SECONDS)
     return value

@@ -7,9 +7,7 @@ from django.test import override_settings
 
 from pooling.page_cache import cache_key, read_through
 
-DOWN = {
-    "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": "redis://127.0.0.1:9/0"}
-}
+DOWN = {"default": {"BACKEND": "labeling.cache.RedisCache", "LOCATION": "redis://127.0.0.1:9/0"}}
 LOCAL = {
     "default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "page-cache-test"}
 }
