@@ -35,7 +35,7 @@ from django.conf import settings
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
-from pooling.models import Collection, Job, Pool
+from pooling.models import Collection, Job, Pool, Run
 
 logger = logging.getLogger(__name__)
 
@@ -45,6 +45,7 @@ TASKS = {
     Job.Kind.TOPICS: "pooling.tasks.import_file",
     Job.Kind.RUN: "pooling.tasks.import_file",
     Job.Kind.BUILD_POOL: "pooling.tasks.build_pool",
+    Job.Kind.ADD_RUNS: "pooling.tasks.add_runs",
     Job.Kind.RELEASE: "judgements.tasks.create_release",
 }
 
@@ -179,6 +180,22 @@ def start_build(*, pool: Pool, user: Any = None) -> Job:
         kind=Job.Kind.BUILD_POOL,
         collection=pool.collection,
         params={"pool": pool.pk, "name": pool.name},
+        user=user,
+    )
+
+
+def start_add_runs(*, pool: Pool, runs: list[Run], user: Any = None) -> Job:
+    """Start a job adding `runs` to `pool` (a built pool gains only documents not already pooled); the
+    runs are checked first, so a run of another collection is refused before any job exists."""
+    from pooling import services
+
+    foreign = [run.name for run in runs if run.collection_id != pool.collection_id]
+    if foreign:
+        raise services.PoolError(f"runs not in collection {pool.collection.name!r}: {', '.join(foreign)}")
+    return start_job(
+        kind=Job.Kind.ADD_RUNS,
+        collection=pool.collection,
+        params={"pool": pool.pk, "name": pool.name, "runs": [run.pk for run in runs]},
         user=user,
     )
 

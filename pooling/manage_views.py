@@ -17,6 +17,7 @@ from pooling import jobs, services
 from pooling.forms import AddRunsForm, CollectionForm, PoolForm, UploadForm
 from pooling.models import Collection, Job, Pool
 from pooling.permissions import managed_collection, managed_pool, manager_required
+from pooling.views import render_job
 
 #: Import jobs listed on a collection's page.
 RECENT_JOBS = 10
@@ -127,13 +128,16 @@ def pool_add_runs(request: HttpRequest, name: str) -> HttpResponse:
     form = AddRunsForm(request.POST or None, pool=pool)
     if request.method == "POST" and form.is_valid():
         try:
-            summary = services.add_runs(pool=pool, runs=form.cleaned_data["runs"])
+            job = jobs.start_add_runs(pool=pool, runs=list(form.cleaned_data["runs"]), user=request.user)
         except services.PoolError as exc:
             form.add_error("runs", str(exc))
+        except jobs.QueueUnavailable as exc:
+            return render_job(request, exc.job, status=503)
         else:
             added = ", ".join(run.name for run in form.cleaned_data["runs"])
-            messages.success(request, f"Added {added}: {summary.items_added} new items to judge.")
-            return redirect("pooling:pool-detail", name=pool.name)
+            messages.success(request, f"Adding {added} to pool {pool.name}.")
+            # the job's own page: its progress, then the new items counted and a link back to the pool
+            return redirect("jobs:job-detail", job_id=job.pk)
     context = {"pool": pool, "form": form, **_added_preview(form, pool)}
     return render(request, "setup/pool_add_runs.html", context)
 

@@ -181,8 +181,12 @@ class JobQuerySet(models.QuerySet["Job"]):
         return self.filter(
             Q(created_by=user.pk)
             | Q(collection__in=Collection.objects.managed_by(user))
-            | Q(kind__in=[Job.Kind.BUILD_POOL, Job.Kind.RELEASE, Job.Kind.REPORT], params__pool__in=pools)
+            | Q(kind__in=POOL_JOB_KINDS, params__pool__in=pools)
         )
+
+
+#: The kinds of job that name their pool in `params["pool"]` (whoever manages the pool sees them).
+POOL_JOB_KINDS = ("build_pool", "add_runs", "release", "report")
 
 
 class Job(models.Model):
@@ -194,6 +198,7 @@ class Job(models.Model):
         RUN = "run"
         JUDGEMENTS = "judgements"
         BUILD_POOL = "build_pool"
+        ADD_RUNS = "add_runs"
         RELEASE = "release"
         REPORT = "report"
 

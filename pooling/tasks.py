@@ -7,7 +7,7 @@ from typing import Any
 from celery import shared_task
 
 from pooling import jobs, services
-from pooling.models import Job, Pool
+from pooling.models import Job, Pool, Run
 
 
 def _progress(job: Job, *, scale: float = 1.0) -> Any:
@@ -31,6 +31,12 @@ def _build(job: Job) -> services.BuildSummary:
     return services.build_pool(pool=pool, progress=_progress(job))
 
 
+def _add_runs(job: Job) -> services.BuildSummary:
+    pool = Pool.objects.get(pk=job.params["pool"])
+    runs = list(Run.objects.filter(pk__in=job.params["runs"], collection=pool.collection_id).order_by("pk"))
+    return services.add_runs(pool=pool, runs=runs, progress=_progress(job))
+
+
 @shared_task(bind=True)
 def import_file(self: Any, job_id: int) -> None:
     """Import the uploaded file of job `job_id` (documents, topics or a run)."""
@@ -41,6 +47,12 @@ def import_file(self: Any, job_id: int) -> None:
 def build_pool(self: Any, job_id: int) -> None:
     """Build the pool named in job `job_id` (progress on the job row)."""
     jobs.run_job(job_id, _build, heartbeat=not self.request.is_eager)
+
+
+@shared_task(bind=True)
+def add_runs(self: Any, job_id: int) -> None:
+    """Add the runs named in job `job_id` to its pool (only their new documents are pooled)."""
+    jobs.run_job(job_id, _add_runs, heartbeat=not self.request.is_eager)
 
 
 @shared_task

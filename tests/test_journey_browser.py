@@ -203,6 +203,13 @@ def test_it_runs_a_whole_campaign_in_the_browser_as_a_non_staff_manager(browser,
     shoot(page, "add-runs")
     assert page.inner_text("#preview .judgements") == "6" and page.inner_text("#preview .cost") == "3.00"
     page.get_by_role("button", name="Add runs").click()
+    page.wait_for_url(re.compile(r"/jobs/\d+/$"))  # the addition's job page
+    expect(page.locator(".status")).to_have_text("done", timeout=TIMEOUT)
+    added = api(page, live_server, f"/api/jobs/{job_id(page)}/")
+    assert added["kind"] == "add_runs" and added["counts"]["items_added"] == 3
+    assert "items_added: 3" in page.inner_text("main")
+    shoot(page, "job-add-runs")
+    page.get_by_role("link", name="pool trec-pool").click()
     page.wait_for_url(f"{base}/pools/trec-pool/")
     shoot(page, "pool-detail-built")
     stats = api(page, live_server, "/api/pools/trec-pool/statistics/")

@@ -162,7 +162,9 @@ def test_it_does_not_offer_another_collections_runs(campaign, people):
     assert not Pool.objects.filter(name="fresh-pool").exists()
 
 
-def test_it_lists_only_runs_not_in_the_pool_and_previews_what_they_bring(campaign, people):
+def test_it_lists_only_runs_not_in_the_pool_and_previews_what_they_bring(
+    campaign, people, django_capture_on_commit_callbacks
+):
     owner = client_as(people["owner"])
     page = owner.get(reverse("setup:add-runs", kwargs={"name": "news-pool"}))
     offered = [run.name for run in page.context["form"].fields["runs"].queryset]
@@ -172,9 +174,22 @@ def test_it_lists_only_runs_not_in_the_pool_and_previews_what_they_bring(campaig
     # depth 5: gamma brings q1 d007 d008 and q2 d014 (d001, d010 are pooled already)
     assert preview.context["added"] == {"runs": ["gamma"], "items": 3, "judgements": 3, "cost": 3.0}
     before = campaign.items.count()
-    response = owner.post(reverse("setup:add-runs", kwargs={"name": "news-pool"}), {"runs": [gamma.pk]})
+    with django_capture_on_commit_callbacks(execute=True):
+        response = owner.post(reverse("setup:add-runs", kwargs={"name": "news-pool"}), {"runs": [gamma.pk]})
     assert response.status_code == 302
     assert campaign.items.count() - before == 3
+    # the addition is a job with a page of its own: its progress, then the new items, then the pool
+    job = Job.objects.get(kind=Job.Kind.ADD_RUNS)
+    assert response["Location"] == reverse("jobs:job-detail", kwargs={"job_id": job.pk})
+    job.refresh_from_db()
+    assert job.status == Job.Status.DONE and job.counts["items_added"] == 3
+    assert job.params["runs"] == [gamma.pk]
+    page = owner.get(response["Location"]).content.decode()
+    assert (
+        "items_added: <strong>3</strong>" in page
+        and reverse("pooling:pool-detail", args=["news-pool"]) in page
+    )
+    assert client_as(people["other"]).get(response["Location"]).status_code == 404
     again = owner.get(reverse("setup:add-runs", kwargs={"name": "news-pool"}))
     assert list(again.context["form"].fields["runs"].queryset) == []
 
@@ -186,6 +201,7 @@ def test_it_does_not_let_another_manager_add_runs(campaign, people):
     )
     assert response.status_code == 404
     assert not campaign.pool_runs.filter(run=gamma).exists()
+    assert not Job.objects.filter(kind=Job.Kind.ADD_RUNS).exists()
 
 
 def test_it_turns_an_upload_into_a_job_with_its_counts(campaign, people, django_capture_on_commit_callbacks):
