@@ -2,7 +2,7 @@
 
 Usage: ``python demo/build_demo_data.py OUTDIR [--quick]``. Nothing is fetched; every byte is made on this
 machine from this interpreter's ``pydoc_data.topics`` and the docstrings of its standard library. The output
-(SPEC §3 formats):
+(the TREC formats the importers read):
 
 - ``documents.jsonl`` — ``{"docid", "title", "text", "url", "metadata"}`` per line; ``metadata`` is
   ``{"module": ..., "kind": "module|class|function|method|topic"}``.
@@ -1096,7 +1096,7 @@ def rank_rows(
     """Per query, the top ``depth`` (docid, score text) in trec_eval's order.
 
     Scores are rounded to 6 decimals first and written with 6 decimals, so the order written (score
-    descending, ties by docid descending in byte order, SPEC §3) is exactly the order trec_eval rebuilds
+    descending, ties by docid descending in byte order) is exactly the order trec_eval rebuilds
     from the file.
     """
     descending = np.empty(len(docids), dtype=np.int64)
@@ -1135,7 +1135,7 @@ def write_run(path: Path, name: str, qids: Sequence[str], lists: Sequence[Sequen
 
 def seed_qrels(topics: Sequence[Topic], docids: set[str]) -> list[tuple[str, str, int]]:
     """(qid, docid, grade) of each topic's named answers present in the collection, sorted by qid then
-    docid in byte order (the release order of SPEC §7)."""
+    docid in byte order (the order a release writes)."""
     rows = [(t.qid, docid, grade) for t in topics for docid, grade in t.answers.items() if docid in docids]
     return sorted(rows, key=lambda r: (r[0].encode("utf-8"), r[1].encode("utf-8")))
 

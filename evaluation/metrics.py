@@ -4,7 +4,7 @@ Every metric takes a ``Ranked`` — the ranked lists of all topics, flattened in
 ``rank_lists`` — and returns one float64 value per topic (``Ranked.topics`` order). ``evaluate`` does it all
 for a notebook: dicts or ``trec_io`` tables in, a ``Result`` with per-topic values and means out.
 
-Conventions, exactly as trec_eval 10 (SPEC §8):
+Conventions, exactly as trec_eval 10:
 
 - The ranked list of a topic is its run rows ordered by score descending (as doubles), ties broken by
   docid descending in byte order (``strcmp(b, a)``); rank 1 is the first. The run's rank column is ignored.

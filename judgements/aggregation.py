@@ -1,10 +1,10 @@
 """Label aggregation: from an item's judgements to one consensus state and grade (pure, no Django).
 
-Policies (SPEC §7), applied by :func:`aggregate` in this order:
+Policies, applied by :func:`aggregate` in this order:
 
 1. **Adjudication overrides everything.** ``adjudicated=<int>`` → ``judged`` with that grade;
    ``adjudicated="unrateable"`` → ``unrateable``; ``None`` means no adjudication. This holds whatever the
-   policy and however many judgements there are (an adjudication is a consensus, SPEC §1).
+   policy and however many judgements there are (an adjudication is a consensus).
 2. ``rater:NAME`` — NAME's own judgement only (the rater whose ``str(rater) == NAME``): a grade →
    ``judged``; unrateable → ``unrateable``; NAME has not judged the item → ``pending``. ``required``
    does not apply (other raters are irrelevant).

@@ -2,7 +2,7 @@
 
 Everything here is computed over the rubric's **full label set**, passed in explicitly as ``labels`` and
 never inferred from the data: weights and chance agreement depend on which labels exist, not on which ones
-happen to occur (SPEC §6: a = [0,1,3,3,1,0], b = [0,3,3,1,1,0] has linear κ = 0.5 over labels 0–3, and the
+happen to occur (for example a = [0,1,3,3,1,0], b = [0,3,3,1,1,0] has linear κ = 0.5 over labels 0–3, and the
 wrong 0.625 if the labels are inferred).
 
 Conventions shared by every function

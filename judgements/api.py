@@ -26,7 +26,7 @@ Managers (the `pool managers` group) and admins:
 Every queryset is scoped to the user: another rater's judgement, assignment or pool answers 404; a rater
 calling a manager endpoint answers 403. A refused action (`JudgingError`) answers 400 with its message.
 
-Blindness (SPEC §5): nothing a rater can reach carries run names, ranks, scores, other raters' grades,
+Blindness: nothing a rater can reach carries run names, ranks, scores, other raters' grades,
 the consensus, or whether an item is gold.
 """
 

@@ -47,7 +47,8 @@ def agreement_records(*, pool: Pool) -> list[tuple[int, str, str, int | None]]:
 
 
 def pool_agreement(*, pool: Pool, seed: int = 0, n_bootstrap: int = 1000) -> dict[str, Any]:
-    """The agreement summary of a pool's judgements over its rubric's full label set (SPEC §6)."""
+    """The agreement summary of a pool's judgements over its rubric's full label set
+    (the weights come from every grade, not only from those that occur)."""
     from judgements import agreement
 
     judging = Judging.objects.select_related("rubric").get(pool=pool)
@@ -64,7 +65,8 @@ def pool_agreement(*, pool: Pool, seed: int = 0, n_bootstrap: int = 1000) -> dic
 
 def unpooled_by_run(*, pool: Pool) -> dict[str, dict[str, int]]:
     """For every run of the collection: documents it retrieved for the pool's topics, and how many of
-    them were never pooled (no selected item) — the `unpooled` state of SPEC §1."""
+    them were never pooled (no selected item) — the `unpooled` state:
+    retrieved, never judged, and never scored as irrelevant."""
     from pooling.models import Run, RunRow
 
     topic_ids = [topic.id for topic in pool.topics()]

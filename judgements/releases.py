@@ -61,7 +61,7 @@ def create_release(
     by: User | None = None,
     progress: Any = None,
 ) -> Any:
-    """Aggregate a pool's judgements under `policy` and write an immutable release (SPEC §7):
+    """Aggregate a pool's judgements under `policy` and write an immutable release:
 
     - `qrels.txt`: `qid 0 docid grade`, sorted by qid then docid (byte order), one line per judged item;
       with `unjudged="explicit"` every pending and unrateable item is written with grade -1, with `omit`

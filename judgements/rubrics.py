@@ -101,7 +101,7 @@ def _check_grades(
 
 
 def default_rubric() -> Rubric:
-    """The four-grade scale of SPEC §5 (3 perfect … 0 not relevant), created on first use."""
+    """The four-grade TREC scale (3 perfect … 0 not relevant), created on first use."""
     rubric = Rubric.objects.filter(name="relevance-4").order_by("-version").first()
     return rubric or create_rubric(name="relevance-4", description="The classic four-grade relevance scale.")
 

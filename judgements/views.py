@@ -4,7 +4,7 @@ Every view is scoped to the pools the user is a rater of (anyone else gets a 404
 login page). The judging endpoints answer a `fetch` (Accept: application/json) with the NEXT item already
 rendered, so the page swaps it in without a reload; a plain form post (no JavaScript) gets a redirect.
 
-Blindness (SPEC §5): the templates receive a topic, a document and the rater's own counts only. No run,
+Blindness: the templates receive a topic, a document and the rater's own counts only. No run,
 rank, score, provenance, pool item id, other rater's grade or consensus is ever put in a context; the item
 on screen is named by the rater's own assignment id (or, when revising, their own judgement id), and each
 POST checks that it belongs to the user and to the pool.

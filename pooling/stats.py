@@ -1,6 +1,6 @@
 """Pool statistics, computed in the database with GROUP BY aggregates (never item by item in Python).
 
-Definitions (SPEC §4):
+Definitions (TREC pooling statistics):
 
 - **items per topic**: pool items of the topic; *selected* are those raters judge (all of a depth pool,
   the chosen ones of an adaptive pool); *judged* are selected items with

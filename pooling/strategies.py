@@ -5,7 +5,7 @@ per topic ``ranked: dict[run, list[docid]]`` — each run's ranked list for one 
 order (see :func:`trec_order`) — or per campaign ``ranked_by_topic: dict[qid, dict[run, list[docid]]]``
 (see :func:`rankings_by_topic`). Qrels are ``dict[qid, dict[docid, int]]``, as pytrec_eval takes them.
 
-Strategies (SPEC §4), by name in :data:`STRATEGIES`:
+Strategies, by name in :data:`STRATEGIES`:
 
 - ``depth``: judge in depth-k order (:func:`depth_order`), the non-adaptive baseline.
 - ``mtf``: move-to-front (Cormack, Palmer & Clarke 1998), :class:`MoveToFrontChooser`.
@@ -66,7 +66,7 @@ STATE_VERSION = 1
 
 
 # --------------------------------------------------------------------------------------------------------
-# Run ordering (SPEC §3)
+# Run ordering (trec_eval's: score descending, ties by docid descending in byte order)
 
 
 def trec_order(rows: Iterable[tuple[str, float]]) -> list[str]:
@@ -75,7 +75,7 @@ def trec_order(rows: Iterable[tuple[str, float]]) -> list[str]:
     Order: score descending (as a double), ties broken by docid **descending** in the byte order of its
     UTF-8 encoding (trec_eval's ``strcmp(b, a)``), as :func:`pooling.trec_io.trec_order` defines it for
     every reader of runs. Rank 1 is the first element. A score that is not finite, or the same docid
-    twice, raises ``ValueError`` (trec_eval stops on duplicate docs; SPEC §3 is stricter than its
+    twice, raises ``ValueError`` (trec_eval stops on duplicate docs; the platform is stricter than its
     ``atof`` about scores).
     """
     docids: list[str] = []
@@ -117,7 +117,7 @@ def rankings_by_topic(
 
 
 # --------------------------------------------------------------------------------------------------------
-# Depth-k pooling (SPEC §4)
+# Depth-k pooling (TREC's union of every run's first k documents)
 
 
 def _check_depth(k: int | None) -> None:
@@ -383,7 +383,8 @@ class DepthChooser(Chooser):
 
 
 class MoveToFrontChooser(Chooser):
-    """Move-to-front pooling (Cormack, Palmer & Clarke 1998) as SPEC §4 states it.
+    """Move-to-front pooling (Cormack, Palmer & Clarke 1998): a run stays on top while it finds relevant
+    documents.
 
     Every run starts with priority 0. To choose: if the last document judged through this chooser came
     from run r and was relevant, stay on r; otherwise take the run of highest priority, ties broken by a
@@ -629,7 +630,7 @@ def simulate(
 
 
 # --------------------------------------------------------------------------------------------------------
-# Pool statistics and pool bias (SPEC §4)
+# Pool statistics and pool bias (Zobel 1998, leave one run out)
 
 
 def topk_sets(ranked_by_topic: Mapping[str, Ranked], k: int) -> dict[str, set[Item]]:

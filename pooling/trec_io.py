@@ -17,7 +17,7 @@ gzip by magic bytes or a ``.gz`` name), and problems are ``pooling.formats.Forma
 length limit (``pooling.formats.limits``); reading stops after ``max_errors`` errors (50) with
 ``stopped reading after N errors``.
 
-Formats (SPEC §3, as trec_eval reads them):
+Formats, as trec_eval 10 reads them:
 
 - Fields are separated by runs of whitespace as C's ``isspace`` knows it, which is what trec_eval's
   parser uses: space, ``\\t``, ``\\v``, ``\\f``, ``\\r`` (and ``\\n`` ends the line). Other control

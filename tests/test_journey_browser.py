@@ -1,4 +1,4 @@
-"""The whole campaign of SPEC §10 in Chromium, on a fresh database, by a pool manager who is not staff:
+"""The whole campaign in Chromium, on a fresh database, by a pool manager who is not staff:
 create a collection and upload the small files of tests/data/good (each a job page ending with its
 counts), create a pool watching its preview, build it, add two raters and set up judging; then the two
 raters judge by keyboard; then agreement, adjudication, a release and the evaluation report. Every number

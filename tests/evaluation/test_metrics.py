@@ -1,4 +1,4 @@
-"""evaluation.metrics and pooling.trec_io: SPEC §8 test vectors, the readers, segments and tests."""
+"""evaluation.metrics and pooling.trec_io: test vectors from trec_eval 10, the readers, segments and tests."""
 
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
-# --- SPEC §8 test vectors (values from trec_eval 10) --------------------------------------------------------
+# --- test vectors (values from trec_eval 10) ----------------------------------------------------------------
 
 
 def test_it_reproduces_tv1_per_topic() -> None:

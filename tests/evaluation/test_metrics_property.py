@@ -137,7 +137,7 @@ def test_it_averages_over_all_qrels_topics_counting_missing_ones_as_zero(
 
 
 def direct_ndcg(qrels: dict[str, int], docs: dict[str, float], k: int | None, gain: str) -> float:
-    """nDCG straight from SPEC §8: DCG = Σ gain(grade_i) / log2(i + 1), ideal from every judged grade."""
+    """nDCG from its definition: DCG = Σ gain(grade_i) / log2(i + 1), ideal from every judged grade."""
 
     def g(grade: int) -> float:
         if grade <= 0:

@@ -1,4 +1,4 @@
-"""Aggregation policies (SPEC §7): majority, median, mean, rater:NAME, adjudication, unrateable, pending."""
+"""Aggregation policies: majority, median, mean, rater:NAME, adjudication, unrateable, pending."""
 
 from __future__ import annotations
 

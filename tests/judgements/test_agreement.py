@@ -1,4 +1,4 @@
-"""Agreement statistics: SPEC §6 test vectors, edge cases, records, summary (pure, no database)."""
+"""Agreement statistics: published test vectors, edge cases, records, summary (pure, no database)."""
 
 from __future__ import annotations
 
@@ -78,7 +78,7 @@ def make_records(
     return out
 
 
-# ---------------------------------------------------------------------------------------------------- SPEC
+# ------------------------------------------------------------------------------------------- test vectors
 
 
 def test_it_gives_kappa_0_4_on_the_spec_two_by_two_table():
@@ -99,7 +99,7 @@ def test_it_matches_the_spec_y1_y2_vectors(weights, expected):
 
 def test_it_uses_the_full_label_set_not_the_labels_that_occur():
     assert cohen_kappa(A, B, labels=GRADES, weights="linear") == pytest.approx(0.5, abs=1e-12)
-    # The mistake SPEC §6 warns about: sklearn without labels= infers {0, 1, 3} and weights 3 as 2.
+    # The classic mistake: sklearn without labels= infers {0, 1, 3} and weights 3 as 2.
     assert cohen_kappa_score(A, B, weights="linear") == pytest.approx(0.625, abs=1e-12)
     assert cohen_kappa(A, B, labels=[0, 1, 3], weights="linear") == pytest.approx(0.625, abs=1e-12)
 

@@ -1,5 +1,5 @@
 """Releases in every state of a campaign are read unchanged by pytrec_eval and ir_measures, with the
-platform's own numbers (SPEC §7): topics nobody judged go to qrels.unjudged.txt, never to qrels.txt.
+platform's own numbers: topics nobody judged go to qrels.unjudged.txt, never to qrels.txt.
 
 pytrec_eval hangs (and trec_eval aborts) on a topic whose every qrels line is -1, so the readers run in a
 subprocess with a timeout: a regression fails the test instead of hanging the suite.
