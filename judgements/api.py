@@ -38,7 +38,7 @@ from typing import Any, cast
 
 from django.contrib.auth import get_user_model
 from django.db import IntegrityError, connection
-from django.db.models import Count, Exists, OuterRef, ProtectedError, Q, QuerySet, prefetch_related_objects
+from django.db.models import Count, Exists, OuterRef, ProtectedError, Q, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404
 from django.utils import timezone
@@ -236,12 +236,13 @@ def lease_payload(lease: leasing.Lease) -> dict[str, Any]:
 
 
 def judged_payload(judged: leasing.Judged) -> dict[str, Any]:
-    """`JudgementSerializer`'s data for a judgement `submit_lease` just recorded (no revisions yet)."""
+    """`JudgementSerializer`'s data for a judgement `submit_label` just recorded (no revisions yet)."""
     created = _drf_time(judged.created_at)
     return {
         "id": judged.id, "pool": judged.pool, "qid": judged.qid, "query": judged.query, "docid": judged.docid,
-        "title": judged.title, "grade": judged.grade, "unrateable": False, "facets": {}, "note": judged.note,
-        "seconds": judged.seconds, "created_at": created, "updated_at": created, "revisions": 0,
+        "title": judged.title, "grade": judged.grade, "unrateable": judged.unrateable,
+        "facets": judged.facets, "note": judged.note, "seconds": judged.seconds,
+        "created_at": created, "updated_at": created, "revisions": 0,
     }  # fmt: skip
 
 
@@ -253,7 +254,7 @@ def lean_next(request: HttpRequest, name: str) -> HttpResponse | None:
     if user is None or not _within_rates(request):
         return None
     try:
-        lease = leasing.next_lease(pool=name, rater=user)
+        lease = leasing.lease_next(pool=name, rater=user)
     except errors.JudgingError:
         return None  # not a rater of such a pool: 404 or 403, the DRF view tells which
     if lease is None:
@@ -292,9 +293,10 @@ def lean_judgement(request: HttpRequest, pk: str) -> HttpResponse | None:
     note = note.strip()
     if len(note) > labels.NOTE_MAX_LENGTH or "\x00" in note or not _encodable(note):
         return None  # the serializer's length, NUL and surrogate checks answer these
-    judged = leasing.submit_lease(assignment=int(pk), rater=user, grade=grade, note=note, seconds=seconds)
-    if judged is None:
-        return None
+    try:
+        judged = leasing.submit_label(assignment=int(pk), rater=user, grade=grade, note=note, seconds=seconds)
+    except (errors.JudgingError, Assignment.DoesNotExist, Judging.DoesNotExist, IntegrityError):
+        return None  # refused, nothing changed: the DRF view decides (404, 400 …) and answers
     return _json(judged_payload(judged), status.HTTP_201_CREATED)
 
 
@@ -796,14 +798,10 @@ class RaterPoolViewSet(JudgingAPIMixin, viewsets.GenericViewSet):
     def next_item(self, request: Request, name: str | None = None) -> Response:
         """Lease the next item (or resume the live lease): topic, document (sanitised), rubric."""
         pool = self.get_object()
-        assignment = leasing.next_item(pool=pool, rater=request.user)
-        if assignment is None:
+        lease = leasing.lease_next(pool=pool, rater=request.user)
+        if lease is None:
             return Response(status=status.HTTP_204_NO_CONTENT)
-        # The item is in this pool: the payload takes the pool, judging and rubric loaded with it, and
-        # the rubric's grades and facets in a query each (the serializer fetched the chain one by one).
-        assignment.item.pool = pool
-        prefetch_related_objects([pool.judging.rubric], "grades", "facets")
-        return Response(AssignmentPayloadSerializer(assignment).data)
+        return Response(lease_payload(lease))
 
 
 @extend_schema_view(
@@ -862,16 +860,12 @@ class AssignmentViewSet(
         form = SubmitSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         try:
-            judgement = leasing.submit_judgement(assignment=assignment, **form.validated_data)
+            judged = leasing.submit_label(assignment=assignment.pk, rater=request.user, **form.validated_data)
         except IntegrityError:
             raise Refused(
                 str(leasing.judged_already(item_id=assignment.item_id, rater_id=request.user.pk))
             ) from None
-        # The answer needs the item's pool, topic and document, loaded above; a new judgement has no
-        # revisions. Without this the serializer fetched the five of them one query at a time.
-        judgement.item = assignment.item
-        judgement.num_revisions = 0  # type: ignore[attr-defined]  # what .annotate() gives the serializer
-        return Response(JudgementSerializer(judgement).data, status=status.HTTP_201_CREATED)
+        return Response(judged_payload(judged), status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={204: OpenApiResponse(description="Skipped.")})
     @action(detail=True, methods=["post"])

@@ -1,13 +1,14 @@
-"""The rater loop: lease an item to a rater, skip it, submit its label; leases that expire.
+"""The rater loop: lease an item to a rater (`lease_next`), skip it, submit its label (`submit_label`);
+leases that expire.
 
-Longer than 400 lines for now: the general (ORM) path and the single-statement PostgreSQL path of
-leasing and of submitting are still written side by side here, until they become one function each."""
+Longer than 400 lines: each of the two steps holds its single-statement PostgreSQL path (the SQL text,
+long and commented, that the benchmarks measure) beside its portable ORM path."""
 
 from __future__ import annotations
 
 import functools
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any
 
@@ -17,7 +18,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from judgements.errors import JudgingError
-from judgements.labels import NOTE_MAX_LENGTH, clean_note, validate_label
+from judgements.labels import clean_note, validate_label
 from judgements.models import (
     Assignment,
     Judgement,
@@ -83,8 +84,9 @@ def current_assignment(*, pool: Pool, rater: User) -> Assignment | None:
     )
 
 
-def next_item(*, pool: Pool, rater: User) -> Assignment | None:
-    """Lease the rater an item that still needs judgements and that they have not judged, preferring the
+def _lease_orm(*, pool: Pool, rater: User) -> Assignment | None:
+    """The portable path of `lease_next`: lease the rater an item that still needs judgements and that
+    they have not judged, preferring the
     topic they are on. Concurrency-safe: on PostgreSQL the item row is locked with SKIP LOCKED and its
     lease counter is re-checked, so no item is ever leased beyond what it still needs. Returns None when
     nothing is left for this rater."""
@@ -244,15 +246,16 @@ def sweep_expired_leases(*, now: Any = None) -> int:
     return len(expired)
 
 
-# ------------------------------------------------------------------------- the rater API's hot path
+# ------------------------------------------------------------------------- the two steps of the loop
 #
-# `next_lease` and `submit_lease` are `next_item` and `submit_judgement` for the rater API's two hot
-# endpoints, answering in plain values (what the API shows) instead of model objects. On PostgreSQL each is
-# ONE statement, prepared on the connection (`one_row`), with no BEGIN/COMMIT of its own: the statement is
-# its own transaction. Whatever that statement does not cover (nothing open, so adaptive selection or
-# "nothing left"; a rater's own race between two tabs; an expired lease; facets or unrateable; any refusal)
-# goes to the general functions above, which decide it as they always have: the statement changes nothing
-# in those cases. Elsewhere (SQLite) they are thin wrappers of the general functions.
+# `lease_next` and `submit_label` are the rater loop: every caller (the judging page, the rater API, its
+# hot endpoints, tests, benchmarks) calls these two, and each answers in one value type (`Lease`,
+# `Judged`: plain values, what a rater may see). Inside each, PostgreSQL takes ONE statement, prepared on
+# the connection (`one_row`), with no BEGIN/COMMIT of its own outside a caller's transaction (the
+# statement is its own transaction). Whatever that statement does not cover (nothing open, so adaptive
+# selection or "nothing left"; a rater's own race between two tabs; an expired lease; facets or
+# unrateable; any refusal) goes to the portable ORM path (`_lease_orm`, `_submit_orm`), which decides it:
+# the statement changes nothing in those cases. Elsewhere (SQLite) only the portable path runs.
 
 
 @dataclass(slots=True)
@@ -278,7 +281,7 @@ class Lease:
 
 @dataclass(slots=True)
 class Judged:
-    """A judgement just recorded by `submit_lease`, with what the rater API answers about it."""
+    """A judgement just recorded by `submit_label`, with what the rater API answers about it."""
 
     id: int
     pool: str
@@ -286,10 +289,12 @@ class Judged:
     query: str
     docid: str
     title: str
-    grade: int
+    grade: int | None
     note: str
     seconds: float
     created_at: Any
+    unrateable: bool = False
+    facets: dict[str, Any] = field(default_factory=dict)
 
 
 # The lease in one statement: membership, the rater's live lease (returned as is) or an open item —
@@ -406,29 +411,32 @@ def _lease_of(assignment: Assignment, pool: Pool) -> Lease:
     )
 
 
-def next_lease(*, pool: str, rater: User, single_statement: bool | None = None) -> Lease | None:
-    """`next_item` for the pool named `pool`, as a `Lease`: the rater's live lease, else a new one, else
-    None when nothing is left for them. Raises JudgingError when they are not a rater of such a pool.
-    On PostgreSQL one statement (`_LEASE_SQL`) does it whenever there is a live lease or an open item
-    (`single_statement=False` forces the general path, for comparisons)."""
-    if single_statement is None:
-        single_statement = connection.vendor == "postgresql"
-    if single_statement:
-        params = {"pool": pool, "rater": rater.pk, "now": timezone.now(),
+def lease_next(*, pool: Pool | str, rater: User) -> Lease | None:
+    """Lease the rater the next item of `pool` (a Pool, or its name as the API's URL gives it): their live
+    lease if they have one (a rater resumes where they were), else an item that still needs judgements
+    and that they have not judged, on the topic they are on first; None when nothing is left for them.
+    Raises JudgingError when they are not a rater of such a pool. Concurrency-safe: no item is ever
+    leased beyond what it still needs. On PostgreSQL one statement (`_LEASE_SQL`) does it whenever there
+    is a live lease or an open item; the rest (adaptive selection, nothing left, a race) and every other
+    database take the portable path (`_lease_orm`)."""
+    name = pool if isinstance(pool, str) else pool.name
+    if connection.vendor == "postgresql":
+        params = {"pool": name, "rater": rater.pk, "now": timezone.now(),
                   "own_transaction": not connection.in_atomic_block}  # fmt: skip
         try:
             row = one_row(_LEASE_SQL, params)
         except IntegrityError:
-            row = ()  # the same rater raced themself (two tabs): the general path tries again
+            row = ()  # the same rater raced themself (two tabs): the portable path tries again
         if row is None:
             raise JudgingError("you are not a rater of this pool")
         if row and row[0] is not None:
             fields = dict(zip(_LEASE_FIELDS, row[:13], strict=True))
             return Lease(**fields, rubric=rubric_values_from_row(row[14:]))
-    found = Pool.objects.filter(name=pool).select_related("judging__rubric").first()
+    pools = Pool.objects.select_related("judging__rubric")
+    found = pool if isinstance(pool, Pool) else pools.filter(name=name).first()
     if found is None:
         raise JudgingError("you are not a rater of this pool")
-    assignment = next_item(pool=found, rater=rater)
+    assignment = _lease_orm(pool=found, rater=rater)
     return None if assignment is None else _lease_of(assignment, found)
 
 
@@ -480,55 +488,49 @@ JOIN pooling_document d ON d.id = a.document_id
 """
 
 
-def submit_lease(
+def submit_label(
     *,
     assignment: int,
     rater: User,
-    grade: int,
+    grade: int | None,
+    unrateable: bool = False,
+    facets: dict[str, Any] | None = None,
     note: str = "",
     seconds: float = 0.0,
-    single_statement: bool | None = None,
-) -> Judged | None:
-    """`submit_judgement` of a plain grade for the rater API's hot path: the rater's own assignment, in a
-    pool they still rate, active, not judged, a grade of a rubric that asks no facets. Returns the
-    judgement, or None when any of that is not so — then nothing changed, and the general path (the API's
-    `get_assignment_to_judge` and `submit_judgement`) decides and answers. On PostgreSQL one statement
-    (`_SUBMIT_ONE_SQL`; `single_statement=False` forces the general path, for comparisons)."""
-    if single_statement is None:
-        single_statement = connection.vendor == "postgresql"
-    note = note.strip()
+) -> Judged:
+    """Record the rater's label for the item of their assignment `assignment` (an id) and end the lease.
+    A lease that has expired is still honoured if the item has room for this judgement. Raises
+    Assignment.DoesNotExist when the assignment is not theirs, JudgingError for any refusal (no longer a
+    rater, skipped, judged already, a label the rubric does not allow, a note too long); nothing changed
+    then. On PostgreSQL a plain grade (no facets asked or given, not unrateable) on an active lease is one
+    statement (`_SUBMIT_ONE_SQL`); everything else, and every other database, takes the portable path
+    (`_submit_orm`)."""
+    note = clean_note(note)
     seconds = max(0.0, min(float(seconds), 24 * 3600.0))
-    now = timezone.now()
-    if not -(2**31) <= grade < 2**31 or len(note) > NOTE_MAX_LENGTH:
-        return None
-    if single_statement:
+    plain = not unrateable and not facets and type(grade) is int and -(2**31) <= grade < 2**31
+    if plain and connection.vendor == "postgresql":
+        now = timezone.now()
         params = {"assignment": assignment, "rater": rater.pk, "grade": grade, "note": note,
                   "seconds": seconds, "now": now}  # fmt: skip
         try:
             row = one_row(_SUBMIT_ONE_SQL, params)
         except IntegrityError:
-            return None
-        if row is None or row[0] is None:
-            return None
-        judged_id, pool_name, qid, query, docid, title = row
-        return Judged(id=judged_id, pool=pool_name, qid=qid, query=query, docid=docid, title=title,
-                      grade=grade, note=note, seconds=seconds, created_at=now)  # fmt: skip
-    found = (
-        Assignment.objects.filter(pk=assignment, rater=rater, item__pool__judging__raters=rater)
-        .select_related("item__pool", "item__topic", "item__document")
-        .first()
-    )
-    if found is None or found.state != Assignment.State.ACTIVE:
-        return None
-    try:
-        judgement = submit_judgement(assignment=found, grade=grade, note=note, seconds=seconds)
-    except (JudgingError, IntegrityError, Judging.DoesNotExist):
-        return None
-    item = found.item
+            row = None  # a racing submit of the same item: the portable path names the refusal
+        if row is not None and row[0] is not None:
+            judged_id, pool_name, qid, query, docid, title = row
+            return Judged(id=judged_id, pool=pool_name, qid=qid, query=query, docid=docid, title=title,
+                          grade=grade, note=note, seconds=seconds, created_at=now)  # fmt: skip
+    judgement = _submit_orm(
+        assignment=assignment, rater=rater, grade=grade, unrateable=unrateable, facets=facets, note=note,
+        seconds=seconds,
+    )  # fmt: skip
+    pool_name, qid, query, docid, title = PoolItem.objects.values_list(
+        "pool__name", "topic__qid", "topic__query", "document__docid", "document__title"
+    ).get(pk=judgement.item_id)
     return Judged(
-        id=judgement.pk, pool=item.pool.name, qid=item.topic.qid, query=item.topic.query,
-        docid=item.document.docid, title=item.document.title, grade=grade, note=judgement.note,
-        seconds=judgement.seconds, created_at=judgement.created_at,
+        id=judgement.pk, pool=pool_name, qid=qid, query=query, docid=docid, title=title,
+        grade=judgement.grade, note=judgement.note, seconds=judgement.seconds,
+        created_at=judgement.created_at, unrateable=judgement.unrateable, facets=judgement.facets,
     )  # fmt: skip
 
 
@@ -551,29 +553,28 @@ WHERE id = %s
 """
 
 
-def submit_judgement(
+def _submit_orm(
     *,
-    assignment: Assignment,
+    assignment: int,
+    rater: User,
     grade: int | None,
     unrateable: bool = False,
     facets: dict[str, Any] | None = None,
     note: str = "",
     seconds: float = 0.0,
 ) -> Judgement:
-    """Record the rater's label for their leased item and end the lease. A lease that has expired is
-    still honoured if the item has room for this judgement."""
+    """The portable path of `submit_label` (its note already cleaned, its seconds bounded)."""
     # The checks ride on the locking query (one round trip instead of five): still a rater of the pool,
     # already judged, the rubric has facets, and — for a plain grade — it is on the rubric. Anything but
     # a plain grade of a facet-less rubric is validated by `validate_label` as ever.
-    note = clean_note(note)
     plain = not unrateable and not facets and isinstance(grade, int) and -(2**31) <= grade < 2**31
     lock = "FOR UPDATE OF a" if connection.vendor == "postgresql" else ""
-    params = {"assignment": assignment.pk, "grade": int(grade) if plain and grade is not None else None}
+    params = {"assignment": assignment, "grade": int(grade) if plain and grade is not None else None}
     with transaction.atomic():
         with connection.cursor() as cursor:
             cursor.execute(_SUBMIT_SQL.format(lock=lock), params)
             row = cursor.fetchone()
-        if row is None:
+        if row is None or row[2] != rater.pk:  # another rater's assignment is not found, as none
             raise Assignment.DoesNotExist("Assignment matching query does not exist.")
         state, item_id, rater_id, judging_id, rubric_id, is_member, judged, has_facets, grade_ok = row
         if judging_id is None:
@@ -603,7 +604,7 @@ def submit_judgement(
             unrateable=unrateable,
             facets=facets,
             note=note,
-            seconds=max(0.0, min(float(seconds), 24 * 3600.0)),
+            seconds=seconds,
             created_at=now,
             updated_at=now,
         )
@@ -612,7 +613,7 @@ def submit_judgement(
             cursor.execute(_JUDGED_SQL, [leases, item_id])
             cursor.execute(
                 "UPDATE judgements_assignment SET state = %s WHERE id = %s",
-                [Assignment.State.DONE.value, assignment.pk],
+                [Assignment.State.DONE.value, assignment],
             )
     return judgement
 

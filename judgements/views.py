@@ -102,7 +102,7 @@ def progress(*, judging: Judging, user: Any, topic_id: int | None) -> dict[str, 
       `required_judgements` (a gold item shown to everyone does not overfill the bar); `topic_done`/
       `topic_need` the same within `topic_id`; `percent`/`topic_percent` rounded.
     - `mine`: items this user has judged in the pool; `mine_topic` within the topic.
-    - `live`: the user's live leases; `open`: items `next_item` could still lease them (room left, or
+    - `live`: the user's live leases; `open`: items `lease_next` could still lease them (room left, or
       gold; not leased, skipped or judged by them); `left` = `open` + `live`.
 
     The joins are one row per item: (item, rater) is unique for assignments and for judgements."""
@@ -222,8 +222,15 @@ def respond(
 
 def current_state(request: HttpRequest, judging: Judging, rubric: RubricView, **kwargs: Any) -> HttpResponse:
     """The rater's live item (or a newly leased one, or 'all done'), with a flash or an error."""
-    assignment = leasing.next_item(pool=judging.pool, rater=rater_of(request))
+    assignment = leased(leasing.lease_next(pool=judging.pool, rater=rater_of(request)))
     return respond(request, judging=judging, rubric=rubric, assignment=assignment, **kwargs)
+
+
+def leased(lease: leasing.Lease | None) -> Assignment | None:
+    """The assignment of a lease, with the item's topic and document the page renders."""
+    if lease is None:
+        return None
+    return Assignment.objects.select_related("item__topic", "item__document").get(pk=lease.assignment)
 
 
 def act_and_lease(request: HttpRequest, judging: Judging, action: Callable[[], Any]) -> tuple[str, Any]:
@@ -238,7 +245,7 @@ def act_and_lease(request: HttpRequest, judging: Judging, action: Callable[[], A
         except JudgingError as exc:
             error = str(exc)
         # (a plain form too: it is redirected to a GET of the page, which leases nothing)
-        assignment = leasing.next_item(pool=judging.pool, rater=rater_of(request))
+        assignment = leased(leasing.lease_next(pool=judging.pool, rater=rater_of(request)))
     return error, assignment
 
 
@@ -315,7 +322,7 @@ def judge(request: HttpRequest, pool: str) -> HttpResponse:
     if request.method == "POST":
         if wants_json(request):
             return current_state(request, judging, rubric)
-        leasing.next_item(pool=judging.pool, rater=rater_of(request))
+        leasing.lease_next(pool=judging.pool, rater=rater_of(request))
         return redirect("judgements:judge", judging.pool.name)
     live = leasing.current_assignment(pool=judging.pool, rater=rater_of(request))
     return respond(request, judging=judging, rubric=rubric, assignment=live, start=live is None)
@@ -342,9 +349,9 @@ def submit(request: HttpRequest, pool: str) -> HttpResponse:
     error, following = act_and_lease(
         request,
         judging,
-        lambda: leasing.submit_judgement(
-            assignment=assignment, grade=data["grade"], unrateable=data["unrateable"],
-            facets=data["facets"], note=data["note"], seconds=seconds,
+        lambda: leasing.submit_label(
+            assignment=assignment.pk, rater=rater_of(request), grade=data["grade"],
+            unrateable=data["unrateable"], facets=data["facets"], note=data["note"], seconds=seconds,
         ),
     )  # fmt: skip
     flash = f"Saved: {label_text(rubric, data)}"

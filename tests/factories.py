@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Sequence
+from typing import Any
 
 from django.contrib.auth.models import User
 
-from judgements import membership
+from judgements import leasing, membership
+from judgements.models import Assignment, Judgement
 from pooling import services
 from pooling.models import Collection, Document, Pool, Run, RunRow, Topic
 
@@ -107,3 +109,17 @@ def make_pool(
 
 def make_user(username: str, *, password: str = "pass-word-123", **fields) -> User:
     return User.objects.create_user(username, password=password, **fields)
+
+
+def lease_for(*, pool: Pool, rater: User) -> Assignment | None:
+    """`leasing.lease_next`, answered as the assignment it leased (what a test goes on to inspect)."""
+    lease = leasing.lease_next(pool=pool, rater=rater)
+    if lease is None:
+        return None
+    return Assignment.objects.select_related("item__topic", "item__document").get(pk=lease.assignment)
+
+
+def submit_for(*, assignment: Assignment, **label: Any) -> Judgement:
+    """`leasing.submit_label` on the assignment's own rater's behalf, answered as the judgement stored."""
+    judged = leasing.submit_label(assignment=assignment.pk, rater=assignment.rater, **label)
+    return Judgement.objects.get(pk=judged.id)

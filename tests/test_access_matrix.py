@@ -30,11 +30,11 @@ from django.db import transaction
 from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
-from judgements import adjudication, leasing, releases
+from judgements import adjudication, releases
 from judgements.models import Adjudication, Assignment, GoldLabel, Judgement, Judging, Release
 from pooling.models import Document, Job, Pool, PoolItem, Run, Topic
 from pooling.permissions import MANAGERS_GROUP
-from tests.factories import make_collection, make_pool, make_run, make_user
+from tests.factories import lease_for, make_collection, make_pool, make_run, make_user
 from tests.judgements.test_releases import judge
 
 PERSONAS = ("anonymous", "outsider", "rater_a", "rater_b", "manager_a", "manager_b", "admin")
@@ -484,7 +484,7 @@ def world(db: None) -> dict[str, Any]:
     judged = PoolItem.objects.get(pool=pool, topic__qid="q1", document__docid="d001")
     gold_item = PoolItem.objects.get(pool=pool, topic__qid="q1", document__docid="d003")
     adjudication.set_gold(item=gold_item, grade=1, by=people["manager_a"])
-    assignment = leasing.next_item(pool=pool, rater=people["rater_a"])
+    assignment = lease_for(pool=pool, rater=people["rater_a"])
     assert assignment is not None
     release = releases.create_release(pool=pool)
     collection = pool.collection

@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, Phase, given
 from hypothesis import settings as hypothesis_settings
 from rest_framework.authtoken.models import Token
 
-from judgements import leasing, membership
+from judgements import membership
 from judgements.models import Assignment
 from pooling.models import Job, PoolItem
-from tests.factories import make_collection, make_pool, make_run
+from tests.factories import lease_for, make_collection, make_pool, make_run, submit_for
 
 pytestmark = [pytest.mark.schemathesis, pytest.mark.django_db]
 
@@ -61,9 +61,9 @@ def campaign(manager, rater, second_rater) -> dict[str, object]:
     collection.managers.add(manager) if hasattr(collection, "managers") else None
     pool.managers.add(manager) if hasattr(pool, "managers") else None
     judging = pool.judging
-    first = leasing.next_item(pool=pool, rater=rater)
-    judgement = leasing.submit_judgement(assignment=first, grade=2)
-    leasing.next_item(pool=pool, rater=rater)
+    first = lease_for(pool=pool, rater=rater)
+    judgement = submit_for(assignment=first, grade=2)
+    lease_for(pool=pool, rater=rater)
     membership.setup_judging(pool=pool)
     return {
         "name": "p1",

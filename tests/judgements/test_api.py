@@ -23,7 +23,7 @@ from judgements.models import (
 )
 from pooling.models import Document, Pool, PoolItem, Run, RunRow, Topic
 from tests.conftest import client_for
-from tests.factories import make_collection, make_pool
+from tests.factories import lease_for, make_collection, make_pool, submit_for
 
 pytestmark = pytest.mark.django_db
 
@@ -435,11 +435,9 @@ def test_it_reports_rater_statistics_and_gold_accuracy(manager, rater, second_ra
     }
     for user, labels in plan.items():
         for grade, seconds in labels:
-            assignment = leasing.next_item(pool=pool, rater=user)
-            leasing.submit_judgement(
-                assignment=assignment, grade=grade, unrateable=grade is None, seconds=seconds
-            )
-    leasing.skip_item(assignment=leasing.next_item(pool=pool, rater=second_rater))
+            assignment = lease_for(pool=pool, rater=user)
+            submit_for(assignment=assignment, grade=grade, unrateable=grade is None, seconds=seconds)
+    leasing.skip_item(assignment=lease_for(pool=pool, rater=second_rater))
     rows = {row["rater"]: row for row in client_for(manager).get("/api/judging/stats/stats/").json()}
     assert set(rows) == {"rater", "rater2"}
     one, two = rows["rater"], rows["rater2"]
@@ -564,9 +562,7 @@ def test_it_never_answers_a_500(rater, manager):
     distinctive_pool([rater])
     raters_client, managers_client = client_for(rater), client_for(manager)
     raters_client.raise_request_exception = managers_client.raise_request_exception = False
-    judgement = leasing.submit_judgement(
-        assignment=Assignment.objects.get(pk=lease(raters_client)["assignment"]), grade=1
-    )
+    judgement = submit_for(assignment=Assignment.objects.get(pk=lease(raters_client)["assignment"]), grade=1)
     payload = lease(raters_client)
     submit, revise = (
         f"/api/assignments/{payload['assignment']}/judgement/",

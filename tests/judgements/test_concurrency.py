@@ -13,35 +13,27 @@ from judgements import leasing
 from judgements.models import Assignment, Judgement
 from pooling.models import Document, PoolItem, Run, RunRow, Topic
 from tests.conftest import require_services
-from tests.factories import make_collection, make_pool, make_user
+from tests.factories import lease_for, make_collection, make_pool, make_user, submit_for
 
 RATERS = 32
 J = 3
 
 
-def lease_and_judge_objects(pool, rater) -> tuple[int, Any] | None:
-    """The general services: `next_item`, then `submit_judgement` (what the rater pages use)."""
-    assignment = leasing.next_item(pool=pool, rater=rater)
-    if assignment is None:
-        return None
-    return assignment.item_id, lambda grade: leasing.submit_judgement(assignment=assignment, grade=grade)
-
-
-def lease_and_judge_statements(pool, rater) -> tuple[int, Any] | None:
-    """The rater API's hot path: `next_lease`, then `submit_lease` (one statement each on PostgreSQL)."""
-    lease = leasing.next_lease(pool=pool.name, rater=rater)
+def lease_and_judge(pool, rater) -> tuple[int, Any] | None:
+    """The rater loop: `lease_next`, then `submit_label` (one statement each on PostgreSQL, as long as
+    there is an open item; the portable path for the rest)."""
+    lease = leasing.lease_next(pool=pool, rater=rater)
     if lease is None:
         return None
 
     def judge(grade: int) -> None:
-        assert leasing.submit_lease(assignment=lease.assignment, rater=rater, grade=grade) is not None
+        leasing.submit_label(assignment=lease.assignment, rater=rater, grade=grade)
 
     return Assignment.objects.get(pk=lease.assignment).item_id, judge
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("lease_and_judge", [lease_and_judge_objects, lease_and_judge_statements])
-def test_it_gives_every_item_exactly_j_judgements_from_j_raters_under_32_concurrent_raters(lease_and_judge):
+def test_it_gives_every_item_exactly_j_judgements_from_j_raters_under_32_concurrent_raters():
     require_services()
     collection = make_collection(docs=400, topics=[f"t{i}" for i in range(8)])
     topics = list(Topic.objects.filter(collection=collection))
@@ -96,8 +88,7 @@ def test_it_gives_every_item_exactly_j_judgements_from_j_raters_under_32_concurr
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("lease_and_judge", [lease_and_judge_objects, lease_and_judge_statements])
-def test_it_gives_one_rater_one_live_lease_however_many_next_calls_race(lease_and_judge):
+def test_it_gives_one_rater_one_live_lease_however_many_next_calls_race():
     """One rater, 8 concurrent `next` calls at a time, 5 rounds: every call answers the same lease, and
     the database holds one live lease for them (two tabs, a double click, a retrying client)."""
     require_services()
@@ -129,7 +120,7 @@ def test_it_gives_one_rater_one_live_lease_however_many_next_calls_race(lease_an
         assert set(leased) == {live.get().item_id}
         assert PoolItem.objects.get(pk=live.get().item_id).active_leases == 1
         assert sum(PoolItem.objects.filter(pool=pool).values_list("active_leases", flat=True)) == 1
-        leasing.submit_judgement(assignment=live.get(), grade=1)
+        submit_for(assignment=live.get(), grade=1)
 
 
 def test_it_lets_the_database_refuse_a_second_live_lease_of_a_rater_in_a_pool(db):
@@ -152,11 +143,11 @@ def test_it_leases_anew_when_the_raters_own_lease_lapsed_unswept(db):
 
     rater = make_user("racer")
     pool = make_pool(raters=[rater])
-    stale = leasing.next_item(pool=pool, rater=rater)
+    stale = lease_for(pool=pool, rater=rater)
     Assignment.objects.filter(pk=stale.pk).update(expires_at=timezone.now() - timedelta(minutes=1))
-    fresh = leasing.next_item(pool=pool, rater=rater)
+    fresh = lease_for(pool=pool, rater=rater)
     assert fresh is not None and fresh.expires_at > timezone.now()
     live = Assignment.objects.filter(rater=rater, state=Assignment.State.ACTIVE)
     assert list(live.values_list("pk", flat=True)) == [fresh.pk]
-    lease = leasing.next_lease(pool=pool.name, rater=rater)
+    lease = leasing.lease_next(pool=pool.name, rater=rater)
     assert lease is not None and lease.assignment == fresh.pk

@@ -10,12 +10,12 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.utils import timezone
 
-from judgements import adjudication, leasing
+from judgements import adjudication
 from judgements.dashboard import pool_dashboard
 from judgements.models import Assignment, Judgement
 from pooling.models import PoolItem
 from pooling.permissions import MANAGERS_GROUP
-from tests.factories import make_pool
+from tests.factories import lease_for, make_pool, submit_for
 
 pytestmark = pytest.mark.django_db
 
@@ -36,15 +36,15 @@ def campaign(manager, rater, second_rater, now):
     )
     items = []
     for first, second in ((3, 0), (2, 2)):
-        lease = leasing.next_item(pool=pool, rater=rater)
-        leasing.submit_judgement(assignment=lease, grade=first, seconds=5)
-        leasing.submit_judgement(assignment=leasing.next_item(pool=pool, rater=second_rater), grade=second)
+        lease = lease_for(pool=pool, rater=rater)
+        submit_for(assignment=lease, grade=first, seconds=5)
+        submit_for(assignment=lease_for(pool=pool, rater=second_rater), grade=second)
         items.append(PoolItem.objects.get(pk=lease.item_id))
     adjudication.set_gold(item=items[1], grade=0, by=manager)
     made = Judgement.objects.filter(item__pool=pool).order_by("id")
     for minutes, judgement in zip((120, 80, 40, 10), made, strict=True):
         Judgement.objects.filter(pk=judgement.pk).update(created_at=now - timedelta(minutes=minutes))
-    live = leasing.next_item(pool=pool, rater=rater)
+    live = lease_for(pool=pool, rater=rater)
     Assignment.objects.filter(pk=live.pk).update(expires_at=now + timedelta(minutes=1))
     return pool
 

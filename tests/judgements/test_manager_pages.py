@@ -9,11 +9,11 @@ import xml.etree.ElementTree as ET
 import pytest
 from django.test import Client
 
-from judgements import adjudication, labels, leasing, stats
+from judgements import adjudication, labels, stats
 from judgements.manager_views import grade_chart
 from judgements.models import Adjudication, Assignment, GoldLabel, Judgement, Judging, Rubric
 from pooling.models import PoolItem
-from tests.factories import make_pool
+from tests.factories import lease_for, make_pool, submit_for
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -39,18 +39,18 @@ def campaign(rater, second_rater, manager):
     pool = make_pool(name="camp", raters=[rater, second_rater], judgements_per_item=2)
     items = []
     for first_grade, second_grade in ((3, 0), (2, 2)):
-        lease = leasing.next_item(pool=pool, rater=rater)
-        leasing.submit_judgement(
+        lease = lease_for(pool=pool, rater=rater)
+        submit_for(
             assignment=lease, grade=first_grade, note="<script>alert('x')</script> spot on", seconds=30
         )
-        leasing.submit_judgement(
-            assignment=leasing.next_item(pool=pool, rater=second_rater),
+        submit_for(
+            assignment=lease_for(pool=pool, rater=second_rater),
             grade=second_grade,
             seconds=10,
             note="off topic",
         )
         items.append(PoolItem.objects.get(pk=lease.item_id))
-    revised = leasing.submit_judgement(assignment=leasing.next_item(pool=pool, rater=rater), grade=1)
+    revised = submit_for(assignment=lease_for(pool=pool, rater=rater), grade=1)
     labels.revise_judgement(judgement=revised, by=rater, grade=2, note="second thoughts")
     labels.revise_judgement(judgement=revised, by=rater, grade=None, unrateable=True)
     gold = PoolItem.objects.filter(pool=pool, num_judgements=0).select_related("topic", "document").first()
@@ -367,7 +367,7 @@ def test_it_sets_and_removes_gold_through_the_admin(staff, campaign, admin_user)
 
 def test_it_releases_the_leases_of_raters_removed_in_the_admin(staff, campaign, rater, second_rater):
     pool = campaign["pool"]
-    lease = leasing.next_item(pool=pool, rater=second_rater)
+    lease = lease_for(pool=pool, rater=second_rater)
     judging = Judging.objects.get(pool=pool)
     response = staff.post(
         f"/admin/judgements/judging/{judging.pk}/change/",

@@ -14,11 +14,11 @@ import pytest
 from django.db import transaction
 from django.test import Client
 
-from judgements import adjudication, labels, leasing, rubrics
+from judgements import adjudication, labels, rubrics
 from judgements.models import Judgement
 from pooling.models import PoolItem
 from tests.conftest import client_for
-from tests.factories import make_pool
+from tests.factories import lease_for, make_pool, submit_for
 
 pytestmark = pytest.mark.django_db
 
@@ -36,13 +36,13 @@ def world(rater, second_rater, outsider, manager, admin_user) -> dict[str, Any]:
     lease of the rater's, a gold item; pool `beta` (rater: other); an unused rubric."""
     alpha = make_pool(name="alpha", raters=[rater, second_rater], judgements_per_item=2)
     beta = make_pool(name="beta", raters=[outsider])
-    done = leasing.next_item(pool=alpha, rater=rater)
-    judgement = leasing.submit_judgement(assignment=done, grade=1, note="first")
+    done = lease_for(pool=alpha, rater=rater)
+    judgement = submit_for(assignment=done, grade=1, note="first")
     labels.revise_judgement(judgement=judgement, by=rater, grade=3)
-    lease = leasing.next_item(pool=alpha, rater=rater)
-    co_lease = leasing.next_item(pool=alpha, rater=second_rater)
+    lease = lease_for(pool=alpha, rater=rater)
+    co_lease = lease_for(pool=alpha, rater=second_rater)
     assert co_lease.item_id == done.item_id
-    co_judgement = leasing.submit_judgement(assignment=co_lease, grade=0, note="not at all")
+    co_judgement = submit_for(assignment=co_lease, grade=0, note="not at all")
     gold = PoolItem.objects.filter(pool=alpha).exclude(pk__in=[done.item_id, lease.item_id]).first()
     adjudication.set_gold(item=gold, grade=2, by=manager)
     return {

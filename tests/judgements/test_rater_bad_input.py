@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from judgements import leasing
 from judgements.models import Judgement
+from tests.factories import lease_for, submit_for
 from tests.judgements.test_rater_views import JSON, blind_pool, client_for, lease, url
 
 JSON_BODY = "application/json"
@@ -28,7 +29,7 @@ def test_it_answers_401_not_500_to_an_anonymous_judgement_with_a_huge_number(poo
 
 
 def test_it_answers_400_naming_seconds_when_they_are_too_large_for_a_float(rater, pool):
-    assignment = leasing.next_item(pool=pool, rater=rater)
+    assignment = lease_for(pool=pool, rater=rater)
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=rater).key}")
     response = client.post(
@@ -75,7 +76,7 @@ def test_it_takes_the_same_note_limit_on_the_page_the_api_and_the_services(rater
     assert response.status_code == 400
     assignment = leasing.current_assignment(pool=pool, rater=rater)
     with pytest.raises(JudgingError):
-        leasing.submit_judgement(assignment=assignment, grade=1, note=too_long)
+        submit_for(assignment=assignment, grade=1, note=too_long)
     fits = "n" * NOTE_MAX_LENGTH
     response = client.post(url("submit", pool), {"assignment": state["assignment"], "grade": 1,
                                                  "note": fits}, **JSON)  # fmt: skip

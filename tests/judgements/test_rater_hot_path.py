@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 from django.contrib.auth.models import Group
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Count
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
@@ -289,7 +289,7 @@ def test_a_judgement_after_leaving_the_pool_or_on_an_expired_lease_is_the_drf_vi
     assert taken.status_code == 400 and "went to another rater" in taken.json()["detail"]
 
 
-def test_an_expired_lease_with_room_is_still_judged_through_the_general_path(lean):
+def test_an_expired_lease_with_room_is_still_judged(lean):
     rater = make_user("rater")
     pool = make_pool(raters=[rater], name="hot")
     client = token_client(rater)
@@ -297,114 +297,117 @@ def test_an_expired_lease_with_room_is_still_judged_through_the_general_path(lea
     assignment = Assignment.objects.get(pk=leased["assignment"])
     leasing.sweep_expired_leases(now=assignment.expires_at)
     answer = client.post(judge_url(assignment.pk), {"grade": 1}, format="json")
-    assert answer.status_code == 201 and lean[-1] == ("lean_judgement", False)
+    assert answer.status_code == 201
     assert answer.content == rendered_judgement(answer.json()["id"])
 
 
-# ----------------------------------------------------------------- PostgreSQL: one statement vs general
+# --------------------------------------------------- the two steps of the loop, on the database in use
 
 
-def snapshot(pool: Pool) -> tuple[Any, ...]:
-    """Everything a lease or a judgement changes, without ids the database hands out."""
-    items = sorted(PoolItem.objects.filter(pool=pool).values_list("id", "active_leases", "num_judgements"))
-    assignments = sorted(
-        Assignment.objects.filter(item__pool=pool).values_list("item_id", "rater_id", "state", "leased_at")
+def counters_hold(pool: Pool) -> None:
+    """Every item's counters are what its rows say: live leases, and judgements (but the gold item's,
+    whose count the test sets)."""
+    now = timezone.now()
+    for item in PoolItem.objects.filter(pool=pool):
+        live = Assignment.objects.filter(item=item, state=Assignment.State.ACTIVE)
+        assert item.active_leases == live.count(), item
+        assert item.gold or item.num_judgements == Judgement.objects.filter(item=item).count(), item
+        assert not live.filter(expires_at__lte=now - timedelta(hours=2)).exists()
+
+
+def lease(pool: Pool, rater) -> leasing.Lease | None:
+    found = leasing.lease_next(pool=pool, rater=rater)
+    by_name = leasing.lease_next(pool=pool.name, rater=rater)  # the API's way: the same live lease
+    assert (found is None) == (by_name is None)
+    assert found is None or by_name is None or found.assignment == by_name.assignment
+    counters_hold(pool)
+    if found is not None:
+        assignments = Assignment.objects.select_related("item__topic", "item__document")
+        assignment = assignments.get(pk=found.assignment)
+        assert (assignment.rater_id, assignment.state) == (rater.pk, Assignment.State.ACTIVE)
+        assert (found.qid, found.docid) == (assignment.item.topic.qid, assignment.item.document.docid)
+        assert found.expires_at - found.leased_at == timedelta(minutes=pool.judging.lease_minutes or 10)
+    return found
+
+
+def judge(pool: Pool, rater, found: leasing.Lease, grade: int) -> leasing.Judged:
+    judged = leasing.submit_label(
+        assignment=found.assignment, rater=rater, grade=grade, note=" n ", seconds=3
     )
-    judgements = sorted(Judgement.objects.filter(item__pool=pool).values_list("item_id", "rater_id", "grade"))
-    return items, [a[:3] for a in assignments], judgements
+    stored = Judgement.objects.get(pk=judged.id)
+    assert (stored.rater_id, stored.grade, stored.note, stored.seconds) == (rater.pk, grade, "n", 3.0)
+    assert (judged.pool, judged.qid, judged.docid, judged.grade, judged.note) == (
+        pool.name, found.qid, found.docid, grade, "n")  # fmt: skip
+    assert Assignment.objects.get(pk=found.assignment).state == Assignment.State.DONE
+    counters_hold(pool)
+    return judged
 
 
-def lease_view(lease: leasing.Lease | None) -> Any:
-    if lease is None:
-        return None
-    return (lease.state, lease.pool, lease.qid, lease.docid, lease.title, lease.text, lease.rubric,
-            lease.expires_at - lease.leased_at)  # fmt: skip
-
-
-def lease_both_ways(pool: Pool, rater) -> leasing.Lease | None:
-    """The single statement's lease (then undone) and the general path's (kept): the same item, the same
-    answer, the same changes."""
-    mark = transaction.savepoint()
-    try:
-        one = leasing.next_lease(pool=pool.name, rater=rater, single_statement=True)
-        after_one = snapshot(pool)
-    finally:
-        transaction.savepoint_rollback(mark)
-    general = leasing.next_lease(pool=pool.name, rater=rater, single_statement=False)
-    assert lease_view(one) == lease_view(general)
-    assert snapshot(pool) == after_one
-    if one is not None and general is not None and one.state == "active":
-        reused = Assignment.objects.filter(pk=one.assignment).exists()
-        assert reused == (one.assignment == general.assignment)
-    return general
-
-
-def judge_both_ways(pool: Pool, rater, lease: leasing.Lease, grade: int) -> leasing.Judged | None:
-    mark = transaction.savepoint()
-    try:
-        one = leasing.submit_lease(assignment=lease.assignment, rater=rater, grade=grade, note=" n ",
-                                    seconds=3, single_statement=True)  # fmt: skip
-        after_one = snapshot(pool)
-    finally:
-        transaction.savepoint_rollback(mark)
-    general = leasing.submit_lease(assignment=lease.assignment, rater=rater, grade=grade, note=" n ",
-                                    seconds=3, single_statement=False)  # fmt: skip
-    assert (one is None) == (general is None)
-    if one is not None and general is not None:
-        assert (one.pool, one.qid, one.query, one.docid, one.title, one.grade, one.note, one.seconds) == (
-            general.pool, general.qid, general.query, general.docid, general.title, general.grade,
-            general.note, general.seconds)  # fmt: skip
-    assert snapshot(pool) == after_one
-    return general
-
-
-def test_the_single_statement_leases_and_judges_as_the_general_path():
-    require_services()
+def test_the_loop_leases_and_judges_by_its_rules():
     raters = [make_user(f"r{i}") for i in range(3)]
     pool = make_pool(raters=raters, name="hot", judgements_per_item=2)  # q1: 6 items, q2: 4 items
     r1, r2, r3 = raters
     outsider = make_user("outsider")
-    for single in (True, False):
-        with pytest.raises(errors.JudgingError):
-            leasing.next_lease(pool=pool.name, rater=outsider, single_statement=single)
-        with pytest.raises(errors.JudgingError):
-            leasing.next_lease(pool="no-such-pool", rater=r1, single_statement=single)
+    with pytest.raises(errors.JudgingError):
+        leasing.lease_next(pool=pool, rater=outsider)
+    with pytest.raises(errors.JudgingError):
+        leasing.lease_next(pool="no-such-pool", rater=r1)
+    assert not Assignment.objects.exists()
 
-    first = lease_both_ways(pool, r1)  # no last topic: the first item of the pool
+    first = lease(pool, r1)  # no last topic: the first item of the pool
     assert first is not None and first.qid == "q1"
-    assert lease_both_ways(pool, r1).assignment == first.assignment  # the live lease, as it is
-    judge_both_ways(pool, r1, first, 3)
-    assert judge_both_ways(pool, r1, first, 2) is None  # judged already: refused, nothing changed
+    assert first.rubric["grades"][0]["value"] == 3 and set(first.rubric) >= {"grades", "facets"}
+    assert lease(pool, r1).assignment == first.assignment  # the live lease, as it is
+    with pytest.raises(Assignment.DoesNotExist):  # another rater's assignment is not theirs to judge
+        leasing.submit_label(assignment=first.assignment, rater=r2, grade=1)
+    judge(pool, r1, first, 3)
+    with pytest.raises(errors.JudgingError, match="judged this item already"):
+        leasing.submit_label(assignment=first.assignment, rater=r1, grade=2)
+    assert Judgement.objects.count() == 1
 
     # r2 on q2 (its last topic) leases q2 first, even though q1 has open items earlier in the order
     q2_item = PoolItem.objects.filter(pool=pool, topic__qid="q2").order_by("blind_key").first()
     Assignment.objects.create(item=q2_item, pool=pool, rater=r2, state=Assignment.State.SKIPPED,
                               leased_at=timezone.now(), expires_at=timezone.now())  # fmt: skip
-    on_topic = lease_both_ways(pool, r2)
+    on_topic = lease(pool, r2)
     assert on_topic is not None and on_topic.qid == "q2"
 
     # r2's lease expires: the next lease reactivates their own assignment on the same item
     leasing.sweep_expired_leases(now=timezone.now() + timedelta(hours=1))
-    expired = Assignment.objects.get(pk=on_topic.assignment)
-    assert expired.state == Assignment.State.EXPIRED
-    again = lease_both_ways(pool, r2)
+    assert Assignment.objects.get(pk=on_topic.assignment).state == Assignment.State.EXPIRED
+    again = lease(pool, r2)
     assert again is not None and again.assignment == on_topic.assignment and again.docid == on_topic.docid
 
     # a gold item is served to every rater even when it has all its judgements
-    judge_both_ways(pool, r2, again, 1)
+    judge(pool, r2, again, 1)
     gold = PoolItem.objects.get(pk=Assignment.objects.get(pk=first.assignment).item_id)
     PoolItem.objects.filter(pk=gold.pk).update(num_judgements=gold.required_judgements, gold=True)
-    served = lease_both_ways(pool, r3)
+    served = lease(pool, r3)
     assert served is not None and served.docid == first.docid
 
     # a skipped item is never offered again; the rest of the pool, then nothing left
     leasing.skip_item(assignment=Assignment.objects.get(pk=served.assignment))
     everything = []
-    while (lease := lease_both_ways(pool, r3)) is not None:
-        everything.append(lease.docid)
-        judge_both_ways(pool, r3, lease, 0)
-    assert len(everything) == len(set(everything)) > 0
-    assert lease_both_ways(pool, r3) is None  # nothing left, both ways
+    while (found := lease(pool, r3)) is not None:
+        everything.append(found.docid)
+        judge(pool, r3, found, 0)
+    assert len(everything) == len(set(everything)) > 0 and served.docid not in everything
+    assert lease(pool, r3) is None  # nothing left
+
+
+def test_the_loop_judges_an_unrateable_label_and_refuses_a_bad_one_changing_nothing():
+    rater = make_user("rater")
+    pool = make_pool(raters=[rater], name="hot")
+    found = leasing.lease_next(pool=pool, rater=rater)
+    for bad in ({"grade": 9}, {"grade": 2**40}, {"grade": 2, "facets": {"colour": "red"}},
+                {"grade": 2, "note": "x" * 10_001}):  # fmt: skip
+        with pytest.raises(errors.JudgingError):
+            leasing.submit_label(assignment=found.assignment, rater=rater, **bad)
+    assert not Judgement.objects.exists()
+    assert Assignment.objects.get(pk=found.assignment).state == Assignment.State.ACTIVE
+    judged = leasing.submit_label(assignment=found.assignment, rater=rater, grade=None, unrateable=True)
+    assert (judged.grade, judged.unrateable, judged.facets) == (None, True, {})
+    assert Judgement.objects.get(pk=judged.id).unrateable
 
 
 def test_the_single_statement_answers_the_api_with_its_prepared_plans_refreshed_as_tables_grow(lean):
@@ -437,9 +440,9 @@ def test_only_a_lease_that_is_its_own_transaction_commits_asynchronously():
     rater = make_user("rater")
     pool = make_pool(raters=[rater], name="hot")
     assert synchronous_commit() == "on"
-    lease = leasing.next_lease(pool=pool.name, rater=rater)  # inside the test's transaction
+    lease = leasing.lease_next(pool=pool.name, rater=rater)  # inside the test's transaction
     assert lease is not None and synchronous_commit() == "on"
-    assert leasing.submit_lease(assignment=lease.assignment, rater=rater, grade=1) is not None
+    assert leasing.submit_label(assignment=lease.assignment, rater=rater, grade=1).grade == 1
     assert synchronous_commit() == "on"  # a judgement never turns it off
     # what an API request runs (autocommit: the statement is its own transaction), seen from inside
     params = {"pool": pool.name, "rater": rater.pk, "now": timezone.now(), "own_transaction": True}

@@ -404,8 +404,8 @@ def test_it_keeps_a_submit_to_a_few_queries(rater, pool):
         assert submit(client, pool, state["assignment"], grade=2, seconds="1").status_code == 200
     statements = [q["sql"] for q in captured.captured_queries]
     queries = [sql for sql in statements if not re.match(r"\s*(SAVEPOINT|RELEASE|ROLLBACK)", sql)]
-    # session and user (2), membership (1), the assignment (1), the rubric (2), submit_judgement (about
-    # 7), next_item (about 8), progress (1): nothing per grade, per item or per part rendered
+    # session and user (2), membership (1), the assignment (1), the rubric (2), submit_label (about
+    # 7), lease_next (about 8), progress (1): nothing per grade, per item or per part rendered
     assert len(queries) <= 25, "\n".join(queries)
     assert sum("pooling_poolitem pi" in sql and "SUM(" in sql for sql in queries) == 1
 

@@ -11,7 +11,7 @@ from django.utils import timezone
 from judgements import adjudication, errors, imports, labels, leasing, membership, rubrics
 from judgements.models import Adjudication, Assignment, Judgement, JudgementRevision, Judging, Rubric
 from pooling.models import Pool, PoolItem
-from tests.factories import make_pool, make_user
+from tests.factories import lease_for, make_pool, make_user, submit_for
 
 pytestmark = pytest.mark.django_db
 
@@ -31,9 +31,9 @@ FACETS = [
 def judge_all(pool, rater, grade=1) -> list[int]:
     """Let `rater` judge everything they are offered; the item ids, in order."""
     seen = []
-    while (assignment := leasing.next_item(pool=pool, rater=rater)) is not None:
+    while (assignment := lease_for(pool=pool, rater=rater)) is not None:
         seen.append(assignment.item_id)
-        leasing.submit_judgement(assignment=assignment, grade=grade)
+        submit_for(assignment=assignment, grade=grade)
     return seen
 
 
@@ -47,45 +47,45 @@ def item_of(assignment: Assignment) -> PoolItem:
 def test_it_expires_and_sweeps_leases_and_gives_the_item_to_another_rater(rater, second_rater):
     pool = make_pool(raters=[rater, second_rater])
     PoolItem.objects.filter(pool=pool).exclude(pk=PoolItem.objects.filter(pool=pool).first().pk).delete()
-    lease = leasing.next_item(pool=pool, rater=rater)
+    lease = lease_for(pool=pool, rater=rater)
     assert item_of(lease).active_leases == 1
-    assert leasing.next_item(pool=pool, rater=second_rater) is None  # the only item is taken
+    assert lease_for(pool=pool, rater=second_rater) is None  # the only item is taken
 
     assert leasing.sweep_expired_leases(now=lease.expires_at - timedelta(seconds=1)) == 0
     assert leasing.sweep_expired_leases(now=lease.expires_at + timedelta(seconds=1)) == 1
     lease.refresh_from_db()
     assert lease.state == Assignment.State.EXPIRED
     assert item_of(lease).active_leases == 0
-    other = leasing.next_item(pool=pool, rater=second_rater)
+    other = lease_for(pool=pool, rater=second_rater)
     assert other is not None and other.item_id == lease.item_id
 
 
 def test_it_leases_for_the_pools_lease_minutes(rater):
     pool = make_pool(raters=[rater])
     membership.setup_judging(pool=pool, lease_minutes=3)
-    lease = leasing.next_item(pool=pool, rater=rater)
+    lease = lease_for(pool=pool, rater=rater)
     assert lease.expires_at - lease.leased_at == timedelta(minutes=3)
 
 
 def test_it_resumes_the_live_lease_instead_of_leasing_another(rater):
     pool = make_pool(raters=[rater])
-    first = leasing.next_item(pool=pool, rater=rater)
-    again = leasing.next_item(pool=pool, rater=rater)
+    first = lease_for(pool=pool, rater=rater)
+    again = lease_for(pool=pool, rater=rater)
     assert again.pk == first.pk
     assert Assignment.objects.filter(rater=rater, state=Assignment.State.ACTIVE).count() == 1
 
 
 def test_it_does_not_resume_an_expired_lease(rater):
     pool = make_pool(raters=[rater])
-    first = leasing.next_item(pool=pool, rater=rater)
+    first = lease_for(pool=pool, rater=rater)
     Assignment.objects.filter(pk=first.pk).update(expires_at=timezone.now() - timedelta(seconds=1))
-    second = leasing.next_item(pool=pool, rater=rater)
+    second = lease_for(pool=pool, rater=rater)
     assert second.pk != first.pk and second.item_id != first.item_id
 
 
 def test_it_releases_the_item_on_skip_and_never_offers_it_again_to_that_rater(rater, second_rater):
     pool = make_pool(raters=[rater, second_rater])
-    lease = leasing.next_item(pool=pool, rater=rater)
+    lease = lease_for(pool=pool, rater=rater)
     leasing.skip_item(assignment=lease)
     lease.refresh_from_db()
     assert lease.state == Assignment.State.SKIPPED
@@ -93,12 +93,12 @@ def test_it_releases_the_item_on_skip_and_never_offers_it_again_to_that_rater(ra
     offered = judge_all(pool, rater)
     assert lease.item_id not in offered
     assert len(offered) == PoolItem.objects.filter(pool=pool).count() - 1
-    assert leasing.next_item(pool=pool, rater=second_rater).item_id == lease.item_id
+    assert lease_for(pool=pool, rater=second_rater).item_id == lease.item_id
 
 
 def test_it_refuses_to_skip_twice(rater):
     pool = make_pool(raters=[rater])
-    lease = leasing.next_item(pool=pool, rater=rater)
+    lease = lease_for(pool=pool, rater=rater)
     leasing.skip_item(assignment=lease)
     with pytest.raises(errors.JudgingError, match="no longer leased"):
         leasing.skip_item(assignment=lease)
@@ -108,7 +108,7 @@ def test_it_never_gives_a_rater_the_same_item_twice(rater):
     pool = make_pool(raters=[rater], judgements_per_item=3)
     offered = judge_all(pool, rater)
     assert len(offered) == len(set(offered)) == PoolItem.objects.filter(pool=pool).count()
-    assert leasing.next_item(pool=pool, rater=rater) is None
+    assert lease_for(pool=pool, rater=rater) is None
 
 
 def test_it_gives_every_item_j_judgements_from_j_different_raters(rater, second_rater):
@@ -126,21 +126,21 @@ def test_it_gives_every_item_j_judgements_from_j_different_raters(rater, second_
 def test_it_never_leases_an_item_beyond_what_it_still_needs(rater, second_rater):
     pool = make_pool(raters=[rater, second_rater])
     PoolItem.objects.filter(pool=pool).exclude(pk=PoolItem.objects.filter(pool=pool).first().pk).delete()
-    assert leasing.next_item(pool=pool, rater=rater) is not None
-    assert leasing.next_item(pool=pool, rater=second_rater) is None
+    assert lease_for(pool=pool, rater=rater) is not None
+    assert lease_for(pool=pool, rater=second_rater) is None
 
 
 def test_it_refuses_a_lease_to_someone_not_a_rater_of_the_pool(rater, outsider):
     pool = make_pool(raters=[rater])
     with pytest.raises(errors.JudgingError, match="not a rater"):
-        leasing.next_item(pool=pool, rater=outsider)
+        lease_for(pool=pool, rater=outsider)
 
 
 def test_it_releases_the_leases_of_a_removed_rater_and_keeps_their_judgements(rater):
     pool = make_pool(raters=[rater])
-    done = leasing.next_item(pool=pool, rater=rater)
-    leasing.submit_judgement(assignment=done, grade=2)
-    live = leasing.next_item(pool=pool, rater=rater)
+    done = lease_for(pool=pool, rater=rater)
+    submit_for(assignment=done, grade=2)
+    live = lease_for(pool=pool, rater=rater)
     membership.remove_rater(pool=pool, rater=rater)
     live.refresh_from_db()
     assert live.state == Assignment.State.EXPIRED
@@ -154,9 +154,9 @@ def test_it_releases_the_leases_of_a_removed_rater_and_keeps_their_judgements(ra
 
 def test_it_honours_an_expired_lease_when_the_item_still_has_room(rater):
     pool = make_pool(raters=[rater])
-    lease = leasing.next_item(pool=pool, rater=rater)
+    lease = lease_for(pool=pool, rater=rater)
     leasing.sweep_expired_leases(now=lease.expires_at + timedelta(minutes=1))
-    judgement = leasing.submit_judgement(assignment=lease, grade=2)
+    judgement = submit_for(assignment=lease, grade=2)
     assert judgement.grade == 2
     item = item_of(lease)
     assert (item.num_judgements, item.active_leases) == (1, 0)
@@ -165,28 +165,28 @@ def test_it_honours_an_expired_lease_when_the_item_still_has_room(rater):
 def test_it_refuses_an_expired_lease_when_the_item_went_to_another_rater(rater, second_rater):
     pool = make_pool(raters=[rater, second_rater])
     PoolItem.objects.filter(pool=pool).exclude(pk=PoolItem.objects.filter(pool=pool).first().pk).delete()
-    lease = leasing.next_item(pool=pool, rater=rater)
+    lease = lease_for(pool=pool, rater=rater)
     leasing.sweep_expired_leases(now=lease.expires_at + timedelta(minutes=1))
-    taken = leasing.next_item(pool=pool, rater=second_rater)
+    taken = lease_for(pool=pool, rater=second_rater)
     assert taken.item_id == lease.item_id
     with pytest.raises(errors.JudgingError, match="went to another rater"):
-        leasing.submit_judgement(assignment=lease, grade=2)
-    leasing.submit_judgement(assignment=taken, grade=1)
+        submit_for(assignment=lease, grade=2)
+    submit_for(assignment=taken, grade=1)
     with pytest.raises(errors.JudgingError, match="went to another rater"):
-        leasing.submit_judgement(assignment=lease, grade=2)
+        submit_for(assignment=lease, grade=2)
     assert item_of(lease).num_judgements == 1
 
 
 def test_it_refuses_a_second_submit_and_a_submit_after_skip(rater):
     pool = make_pool(raters=[rater])
-    lease = leasing.next_item(pool=pool, rater=rater)
-    leasing.submit_judgement(assignment=lease, grade=1)
+    lease = lease_for(pool=pool, rater=rater)
+    submit_for(assignment=lease, grade=1)
     with pytest.raises(errors.JudgingError, match="judged this item already"):
-        leasing.submit_judgement(assignment=lease, grade=2)
-    skipped = leasing.next_item(pool=pool, rater=rater)
+        submit_for(assignment=lease, grade=2)
+    skipped = lease_for(pool=pool, rater=rater)
     leasing.skip_item(assignment=skipped)
     with pytest.raises(errors.JudgingError, match="skipped"):
-        leasing.submit_judgement(assignment=skipped, grade=2)
+        submit_for(assignment=skipped, grade=2)
 
 
 # ------------------------------------------------------------------------------------------------ gold
@@ -222,9 +222,7 @@ def test_it_refuses_a_gold_grade_off_the_rubric_and_removes_gold(manager):
 
 def test_it_keeps_every_revision_with_who_when_old_and_new(rater, manager):
     pool = make_pool(raters=[rater])
-    judgement = leasing.submit_judgement(
-        assignment=leasing.next_item(pool=pool, rater=rater), grade=1, note="first look"
-    )
+    judgement = submit_for(assignment=lease_for(pool=pool, rater=rater), grade=1, note="first look")
     before = timezone.now()
     labels.revise_judgement(judgement=judgement, by=rater, grade=3, note="read it again")
     labels.revise_judgement(judgement=judgement, by=manager, grade=None, unrateable=True)
@@ -244,7 +242,7 @@ def test_it_keeps_every_revision_with_who_when_old_and_new(rater, manager):
 
 def test_it_records_no_revision_when_nothing_changes(rater):
     pool = make_pool(raters=[rater])
-    judgement = leasing.submit_judgement(assignment=leasing.next_item(pool=pool, rater=rater), grade=2)
+    judgement = submit_for(assignment=lease_for(pool=pool, rater=rater), grade=2)
     labels.revise_judgement(judgement=judgement, by=rater, grade=2)
     assert not JudgementRevision.objects.exists()
 
@@ -273,7 +271,7 @@ def test_it_edits_an_unjudged_rubric_in_place():
 def test_it_versions_a_judged_rubric_instead_of_editing_it(rater):
     pool = make_pool(raters=[rater])
     rubric = Judging.objects.get(pool=pool).rubric
-    leasing.submit_judgement(assignment=leasing.next_item(pool=pool, rater=rater), grade=3)
+    submit_for(assignment=lease_for(pool=pool, rater=rater), grade=3)
     new = rubrics.update_rubric(rubric=rubric, facets=FACETS, description="with facets")
     assert new.pk != rubric.pk and new.name == rubric.name and new.version == rubric.version + 1
     assert list(new.facets.values_list("name", flat=True)) == ["freshness", "authority"]
@@ -313,9 +311,9 @@ def facet_pool(rater):
 )
 def test_it_validates_facets(rater, facets, message):
     pool = facet_pool(rater)
-    lease = leasing.next_item(pool=pool, rater=rater)
+    lease = lease_for(pool=pool, rater=rater)
     with pytest.raises(errors.JudgingError, match=message):
-        leasing.submit_judgement(assignment=lease, grade=2, facets=facets)
+        submit_for(assignment=lease, grade=2, facets=facets)
     assert not Judgement.objects.exists()
     lease.refresh_from_db()
     assert lease.state == Assignment.State.ACTIVE
@@ -323,8 +321,8 @@ def test_it_validates_facets(rater, facets, message):
 
 def test_it_stores_valid_facets_and_drops_empty_optional_ones(rater):
     pool = facet_pool(rater)
-    judgement = leasing.submit_judgement(
-        assignment=leasing.next_item(pool=pool, rater=rater), grade=2,
+    judgement = submit_for(
+        assignment=lease_for(pool=pool, rater=rater), grade=2,
         facets={"freshness": "stale", "authority": ""},
     )  # fmt: skip
     assert judgement.facets == {"freshness": "stale"}
@@ -332,9 +330,7 @@ def test_it_stores_valid_facets_and_drops_empty_optional_ones(rater):
 
 def test_it_does_not_require_facets_of_an_unrateable_judgement(rater):
     pool = facet_pool(rater)
-    judgement = leasing.submit_judgement(
-        assignment=leasing.next_item(pool=pool, rater=rater), grade=None, unrateable=True
-    )
+    judgement = submit_for(assignment=lease_for(pool=pool, rater=rater), grade=None, unrateable=True)
     assert judgement.unrateable and judgement.grade is None
 
 
@@ -345,9 +341,7 @@ def test_it_does_not_require_facets_of_an_unrateable_judgement(rater):
 def test_it_validates_the_grade(rater, grade, unrateable, message):
     pool = make_pool(raters=[rater])
     with pytest.raises(errors.JudgingError, match=message):
-        leasing.submit_judgement(
-            assignment=leasing.next_item(pool=pool, rater=rater), grade=grade, unrateable=unrateable
-        )
+        submit_for(assignment=lease_for(pool=pool, rater=rater), grade=grade, unrateable=unrateable)
 
 
 # ---------------------------------------------------------------------------------------- adjudication
@@ -357,11 +351,11 @@ def two_opinions(pool, first, second, grades) -> list[PoolItem]:
     """`first` then `second` judge the next item with each pair of `grades` (None = unrateable)."""
     items = []
     for a, b in grades:
-        lease_a = leasing.next_item(pool=pool, rater=first)
-        leasing.submit_judgement(assignment=lease_a, grade=a, unrateable=a is None, note=f"{first} says {a}")
-        lease_b = leasing.next_item(pool=pool, rater=second)
+        lease_a = lease_for(pool=pool, rater=first)
+        submit_for(assignment=lease_a, grade=a, unrateable=a is None, note=f"{first} says {a}")
+        lease_b = lease_for(pool=pool, rater=second)
         assert lease_b.item_id == lease_a.item_id
-        leasing.submit_judgement(assignment=lease_b, grade=b, unrateable=b is None)
+        submit_for(assignment=lease_b, grade=b, unrateable=b is None)
         items.append(item_of(lease_a))
     return items
 
@@ -423,17 +417,17 @@ def test_it_adjudicates_on_a_rubric_with_a_required_facet(rater, manager):
 
 def test_it_refuses_a_judgement_from_a_removed_rater(rater):
     pool = make_pool(raters=[rater])
-    lease = leasing.next_item(pool=pool, rater=rater)
+    lease = lease_for(pool=pool, rater=rater)
     membership.remove_rater(pool=pool, rater=rater)
     with pytest.raises(errors.JudgingError):
-        leasing.submit_judgement(assignment=lease, grade=2)
+        submit_for(assignment=lease, grade=2)
 
 
 def test_it_keeps_the_facets_when_a_revision_does_not_name_them(rater):
     pool = make_pool(raters=[rater])
     membership.setup_judging(pool=pool, rubric=rubrics.create_rubric(name="optional", facets=FACETS[1:]))
-    judgement = leasing.submit_judgement(
-        assignment=leasing.next_item(pool=pool, rater=rater), grade=2, facets={"authority": "high"}
+    judgement = submit_for(
+        assignment=lease_for(pool=pool, rater=rater), grade=2, facets={"authority": "high"}
     )
     revised = labels.revise_judgement(judgement=judgement, by=rater, grade=3)
     assert revised.facets == {"authority": "high"}
@@ -441,12 +435,12 @@ def test_it_keeps_the_facets_when_a_revision_does_not_name_them(rater):
 
 def test_it_refuses_cleanly_a_lease_on_an_item_the_rater_has_an_imported_label_for(rater, tmp_path):
     pool = make_pool(raters=[rater])
-    lease = leasing.next_item(pool=pool, rater=rater)
+    lease = lease_for(pool=pool, rater=rater)
     item = PoolItem.objects.select_related("topic", "document").get(pk=lease.item_id)
     qrels = tmp_path / "earlier.qrels"
     qrels.write_text(f"{item.topic.qid} 0 {item.document.docid} 2\n")
     imports.import_judgements(pool=pool, path=qrels, rater=rater)
     with pytest.raises(errors.JudgingError):
-        leasing.submit_judgement(assignment=lease, grade=1)
+        submit_for(assignment=lease, grade=1)
     item.refresh_from_db()
     assert item.active_leases == 0 and item.num_judgements == 1
