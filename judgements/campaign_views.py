@@ -23,6 +23,7 @@ from judgements.errors import JudgingError
 from judgements.models import Judging, Rubric
 from judgements.rubrics import default_rubric
 from pooling import services as pooling_services
+from pooling.forms import PoolForm
 from pooling.models import Pool
 from pooling.permissions import is_manager, managed_pool, manager_required
 
@@ -56,14 +57,9 @@ class JudgingNotSetUpMiddleware:
 
 class SetupForm(forms.Form):
     rubric = forms.ModelChoiceField(queryset=Rubric.objects.all(), empty_label=None)
-    judgements_per_item = forms.IntegerField(min_value=1, max_value=100)
-    double_judge_fraction = forms.FloatField(
-        min_value=0.0,
-        max_value=1.0,
-        required=False,
-        label="Agreement sample",
-        help_text="The fraction of items judged that many times (the others once); empty: every item.",
-    )
+    # the judgement plan, as the pool form asks for it (one definition of its bounds and wording)
+    judgements_per_item = PoolForm.base_fields["judgements_per_item"]
+    double_judge_fraction = PoolForm.base_fields["double_judge_fraction"]
     lease_minutes = forms.IntegerField(
         min_value=1, max_value=24 * 60, help_text="How long a rater holds a document."
     )
