@@ -50,6 +50,7 @@ INSTALLED_APPS = [
     "pooling",
     "judgements",
     "evaluation",
+    "online",
     "demo",  # last: the demo loader may use every app
 ]
 

@@ -18,5 +18,6 @@ urlpatterns = [
     path("manage/", include("judgements.manager_urls")),
     path("campaigns/", include("judgements.release_urls")),
     path("evaluation/", include("evaluation.urls")),
+    path("online/", include("online.urls")),
     path("", include("judgements.urls")),
 ]

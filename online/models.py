@@ -1,0 +1,2 @@
+"""Click logs, propensity estimates, click-derived labels, interleaving experiments and the
+offline–online tracker."""
