@@ -201,6 +201,9 @@ class Job(models.Model):
         ADD_RUNS = "add_runs"
         RELEASE = "release"
         REPORT = "report"
+        CLICK_LOG = "click_log"
+        PROPENSITY = "propensity"
+        CLICK_LABELS = "click_labels"
 
     class Status(models.TextChoices):
         QUEUED = "queued"
