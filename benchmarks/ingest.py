@@ -240,14 +240,14 @@ def service_seconds(summary: str) -> float:
 
 
 def profile_in_process(run_path: Path, limit: int) -> None:
-    from pooling import services
+    from pooling import imports
     from pooling.models import Collection, Run
 
     collection = Collection.objects.get(name=COLLECTION)
     Run.objects.filter(name="profiled").delete()
     profiler = cProfile.Profile()
     profiler.enable()
-    summary = services.import_run(collection=collection, path=run_path, name="profiled")
+    summary = imports.import_run(collection=collection, path=run_path, name="profiled")
     profiler.disable()
     print(f"profile ({summary.rows:,} rows in process, {summary.seconds:.1f} s under cProfile):")
     buffer = io.StringIO()
@@ -282,14 +282,14 @@ def main() -> None:
         django.setup()
         from django.core.management import call_command
 
-        from pooling import services
+        from pooling import imports
         from pooling.models import Document, Topic
 
         call_command("migrate", "--noinput", verbosity=0)
-        collection = services.create_collection(name=COLLECTION)
+        collection = imports.create_collection(name=COLLECTION)
         docs, queries = write_collection(tmp, topics)
-        services.import_topics(collection=collection, path=queries)
-        services.import_documents(collection=collection, path=docs)
+        imports.import_topics(collection=collection, path=queries)
+        imports.import_documents(collection=collection, path=docs)
         topic_ids = dict(Topic.objects.filter(collection=collection).values_list("qid", "id"))
         document_ids = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
         # The import creates run id 1 in this fresh database; the floor file uses the same id.

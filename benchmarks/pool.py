@@ -1,4 +1,4 @@
-"""Benchmark: building a depth-100 pool in PostgreSQL (services.build_pool) against trectools' TrecPoolMaker.
+"""Benchmark: building a depth-100 pool in PostgreSQL (`pool_build.build_pool`) against trectools' pool maker.
 
 Data (seeded): 50 runs × 50 topics × 1,000 documents = 2.5 million rows. Each topic has a candidate set of
 8,000 documents (drawn from a 100,000-document collection) with a latent quality z ~ N(0, 1); each run
@@ -12,7 +12,7 @@ Setup, not timed: the runs are written as TREC files in a temporary directory; a
 `labeling_pool_bench` is created (dropped first if left over), migrated, and loaded by COPY (documents, and
 run rows with their trec_eval ranks: score descending — no ties). Then:
 
-- ours: `services.build_pool` on a pool of the 50 runs, depth 100, timed around the service call in a fresh
+- ours: `pool_build.build_pool` on a pool of the 50 runs, depth 100, timed around the service call in a fresh
   child process (so its peak RSS is the build's); best of `--repeats` builds of fresh pools.
 - memory: the same build of 10 runs vs 50 runs — the child's peak RSS and its growth during the build. The
   union and the provenance are computed by the database (set-based SQL), so Python's memory stays flat in
@@ -197,14 +197,14 @@ def child_build(name: str) -> None:
     setup_django()
     from django.db import connection
 
-    from pooling import services
+    from pooling import pool_build
     from pooling.models import Pool
 
     pool = Pool.objects.get(name=name)
     connection.ensure_connection()
     before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     started = time.perf_counter()
-    summary = services.build_pool(pool=pool)
+    summary = pool_build.build_pool(pool=pool)
     seconds = time.perf_counter() - started
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
     print(json.dumps({"seconds": seconds, "rss_before_kb": before, "peak_kb": peak, **summary.as_dict()}))
@@ -273,7 +273,7 @@ def main() -> None:
             setup_django()
             from django.db import connection
 
-            from pooling import services
+            from pooling import pool_build, pool_reads
             from pooling.models import Pool
 
             loaded = load(qids, docids, runs)
@@ -282,16 +282,16 @@ def main() -> None:
             all_runs = list(loaded["runs"].values())
             names = [f"bench{i}" for i in range(args.repeats)]
             for name in names:
-                services.create_pool(
+                pool_build.create_pool(
                     name=name, collection=loaded["collection"], runs=all_runs, depth=size.depth
                 )
-            services.create_pool(
+            pool_build.create_pool(
                 name="bench-few",
                 collection=loaded["collection"],
                 runs=all_runs[: size.memory_runs],
                 depth=size.depth,
             )
-            estimate = services.estimate_pool(pool=Pool.objects.get(name=names[0]))
+            estimate = pool_reads.estimate_pool(pool=Pool.objects.get(name=names[0]))
             connection.close()
 
             builds = [build_in_child(name) for name in names]

@@ -149,7 +149,7 @@ def load_data(*, items_per_topic: int) -> tuple[str, list[str], int]:
     from rest_framework.authtoken.models import Token
 
     from judgements import membership
-    from pooling import services as pooling
+    from pooling import pool_build as pool_build
     from pooling.models import Collection, Document, PoolItem, Run, RunRow, Topic
 
     call_command("migrate", verbosity=0)
@@ -187,10 +187,10 @@ def load_data(*, items_per_topic: int) -> tuple[str, list[str], int]:
         run.num_rows, run.num_topics = len(rows), TOPICS
         run.save()
         runs.append(run)
-    pool = pooling.create_pool(
+    pool = pool_build.create_pool(
         name=POOL, collection=collection, runs=runs, depth=items_per_topic, judgements_per_item=J
     )
-    pooling.build_pool(pool=pool)
+    pool_build.build_pool(pool=pool)
     User.objects.bulk_create(
         User(username=f"rater{i:02d}", password=make_password(None)) for i in range(RATERS)
     )

@@ -10,8 +10,8 @@ from typing import Any
 
 from evaluation import metrics
 from judgements.releases import current_qrels
+from pooling.errors import Refused
 from pooling.models import Pool, Provenance, Run, RunRow
-from pooling.services import Refused
 
 #: What these services raise for a parameter that names nothing: a ValueError (a policy that does not
 #: parse, a run the collection does not have) or a refusal (`rater:NAME` of no user). Callers answer 400.

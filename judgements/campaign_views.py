@@ -22,7 +22,8 @@ from judgements import membership
 from judgements.errors import JudgingError
 from judgements.models import Judging, Rubric
 from judgements.rubrics import default_rubric
-from pooling import services as pooling_services
+from pooling import errors as pooling_errors
+from pooling import pool_build as pooling_pool_build
 from pooling.forms import PoolForm
 from pooling.models import Pool
 from pooling.permissions import is_manager, managed_pool, manager_required
@@ -117,7 +118,7 @@ def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
         data = setup.cleaned_data
         try:
             if not setup.fields["judgements_per_item"].disabled:
-                pooling_services.set_judgement_plan(
+                pooling_pool_build.set_judgement_plan(
                     pool=pool,
                     judgements_per_item=data["judgements_per_item"],
                     double_judge_fraction=data["double_judge_fraction"],
@@ -128,7 +129,7 @@ def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
                 lease_minutes=data["lease_minutes"],
                 adjudication_gap=data["adjudication_gap"],
             )
-        except pooling_services.Refused as exc:
+        except pooling_errors.Refused as exc:
             setup.add_error(None, str(exc))
         else:
             messages.success(request, f"Judging of {pool.name} set up with rubric {data['rubric']}.")

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from pooling import services as pooling_services
+from pooling import errors as pooling_errors
 
 
-class JudgingError(pooling_services.Refused):
+class JudgingError(pooling_errors.Refused):
     """A judging action was refused; nothing changed."""

@@ -18,8 +18,9 @@ from judgements.models import (
     Judgement,
     Judging,
 )
+from pooling import errors as pooling_errors
 from pooling import formats, trec_io
-from pooling import services as pooling_services
+from pooling import imports as pooling_imports
 from pooling.models import Pool, PoolItem
 
 
@@ -67,7 +68,7 @@ def import_judgements(
     errors: list[str] = []
     log = trec_io.ErrorLog(display)
     try:
-        with pooling_services.reading_limits(), transaction.atomic():
+        with pooling_imports.reading_limits(), transaction.atomic():
             existing = {j.item_id: j for j in Judgement.objects.filter(item__pool=pool, rater=rater)}
             for chunk in trec_io.iter_qrels(path, log):
                 for qid, docid, rel, line in zip(
@@ -103,8 +104,8 @@ def import_judgements(
                         summary.created += 1
             log.raise_if_any()
             if errors:
-                raise pooling_services.ImportFailed(errors)
+                raise pooling_errors.ImportFailed(errors)
     except formats.FormatError as exc:
-        raise pooling_services.ImportFailed(errors + [str(e) for e in exc.errors]) from None
+        raise pooling_errors.ImportFailed(errors + [str(e) for e in exc.errors]) from None
     summary.seconds = time.monotonic() - started
     return summary

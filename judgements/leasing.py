@@ -27,7 +27,7 @@ from judgements.models import (
 )
 from judgements.prepared import PAGES_SQL, one_row
 from judgements.rubrics import rubric_values, rubric_values_from_row
-from pooling import services as pooling_services
+from pooling import adaptive as pooling_adaptive
 from pooling.models import JUDGED, NEEDS_JUDGEMENT_SQL, Pool, PoolItem
 
 _NEXT_SQL = """
@@ -192,7 +192,7 @@ def _select_adaptive(*, pool: Pool) -> bool:
         if items.exclude(JUDGED).exists():
             continue
         outcomes = consensus_outcomes(items)
-        if pooling_services.select_next(pool=pool, topic=topic, outcomes=outcomes) is not None:
+        if pooling_adaptive.select_next(pool=pool, topic=topic, outcomes=outcomes) is not None:
             selected_any = True
     return selected_any
 

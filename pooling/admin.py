@@ -13,7 +13,8 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from pooling import services
+from pooling import deletion, pool_build
+from pooling import errors as pooling_errors
 from pooling.jobs import active_build, start_build
 from pooling.models import Collection, Document, Job, Pool, PoolItem, Run, Topic
 
@@ -92,11 +93,11 @@ class CollectionAdmin(ScopedAdmin):
     collection_path = ""
 
     def delete_model(self, request: HttpRequest, obj: Collection) -> None:
-        services.delete_collection(collection=obj)
+        deletion.delete_collection(collection=obj)
 
     def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
         for collection in queryset:
-            services.delete_collection(collection=collection)
+            deletion.delete_collection(collection=collection)
 
 
 @admin.register(Document)
@@ -125,13 +126,13 @@ class RunAdmin(ScopedAdmin):
     collection_path = "collection"
 
     def delete_model(self, request: HttpRequest, obj: Run) -> None:
-        services.delete_run(run=obj)
+        deletion.delete_run(run=obj)
 
     def delete_queryset(self, request: HttpRequest, queryset: Any) -> None:
         """The bulk "delete selected" action: each run through the service (a queryset delete would leave
         its partition behind)."""
         for run in queryset:
-            services.delete_run(run=run)
+            deletion.delete_run(run=run)
 
 
 @admin.register(Job)
@@ -156,7 +157,7 @@ class RunChoiceField(forms.ModelMultipleChoiceField):
 
 
 class PoolAddForm(forms.ModelForm):
-    """Creates the pool through `services.create_pool`, which validates the runs and every parameter.
+    """Creates the pool through `pool_build.create_pool`, which validates the runs and every parameter.
 
     The service runs once the form's own checks pass (in `full_clean`); its refusal becomes a form error,
     so nothing is stored and the page shows why. The admin's `save_model` then has nothing left to save.
@@ -187,7 +188,7 @@ class PoolAddForm(forms.ModelForm):
             return
         data = self.cleaned_data
         try:
-            self.created = services.create_pool(
+            self.created = pool_build.create_pool(
                 name=data["name"],
                 description=data.get("description", ""),
                 instructions=data.get("instructions", ""),
@@ -204,7 +205,7 @@ class PoolAddForm(forms.ModelForm):
                 price_per_judgement=data["price_per_judgement"],
                 created_by=self.created_by,
             )
-        except services.PoolError as exc:
+        except pooling_errors.PoolError as exc:
             self.add_error(None, str(exc))
 
     def save(self, commit: bool = True) -> Pool:
@@ -284,7 +285,7 @@ class PoolAdmin(ScopedAdmin):
     def save_model(self, request: HttpRequest, obj: Pool, form: Any, change: bool) -> None:
         if change:  # only the description, instructions and price, which no service owns
             super().save_model(request, obj, form, change)
-        # on add, services.create_pool already stored the pool and its runs (PoolAddForm)
+        # on add, pool_build.create_pool already stored the pool and its runs (PoolAddForm)
 
     def save_related(self, request: HttpRequest, form: Any, formsets: Any, change: bool) -> None:
         if change:
@@ -320,8 +321,8 @@ class PoolAdmin(ScopedAdmin):
         if form.is_valid():
             for pool in pools:
                 try:
-                    summary = services.add_runs(pool=pool, runs=form.cleaned_data["runs"])
-                except services.PoolError as exc:
+                    summary = pool_build.add_runs(pool=pool, runs=form.cleaned_data["runs"])
+                except pooling_errors.PoolError as exc:
                     self.message_user(request, f"{pool.name}: {exc}", messages.ERROR)
                     continue
                 self.message_user(

@@ -19,7 +19,8 @@ from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRen
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from pooling import ownership, services, stats
+from pooling import deletion, imports, ownership, pool_build, pool_reads, stats
+from pooling import errors as pooling_errors
 from pooling.jobs import active_build, latest_build, retry_job, start_build, start_import
 from pooling.models import Collection, Document, Job, Pool, PoolRun, Run, Topic
 from pooling.permissions import IsManager
@@ -182,7 +183,7 @@ class CollectionViewSet(
 
     def perform_create(self, serializer: Any) -> None:
         data = serializer.validated_data
-        collection = services.create_collection(
+        collection = imports.create_collection(
             name=data["name"], description=data.get("description", ""), created_by=self.request.user
         )
         collection.num_documents = collection.num_topics = collection.num_runs = 0  # type: ignore[attr-defined]  # the counts the listing's .annotate() gives
@@ -207,7 +208,7 @@ class CollectionViewSet(
             job = start_import(
                 collection=collection, kind=kind, upload=upload, params=data, user=request.user
             )
-        except services.ImportFailed as exc:
+        except pooling_errors.ImportFailed as exc:
             raise ValidationError({"file": exc.errors}) from None
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
@@ -267,7 +268,7 @@ class RunViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet):
         return runs.order_by("collection_id", "name")
 
     def perform_destroy(self, instance: Run) -> None:
-        services.delete_run(run=instance)
+        deletion.delete_run(run=instance)
 
     @action(detail=True, methods=["get"], url_path=r"topics/(?P<qid>[^/]+)")
     def ranked_list(self, request: Request, pk: str | None = None, qid: str = "") -> Response:
@@ -355,11 +356,11 @@ class PoolDetailSerializer(PoolSerializer):
         fields = [*PoolSerializer.Meta.fields, "estimate"]
 
     def get_estimate(self, pool: Pool) -> dict[str, Any]:
-        return services.estimate_pool(pool=pool)
+        return pool_reads.estimate_pool(pool=pool)
 
 
 class PoolCreateSerializer(serializers.Serializer):
-    """What `services.create_pool` takes; run names are looked up in the collection."""
+    """What `pool_build.create_pool` takes; run names are looked up in the collection."""
 
     name = serializers.SlugField(max_length=100)
     description = serializers.CharField(required=False, allow_blank=True, default="")
@@ -462,8 +463,8 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
         form.fields["collection"].queryset = Collection.objects.managed_by(request.user)
         form.is_valid(raise_exception=True)
         try:
-            pool = services.create_pool(**form.validated_data, created_by=request.user)
-        except services.PoolError as exc:
+            pool = pool_build.create_pool(**form.validated_data, created_by=request.user)
+        except pooling_errors.PoolError as exc:
             raise ValidationError({"non_field_errors": [str(exc)]}) from None
         pool = self.get_queryset().get(pk=pool.pk)
         return Response(
@@ -501,8 +502,8 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
                 {"runs": [f"no run named {n!r} in collection {pool.collection.name!r}" for n in missing]}
             )
         try:
-            summary = services.add_runs(pool=pool, runs=[runs[run_name] for run_name in wanted])
-        except services.PoolError as exc:
+            summary = pool_build.add_runs(pool=pool, runs=[runs[run_name] for run_name in wanted])
+        except pooling_errors.PoolError as exc:
             raise ValidationError({"runs": [str(exc)]}) from None
         return Response({**summary.as_dict(), "runs": pool_run_names(pool)})
 
@@ -512,7 +513,7 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
         """Take a run out: items only it contributed go, unless they have a judgement."""
         pool = self.get_object()
         link = get_object_or_404(PoolRun.objects.select_related("run"), pool=pool, run__name=run_name)
-        summary = services.remove_run(pool=pool, run=link.run)
+        summary = pool_build.remove_run(pool=pool, run=link.run)
         return Response({**summary.as_dict(), "runs": pool_run_names(pool)})
 
     @action(detail=True, methods=["get"])
@@ -528,12 +529,12 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
         detail=True, methods=["get"], renderer_classes=[JSONRenderer, BrowsableAPIRenderer, PlainTextRenderer]
     )
     def export(self, request: Request, name: str | None = None) -> HttpResponse:
-        """The pool as `qid<TAB>docid<TAB>run,run` lines (services.export_pool)."""
+        """The pool as `qid<TAB>docid<TAB>run,run` lines (pool_reads.export_pool)."""
         import io
 
         pool = self.get_object()
         out = io.StringIO()
-        services.export_pool(pool=pool, out=out)
+        pool_reads.export_pool(pool=pool, out=out)
         response = HttpResponse(out.getvalue(), content_type="text/plain; charset=utf-8")
         response["Content-Disposition"] = f'inline; filename="{pool.name}.pool.tsv"'
         return response

@@ -1,6 +1,6 @@
 """Forms of the manager's pages: a collection, an upload, a pool and the runs added to one.
 
-They validate what a person types; the services (`pooling.services`) still check every rule, so a form
+They validate what a person types; the services (`pooling.pool_build`) still check every rule, so a form
 only saves the round trip (and names the field)."""
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ class UploadForm(forms.Form):
 
 
 class PoolForm(forms.Form):
-    """What `services.create_pool` takes, for one collection's runs."""
+    """What `pool_build.create_pool` takes, for one collection's runs."""
 
     name = forms.SlugField(max_length=100)
     runs = forms.ModelMultipleChoiceField(queryset=Run.objects.none(), widget=forms.CheckboxSelectMultiple)
@@ -92,7 +92,7 @@ class PoolForm(forms.Form):
         return data
 
     def pool_options(self) -> dict[str, Any]:
-        """The keyword arguments of `services.create_pool` (without the creator)."""
+        """The keyword arguments of `pool_build.create_pool` (without the creator)."""
         data = dict(self.cleaned_data)
         data["price_per_judgement"] = float(data["price_per_judgement"])
         data["runs"] = list(data["runs"])

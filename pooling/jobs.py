@@ -130,21 +130,22 @@ def start_import(*, collection: Collection, kind: str, upload: Any, params: dict
     """Store an uploaded file and start its import job (documents, topics or a run).
 
     A file up to IMPORT_CHECK_MAX_BYTES is first imported in a transaction that is rolled back: if it would
-    fail, `services.Refused` carries the errors by line and nothing is stored (no job, no file). A larger
-    file is checked by its job.
+    fail, `Refused` carries the errors by line and nothing is stored (no job, no file). A larger file is
+    checked by its job.
     """
-    from pooling import services
+    from pooling import errors as pooling_errors
+    from pooling import imports
 
     name = Path(upload.name).name
     job = Job(kind=kind, collection=collection, params=params, upload_name=name)
     job.upload.save(name, upload, save=False)
     if upload.size <= settings.IMPORT_CHECK_MAX_BYTES:
-        errors = services.check_import(
+        errors = imports.check_import(
             kind=kind, collection=collection, path=job.upload.path, display_name=name, params=params
         )
         if errors:
             job.upload.delete(save=False)
-            raise services.ImportFailed(errors)
+            raise pooling_errors.ImportFailed(errors)
     return start_job(
         kind=kind,
         collection=collection,
@@ -187,11 +188,13 @@ def start_build(*, pool: Pool, user: Any = None) -> Job:
 def start_add_runs(*, pool: Pool, runs: list[Run], user: Any = None) -> Job:
     """Start a job adding `runs` to `pool` (a built pool gains only documents not already pooled); the
     runs are checked first, so a run of another collection is refused before any job exists."""
-    from pooling import services
+    from pooling import errors as pooling_errors
 
     foreign = [run.name for run in runs if run.collection_id != pool.collection_id]
     if foreign:
-        raise services.PoolError(f"runs not in collection {pool.collection.name!r}: {', '.join(foreign)}")
+        raise pooling_errors.PoolError(
+            f"runs not in collection {pool.collection.name!r}: {', '.join(foreign)}"
+        )
     return start_job(
         kind=Job.Kind.ADD_RUNS,
         collection=pool.collection,
@@ -321,7 +324,7 @@ def run_job(job_id: int, work: Callable[[Job], Any], *, heartbeat: bool = True) 
     Safe to run twice (see `claim`). With `heartbeat` (a real worker), a thread stamps the job while it
     runs; tasks run in process (eager) need none, they finish or fail with their caller.
     """
-    from pooling import services
+    from pooling import errors as pooling_errors
 
     job = claim(job_id)
     if job is None:
@@ -329,7 +332,7 @@ def run_job(job_id: int, work: Callable[[Job], Any], *, heartbeat: bool = True) 
     with Heartbeat(job.pk) if heartbeat else _nothing():
         try:
             summary = work(job)
-        except services.Refused as exc:
+        except pooling_errors.Refused as exc:
             fail_job(job=job, errors=exc.errors)
             return
         except Exception as exc:  # the status row must say what happened, whatever it was

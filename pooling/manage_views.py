@@ -3,7 +3,7 @@ preview, and adding runs to a pool with the preview of what they bring.
 
 Thin views: each gets its object through `pooling.permissions` (`managed_collection`, `managed_pool`: 403
 without the manager role, 404 for someone else's), validates with a form of `pooling.forms`, and calls one
-service. The previews call `services.estimate_pool`, the function `create_pool`'s callers print."""
+service. The previews call `pool_reads.estimate_pool`, the function `create_pool`'s callers print."""
 
 from __future__ import annotations
 
@@ -13,7 +13,8 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.views.decorators.http import require_GET, require_http_methods
 
-from pooling import jobs, services
+from pooling import errors as pooling_errors
+from pooling import imports, jobs, pool_build, pool_reads
 from pooling.forms import AddRunsForm, CollectionForm, PoolForm, UploadForm
 from pooling.models import Collection, Job, Pool
 from pooling.permissions import managed_collection, managed_pool, manager_required
@@ -29,7 +30,7 @@ def collection_list(request: HttpRequest) -> HttpResponse:
     """The collections the user manages, and a form to create one (its creator becomes its manager)."""
     form = CollectionForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        collection = services.create_collection(**form.cleaned_data, created_by=request.user)
+        collection = imports.create_collection(**form.cleaned_data, created_by=request.user)
         messages.success(
             request, f"Collection {collection.name} created: upload its documents, topics and runs."
         )
@@ -61,7 +62,7 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
                 params=form.params(),
                 user=request.user,
             )
-        except services.Refused as exc:
+        except pooling_errors.Refused as exc:
             for error in exc.errors:
                 form.add_error("file", error)
         except jobs.QueueUnavailable as exc:
@@ -93,8 +94,8 @@ def pool_create(request: HttpRequest, name: str) -> HttpResponse:
     form = PoolForm(request.POST or None, collection=collection)
     if request.method == "POST" and "preview" not in request.POST and form.is_valid():
         try:
-            pool = services.create_pool(**form.pool_options(), created_by=request.user)
-        except services.PoolError as exc:
+            pool = pool_build.create_pool(**form.pool_options(), created_by=request.user)
+        except pooling_errors.PoolError as exc:
             form.add_error(None, str(exc))
         else:
             messages.success(request, f"Pool {pool.name} created (not built yet): build it below.")
@@ -117,7 +118,7 @@ def _preview(form: PoolForm) -> dict[str, object]:
         return {"estimate": None}
     form.is_valid()
     pool, runs = form.unsaved_pool()
-    return {"estimate": services.estimate_pool(pool=pool, runs=runs, per_topic=True), "preview_pool": pool}
+    return {"estimate": pool_reads.estimate_pool(pool=pool, runs=runs, per_topic=True), "preview_pool": pool}
 
 
 @require_http_methods(["GET", "POST"])
@@ -129,7 +130,7 @@ def pool_add_runs(request: HttpRequest, name: str) -> HttpResponse:
     if request.method == "POST" and form.is_valid():
         try:
             job = jobs.start_add_runs(pool=pool, runs=list(form.cleaned_data["runs"]), user=request.user)
-        except services.PoolError as exc:
+        except pooling_errors.PoolError as exc:
             form.add_error("runs", str(exc))
         except jobs.QueueUnavailable as exc:
             return render_job(request, exc.job, status=503)
@@ -154,4 +155,4 @@ def pool_add_runs_preview(request: HttpRequest, name: str) -> HttpResponse:
 def _added_preview(form: AddRunsForm, pool: Pool) -> dict[str, object]:
     if not form.is_bound or not form.is_valid():
         return {"added": None}
-    return {"added": services.estimate_added_runs(pool=pool, runs=form.cleaned_data["runs"])}
+    return {"added": pool_reads.estimate_added_runs(pool=pool, runs=form.cleaned_data["runs"])}

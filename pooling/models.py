@@ -121,7 +121,7 @@ class Run(models.Model):
 
     def delete(self, *args: Any, **kwargs: Any) -> Any:
         """Delete the run: its rows first, in one statement (its partition on PostgreSQL), before Django's
-        collector would delete them row by row. Every deleter goes through here (`services.delete_run`,
+        collector would delete them row by row. Every deleter goes through here (`deletion.delete_run`,
         the admin's single and bulk delete, a collection's deletion); a queryset `.delete()` would not."""
         from pooling import runrows
 

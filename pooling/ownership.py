@@ -2,7 +2,7 @@
 
 Who may see what is decided by the QuerySet methods `Collection.objects.managed_by(user)` and
 `Pool.objects.managed_by(user)` (`pooling.models`); this module only changes the managers. A pool's or a
-collection's creator is made its first manager by `services.create_collection` / `services.create_pool`.
+collection's creator is made its first manager by `imports.create_collection` / `pool_build.create_pool`.
 """
 
 from __future__ import annotations
@@ -12,9 +12,9 @@ from typing import Any
 
 from django.db import transaction
 
+from pooling.errors import Refused
 from pooling.models import Collection, Pool
 from pooling.permissions import MANAGERS_GROUP, is_manager
-from pooling.services import Refused
 
 
 class OwnershipError(Refused):

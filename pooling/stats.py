@@ -197,12 +197,12 @@ def _jaccard(names: list[str], size: dict[str, int], shared: dict[tuple[str, str
 def _topk_overlap(pool: Pool, names: list[str]) -> list[list[float]]:
     """Jaccard overlap of the runs' top-`depth` (topic, document) sets over the pool's topics, from the run
     rows: the overlap of a pool not built yet. One statement for the sizes and the pairwise intersections."""
-    from pooling.services import _topic_filter
+    from pooling.pool_build import topic_filter
 
     ids = dict(Run.objects.filter(pk__in=_pool_run_ids(pool)).values_list("id", "name"))
     if not ids:
         return _jaccard(names, {}, {})
-    topics_sql, topic_ids = _topic_filter(pool)
+    topics_sql, topic_ids = topic_filter(pool)
     runs_sql = ", ".join(["%s"] * len(ids))
     with connection.cursor() as cursor:
         cursor.execute(

@@ -6,7 +6,7 @@ from typing import Any
 
 from celery import shared_task
 
-from pooling import jobs, services
+from pooling import imports, jobs, pool_build
 from pooling.models import Job, Pool, Run
 
 
@@ -14,9 +14,9 @@ def _progress(job: Job, *, scale: float = 1.0) -> Any:
     return lambda fraction, message: job.report(progress=fraction * scale, message=message)
 
 
-def _import(job: Job) -> services.ImportSummary:
+def _import(job: Job) -> imports.ImportSummary:
     assert job.collection is not None
-    return services.import_file(
+    return imports.import_file(
         kind=job.kind,
         collection=job.collection,
         path=job.upload.path,
@@ -26,15 +26,15 @@ def _import(job: Job) -> services.ImportSummary:
     )
 
 
-def _build(job: Job) -> services.BuildSummary:
+def _build(job: Job) -> pool_build.BuildSummary:
     pool = Pool.objects.get(pk=job.params["pool"])
-    return services.build_pool(pool=pool, progress=_progress(job))
+    return pool_build.build_pool(pool=pool, progress=_progress(job))
 
 
-def _add_runs(job: Job) -> services.BuildSummary:
+def _add_runs(job: Job) -> pool_build.BuildSummary:
     pool = Pool.objects.get(pk=job.params["pool"])
     runs = list(Run.objects.filter(pk__in=job.params["runs"], collection=pool.collection_id).order_by("pk"))
-    return services.add_runs(pool=pool, runs=runs, progress=_progress(job))
+    return pool_build.add_runs(pool=pool, runs=runs, progress=_progress(job))
 
 
 @shared_task(bind=True)

@@ -7,7 +7,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from pooling import charts, jobs, ownership, services, stats
+from pooling import charts, jobs, ownership, pool_reads, stats
 from pooling.jobs import active_build, start_build
 from pooling.models import Job, Pool
 from pooling.permissions import managed_pool, manager_required
@@ -70,7 +70,7 @@ def pool_detail(request: HttpRequest, name: str) -> HttpResponse:
         "runs_with_share": [
             {"run": r, "unique_percent": _percent(r.unique, r.contributed)} for r in statistics.runs
         ],
-        "estimate": services.estimate_pool(pool=pool) if pool.status != Pool.Status.BUILT else None,
+        "estimate": pool_reads.estimate_pool(pool=pool) if pool.status != Pool.Status.BUILT else None,
         "percent": _percent(statistics.judged, statistics.selected),
         "heatmap": heatmap,
         "job": job,

@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 
 from judgements import leasing, membership
 from judgements.models import Assignment, Judgement
-from pooling import services
+from pooling import pool_build
 from pooling.models import Collection, Document, Pool, Run, RunRow, Topic
 
 _counter = itertools.count(1)
@@ -91,7 +91,7 @@ def make_pool(
             make_run(collection=collection, name="beta",
                      lists={"q1": ["d003", "d005", "d001", "d006"], "q2": ["d013", "d010"]}),
         ]  # fmt: skip
-    pool = services.create_pool(
+    pool = pool_build.create_pool(
         name=name or f"pool{next(_counter)}",
         collection=collection,
         runs=runs,
@@ -101,7 +101,7 @@ def make_pool(
     )
     pool.managers.set(every_manager() if managers is None else managers)
     if build:
-        services.build_pool(pool=pool)
+        pool_build.build_pool(pool=pool)
         pool.refresh_from_db()
     membership.setup_judging(pool=pool, raters=raters)
     return pool

@@ -24,7 +24,7 @@ django.setup()
 
 from judgements import releases  # noqa: E402
 from labeling.celery import app  # noqa: E402
-from pooling import services  # noqa: E402
+from pooling import pool_build, run_ranking  # noqa: E402
 
 FAULT_DIR = Path(os.environ["FAULT_DIR"])
 
@@ -38,8 +38,8 @@ def hold(point: str) -> None:
     time.sleep(60)  # killed here
 
 
-real_write_rows = services._write_rows
-real_add_items = services._add_items
+real_write_rows = run_ranking.write_rows
+real_add_items = pool_build._add_items
 real_stream_items = releases.stream_items
 
 
@@ -61,8 +61,8 @@ def stream_items(**kwargs: Any) -> Iterator[Any]:
         yield item
 
 
-services._write_rows = write_rows  # type: ignore[assignment]
-services._add_items = add_items  # type: ignore[assignment]
+run_ranking.write_rows = write_rows  # type: ignore[assignment]
+pool_build._add_items = add_items  # type: ignore[assignment]
 releases.stream_items = stream_items  # type: ignore[assignment]
 
 if __name__ == "__main__":

@@ -222,10 +222,11 @@ def test_the_api_leaves_a_file_expanding_past_the_check_limit_to_its_job(
     job = Job.objects.get()
     assert job.status == Job.Status.QUEUED
     # the job, in a worker, reads it whole (the limit is only the web request's)
-    from pooling import services
+    from pooling import errors as pooling_errors
+    from pooling import imports
 
-    with pytest.raises(services.ImportFailed) as info:
-        services.import_file(kind="run", collection=news, path=job.upload.path, display_name="many.txt.gz")
+    with pytest.raises(pooling_errors.ImportFailed) as info:
+        imports.import_file(kind="run", collection=news, path=job.upload.path, display_name="many.txt.gz")
     assert [str(e) for e in info.value.errors] == [
         "many.txt.gz:1: unknown topic 'x' (not in the collection; 300000 rows from here)"
     ]

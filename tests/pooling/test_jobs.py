@@ -128,12 +128,12 @@ def test_it_answers_503_and_fails_the_job_when_the_broker_is_down(manager: Any, 
 def test_an_error_of_a_job_run_in_process_is_the_jobs_not_the_queues(
     manager: Any, campaign: Any, monkeypatch: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
-    from pooling import services
+    from pooling import pool_build
 
     def broken(**kwargs: Any) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(services, "build_pool", broken)
+    monkeypatch.setattr(pool_build, "build_pool", broken)
     pool, _ = campaign
     with pytest.raises(RuntimeError), django_capture_on_commit_callbacks(execute=True):
         client_for(manager).post(f"/api/pools/{pool.name}/build/")

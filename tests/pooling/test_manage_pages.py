@@ -11,7 +11,7 @@ from django.contrib.auth.models import Group, User
 from django.test import Client
 from django.urls import reverse
 
-from pooling import services
+from pooling import imports, pool_reads
 from pooling.models import Collection, Job, Pool, Run
 from pooling.permissions import MANAGERS_GROUP
 from tests.factories import make_collection, make_pool, make_run, make_user
@@ -130,7 +130,7 @@ def test_it_previews_the_size_and_cost_that_create_pool_then_has(campaign, peopl
     assert created.status_code == 302
     pool = Pool.objects.get(name="fresh-pool")
     assert list(pool.managers.all()) == [people["owner"]]
-    assert services.estimate_pool(pool=pool) == {
+    assert pool_reads.estimate_pool(pool=pool) == {
         k: estimate[k] for k in ("candidates", "items", "judgements", "cost")
     }
 
@@ -206,7 +206,7 @@ def test_it_does_not_let_another_manager_add_runs(campaign, people):
 
 def test_it_turns_an_upload_into_a_job_with_its_counts(campaign, people, django_capture_on_commit_callbacks):
     owner = client_as(people["owner"])
-    collection = services.create_collection(name="trec", created_by=people["owner"])
+    collection = imports.create_collection(name="trec", created_by=people["owner"])
     url = reverse("setup:collection", kwargs={"name": collection.name})
     with (GOOD / "docs.jsonl.gz").open("rb") as handle, django_capture_on_commit_callbacks(execute=True):
         response = owner.post(url, {"kind": "documents", "file": handle})
@@ -221,7 +221,7 @@ def test_it_turns_an_upload_into_a_job_with_its_counts(campaign, people, django_
 
 
 def test_it_shows_the_errors_by_line_of_a_bad_upload_and_stores_nothing(people):
-    collection = services.create_collection(name="trec", created_by=people["owner"])
+    collection = imports.create_collection(name="trec", created_by=people["owner"])
     with (GOOD.parent / "bad" / "docs_missing_docid.jsonl").open("rb") as handle:
         response = client_as(people["owner"]).post(
             reverse("setup:collection", kwargs={"name": "trec"}), {"kind": "documents", "file": handle}

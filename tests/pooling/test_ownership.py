@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import Group, Permission, User
 from rest_framework.test import APIClient
 
-from pooling import ownership, services
+from pooling import imports, ownership, pool_build
 from pooling.models import Collection, Job, Pool
 from pooling.permissions import MANAGERS_GROUP
 from tests.factories import make_collection, make_pool, make_user
@@ -55,13 +55,13 @@ def test_it_lets_a_pool_manager_read_but_not_manage_the_collection(people):
 
 def test_it_makes_the_creator_the_first_manager(people):
     a = people["a"]
-    collection = services.create_collection(name="mine", created_by=a)
+    collection = imports.create_collection(name="mine", created_by=a)
     assert list(collection.managers.all()) == [a]
     other = make_collection(managers=[])
     runs = list(make_pool(collection=other, managers=[]).runs.all())
-    pool = services.create_pool(name="new", collection=other, runs=runs, created_by=a)
+    pool = pool_build.create_pool(name="new", collection=other, runs=runs, created_by=a)
     assert list(pool.managers.all()) == [a]
-    assert services.create_collection(name="nobodys").managers.count() == 0
+    assert imports.create_collection(name="nobodys").managers.count() == 0
 
 
 def test_it_adds_and_removes_managers_but_keeps_the_last(people):

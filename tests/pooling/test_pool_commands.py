@@ -14,7 +14,7 @@ import pytest
 from django.core.management import call_command, load_command_class
 from django.core.management.base import CommandError
 
-from pooling import services
+from pooling import pool_build, pool_reads
 from pooling.models import Collection, Pool, PoolItem, PoolRun, Provenance, Run
 from tests.factories import make_collection, make_run
 
@@ -63,7 +63,7 @@ def test_it_creates_a_pool_with_every_option_and_prints_its_estimate(collection:
     assert sorted(PoolRun.objects.filter(pool=pool).values_list("run__name", flat=True)) == ["alpha", "beta"]
     assert pool.status == "draft" and not PoolItem.objects.filter(pool=pool).exists()
     # head = q2: 4 candidates (d010 d011 d012 d013), budget 3, 1 + 2 x 0.5 = 2 judgements each.
-    assert services.estimate_pool(pool=pool) == {"candidates": 4, "items": 3, "judgements": 6, "cost": 7.5}
+    assert pool_reads.estimate_pool(pool=pool) == {"candidates": 4, "items": 3, "judgements": 6, "cost": 7.5}
     assert out == (
         "created pool campaign: 3 items, 6 judgements, estimated cost 7.50 "
         "(build it with build_pool campaign)\n"
@@ -98,7 +98,7 @@ def test_it_builds_adds_runs_and_exports(collection: Collection, tmp_path: Path)
         "q2\td014\tgamma\n"
     )
     stdout = io.StringIO()
-    services.export_pool(pool=pool, out=stdout)
+    pool_reads.export_pool(pool=pool, out=stdout)
     assert stdout.getvalue() == target.read_text(encoding="utf-8")
 
 
@@ -151,7 +151,7 @@ def test_it_refuses_a_duplicate_pool_name(collection: Collection) -> None:
 
 def test_it_refuses_to_build_a_pool_without_runs(collection: Collection) -> None:
     run("create_pool", "campaign", "--collection", "news", "--runs", "alpha", "--depth", "3")
-    services.remove_run(pool=Pool.objects.get(name="campaign"), run=Run.objects.get(name="alpha"))
+    pool_build.remove_run(pool=Pool.objects.get(name="campaign"), run=Run.objects.get(name="alpha"))
     with pytest.raises(CommandError, match="pool 'campaign' has no runs"):
         run("build_pool", "campaign")
 

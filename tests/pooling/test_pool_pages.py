@@ -11,7 +11,7 @@ from django.core.cache import cache
 from django.test import Client
 from django.urls import reverse
 
-from pooling import services
+from pooling import pool_build
 from pooling.models import Collection, Job, Pool, PoolItem, PoolRun, Run
 from tests.factories import make_collection, make_run
 
@@ -47,7 +47,7 @@ def runs(collection: Collection) -> list[Run]:
 
 @pytest.fixture
 def pool(collection: Collection, runs: list[Run]) -> Pool:
-    pool = services.create_pool(
+    pool = pool_build.create_pool(
         name="campaign",
         collection=collection,
         runs=runs,
@@ -56,7 +56,7 @@ def pool(collection: Collection, runs: list[Run]) -> Pool:
         price_per_judgement=0.5,
         created_by=collection.managers.get(),
     )
-    services.build_pool(pool=pool)
+    pool_build.build_pool(pool=pool)
     pool.refresh_from_db()
     return pool
 
@@ -126,7 +126,7 @@ def page(user: Any, url: str) -> str:
 def test_it_lists_pools_with_status_and_judging_progress(
     manager: Any, pool: Pool, collection: Collection
 ) -> None:
-    services.create_pool(
+    pool_build.create_pool(
         name="draft-one", collection=collection, runs=[Run.objects.get(name="alpha")], depth=2,
         created_by=manager,
     )  # fmt: skip
@@ -183,7 +183,7 @@ def test_it_escapes_run_names_on_the_statistics_page(manager: Any, pool: Pool) -
 def test_it_shows_size_and_cost_before_building(
     manager: Any, collection: Collection, runs: list[Run]
 ) -> None:
-    services.create_pool(
+    pool_build.create_pool(
         name="planned", collection=collection, runs=runs[:2], depth=3, price_per_judgement=2,
         created_by=manager,
     )  # fmt: skip
@@ -206,7 +206,7 @@ def test_it_shows_a_running_build_live(manager: Any, pool: Pool) -> None:
 
 def test_it_builds_from_the_page_once(manager: Any, collection: Collection, runs: list[Run],
                                       django_capture_on_commit_callbacks: Any) -> None:  # fmt: skip
-    pool = services.create_pool(name="later", collection=collection, runs=runs, depth=3, created_by=manager)
+    pool = pool_build.create_pool(name="later", collection=collection, runs=runs, depth=3, created_by=manager)
     client = Client()
     client.force_login(manager)
     with django_capture_on_commit_callbacks(execute=False) as callbacks:
@@ -253,13 +253,13 @@ def test_it_creates_a_pool_in_the_admin_through_the_service(
     admin_user: Any, collection: Collection, runs: list[Run], monkeypatch: Any
 ) -> None:
     calls = []
-    original = services.create_pool
+    original = pool_build.create_pool
 
     def spy(**kwargs: Any) -> Pool:
         calls.append(kwargs)
         return original(**kwargs)
 
-    monkeypatch.setattr(services, "create_pool", spy)
+    monkeypatch.setattr(pool_build, "create_pool", spy)
     response = admin_client(admin_user).post(
         reverse("admin:pooling_pool_add"), add_form(collection, runs[:2], strategy="mtf", budget=5, seed=3)
     )
@@ -306,7 +306,7 @@ def test_it_refuses_runs_of_another_collection_in_the_admin(
 def test_it_builds_pools_from_an_admin_action_as_jobs(
     admin_user: Any, collection: Collection, runs: list[Run], django_capture_on_commit_callbacks: Any
 ) -> None:
-    pool = services.create_pool(name="queued", collection=collection, runs=runs[:2], depth=3)
+    pool = pool_build.create_pool(name="queued", collection=collection, runs=runs[:2], depth=3)
     with django_capture_on_commit_callbacks(execute=True):
         response = admin_client(admin_user).post(
             reverse("admin:pooling_pool_changelist"), {"action": "build_pools", "_selected_action": [pool.pk]}

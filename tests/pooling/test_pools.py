@@ -1,7 +1,7 @@
 """Pools: depth-k builds against an independent union in trec_eval order, incremental runs, removal,
 re-builds, the export format, adaptive selection, the statistics and the pool API.
 
-Runs are written as TREC files and imported with `services.import_run`, so ties (equal scores go by docid
+Runs are written as TREC files and imported with `imports.import_run`, so ties (equal scores go by docid
 descending in byte order) are resolved by the importer, and the expected pool is computed here from the
 file's rows by brute force.
 """
@@ -22,7 +22,8 @@ from django.db.models import Count
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pooling import services, stats, strategies, tasks
+from pooling import adaptive, imports, pool_build, pool_reads, stats, strategies, tasks
+from pooling import errors as pooling_errors
 from pooling.models import Collection, Document, Job, Pool, PoolItem, PoolRun, Provenance, Run, Topic
 from tests.conftest import client_for
 from tests.factories import every_manager, make_collection, make_pool, make_run
@@ -62,7 +63,7 @@ def import_runs(collection: Collection, runs: dict[str, list[Row]], directory: P
         path.write_text(
             "".join(f"{q} Q0 {d} {i} {s!r} {name}\n" for i, (q, d, s) in enumerate(rows, 1)), encoding="utf-8"
         )
-        services.import_run(collection=collection, path=path, name=name)
+        imports.import_run(collection=collection, path=path, name=name)
         out[name] = Run.objects.get(collection=collection, name=name)
     return out
 
@@ -156,10 +157,10 @@ def test_it_builds_the_depth_k_union_in_trec_eval_order(campaign: Any) -> None:
     with rolled_back(), tempfile.TemporaryDirectory() as tmp:
         collection = new_collection()
         stored = import_runs(collection, runs, Path(tmp))
-        pool = services.create_pool(
+        pool = pool_build.create_pool(
             name=f"p{next(_names)}", collection=collection, runs=stored.values(), depth=k, segment=segment
         )
-        summary = services.build_pool(pool=pool)
+        summary = pool_build.build_pool(pool=pool)
 
         qids = segment_qids(segment)
         expected = expected_pool(runs, k, qids)
@@ -182,7 +183,7 @@ def test_it_builds_the_depth_k_union_in_trec_eval_order(campaign: Any) -> None:
 
         # Every item is selected with the required judgements; the estimate counts the same items.
         assert not PoolItem.objects.filter(pool=pool, selected=False).exists()
-        assert services.estimate_pool(pool=pool)["items"] == len(expected)
+        assert pool_reads.estimate_pool(pool=pool)["items"] == len(expected)
 
         # The statistics agree with the pure functions on the same pool.
         check_statistics(pool, expected)
@@ -225,10 +226,10 @@ def test_it_adds_a_run_incrementally_as_if_built_from_scratch(campaign: Any, jud
     with rolled_back(), tempfile.TemporaryDirectory() as tmp:
         collection = new_collection()
         stored = list(import_runs(collection, runs, Path(tmp)).values())
-        incremental = services.create_pool(
+        incremental = pool_build.create_pool(
             name=f"p{next(_names)}", collection=collection, runs=stored[:-1], depth=k, segment=segment
         )
-        services.build_pool(pool=incremental)
+        pool_build.build_pool(pool=incremental)
         incremental.refresh_from_db()
         before = dict(PoolItem.objects.filter(pool=incremental).values_list("pk", "blind_key").order_by("pk"))
         judged = None
@@ -236,12 +237,12 @@ def test_it_adds_a_run_incrementally_as_if_built_from_scratch(campaign: Any, jud
             judged = random.Random(judged_seed).choice(sorted(before))
             PoolItem.objects.filter(pk=judged).update(num_judgements=1)
 
-        summary = services.add_runs(pool=incremental, runs=stored[-1:])
+        summary = pool_build.add_runs(pool=incremental, runs=stored[-1:])
 
-        scratch = services.create_pool(
+        scratch = pool_build.create_pool(
             name=f"p{next(_names)}", collection=collection, runs=stored, depth=k, segment=segment
         )
-        services.build_pool(pool=scratch)
+        pool_build.build_pool(pool=scratch)
         assert stored_pool(incremental) == stored_pool(scratch)
         assert stored_pool(scratch) == expected_pool(runs, k, segment_qids(segment))
         assert summary.items_added == PoolItem.objects.filter(pool=scratch).count() - len(before)
@@ -271,11 +272,11 @@ def two_runs(collection: Collection) -> list[Run]:
 
 
 def build(collection: Collection, runs: list[Run], *, depth: int = 3, **options: Any) -> Pool:
-    pool = services.create_pool(
+    pool = pool_build.create_pool(
         name=f"p{next(_names)}", collection=collection, runs=runs, depth=depth, **options
     )
     pool.managers.set(every_manager())
-    services.build_pool(pool=pool)
+    pool_build.build_pool(pool=pool)
     pool.refresh_from_db()
     return pool
 
@@ -304,7 +305,7 @@ def test_it_removes_a_run_keeping_judged_items_and_shared_ones(
     judged = PoolItem.objects.get(pool=pool, topic__qid="q1", document__docid="d002")  # alpha only
     PoolItem.objects.filter(pk=judged.pk).update(num_judgements=1)
 
-    summary = services.remove_run(pool=pool, run=two_runs[0])
+    summary = pool_build.remove_run(pool=pool, run=two_runs[0])
 
     assert summary.items_removed == 3  # q1/d004, q2/d011, q2/d012: alpha's alone, unjudged
     assert stored_pool(pool) == {
@@ -331,7 +332,7 @@ def test_it_counts_only_items_as_removed_not_their_skipped_leases(
     alone = PoolItem.objects.get(pool=pool, topic__qid="q1", document__docid="d004")  # alpha only
     Assignment.objects.create(item=alone, pool=pool, rater=rater, state="skipped", expires_at=timezone.now())
 
-    summary = services.remove_run(pool=pool, run=two_runs[0])
+    summary = pool_build.remove_run(pool=pool, run=two_runs[0])
 
     assert summary.items_removed == 4  # q1/d002, q1/d004, q2/d011, q2/d012 (the lease is not an item)
     assert not PoolItem.objects.filter(pk=alone.pk).exists()
@@ -343,7 +344,7 @@ def test_it_rebuilds_harmlessly(collection: Collection, two_runs: list[Run]) -> 
     provenance = set(Provenance.objects.filter(item__pool=pool).values_list("item_id", "run_id", "rank"))
     PoolItem.objects.filter(pk=min(items)).update(num_judgements=2)
 
-    summary = services.build_pool(pool=pool)
+    summary = pool_build.build_pool(pool=pool)
 
     assert (summary.items_added, summary.provenance_added) == (0, 0)
     assert dict(PoolItem.objects.filter(pool=pool).values_list("pk", "blind_key")) == items
@@ -354,7 +355,7 @@ def test_it_rebuilds_harmlessly(collection: Collection, two_runs: list[Run]) -> 
 
 
 def test_it_builds_through_the_task_recording_the_job(collection: Collection, two_runs: list[Run]) -> None:
-    pool = services.create_pool(name="tasked", collection=collection, runs=two_runs, depth=3)
+    pool = pool_build.create_pool(name="tasked", collection=collection, runs=two_runs, depth=3)
     job = Job.objects.create(kind=Job.Kind.BUILD_POOL, collection=collection, params={"pool": pool.pk})
 
     tasks.build_pool(job.pk)
@@ -369,7 +370,7 @@ def test_it_builds_through_the_task_recording_the_job(collection: Collection, tw
 
 
 def test_it_fails_the_job_of_a_pool_without_runs(collection: Collection, two_runs: list[Run]) -> None:
-    pool = services.create_pool(name="empty", collection=collection, runs=two_runs[:1], depth=3)
+    pool = pool_build.create_pool(name="empty", collection=collection, runs=two_runs[:1], depth=3)
     PoolRun.objects.filter(pool=pool).delete()
     job = Job.objects.create(kind=Job.Kind.BUILD_POOL, collection=collection, params={"pool": pool.pk})
     tasks.build_pool(job.pk)
@@ -379,10 +380,10 @@ def test_it_fails_the_job_of_a_pool_without_runs(collection: Collection, two_run
 
 
 def test_it_adds_runs_to_an_unbuilt_pool_without_items(collection: Collection, two_runs: list[Run]) -> None:
-    pool = services.create_pool(name="draft", collection=collection, runs=two_runs[:1], depth=3)
-    summary = services.add_runs(pool=pool, runs=two_runs[1:])
+    pool = pool_build.create_pool(name="draft", collection=collection, runs=two_runs[:1], depth=3)
+    summary = pool_build.add_runs(pool=pool, runs=two_runs[1:])
     assert summary.items_added == 0 and not PoolItem.objects.filter(pool=pool).exists()
-    services.build_pool(pool=pool)
+    pool_build.build_pool(pool=pool)
     assert stored_pool(pool) == stored_pool(build(collection, two_runs, depth=3))
 
 
@@ -390,10 +391,10 @@ def test_it_refuses_a_run_of_another_collection(collection: Collection, two_runs
     pool = build(collection, two_runs[:1])
     other = make_collection()
     stranger = make_run(collection=other, name="stranger", lists={"q1": ["d001"]})
-    with pytest.raises(services.PoolError, match="stranger"):
-        services.add_runs(pool=pool, runs=[stranger])
-    with pytest.raises(services.PoolError, match="stranger"):
-        services.create_pool(name="mixed", collection=collection, runs=[*two_runs, stranger])
+    with pytest.raises(pooling_errors.PoolError, match="stranger"):
+        pool_build.add_runs(pool=pool, runs=[stranger])
+    with pytest.raises(pooling_errors.PoolError, match="stranger"):
+        pool_build.create_pool(name="mixed", collection=collection, runs=[*two_runs, stranger])
 
 
 def test_it_draws_the_double_judged_fraction_reproducibly(collection: Collection) -> None:
@@ -412,7 +413,7 @@ def test_it_draws_the_double_judged_fraction_reproducibly(collection: Collection
 
 def export(pool: Pool) -> str:
     out = io.StringIO()
-    services.export_pool(pool=pool, out=out)
+    pool_reads.export_pool(pool=pool, out=out)
     return out.getvalue()
 
 
@@ -441,7 +442,7 @@ def test_it_exports_sorted_lines_with_sorted_run_names(db: None) -> None:
 def test_it_exports_a_kept_judged_item_without_runs(collection: Collection, two_runs: list[Run]) -> None:
     pool = build(collection, two_runs, depth=2)
     PoolItem.objects.filter(pool=pool, topic__qid="q1", document__docid="d002").update(num_judgements=1)
-    services.remove_run(pool=pool, run=two_runs[0])
+    pool_build.remove_run(pool=pool, run=two_runs[0])
     lines = export(pool).splitlines()
     assert lines == ["q1\td002\t", "q1\td003\tbeta", "q1\td005\tbeta", "q2\td010\tbeta", "q2\td013\tbeta"]
 
@@ -474,7 +475,7 @@ def test_it_selects_adaptive_items_as_the_chooser_does_within_the_budget(
     order: list[Key] = []
     for topic in Topic.objects.filter(collection=collection).order_by("qid"):
         outcomes: dict[str, int | None] = {}
-        while (item := services.select_next(pool=pool, topic=topic, outcomes=outcomes)) is not None:
+        while (item := adaptive.select_next(pool=pool, topic=topic, outcomes=outcomes)) is not None:
             docid = item.document.docid
             order.append((topic.qid, docid))
             outcomes[docid] = qrels[topic.qid].get(docid, 0)
@@ -502,7 +503,7 @@ def test_it_counts_the_budget_for_adaptive_pools(collection: Collection) -> None
     assert result.cost == 27.0
     capped = build(collection, runs, depth=3, strategy="mtf", budget=100)
     assert stats.pool_statistics(capped).judgements_required == 13  # no more than the candidates
-    assert services.estimate_pool(pool=capped)["items"] == 13
+    assert pool_reads.estimate_pool(pool=capped)["items"] == 13
 
 
 # --------------------------------------------------------------------------------------- statistics
@@ -676,7 +677,7 @@ def test_it_lists_pools_with_progress(manager: Any, built: Pool) -> None:
 def test_it_builds_through_the_api_as_a_job(
     manager: Any, collection: Collection, two_runs: list[Run], django_capture_on_commit_callbacks: Any
 ) -> None:
-    pool = services.create_pool(
+    pool = pool_build.create_pool(
         name="later", collection=collection, runs=two_runs, depth=3, created_by=manager
     )
     client = client_for(manager)
@@ -761,6 +762,6 @@ def test_the_overlap_of_a_pool_not_built_yet_is_the_runs_real_top_k_overlap(db):
     before = stats.pool_statistics(pool)
     assert before.overlap_runs == ["alpha", "beta"]
     assert before.overlap == [[1.0, pytest.approx(0.3)], [pytest.approx(0.3), 1.0]]
-    services.build_pool(pool=pool)
+    pool_build.build_pool(pool=pool)
     pool.refresh_from_db()
     assert stats.pool_statistics(pool).overlap == before.overlap  # the build contributes exactly those

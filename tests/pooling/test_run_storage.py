@@ -11,7 +11,8 @@ import pytest
 from django.core.management import call_command
 from django.db import IntegrityError, connection, transaction
 
-from pooling import formats, runrows, services, trec_io
+from pooling import deletion, formats, imports, runrows, trec_io
+from pooling import errors as pooling_errors
 from pooling.models import Collection, Document, Run, RunRow, Topic
 from tests.conftest import require_services
 from tests.factories import make_collection, make_run
@@ -164,7 +165,7 @@ def test_imported_lists_are_in_trec_order_whatever_the_chunking(
     if not targeted:  # the collection's whole catalogue, as for a large file
         monkeypatch.setattr(runrows, "TARGETED_BYTES", 0)
 
-    summary = services.import_run(collection=collection, path=path)
+    summary = imports.import_run(collection=collection, path=path)
 
     run = Run.objects.get(name=f"run{seed}")
     assert summary.rows == len(rows) == run.num_rows
@@ -184,8 +185,8 @@ def test_a_duplicate_across_chunks_and_an_unknown_document_are_reported_by_line(
     path = write_run(tmp_path / "dups.txt", rows)
     small_chunks(monkeypatch)
 
-    with pytest.raises(services.ImportFailed) as info:
-        services.import_run(collection=collection, path=path, display_name="dups.txt")
+    with pytest.raises(pooling_errors.ImportFailed) as info:
+        imports.import_run(collection=collection, path=path, display_name="dups.txt")
 
     assert info.value.errors == [
         "dups.txt:16: duplicate docid 'd002' for qid '301' (first at line 3)",
@@ -257,7 +258,7 @@ def test_postgresql_gives_each_imported_run_its_own_partition(tmp_path: Path) ->
     rows = random_run(7, ["301", "302", "303"])
     path = write_run(tmp_path / "alpha.txt", rows)
 
-    services.import_run(collection=collection, path=path)
+    imports.import_run(collection=collection, path=path)
     run = Run.objects.get(name="alpha")
     table = runrows.partition_name(run.pk)
 
@@ -289,17 +290,17 @@ def test_postgresql_gives_each_imported_run_its_own_partition(tmp_path: Path) ->
     # --replace swaps the partition; a failing replace keeps the old one.
     bad = tmp_path / "bad.txt"
     bad.write_text("301 Q0 d001 1 1.0 t\n301 Q0 d002 1 x t\n", encoding="utf-8")
-    with pytest.raises(services.ImportFailed):
-        services.import_run(collection=collection, path=bad, name="alpha", replace=True)
+    with pytest.raises(pooling_errors.ImportFailed):
+        imports.import_run(collection=collection, path=bad, name="alpha", replace=True)
     assert RunRow.objects.filter(run=run).count() == len(rows)
     good = tmp_path / "ok.txt"
     good.write_text("301 Q0 d001 1 1.0 t\n", encoding="utf-8")
-    services.import_run(collection=collection, path=good, name="alpha", replace=True)
+    imports.import_run(collection=collection, path=good, name="alpha", replace=True)
     assert list(RunRow.objects.filter(run=run).values_list("rank", flat=True)) == [1]
     assert table in partitions()
 
     # Deleting the run drops its partition.
-    services.delete_run(run=Run.objects.get(pk=run.pk))
+    deletion.delete_run(run=Run.objects.get(pk=run.pk))
     assert not table_exists(table)
     assert table not in partitions()
 
@@ -340,7 +341,7 @@ def test_the_import_reports_progress_by_the_bytes_read(
     monkeypatch.setattr(trec_io, "_BLOCK_BYTES", 512)
     seen: list[float] = []
 
-    services.import_run(
+    imports.import_run(
         collection=collection, path=path, progress=lambda fraction, _msg: seen.append(fraction)
     )
 

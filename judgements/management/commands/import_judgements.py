@@ -9,8 +9,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judgements import errors, imports
 from judgements.models import Judging
+from pooling.errors import ImportFailed
 from pooling.management.commands._base import get_pool
-from pooling.services import ImportFailed
 
 
 class Command(BaseCommand):

@@ -67,13 +67,13 @@ class ImportCommand:
     def run_import(self, work: Any) -> None:
         from django.core.management.base import CommandError
 
-        from pooling import services
+        from pooling import errors as pooling_errors
         from pooling.terminal_progress import ProgressBar
 
         bar = ProgressBar(self.label)
         try:
             summary = work(bar)
-        except services.ImportFailed as exc:
+        except pooling_errors.ImportFailed as exc:
             raise CommandError(f"nothing imported:\n{exc}") from None
         finally:
             bar.close()

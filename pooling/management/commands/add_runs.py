@@ -4,7 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from pooling import services
+from pooling import errors as pooling_errors
+from pooling import pool_build
 from pooling.management.commands._base import get_pool, get_runs
 
 
@@ -18,7 +19,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         pool = get_pool(options["name"])
         try:
-            summary = services.add_runs(pool=pool, runs=get_runs(pool.collection, options["runs"]))
-        except services.PoolError as exc:
+            summary = pool_build.add_runs(pool=pool, runs=get_runs(pool.collection, options["runs"]))
+        except pooling_errors.PoolError as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(summary.line())

@@ -4,7 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from pooling import services
+from pooling import errors as pooling_errors
+from pooling import pool_build
 from pooling.management.commands._base import get_pool
 from pooling.terminal_progress import ProgressBar
 
@@ -19,8 +20,8 @@ class Command(BaseCommand):
         pool = get_pool(options["name"])
         bar = ProgressBar("build")
         try:
-            summary = services.build_pool(pool=pool, progress=bar)
-        except services.PoolError as exc:
+            summary = pool_build.build_pool(pool=pool, progress=bar)
+        except pooling_errors.PoolError as exc:
             raise CommandError(str(exc)) from None
         finally:
             bar.close()

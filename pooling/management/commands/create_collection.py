@@ -4,7 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from pooling import services
+from pooling import errors as pooling_errors
+from pooling import imports
 from pooling.management.commands._base import OWNER_HELP, get_owner
 
 
@@ -18,11 +19,11 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            collection = services.create_collection(
+            collection = imports.create_collection(
                 name=options["name"],
                 description=options["description"],
                 created_by=get_owner(options["owner"]),
             )
-        except services.ImportFailed as exc:
+        except pooling_errors.ImportFailed as exc:
             raise CommandError(str(exc)) from None
         self.stdout.write(f"created collection {collection.name}")

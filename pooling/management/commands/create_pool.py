@@ -4,7 +4,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from pooling import services
+from pooling import errors as pooling_errors
+from pooling import pool_build, pool_reads
 from pooling.management.commands._base import OWNER_HELP, get_collection, get_owner, get_runs
 from pooling.models import Pool
 
@@ -33,7 +34,7 @@ class Command(BaseCommand):
         collection = get_collection(options["collection"])
         owner = get_owner(options["owner"])
         try:
-            pool = services.create_pool(
+            pool = pool_build.create_pool(
                 name=options["name"],
                 collection=collection,
                 runs=get_runs(collection, options["runs"]),
@@ -50,9 +51,9 @@ class Command(BaseCommand):
                 instructions=options["instructions"],
                 created_by=owner,
             )
-        except services.PoolError as exc:
+        except pooling_errors.PoolError as exc:
             raise CommandError(str(exc)) from None
-        estimate = services.estimate_pool(pool=pool)
+        estimate = pool_reads.estimate_pool(pool=pool)
         self.stdout.write(
             f"created pool {pool.name}: {estimate['items']} items, {estimate['judgements']} judgements, "
             f"estimated cost {estimate['cost']:.2f} (build it with build_pool {pool.name})"

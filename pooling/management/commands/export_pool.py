@@ -5,7 +5,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from pooling import services
+from pooling import pool_reads
 from pooling.management.commands._base import get_pool
 
 
@@ -20,7 +20,7 @@ class Command(BaseCommand):
         pool = get_pool(options["name"])
         if options["output"]:
             with open(options["output"], "w", encoding="utf-8", newline="\n") as out:
-                lines = services.export_pool(pool=pool, out=out)
+                lines = pool_reads.export_pool(pool=pool, out=out)
             self.stderr.write(f"wrote {lines} items to {options['output']}")
         else:
-            services.export_pool(pool=pool, out=getattr(self.stdout, "_out", sys.stdout))
+            pool_reads.export_pool(pool=pool, out=getattr(self.stdout, "_out", sys.stdout))

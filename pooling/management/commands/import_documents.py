@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from pooling import services
+from pooling import imports
 from pooling.management.commands._base import ImportCommand, get_collection
 
 
@@ -20,7 +20,7 @@ class Command(ImportCommand, BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         collection = get_collection(options["collection"])
         self.run_import(
-            lambda bar: services.import_documents(
+            lambda bar: imports.import_documents(
                 collection=collection, path=options["file"], format=options["format"], progress=bar
             )
         )

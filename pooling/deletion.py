@@ -1,0 +1,22 @@
+"""Deleting runs and collections (their rows go in one statement, not through the collector's cascade)."""
+
+from __future__ import annotations
+
+from django.db import transaction
+
+from pooling.models import Collection, Run
+
+
+def delete_run(*, run: Run) -> None:
+    """Delete a run and its rows (pools keep the items it contributed that have judgements)."""
+    with transaction.atomic():
+        run.delete()  # its rows go first, in one statement (Run.delete)
+
+
+def delete_collection(*, collection: Collection) -> None:
+    """Delete a collection with its documents, topics and runs (each run through `delete_run`, so its
+    rows go in one statement rather than through the collector's cascade)."""
+    with transaction.atomic():
+        for run in Run.objects.filter(collection=collection):
+            delete_run(run=run)
+        collection.delete()

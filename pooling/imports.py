@@ -1,0 +1,312 @@
+"""Imports of documents, topics and runs into a collection; the entry point jobs and API calls use.
+
+Imports stream the file through the pure readers of `pooling.formats` and run in one transaction: one bad
+line anywhere raises `ImportFailed` (the readers' `FILE:LINE: message` errors) and stores nothing. How a
+run file's rows are checked, ranked and written is `pooling.run_ranking`.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+from collections.abc import Callable
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from django.conf import settings
+from django.db import transaction
+
+from pooling import formats, run_ranking
+from pooling.errors import ImportFailed, Refused, format_errors
+from pooling.models import Collection, Document, Run, Topic
+
+Progress = Callable[[float, str], None]
+BATCH = 5000
+
+
+@dataclass
+class ImportSummary:
+    kind: str
+    created: int = 0
+    updated: int = 0
+    rows: int = 0
+    topics: int = 0
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+    def line(self) -> str:
+        parts = [f"{self.kind}: {self.rows} rows"]
+        if self.topics:
+            parts.append(f"{self.topics} topics")
+        if self.created or self.updated:
+            parts.append(f"{self.created} created, {self.updated} updated")
+        parts.append(f"{self.seconds:.1f} s")
+        return ", ".join(parts)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "created": self.created,
+            "updated": self.updated,
+            "rows": self.rows,
+            "topics": self.topics,
+            "seconds": round(self.seconds, 3),
+        }
+
+
+class _CountingReader(io.RawIOBase):
+    """A binary file that reports how far it has been read, for progress by bytes."""
+
+    def __init__(self, raw: io.BufferedIOBase, size: int, progress: Progress | None, name: str) -> None:
+        self.raw = raw
+        self.size = max(size, 1)
+        self.progress = progress
+        self.name = name
+        self._last = 0.0
+
+    def close(self) -> None:
+        self.raw.close()
+        super().close()
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer: Any) -> int:
+        n = self.raw.readinto(buffer)
+        if self.progress and n:
+            fraction = self.raw.tell() / self.size
+            if fraction - self._last >= 0.01:
+                self._last = fraction
+                self.progress(fraction, "")
+        return n or 0
+
+
+def _open_source(path: str | Path, display_name: str | None, progress: Progress | None) -> IO[bytes]:
+    path = Path(path)
+    if not path.exists():
+        raise ImportFailed([f"{display_name or path}: file not found"])
+    raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    return _CountingReader(raw, os.path.getsize(path), progress, display_name or str(path))  # type: ignore[return-value]  # a RawIOBase: a binary file
+
+
+def reading_limits() -> AbstractContextManager[formats.Limits]:
+    """The limits every import reads its file under: no line longer than IMPORT_MAX_LINE_BYTES."""
+    return formats.limits(line_bytes=settings.IMPORT_MAX_LINE_BYTES)
+
+
+def create_collection(*, name: str, description: str = "", created_by: Any = None) -> Collection:
+    """Create an empty collection whose first manager is `created_by` (None: only admins manage it,
+    e.g. from the command line without `--owner`); a duplicate name is refused with ImportFailed."""
+    if Collection.objects.filter(name=name).exists():
+        raise ImportFailed([f"collection {name!r} already exists"])
+    with transaction.atomic():
+        collection = Collection.objects.create(name=name, description=description)
+        if created_by is not None:
+            collection.managers.add(created_by)
+    return collection
+
+
+def import_documents(
+    *,
+    collection: Collection,
+    path: str | Path,
+    format: str | None = None,
+    display_name: str | None = None,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import documents (JSONL, TSV or TREC SGML, `.gz` too) atomically; an existing docid is updated."""
+    started = time.monotonic()
+    name = display_name or str(path)
+    fmt = format or formats.guess_format(name, "documents")
+    summary = ImportSummary(kind="documents")
+    existing = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
+    try:
+        with reading_limits(), _open_source(path, name, progress) as source, transaction.atomic():
+            new: list[Document] = []
+            changed: list[Document] = []
+            for entry in formats.read_documents(source, format=fmt):
+                doc = Document(
+                    collection=collection,
+                    docid=entry.docid,
+                    title=entry.title,
+                    text=entry.text,
+                    url=entry.url,
+                    metadata=entry.metadata,
+                )
+                if entry.docid in existing:
+                    doc.id = existing[entry.docid]
+                    changed.append(doc)
+                else:
+                    new.append(doc)
+                summary.rows += 1
+                if len(new) >= BATCH:
+                    Document.objects.bulk_create(new)
+                    summary.created += len(new)
+                    new.clear()
+                if len(changed) >= BATCH:
+                    Document.objects.bulk_update(changed, ["title", "text", "url", "metadata"])
+                    summary.updated += len(changed)
+                    changed.clear()
+            Document.objects.bulk_create(new)
+            summary.created += len(new)
+            Document.objects.bulk_update(changed, ["title", "text", "url", "metadata"], batch_size=BATCH)
+            summary.updated += len(changed)
+    except formats.FormatError as exc:
+        raise ImportFailed(format_errors(exc)) from None
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def import_topics(
+    *,
+    collection: Collection,
+    path: str | Path,
+    format: str | None = None,
+    display_name: str | None = None,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import topics (TREC, TSV or JSONL) atomically; an existing qid is updated."""
+    started = time.monotonic()
+    name = display_name or str(path)
+    fmt = format or formats.guess_format(name, "topics")
+    summary = ImportSummary(kind="topics")
+    existing = {t.qid: t for t in Topic.objects.filter(collection=collection)}
+    try:
+        with reading_limits(), _open_source(path, name, progress) as source, transaction.atomic():
+            for entry in formats.read_topics(source, format=fmt):
+                values = {
+                    "query": entry.query,
+                    "description": entry.description,
+                    "narrative": entry.narrative,
+                    "segments": list(entry.segments),
+                }
+                topic = existing.get(entry.qid)
+                if topic is None:
+                    Topic.objects.create(collection=collection, qid=entry.qid, **values)
+                    summary.created += 1
+                else:
+                    Topic.objects.filter(pk=topic.pk).update(**values)
+                    summary.updated += 1
+                summary.rows += 1
+    except formats.FormatError as exc:
+        raise ImportFailed(format_errors(exc)) from None
+    summary.topics = summary.rows
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+def import_run(
+    *,
+    collection: Collection,
+    path: str | Path,
+    name: str | None = None,
+    description: str = "",
+    replace: bool = False,
+    skip_unknown_topics: bool = False,
+    display_name: str | None = None,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import a TREC run atomically, storing each row with its trec_eval rank (score desc, docid desc).
+
+    The file streams through in contiguous per-topic blocks (COPY on PostgreSQL); memory holds one
+    topic's list, the collection's docid map and the set of topics seen (a run whose topics are
+    interleaved is gathered by topic in memory instead, see `run_ranking.write_rows`). A name already
+    taken is refused unless `replace`, which swaps the rows of the existing run (pools that use it keep
+    their items). Unknown topics are errors unless `skip_unknown_topics` (then one warning with the
+    count); unknown documents are errors.
+    """
+    started = time.monotonic()
+    display = display_name or str(path)
+    run_name = name or Path(display).name.removesuffix(".gz").rsplit(".", 1)[0]
+    summary = ImportSummary(kind="run")
+    existing = Run.objects.filter(collection=collection, name=run_name).first()
+    if existing and not replace:
+        raise ImportFailed([f"{display}: a run named {run_name!r} already exists (use --replace)"])
+    skipped: dict[str, int] = {}
+    with reading_limits(), transaction.atomic():
+        if existing:
+            run = existing
+            run.description = description or run.description
+        else:
+            run = Run.objects.create(collection=collection, name=run_name, description=description)
+        run_ranking.write_rows(
+            run=run,
+            path=path,
+            display=display,
+            collection=collection,
+            skip_unknown_topics=skip_unknown_topics,
+            progress=progress,
+            summary=summary,
+            skipped=skipped,
+        )
+        run.num_rows = summary.rows
+        run.num_topics = summary.topics
+        run.source_file = Path(display).name
+        run.save()
+    if skipped:
+        summary.warnings.append(
+            f"{display}: skipped {sum(skipped.values())} rows of {len(skipped)} topics the collection "
+            f"does not know: {', '.join(sorted(skipped)[:10])}{' ...' if len(skipped) > 10 else ''}"
+        )
+    summary.seconds = time.monotonic() - started
+    return summary
+
+
+class _RolledBack(Exception):
+    pass
+
+
+def import_file(
+    *,
+    kind: str,
+    collection: Collection,
+    path: str | Path,
+    display_name: str | None = None,
+    params: dict[str, Any] | None = None,
+    progress: Progress | None = None,
+) -> ImportSummary:
+    """Import a file of documents, topics or a run, with the options a job or an API call carries."""
+    params = params or {}
+    common: dict[str, Any] = {
+        "collection": collection,
+        "path": path,
+        "display_name": display_name,
+        "progress": progress,
+    }
+    if kind == "documents":
+        return import_documents(format=params.get("format"), **common)
+    if kind == "topics":
+        return import_topics(format=params.get("format"), **common)
+    if kind == "run":
+        return import_run(
+            name=params.get("name") or None,
+            description=params.get("description", ""),
+            replace=bool(params.get("replace")),
+            skip_unknown_topics=bool(params.get("skip_unknown_topics")),
+            **common,
+        )
+    raise ImportFailed([f"unknown import kind {kind!r}"])
+
+
+def check_import(**kwargs: Any) -> list[str] | None:
+    """The errors `import_file(**kwargs)` would give, found by running it in a transaction that is then
+    rolled back; [] when it would succeed. Nothing changes either way.
+
+    The check reads at most IMPORT_CHECK_MAX_DECOMPRESSED_BYTES of the file's data (decompressed: a small
+    gzip file may expand a thousandfold): beyond that it stops and answers None, "not checked", and the
+    file is the job's to check, like a file too large to check in a web request."""
+    try:
+        with (
+            formats.limits(total_bytes=settings.IMPORT_CHECK_MAX_DECOMPRESSED_BYTES),
+            transaction.atomic(),
+        ):
+            import_file(**kwargs)
+            raise _RolledBack
+    except _RolledBack:
+        return []
+    except formats.SizeLimitReached:
+        return None
+    except Refused as exc:
+        return exc.errors

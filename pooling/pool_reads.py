@@ -1,0 +1,110 @@
+"""Read-side figures of a pool: its size and cost before the build (estimates) and its export."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import IO, Any
+
+from django.db import connection
+
+from pooling.models import Pool, PoolItem, Run, RunRow, Topic
+from pooling.pool_build import topic_filter
+
+
+def estimate_pool(
+    *, pool: Pool, runs: Iterable[Run] | None = None, per_topic: bool = False
+) -> dict[str, Any]:
+    """Size and cost of a pool before it is built: distinct (topic, document) pairs within depth k.
+
+    `pool` may be an unsaved `Pool` holding the parameters a form is about to pass to `create_pool`, with
+    `runs` the runs it would get (default: the pool's runs): the page's preview and the CLI's printed
+    estimate are then the same numbers. Adaptive pools judge at most `budget` of the candidates; an item
+    needs `judgements_per_item` judgements, or, with `double_judge_fraction`, that many for the fraction
+    of the items and one for the others. `per_topic` adds `topics`: the candidates of each topic
+    (`[{"qid", "items"}]`, topics without any left out)."""
+    rows = RunRow._meta.db_table
+    if runs is None:
+        run_ids = list(pool.pool_runs.values_list("run_id", flat=True))
+    else:
+        run_ids = [run.pk for run in runs]
+    empty: dict[str, Any] = {"candidates": 0, "items": 0, "judgements": 0, "cost": 0.0}
+    if per_topic:
+        empty["topics"] = []
+    if not run_ids:
+        return empty
+    runs_sql = ", ".join(["%s"] * len(run_ids))
+    topics_sql, topic_ids = topic_filter(pool)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT c.topic_id, COUNT(*) FROM (SELECT DISTINCT rr.topic_id, rr.document_id FROM {rows} rr "
+            f"WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql}) c GROUP BY c.topic_id",
+            [*run_ids, pool.depth, *topic_ids],
+        )
+        by_topic = {int(topic_id): int(count) for topic_id, count in cursor.fetchall()}
+    candidates = sum(by_topic.values())
+    items = min(candidates, pool.budget) if pool.adaptive and pool.budget else candidates
+    per_item: float = pool.judgements_per_item
+    if pool.double_judge_fraction is not None:
+        per_item = 1 + (pool.judgements_per_item - 1) * pool.double_judge_fraction
+    judgements = round(items * per_item)
+    estimate: dict[str, Any] = {
+        "candidates": candidates,
+        "items": items,
+        "judgements": judgements,
+        "cost": round(judgements * float(pool.price_per_judgement), 2),
+    }
+    if per_topic:
+        qids = dict(Topic.objects.filter(pk__in=by_topic).values_list("pk", "qid"))
+        estimate["topics"] = sorted(
+            ({"qid": qids[pk], "items": count} for pk, count in by_topic.items()), key=lambda t: t["qid"]
+        )
+    return estimate
+
+
+def estimate_added_runs(*, pool: Pool, runs: Iterable[Run]) -> dict[str, Any]:
+    """What adding `runs` to `pool` brings: the items (and their judgements and cost) that the depth-k
+    lists of the pool's runs together with `runs` have beyond those of the pool's runs alone — the
+    difference of two `estimate_pool` figures, so the same rule as the pool's own estimate."""
+    current = list(Run.objects.filter(pk__in=pool.pool_runs.values("run_id")))
+    present = {run.pk for run in current}
+    new = [run for run in runs if run.pk not in present]
+    before = estimate_pool(pool=pool, runs=current)
+    after = estimate_pool(pool=pool, runs=[*current, *new])
+    return {
+        "runs": [run.name for run in new],
+        "items": after["items"] - before["items"],
+        "judgements": after["judgements"] - before["judgements"],
+        "cost": round(after["cost"] - before["cost"], 2),
+    }
+
+
+def export_pool(*, pool: Pool, out: IO[str]) -> int:
+    """Write `qid<TAB>docid<TAB>run,run,...` (run names sorted), one line per item, sorted by qid then
+    docid in byte order. Streams; returns the number of lines."""
+    from django.db.models.functions import Collate
+
+    collation = "C" if connection.vendor == "postgresql" else "BINARY"
+    # From the items, not the provenance: an item kept for its judgement after its only run was removed
+    # has no provenance and still gets its line (with an empty run list).
+    rows = (
+        PoolItem.objects.filter(pool=pool)
+        .annotate(q=Collate("topic__qid", collation), d=Collate("document__docid", collation))
+        .order_by("q", "d", "id")
+        .values_list("id", "q", "d", "provenance__run__name")
+    )
+    lines = 0
+    current: int | None = None
+    key: tuple[str, str] = ("", "")
+    names: list[str] = []
+    for item_id, qid, docid, run_name in rows.iterator(chunk_size=10000):
+        if item_id != current:
+            if current is not None:
+                out.write(f"{key[0]}\t{key[1]}\t{','.join(sorted(names))}\n")
+                lines += 1
+            current, key, names = item_id, (qid, docid), []
+        if run_name is not None:
+            names.append(run_name)
+    if current is not None:
+        out.write(f"{key[0]}\t{key[1]}\t{','.join(sorted(names))}\n")
+        lines += 1
+    return lines
