@@ -9,8 +9,10 @@ trectools' tie order (docid ascending, unlike trec_eval's descending) cannot mat
 exactly the same (topic, document) pairs, which is checked.
 
 Setup, not timed: the runs are written as TREC files in a temporary directory; a PostgreSQL database
-`labeling_pool_bench` is created (dropped first if left over), migrated, and loaded by COPY (documents, and
-run rows with their trec_eval ranks: score descending — no ties). Then:
+(`labeling_pool_bench`, or BENCH_DB) is created (dropped first if left over), migrated, and loaded by COPY:
+documents, and each run's rows with their trec_eval ranks (score descending — no ties) by the importer's
+own writer (`runrows.RowWriter`), so each run is a partition of its own in trec_eval order with a BRIN
+index on the topic, as an imported run is. Then:
 
 - ours: `pool_build.build_pool` on a pool of the 50 runs, depth 100, timed around the service call in a fresh
   child process (so its peak RSS is the build's); best of `--repeats` builds of fresh pools.
@@ -45,7 +47,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-DB_NAME = "labeling_pool_bench"
+DB_NAME = os.environ.get("BENCH_DB", "labeling_pool_bench")
 SERVER = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
 DATABASE_URL = f"{SERVER}/{DB_NAME}"
 
@@ -142,9 +144,10 @@ def setup_django() -> None:
 def load(qids: list[str], docids: list[str], runs: dict[str, list[Any]]) -> dict[str, Any]:
     """Collection, topics, documents and run rows by COPY, ranks in trec_eval order (no ties)."""
     from django.core.management import call_command
-    from django.db import connection
+    from django.db import connection, transaction
 
-    from pooling.models import Collection, Document, Run, RunRow, Topic
+    from pooling import runrows
+    from pooling.models import Collection, Document, Run, Topic
 
     call_command("migrate", verbosity=0)
     collection = Collection.objects.create(name="bench")
@@ -168,22 +171,13 @@ def load(qids: list[str], docids: list[str], runs: dict[str, list[Any]]) -> dict
             num_topics=len(lists),
         )
         run_objects[name] = run
-        with (
-            connection.cursor() as cursor,
-            cursor.cursor.copy(
-                f"COPY {RunRow._meta.db_table} (run_id, topic_id, document_id, rank, score) FROM STDIN"
-            ) as copy,
-        ):
+        with transaction.atomic():
+            writer = runrows.RowWriter(run.pk)
             for qid, (docs, scores) in zip(qids, lists, strict=True):
-                prefix = f"{run.pk}\t{topic_ids[qid]}\t"
-                copy.write(
-                    "".join(
-                        f"{prefix}{d}\t{rank}\t{score!r}\n"
-                        for rank, (d, score) in enumerate(
-                            zip(doc_ids[docs].tolist(), scores.tolist(), strict=True), 1
-                        )
-                    )
-                )
+                n = len(docs)
+                topic = np.full(n, topic_ids[qid], dtype=np.int64)
+                writer.write(topic, doc_ids[docs], np.arange(1, n + 1, dtype=np.int64), scores)
+            writer.finish()
     with connection.cursor() as cursor:
         cursor.execute("VACUUM ANALYZE")  # Django runs in autocommit mode here
     return {"collection": collection, "runs": run_objects}
