@@ -78,6 +78,11 @@ class Document(models.Model):
     def __str__(self) -> str:
         return self.docid
 
+    @property
+    def full_text(self) -> str:
+        """Title and body, what text features (the `cal` strategy, learned judges) read."""
+        return f"{self.title}\n{self.text}" if self.title else self.text
+
 
 class TopicQuerySet(models.QuerySet["Topic"]):
     def in_segment(self, segment: str) -> list[Topic]:
@@ -101,6 +106,11 @@ class Topic(models.Model):
 
     def __str__(self) -> str:
         return f"{self.qid}: {self.query}"
+
+    @property
+    def full_text(self) -> str:
+        """Query, description and narrative, what text features (`cal`, learned judges) read."""
+        return "\n".join(part for part in (self.query, self.description, self.narrative) if part)
 
 
 class Run(models.Model):
@@ -314,6 +324,7 @@ class Pool(models.Model):
         MTF = "mtf", "move-to-front"
         MAXMEAN = "bandit-maxmean", "bandit (MaxMean)"
         THOMPSON = "bandit-thompson", "bandit (Thompson sampling)"
+        CAL = "cal", "continuous active learning"
 
     class Status(models.TextChoices):
         DRAFT = "draft"

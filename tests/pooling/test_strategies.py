@@ -287,7 +287,7 @@ def test_it_rejects_unknown_strategies_and_bad_parameters() -> None:
         make_chooser("mtf", {}, depth=5, seed=1, relevance_level=0)
     with pytest.raises(ValueError, match="seed"):
         make_chooser("mtf", {}, depth=5, seed=None)  # type: ignore[arg-type]
-    assert STRATEGIES == ("depth", "mtf", "bandit-maxmean", "bandit-thompson")
+    assert STRATEGIES == ("depth", "mtf", "bandit-maxmean", "bandit-thompson", "cal")
 
 
 # --------------------------------------------------------------------------------------------------------
