@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from django.db import models
 
-from pooling.models import Pool, PoolItem, Provenance, Topic
+from pooling.models import Document, Pool, PoolItem, Provenance, Topic
 
 
 def select_next(*, pool: Pool, topic: Topic, outcomes: dict[str, int | None]) -> PoolItem | None:
-    """In an adaptive pool, let the strategy choose the next candidate of `topic` to judge.
+    """In an adaptive pool, let the strategy choose the next candidate of `topic` to judge (`cal`: its
+    next batch, all selected at once; the first is returned).
 
     The topic's chooser is rebuilt from its runs' ranked candidates and replayed over the items selected so
     far, in selection order, with their `outcomes` (docid → consensus grade, None = unrateable), so the
@@ -42,23 +43,42 @@ def select_next(*, pool: Pool, topic: Topic, outcomes: dict[str, int | None]) ->
     )
     if len(chosen) >= share:
         return None
+    texts = None
+    if pool.strategy == Pool.Strategy.CAL:  # the only strategy that reads texts
+        documents = Document.objects.filter(
+            pk__in=PoolItem.objects.filter(pool=pool, topic=topic).values("document")
+        ).only("docid", "title", "text")
+        texts = strategies.TopicTexts(
+            topic=topic.full_text, documents={doc.docid: doc.full_text for doc in documents}
+        )
     chooser = strategies.make_chooser(
         pool.strategy,
         ranked,
         depth=pool.depth,
         seed=strategies.topic_seed(pool.seed, topic.qid),
         relevance_level=pool.relevance_level,
+        texts=texts,
     )
     for docid in chosen:
         if chooser.next_document() is None:
             break
         chooser.record(docid, outcomes.get(docid))
-    next_docid = chooser.next_document()
-    if next_docid is None:
+    # One document, or a batch strategy's whole batch (raters see it in blind order), within the share.
+    batch = chooser.next_documents()[: share - len(chosen)]
+    if not batch:
         return None
-    item = PoolItem.objects.select_for_update().get(pool=pool, topic=topic, document__docid=next_docid)
-    if not item.selected:
-        item.selected = True
-        item.selected_order = len(chosen) + 1
-        item.save(update_fields=["selected", "selected_order"])
-    return item
+    items = {
+        item.document.docid: item
+        for item in PoolItem.objects.select_for_update()
+        .select_related("document")
+        .filter(pool=pool, topic=topic, document__docid__in=batch)
+    }
+    order = len(chosen)
+    for docid in batch:
+        item = items[docid]
+        if not item.selected:
+            order += 1
+            item.selected = True
+            item.selected_order = order
+            item.save(update_fields=["selected", "selected_order"])
+    return items[batch[0]]

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from judgements.leasing import consensus_outcomes
-from pooling import services, strategies
+from pooling import adaptive, strategies
 from pooling.models import Document, Pool, PoolItem, Topic
 from tests.factories import lease_for, make_collection, make_pool, make_run, make_user, submit_for
 
@@ -32,7 +32,7 @@ def test_it_selects_a_whole_batch_at_once_as_the_simulation_does(db: None) -> No
     topic = Topic.objects.get(collection=pool.collection, qid="q1")
     outcomes: dict[str, int | None] = {}
     batches: list[list[str]] = []
-    while services.select_next(pool=pool, topic=topic, outcomes=outcomes) is not None:
+    while adaptive.select_next(pool=pool, topic=topic, outcomes=outcomes) is not None:
         new = list(
             PoolItem.objects.filter(pool=pool, selected=True)
             .exclude(document__docid__in=outcomes)
