@@ -25,13 +25,14 @@ def format_value(measure: Measure, value: float) -> str:
 
 
 def _column(result: Result, measure: Measure) -> list[str]:
-    """A measure's per-topic texts: relstring quoted (printf "'%s'"), counts %ld, values %6.4f."""
+    """A measure's per-topic texts, each ending its line: relstring quoted (printf "'%s'"), counts %ld,
+    values %6.4f."""
     if measure.name in result.texts:
-        return [f"'{text}'" for text in result.texts[measure.name]]
+        return [f"'{text}'\n" for text in result.texts[measure.name]]
     values = result.values[measure.name].tolist()
     if measure.family.kind == "long":
-        return [str(int(v)) for v in values]
-    return [f"{v:6.4f}" if v == v else f"{'-nan':>6}" for v in values]  # v != v: NaN
+        return [f"{int(v)}\n" for v in values]
+    return [f"{v:6.4f}\n" if v == v else "  -nan\n" for v in values]  # v != v: NaN
 
 
 def _line(name: str, qid: str, text: str) -> str:
@@ -55,11 +56,18 @@ def format_result(
         printed = [
             m for m in plan if m.family.per_topic and (m.name in result.values or m.name in result.texts)
         ]
-        # Each column formatted at once, then the lines laid out topic by topic.
-        columns = [(f"{m.name:<22}\t", _column(result, m)) for m in printed]
-        for i, qid in enumerate(result.topics):
-            if qid in shown:
-                out.extend(f"{head}{qid}\t{texts[i]}\n" for head, texts in columns)
+        # Each column formatted at once, then laid out topic by topic as pieces of lines (name, qid, value)
+        # by slice assignment: no Python loop over the lines.
+        rows = [i for i, qid in enumerate(result.topics) if qid in shown]
+        qids = [f"{result.topics[i]}\t" for i in rows]
+        width = 3 * len(printed)
+        pieces: list[str] = [""] * (width * len(rows))
+        for j, m in enumerate(printed):
+            texts = _column(result, m)
+            pieces[3 * j :: width] = [f"{m.name:<22}\t"] * len(rows)
+            pieces[3 * j + 1 :: width] = qids
+            pieces[3 * j + 2 :: width] = texts if len(rows) == len(texts) else [texts[i] for i in rows]
+        out.append("".join(pieces))
     if summary:
         means = result.means
         for m in plan:

@@ -610,6 +610,7 @@ class _Fields:
     every_line: bool  # every line is a data row (then lines[i] = first_line + i)
     starts: list[np.ndarray]  # per requested column: byte offset of the field in the chunk
     ends: list[np.ndarray]
+    newlines: np.ndarray  # byte offset of every line's newline
 
 
 def _split(
@@ -649,7 +650,7 @@ def _split(
             lines: np.ndarray | _Consecutive = _Consecutive(first_line, n_lines)
             starts = [line_starts if c == 0 else grid[:, c - 1] + 1 for c in columns]
             ends = [grid[:, c] for c in columns]
-            return _Fields(n_lines, lines, True, starts, ends)
+            return _Fields(n_lines, lines, True, starts, ends, grid[:, -1])
 
     # General path: any whitespace, comments, blank lines, extra fields, short lines.
     newlines = ws_pos[is_newline]
@@ -682,7 +683,7 @@ def _split(
     lines = (data + first_line).astype(np.int64)
     starts = [tok_start[base + c] for c in columns]
     ends = [tok_end[base + c] for c in columns]
-    return _Fields(n_lines, lines, False, starts, ends)
+    return _Fields(n_lines, lines, False, starts, ends, newlines)
 
 
 #: The longest qid, docid or value a line may have: the columns are fixed-width arrays, so one longer
@@ -810,13 +811,12 @@ def _parse_chunk(
     top = int(a.max())
     if top >= 0x80:
         _utf8_errors(a.tobytes(), 1, errors)
+    fields = _split(a, min_fields, columns, 1, errors, expected)
     line_bytes = current_limits().line_bytes
     if len(a) > line_bytes:  # only a chunk this long can hold a line over the limit
-        ends = np.flatnonzero(a == 10)
-        long = np.flatnonzero(np.diff(np.concatenate(([-1], ends))) - 1 > line_bytes)
+        long = np.flatnonzero(np.diff(fields.newlines, prepend=-1) - 1 > line_bytes)
         if len(long):
             errors.add(int(long[0]) + 1, line_too_long(line_bytes))
-    fields = _split(a, min_fields, columns, 1, errors, expected)
     n = len(fields.lines)
     if n:
         _drop_long_fields(fields, errors, ("qid", "docid", "score" if min_fields == 6 else "relevance"))
@@ -995,6 +995,58 @@ def _topics(heads: np.ndarray, lengths: np.ndarray) -> tuple[list[str], np.ndarr
     return topic_ids, np.repeat(inverse.reshape(-1).astype(np.int32), lengths)
 
 
+_ROUND_MULTIPLIERS = tuple(
+    np.uint64(c) for c in (0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9, 0xD6E8FEB86659FD93)
+)
+_WINDOW_ROWS = 1 << 16  # rows checked together: their table (256 KiB) stays in cache
+
+
+def _equal_keys_among(keys: np.ndarray) -> bool:
+    """Whether two of ``keys`` are equal, in expected linear time: each round scatters the positions into
+    a table by a hash of the key; a position that lost its slot is compared with the winner (equal keys
+    aim at one slot, so one of them wins and the other finds it, or both lose and meet again in the next
+    round, which takes only the losers, by another hash). The few left are sorted."""
+    pending = keys
+    round_ = 0
+    while len(pending) > 4096:
+        n = len(pending)
+        bits = (n - 1).bit_length()
+        slots = ((pending * _ROUND_MULTIPLIERS[round_ % 4]) >> np.uint64(64 - bits)).astype(np.intp)
+        round_ += 1
+        table = np.empty(1 << bits, dtype=np.int32)  # only written slots are read
+        position = np.arange(n, dtype=np.int32)
+        table[slots] = position
+        winner = table[slots]
+        lost = np.flatnonzero(winner != position)
+        if np.any(pending[lost] == pending[winner[lost]]):
+            return True
+        pending = pending[lost]
+    ordered = np.sort(pending)
+    return bool(np.any(ordered[1:] == ordered[:-1]))
+
+
+def _any_equal_keys(keys: np.ndarray, topic: np.ndarray) -> bool:
+    """Whether two rows have equal keys. Rows of different topics never share a (qid, docid), so when each
+    topic's rows are consecutive (how runs are written) whole topics are checked a window at a time, in
+    cache; otherwise all keys at once."""
+    n = len(keys)
+    if n < 2:
+        return False
+    heads = np.flatnonzero(topic[1:] != topic[:-1]) + 1
+    block_topic = topic[np.concatenate(([0], heads))]
+    if len(np.unique(block_topic)) != len(block_topic):  # a topic in two places
+        return _equal_keys_among(keys)
+    start = 0
+    while start < n:
+        # End at the first topic boundary at least a window further (a larger topic is a window alone).
+        at = int(np.searchsorted(heads, start + _WINDOW_ROWS))
+        end = int(heads[at]) if at < len(heads) else n
+        if _equal_keys_among(keys[start:end]):
+            return True
+        start = end
+    return False
+
+
 def _duplicates(
     topic_ids: list[str],
     topic: np.ndarray,
@@ -1004,10 +1056,10 @@ def _duplicates(
     errors: ErrorLog,
     message: str,
 ) -> None:
-    """Report every (qid, docid) seen twice. Keys are sorted (numbers, not strings); only equal keys are
+    """Report every (qid, docid) seen twice. ``_any_equal_keys`` rules duplicates out in linear time (the
+    common case); if it finds equal keys, they are sorted (numbers, not strings) and only equal keys are
     compared as strings."""
-    sorted_keys = np.sort(keys)
-    if not np.any(sorted_keys[1:] == sorted_keys[:-1]):
+    if not _any_equal_keys(keys, topic):
         return
     order = np.argsort(keys, kind="stable")
     sorted_keys = keys[order]

@@ -686,6 +686,39 @@ def test_it_merges_reader_errors_and_duplicates_in_line_order(tmp_path: Path) ->
     ]
 
 
+@pytest.mark.parametrize("interleaved", [False, True])
+def test_it_finds_a_duplicate_among_many_rows(tmp_path: Path, interleaved: bool) -> None:
+    # Over 4,096 rows a topic, so the linear-time check (hash rounds) decides, not the sort of the few.
+    qids = ["t2", "t1", "t3"]
+    rows = [(q, f"d{i}", 100000.0 - i) for q in qids for i in range(30000)]
+    if interleaved:
+        rows = [rows[j * 30000 + i] for i in range(30000) for j in range(3)]
+    position = rows.index(("t1", "d29990", 100000.0 - 29990))
+    rows.insert(position + 1, ("t1", "d7", 0.5))  # d7 of t1 again, far from the first
+    text = "".join(f"{q} Q0 {d} 1 {s} r\n" for q, d, s in rows)
+    first = rows.index(("t1", "d7", 100000.0 - 7)) + 1
+    path = make_file(tmp_path, text)
+    errors = errors_of(lambda: trec_io.read_run(path))
+    assert [(e.line, e.message) for e in errors] == [
+        (position + 2, f"duplicate docid 'd7' for qid 't1' (first at line {first})")
+    ]
+    clean = make_file(tmp_path, "".join(line for line in text.splitlines(True) if " 0.5 " not in line))
+    assert len(trec_io.read_run(clean)) == 90000
+
+
+def test_it_tells_equal_keys_apart_from_colliding_slots() -> None:
+    rng = np.random.default_rng(3)
+    keys = rng.integers(0, 2**63, 200_000, dtype=np.int64).view(np.uint64)
+    assert not trec_io._equal_keys_among(keys)
+    assert not trec_io._equal_keys_among(keys & np.uint64(0xFFFFFFFF00000000 | 0xFFFFF))  # slots crowd
+    for i, j in [(0, 199_999), (5, 6), (123_456, 17)]:
+        twice = keys.copy()
+        twice[i] = twice[j]
+        assert trec_io._equal_keys_among(twice)
+    many = np.repeat(keys[:1000], 300)  # every key 300 times: always found
+    assert trec_io._equal_keys_among(many)
+
+
 def test_it_lists_a_bounded_number_of_duplicates() -> None:
     entries = [RunEntry("q", "a", 1.0, n) for n in range(1, 11)]
     errors = errors_of(lambda: read_all_runs(run_file(entries, "r"), max_errors=3))
