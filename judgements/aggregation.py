@@ -26,6 +26,9 @@ Policies, applied by :func:`aggregate` in this order:
 * ``median``: an even number of grades whose two middle grades differ;
 * ``mean``: the mean lies exactly halfway between two grades.
 
+Each of the three is a function of ``RULES`` (a new policy is one more function there); rules 1–4 hold
+for every policy.
+
 ``tie`` is always False for ``pending`` items, for ``rater:NAME`` and for adjudicated items.
 """
 
@@ -33,7 +36,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Hashable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from typing import Literal
@@ -43,13 +46,13 @@ JUDGED: State = "judged"
 UNRATEABLE: State = "unrateable"
 PENDING: State = "pending"
 
-POLICY_KINDS = ("majority", "median", "mean", "rater")
 
 __all__ = [
     "JUDGED",
     "PENDING",
     "UNRATEABLE",
     "Aggregate",
+    "RULES",
     "Policy",
     "aggregate",
     "parse_policy",
@@ -58,9 +61,10 @@ __all__ = [
 
 @dataclass(frozen=True)
 class Policy:
-    """A parsed aggregation policy: ``kind`` is majority, median, mean or rater (with ``rater`` set)."""
+    """A parsed aggregation policy: ``kind`` is the name of one of the `RULES`, or ``rater`` (with
+    ``rater`` set)."""
 
-    kind: Literal["majority", "median", "mean", "rater"]
+    kind: str
     rater: str | None = None
 
     def __str__(self) -> str:
@@ -75,6 +79,12 @@ class Aggregate:
     grade: int | None
     tie: bool = False
 
+    @property
+    def qrels_grade(self) -> int:
+        """The grade of the item's qrels line: its grade when judged, else -1 (trec_eval's "in the pool,
+        unjudged": pending and unrateable items are never scored as irrelevant)."""
+        return self.grade if self.state == JUDGED and self.grade is not None else -1
+
 
 def parse_policy(policy: str | Policy) -> Policy:
     """Parse ``"majority"``, ``"median"``, ``"mean"`` or ``"rater:NAME"`` (NAME non-empty, kept verbatim
@@ -83,16 +93,15 @@ def parse_policy(policy: str | Policy) -> Policy:
         return policy
     if not isinstance(policy, str):
         raise ValueError(f"aggregation policy must be a string, got {type(policy).__name__}")
-    if policy in ("majority", "median", "mean"):
-        return Policy(policy)  # type: ignore[arg-type]  # one of the Literal kinds: checked above
+    if policy in RULES:
+        return Policy(policy)
     if policy.startswith("rater:"):
         name = policy[len("rater:") :]
         if not name.strip():
             raise ValueError("aggregation policy 'rater:NAME' needs a rater name after 'rater:'")
         return Policy("rater", name)
-    raise ValueError(
-        f"unknown aggregation policy {policy!r}; expected 'majority', 'median', 'mean' or 'rater:NAME'"
-    )
+    expected = ", ".join(repr(name) for name in RULES)
+    raise ValueError(f"unknown aggregation policy {policy!r}; expected {expected} or 'rater:NAME'")
 
 
 def _check_grade(grade: object, what: str) -> int:
@@ -144,19 +153,38 @@ def aggregate(
     if 2 * n_unrateable > total:
         return Aggregate(UNRATEABLE, None, False)
     half_unrateable = 2 * n_unrateable == total
+    grade, tie = RULES[parsed.kind](grades, n_unrateable)
+    return Aggregate(JUDGED, grade, tie or half_unrateable)
 
-    if parsed.kind == "majority":
-        counts = Counter(grades)
-        top = max(counts.values())
-        winners = [g for g, c in counts.items() if c == top]
-        tie = len(winners) > 1 or n_unrateable >= top
-        return Aggregate(JUDGED, min(winners), tie or half_unrateable)
-    if parsed.kind == "median":
-        n = len(grades)
-        lower = grades[(n - 1) // 2]
-        tie = n % 2 == 0 and grades[n // 2] != lower
-        return Aggregate(JUDGED, lower, tie or half_unrateable)
-    mean = Fraction(sum(grades), len(grades))
-    rounded = math.floor(mean + Fraction(1, 2))
-    tie = mean.denominator == 2
-    return Aggregate(JUDGED, rounded, tie or half_unrateable)
+
+def majority(grades: list[int], n_unrateable: int) -> tuple[int, bool]:
+    """The most frequent grade, a tie going to the lower grade; a tie also when the unrateable votes are
+    as many as the winner's."""
+    counts = Counter(grades)
+    top = max(counts.values())
+    winners = [g for g, c in counts.items() if c == top]
+    return min(winners), len(winners) > 1 or n_unrateable >= top
+
+
+def median(grades: list[int], n_unrateable: int) -> tuple[int, bool]:
+    """The lower median; a tie when the two middle grades of an even number differ."""
+    n = len(grades)
+    lower = grades[(n - 1) // 2]
+    return lower, n % 2 == 0 and grades[n // 2] != lower
+
+
+def mean(grades: list[int], n_unrateable: int) -> tuple[int, bool]:
+    """The mean rounded half up, exactly; a tie when the mean lies halfway between two grades."""
+    exact = Fraction(sum(grades), len(grades))
+    return math.floor(exact + Fraction(1, 2)), exact.denominator == 2
+
+
+#: A policy's rule: the graded votes of an item, sorted (at least one), and how many votes said
+#: unrateable (at most half of them) → (the released grade, whether the rule broke a tie). A new policy is
+#: one function added here: `parse_policy` accepts its name and `aggregate` (hence every release, the
+#: current qrels and the evaluation on them) applies it after the rules common to every policy.
+RULES: dict[str, Callable[[list[int], int], tuple[int, bool]]] = {
+    "majority": majority,
+    "median": median,
+    "mean": mean,
+}

@@ -1,31 +1,34 @@
 """Releases: a pool's judgements aggregated under a policy, written as immutable files; and the qrels
-of the pool right now."""
+of the pool right now. What the files hold is written by `release_files` (one streamed pass), from the
+rows `release_rows` reads; the policies are in `aggregation`."""
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import json
+import os
+import shutil
+import tempfile
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import connection, transaction
+from django.db import transaction
 from django.http import FileResponse, Http404
 
+from judgements import aggregation, agreement
 from judgements.errors import JudgingError
-from judgements.models import (
-    Adjudication,
-    Judging,
-    Release,
-)
+from judgements.models import Judging, Release
 from judgements.queries import unpooled_by_run
-from judgements.release_rows import ItemVotes, iso, iso_text, json_float, json_text, json_value, stream_items
+from judgements.release_files import UNJUDGED_TOPICS_FILE, Tally, write_qrels_and_judgements
+from judgements.release_rows import stream_items
 from pooling.jobs import remove_stale_workdirs
 from pooling.models import Pool, PoolItem
 
-#: Where an explicit release writes the -1 lines of the topics nobody judged (see create_release).
-UNJUDGED_TOPICS_FILE = "qrels.unjudged.txt"
 #: Every file a release may hold, the only names its download pages and endpoints serve.
 RELEASE_FILES = ("qrels.txt", UNJUDGED_TOPICS_FILE, "judgements.jsonl", "manifest.json")
 QRELS_LAYOUT = (
@@ -42,8 +45,6 @@ def by_rater_id(parsed: Any) -> Any:
     """A parsed policy whose `rater:NAME` names a rater by id, the key the votes carry (refused when no
     user has that name); any other policy as it is."""
     from django.contrib.auth import get_user_model
-
-    from judgements import aggregation
 
     if parsed.kind != "rater":
         return parsed
@@ -79,25 +80,51 @@ def create_release(
     Nothing in the files depends on when the release is made, so two releases of unchanged data are
     byte-identical. Streams: memory does not grow with the number of judgements.
 
-    The files are written in a work directory `.tmp-*` beside the releases and moved to `<id>/` once the
-    row commits; a killed release's work directory is removed by the next release of the pool or the job
-    sweep. A release never writes into a directory that exists already: when `<id>/` is there (a restored
-    or reset database), the release goes to `<id>-2/` and `release.warnings` says what it found.
+    The steps: check the parameters; select, aggregate and write the qrels files and judgements.jsonl in
+    one streamed pass (`release_files.write_qrels_and_judgements`); summarise agreement; write the
+    manifest; publish atomically (`publish_release`). The files are written in a work directory `.tmp-*`
+    beside the releases and moved to `<id>/` once the row commits; a killed release's work directory is
+    removed by the next release of the pool or the job sweep. A release never writes into a directory
+    that exists already: when `<id>/` is there (a restored or reset database), the release goes to
+    `<id>-2/` and `release.warnings` says what it found.
     """
-    import contextlib
-    import functools
-    import hashlib
-    import json
-    import os
-    import shutil
-    import tempfile
+    parsed, judging = check_release(pool=pool, policy=policy, unjudged=unjudged)
+    explicit = unjudged == "explicit"
+    release_root = Path(settings.MEDIA_ROOT) / "releases" / pool.name
+    release_root.mkdir(parents=True, exist_ok=True)
+    # What a release killed before it could clean up left behind (see `jobs.remove_stale_workdirs`).
+    remove_stale_workdirs(release_root)
+    work = Path(tempfile.mkdtemp(prefix=".tmp-", dir=release_root))
+    try:
+        tally = write_qrels_and_judgements(
+            work, pool=pool, policy=by_rater_id(parsed), explicit=explicit, progress=progress
+        )
+        files = describe_files(work, tally=tally, explicit=explicit)
+        manifest = release_manifest(
+            pool=pool, policy=policy, unjudged=unjudged, rubric=judging.rubric, tally=tally, files=files
+        )
+        write_manifest(work, manifest)
+        release = publish_release(
+            work,
+            release_root,
+            pool=pool,
+            policy=policy,
+            unjudged=unjudged,
+            rubric=judging.rubric,
+            manifest=manifest,
+            by=by,
+        )
+    except BaseException:
+        shutil.rmtree(work, ignore_errors=True)
+        raise
+    if progress:
+        progress(1.0, "released")
+    return release
 
-    import numpy as np
-    from django.conf import settings
 
-    from judgements import aggregation, agreement
-    from judgements.models import Release
-
+def check_release(*, pool: Pool, policy: str, unjudged: str) -> tuple[aggregation.Policy, Judging]:
+    """The parsed policy and the pool's judging set-up; JudgingError on a bad `policy` or `unjudged`, or a
+    pool without a judging set-up."""
     if unjudged not in Release.Unjudged.values:
         raise JudgingError(f"unjudged must be one of {', '.join(Release.Unjudged.values)}")
     try:
@@ -107,265 +134,145 @@ def create_release(
     judging = Judging.objects.select_related("rubric").filter(pool=pool).first()
     if judging is None:
         raise JudgingError(f"pool {pool.name!r} has no judging set-up (rubric, raters)")
-    rubric = judging.rubric
+    return parsed, judging
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as handle:
+        for block in iter(lambda: handle.read(1 << 20), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def describe_files(work: Path, *, tally: Tally, explicit: bool) -> dict[str, dict[str, Any]]:
+    """The SHA-256 and line count of each data file (the manifest's `files`); without `explicit`,
+    `qrels.unjudged.txt` is removed (such topics have no line at all)."""
+    files: dict[str, dict[str, Any]] = {
+        "qrels.txt": {"sha256": sha256_of(work / "qrels.txt"), "lines": tally.lines["qrels.txt"]},
+        "judgements.jsonl": {
+            "sha256": sha256_of(work / "judgements.jsonl"),
+            "lines": tally.counts["judgements"],
+        },
+    }
+    if explicit:
+        files[UNJUDGED_TOPICS_FILE] = {
+            "sha256": sha256_of(work / UNJUDGED_TOPICS_FILE),
+            "lines": tally.lines[UNJUDGED_TOPICS_FILE],
+        }
+    else:
+        (work / UNJUDGED_TOPICS_FILE).unlink()
+    return files
+
+
+def agreement_summary(pairs: Counter[tuple[int, int]], labels: list[Any]) -> dict[str, Any]:
+    """Cohen's kappa (unweighted, linear, quadratic) of the pairs of grades, with its Landis-Koch band."""
+    n_pairs = sum(pairs.values())
+    position = {value: i for i, value in enumerate(labels)}
+    if (
+        labels
+        and len(position) == len(labels)
+        and all(type(value) is int and -(2**63) <= value < 2**63 for value in labels)
+        and all(pa in position and pb in position for pa, pb in pairs)
+    ):
+        # The confusion matrix that cohen_kappa(a, b, labels=labels) builds from the pairs (rows: the
+        # earlier rater's grade), without the pairs themselves: memory flat in the number of pairs.
+        confusion = np.zeros((len(labels), len(labels)), dtype=np.int64)
+        for (pa, pb), n in pairs.items():
+            confusion[position[pa], position[pb]] += n
+
+        def kappa(weights: Any) -> float | None:
+            return agreement.kappa_from_confusion(confusion, weights=weights)
+
+    else:  # anything unusual: cohen_kappa on the pairs themselves, errors included
+        repeats = list(pairs.values())
+        a = np.repeat(np.asarray([pa for pa, _ in pairs], dtype=np.int64), repeats)
+        b = np.repeat(np.asarray([pb for _, pb in pairs], dtype=np.int64), repeats)
+
+        def kappa(weights: Any) -> float | None:
+            return agreement.cohen_kappa(a, b, labels=labels, weights=weights)
+
+    kappas = {
+        name: (kappa(weights) if n_pairs else None)
+        for name, weights in (("unweighted", None), ("linear", "linear"), ("quadratic", "quadratic"))
+    }
+    return {"pairs": n_pairs, "cohen_kappa": kappas, "band": agreement.landis_koch_band(kappas["unweighted"])}
+
+
+def release_manifest(
+    *,
+    pool: Pool,
+    policy: str,
+    unjudged: str,
+    rubric: Any,
+    tally: Tally,
+    files: dict[str, dict[str, Any]],
+) -> dict[str, Any]:
+    """What `manifest.json` says (its own hash is added to `files` once it is written)."""
     labels = rubric.labels
-    parsed = by_rater_id(parsed)
-    secret = f"{settings.SECRET_KEY}:{pool.pk}:".encode()
-    pseudonyms: dict[int, str] = {}
+    counts = tally.counts
+    explicit = unjudged == "explicit"
+    return {
+        "format": "relevance-release/1",
+        "pool": pool.name,
+        "collection": pool.collection.name,
+        "strategy": pool.strategy,
+        "depth": pool.depth,
+        "policy": policy,
+        "unjudged": unjudged,
+        "unjudged_label": -1 if explicit else None,
+        "relevance_level": pool.relevance_level,
+        "rubric": {"name": rubric.name, "version": rubric.version, "labels": labels},
+        "counts": {
+            "items": counts["judged"] + counts["unrateable"] + counts["pending"],
+            "judged": counts["judged"],
+            "unrateable": counts["unrateable"],
+            "pending": counts["pending"],
+            "ties": counts["ties"],
+            "judgements": counts["judgements"],
+            "unselected_candidates": PoolItem.objects.filter(pool=pool, selected=False).count(),
+            "grades": {str(g): tally.grades[g] for g in labels},
+        },
+        "runs": unpooled_by_run(pool=pool),
+        "agreement": agreement_summary(tally.pairs, labels),
+        "data_as_of": tally.latest or None,
+        "files": files,
+        "topics": {
+            "judged": tally.topics["judged"],
+            "not_judged": tally.topics["not_judged"],
+            "not_judged_file": UNJUDGED_TOPICS_FILE if explicit else None,
+            "layout": QRELS_LAYOUT if explicit else QRELS_LAYOUT_OMIT,
+        },
+    }
 
-    def pseudonym(rater_id: int) -> str:
-        name = pseudonyms.get(rater_id)
-        if name is None:
-            name = "rater-" + hashlib.sha256(secret + str(rater_id).encode()).hexdigest()[:10]
-            pseudonyms[rater_id] = name
-        return name
 
-    total = max(PoolItem.objects.filter(pool=pool, selected=True).count(), 1)
-    counts = {"judged": 0, "unrateable": 0, "pending": 0, "ties": 0, "judgements": 0}
-    grades_count: Counter[int] = Counter()
-    # (grade of the earlier rater, grade of the later rater) → number of such pairs: the same confusion
-    # matrix as the lists of pairs, in memory that does not grow with the number of judgements.
-    pair_counts: Counter[tuple[int, int]] = Counter()
-    memo: dict[tuple[Any, ...], tuple[aggregation.Aggregate, tuple[tuple[int, int], ...]]] = {}
+def write_manifest(work: Path, manifest: dict[str, Any]) -> None:
+    """Write `manifest.json` and add its own hash to `manifest["files"]` (the row's list of files)."""
+    path = work / "manifest.json"
+    path.write_text(
+        json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
+    )
+    manifest["files"]["manifest.json"] = {"sha256": sha256_of(path), "lines": 0}
 
-    def consensus(item: ItemVotes) -> tuple[aggregation.Aggregate, tuple[tuple[int, int], ...]]:
-        """`aggregation.aggregate` of the item and its pairs of grades, remembered by what the result
-        depends on: the grades in rater order, `required`, the adjudication and (for `rater:NAME`) which
-        vote is NAME's. An item is looked up only when `aggregate` could not raise for it (plain int
-        grades, distinct raters), so a remembered result is exactly what `aggregate` would return."""
-        votes = item.votes
-        grades = tuple([g for _, g in votes])
-        key = None
-        if (
-            type(item.required) is int
-            and (item.adjudicated is None or type(item.adjudicated) in (int, str))
-            and all(g is None or type(g) is int for g in grades)
-            and len({rater for rater, _ in votes}) == len(votes)
-        ):
-            flags = (
-                tuple([str(rater) == parsed.rater for rater, _ in votes]) if parsed.kind == "rater" else ()
-            )
-            key = (grades, item.required, item.adjudicated, flags)
-            found = memo.get(key)
-            if found is not None:
-                return found
-        result = aggregation.aggregate(
-            votes, policy=parsed, required=item.required, adjudicated=item.adjudicated
-        )
-        graded = [g for g in grades if g is not None]
-        pairs = tuple((graded[x], graded[y]) for x in range(len(graded)) for y in range(x + 1, len(graded)))
-        if key is not None and len(memo) < 4096:
-            memo[key] = (result, pairs)
-        return result, pairs
 
-    latest = ""
-    release_root = Path(settings.MEDIA_ROOT) / "releases" / pool.name
-    release_root.mkdir(parents=True, exist_ok=True)
-    # What a release killed before it could clean up left behind (see `jobs.remove_stale_workdirs`).
-    remove_stale_workdirs(release_root)
-    work = Path(tempfile.mkdtemp(prefix=".tmp-", dir=release_root))
-    final: Path | None = None
-    committed = False
+def publish_release(
+    work: Path,
+    release_root: Path,
+    *,
+    pool: Pool,
+    policy: str,
+    unjudged: str,
+    rubric: Any,
+    manifest: dict[str, Any],
+    by: User | None,
+) -> Release:
+    """Create the release's row and move the work directory to its final place, atomically: if the row
+    does not commit, the directory moved in is removed (the caller removes `work`). The files become
+    read-only; `release.warnings` lists what `_free_directory` found."""
+    files = manifest["files"]
     warnings: list[str] = []
+    final: Path | None = None
     try:
-        qrels_path = work / "qrels.txt"
-        jsonl_path = work / "judgements.jsonl"
-        unjudged_path = work / UNJUDGED_TOPICS_FILE
-        topics = {"judged": 0, "not_judged": 0}
-        lines = {"qrels.txt": 0, UNJUDGED_TOPICS_FILE: 0}
-        with (
-            transaction.atomic(),
-            open(qrels_path, "w", encoding="utf-8", newline="\n") as qrels,
-            open(jsonl_path, "w", encoding="utf-8", newline="\n") as jsonl,
-            open(unjudged_path, "w", encoding="utf-8", newline="\n") as unjudged_file,
-            contextlib.closing(stream_items(pool=pool, iso_times=True, copy=True)) as items,
-        ):
-            qrels_lines: list[str] = []
-            jsonl_lines: list[str] = []
-            # One topic's qrels lines wait here until the topic ends: they go to qrels.txt if any item of
-            # the topic is judged, else (explicit) to qrels.unjudged.txt.
-            topic_lines: list[str] = []
-            topic_state = {"qid": None, "judged": False}
-            unjudged_lines: list[str] = []
-
-            def end_topic() -> None:
-                if topic_state["qid"] is None:
-                    return
-                if topic_state["judged"]:
-                    topics["judged"] += 1
-                    qrels_lines.extend(topic_lines)
-                    lines["qrels.txt"] += len(topic_lines)
-                else:
-                    topics["not_judged"] += 1
-                    unjudged_lines.extend(topic_lines)
-                    lines["qrels.unjudged.txt"] += len(topic_lines)
-                topic_lines.clear()
-
-            to_iso = iso_text if connection.vendor == "postgresql" else iso
-            dumps = functools.partial(json.dumps, sort_keys=True, ensure_ascii=False)
-            encode = json.encoder.encode_basestring
-            rater_texts: dict[Any, str] = {}
-            facet_texts: dict[str, str] = {}  # facets text -> its JSON (few distinct ones)
-            state_texts = {True: json_text("unrateable"), False: json_text("graded")}
-            for done, (item, rows) in enumerate(items, 1):
-                result, pairs = consensus(item)
-                counts[result.state] += 1
-                counts["ties"] += int(result.tie)
-                if item.qid != topic_state["qid"]:
-                    end_topic()
-                    topic_state["qid"], topic_state["judged"] = item.qid, False
-                if result.state == "judged":
-                    grades_count[result.grade] += 1  # type: ignore[index]  # a judged result has a grade
-                    topic_state["judged"] = True
-                    topic_lines.append(f"{item.qid} 0 {item.docid} {result.grade}\n")
-                elif unjudged == "explicit":
-                    topic_lines.append(f"{item.qid} 0 {item.docid} -1\n")
-                for pair in pairs:
-                    pair_counts[pair] += 1
-                if rows:
-                    # Each line is json.dumps({...}, sort_keys=True, ensure_ascii=False) of the judgement,
-                    # written out key by key in sorted order with the same separators and value texts.
-                    counts["judgements"] += len(rows)
-                    head = f'{{"consensus": {json_text(result.state)}, "created_at": '
-                    docid = f', "docid": {json_text(item.docid)}, "facets": '
-                    qid = f', "qid": {json_text(item.qid)}, "rater": '
-                for row in rows:
-                    rater_id, grade, unrateable, raw, note, seconds, created, updated = row[7:15]
-                    if to_iso is not iso_text:
-                        created, updated = to_iso(created), to_iso(updated)
-                    if updated is not None and updated > latest:  # max(latest, updated or "")
-                        latest = updated
-                    rater = rater_texts.get(rater_id)
-                    if rater is None:
-                        rater = rater_texts[rater_id] = json_text(pseudonym(rater_id))
-                    facets = facet_texts.get(raw) if type(raw) is str else None
-                    if facets is None:
-                        facets = dumps(json_value(raw))
-                        if type(raw) is str and len(facet_texts) < 1000:
-                            facet_texts[raw] = facets
-                    # The common types inline, anything else through json_text: the same text.
-                    grade = None if unrateable else grade
-                    seconds = round(float(seconds or 0.0), 3)
-                    seconds_json = (
-                        float.__repr__(seconds) if seconds - seconds == 0.0 else json_float(seconds)
-                    )
-                    updated_json = encode(updated) if type(updated) is str else json_text(updated)
-                    jsonl_lines.append(
-                        f"{head}{encode(created) if type(created) is str else json_text(created)}"
-                        f"{docid}{facets}"
-                        f', "grade": {int.__repr__(grade) if type(grade) is int else json_text(grade)}'
-                        f', "imported": {"true" if row[15] else "false"}'
-                        f', "note": {encode(note) if type(note) is str else json_text(note or "")}'
-                        f"{qid}{rater}"
-                        f', "seconds": {seconds_json}'
-                        f', "state": {state_texts[bool(unrateable)]}'
-                        f', "updated_at": {updated_json}}}\n'
-                    )
-                if len(jsonl_lines) >= 10000 or len(qrels_lines) >= 10000 or len(unjudged_lines) >= 10000:
-                    qrels.writelines(qrels_lines)
-                    jsonl.writelines(jsonl_lines)
-                    unjudged_file.writelines(unjudged_lines)
-                    qrels_lines.clear()
-                    jsonl_lines.clear()
-                    unjudged_lines.clear()
-                    if progress:
-                        progress(done / total, f"{done} items")
-            end_topic()
-            qrels.writelines(qrels_lines)
-            jsonl.writelines(jsonl_lines)
-            unjudged_file.writelines(unjudged_lines)
-            adjudicated = Adjudication.objects.filter(item__pool=pool).order_by("-decided_at").first()
-            if adjudicated:
-                latest = max(latest, iso(adjudicated.decided_at) or "")
-
-        def sha256(path: Path) -> str:
-            digest = hashlib.sha256()
-            with open(path, "rb") as handle:
-                for block in iter(lambda: handle.read(1 << 20), b""):
-                    digest.update(block)
-            return digest.hexdigest()
-
-        n_pairs = sum(pair_counts.values())
-        position = {value: i for i, value in enumerate(labels)}
-        if (
-            labels
-            and len(position) == len(labels)
-            and all(type(value) is int and -(2**63) <= value < 2**63 for value in labels)
-            and all(pa in position and pb in position for pa, pb in pair_counts)
-        ):
-            # The confusion matrix that cohen_kappa(a, b, labels=labels) builds from the pairs (rows: the
-            # earlier rater's grade), without the pairs themselves: memory flat in the number of pairs.
-            confusion = np.zeros((len(labels), len(labels)), dtype=np.int64)
-            for (pa, pb), n in pair_counts.items():
-                confusion[position[pa], position[pb]] += n
-
-            def kappa(weights: Any) -> float | None:
-                return agreement.kappa_from_confusion(confusion, weights=weights)
-
-        else:  # anything unusual: cohen_kappa on the pairs themselves, errors included
-            repeats = list(pair_counts.values())
-            a = np.repeat(np.asarray([pa for pa, _ in pair_counts], dtype=np.int64), repeats)
-            b = np.repeat(np.asarray([pb for _, pb in pair_counts], dtype=np.int64), repeats)
-
-            def kappa(weights: Any) -> float | None:
-                return agreement.cohen_kappa(a, b, labels=labels, weights=weights)
-
-        kappas = {
-            name: (kappa(weights) if n_pairs else None)
-            for name, weights in (("unweighted", None), ("linear", "linear"), ("quadratic", "quadratic"))
-        }
-        files = {
-            "qrels.txt": {"sha256": sha256(qrels_path), "lines": lines["qrels.txt"]},
-            "judgements.jsonl": {"sha256": sha256(jsonl_path), "lines": counts["judgements"]},
-        }
-        if unjudged == "explicit":
-            files[UNJUDGED_TOPICS_FILE] = {
-                "sha256": sha256(unjudged_path),
-                "lines": lines[UNJUDGED_TOPICS_FILE],
-            }
-        else:
-            unjudged_path.unlink()  # omit: such topics have no line at all
-        candidates = PoolItem.objects.filter(pool=pool, selected=False).count()
-        manifest = {
-            "format": "relevance-release/1",
-            "pool": pool.name,
-            "collection": pool.collection.name,
-            "strategy": pool.strategy,
-            "depth": pool.depth,
-            "policy": policy,
-            "unjudged": unjudged,
-            "unjudged_label": -1 if unjudged == "explicit" else None,
-            "relevance_level": pool.relevance_level,
-            "rubric": {"name": rubric.name, "version": rubric.version, "labels": labels},
-            "counts": {
-                "items": counts["judged"] + counts["unrateable"] + counts["pending"],
-                "judged": counts["judged"],
-                "unrateable": counts["unrateable"],
-                "pending": counts["pending"],
-                "ties": counts["ties"],
-                "judgements": counts["judgements"],
-                "unselected_candidates": candidates,
-                "grades": {str(g): grades_count[g] for g in labels},
-            },
-            "runs": unpooled_by_run(pool=pool),
-            "agreement": {
-                "pairs": n_pairs,
-                "cohen_kappa": kappas,
-                "band": agreement.landis_koch_band(kappas["unweighted"]),
-            },
-            "data_as_of": latest or None,
-            "files": files,
-            "topics": {
-                "judged": topics["judged"],
-                "not_judged": topics["not_judged"],
-                "not_judged_file": UNJUDGED_TOPICS_FILE if unjudged == "explicit" else None,
-                "layout": QRELS_LAYOUT if unjudged == "explicit" else QRELS_LAYOUT_OMIT,
-            },
-        }
-        (work / "manifest.json").write_text(
-            json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
-        )
-        files["manifest.json"] = {"sha256": sha256(work / "manifest.json"), "lines": 0}
         with transaction.atomic():
             release = Release.objects.create(
                 pool=pool,
@@ -384,21 +291,15 @@ def create_release(
                 os.chmod(final / name, 0o444)
             release.directory = _relative(final)
             release.save(update_fields=["directory"])
-        committed = True
     except BaseException:
-        shutil.rmtree(work, ignore_errors=True)
-        if final is not None and not committed:
+        if final is not None:
             shutil.rmtree(final, ignore_errors=True)  # ours, moved in before the row failed to commit
         raise
     release.warnings = warnings  # type: ignore[attr-defined]  # for the caller to show, not a field
-    if progress:
-        progress(1.0, "released")
     return release
 
 
 def _relative(path: Path) -> str:
-    from django.conf import settings
-
     return str(path.relative_to(Path(settings.MEDIA_ROOT)))
 
 
@@ -425,8 +326,6 @@ def _free_directory(root: Path, release_id: int, *, warnings: list[str]) -> Path
 def current_qrels(*, pool: Pool, policy: str = "majority") -> dict[str, dict[str, int]]:
     """The pool's labels right now under `policy`, as `{qid: {docid: grade}}`, with -1 for every pending or
     unrateable item (trec_eval's "in the pool, unjudged"), exactly as an explicit release would write them."""
-    from judgements import aggregation
-
     parsed = aggregation.parse_policy(policy)
     parsed = by_rater_id(parsed)
     qrels: dict[str, dict[str, int]] = {}
@@ -435,8 +334,7 @@ def current_qrels(*, pool: Pool, policy: str = "majority") -> dict[str, dict[str
             result = aggregation.aggregate(
                 item.votes, policy=parsed, required=item.required, adjudicated=item.adjudicated
             )
-            grade = result.grade if result.state == "judged" and result.grade is not None else -1
-            qrels.setdefault(item.qid, {})[item.docid] = grade
+            qrels.setdefault(item.qid, {})[item.docid] = result.qrels_grade
     return qrels
 
 
@@ -454,8 +352,6 @@ def release_file_response(release: Release, filename: str) -> FileResponse:
 
 def remove_stale_release_workdirs() -> list[Path]:
     """The work directories of killed releases, of every pool, removed (periodic, beside the job sweep)."""
-    from django.conf import settings
-
     root = Path(settings.MEDIA_ROOT) / "releases"
     if not root.is_dir():
         return []
@@ -476,8 +372,6 @@ def start_release(
     policy or `unjudged` value, or a pool without a judging set-up; `jobs.QueueUnavailable` when the broker
     refused the task (the job is then failed with that reason).
     """
-    from judgements import aggregation
-    from judgements.models import Release
     from pooling import jobs
     from pooling.models import Job
 

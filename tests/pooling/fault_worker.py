@@ -22,7 +22,7 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "labeling.settings")
 django.setup()
 
-from judgements import releases  # noqa: E402
+from judgements import release_files  # noqa: E402
 from labeling.celery import app  # noqa: E402
 from pooling import pool_build, run_ranking  # noqa: E402
 
@@ -40,7 +40,7 @@ def hold(point: str) -> None:
 
 real_write_rows = run_ranking.write_rows
 real_add_items = pool_build._add_items
-real_stream_items = releases.stream_items
+real_stream_items = release_files.stream_items
 
 
 def write_rows(**kwargs: Any) -> None:
@@ -63,7 +63,7 @@ def stream_items(**kwargs: Any) -> Iterator[Any]:
 
 run_ranking.write_rows = write_rows  # type: ignore[assignment]
 pool_build._add_items = add_items  # type: ignore[assignment]
-releases.stream_items = stream_items  # type: ignore[assignment]
+release_files.stream_items = stream_items  # type: ignore[assignment]
 
 if __name__ == "__main__":
     queue = sys.argv[1]

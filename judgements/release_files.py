@@ -1,0 +1,245 @@
+"""What a release writes from one pass over a pool's items: `qrels.txt`, `qrels.unjudged.txt` and
+`judgements.jsonl`, and the tallies its manifest reports (counts per state, grades, pairs of grades,
+topics, the latest change).
+
+The pass streams (`release_rows.stream_items`): memory does not grow with the number of judgements. Each
+item is aggregated once (`aggregation.aggregate`, the one home of the policies, through `Consensus`), its
+qrels line goes to its topic's lines (`QrelsFiles`), its judgements become JSON lines
+(`JudgementLines`)."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any
+
+from django.conf import settings
+from django.db import connection, transaction
+
+from judgements import aggregation
+from judgements.models import Adjudication
+from judgements.release_rows import ItemVotes, iso, iso_text, json_float, json_text, json_value, stream_items
+from pooling.models import Pool
+
+#: Where an explicit release writes the -1 lines of the topics nobody judged (see `QrelsFiles`).
+UNJUDGED_TOPICS_FILE = "qrels.unjudged.txt"
+#: Lines buffered before they are written (and progress is reported).
+FLUSH_LINES = 10000
+
+
+@dataclass
+class Tally:
+    """What the pass counted, for the manifest."""
+
+    counts: dict[str, int] = field(
+        default_factory=lambda: {"judged": 0, "unrateable": 0, "pending": 0, "ties": 0, "judgements": 0}
+    )
+    grades: Counter[int] = field(default_factory=Counter)
+    # (grade of the earlier rater, grade of the later rater) → number of such pairs: the same confusion
+    # matrix as the lists of pairs, in memory that does not grow with the number of judgements.
+    pairs: Counter[tuple[int, int]] = field(default_factory=Counter)
+    topics: dict[str, int] = field(default_factory=lambda: {"judged": 0, "not_judged": 0})
+    lines: dict[str, int] = field(default_factory=lambda: {"qrels.txt": 0, UNJUDGED_TOPICS_FILE: 0})
+    latest: str = ""  # the latest updated_at of a judgement or decided_at of an adjudication (ISO text)
+
+
+Pairs = tuple[tuple[int, int], ...]
+
+
+class Consensus:
+    """`aggregation.aggregate` of an item under the release's policy, with the item's pairs of grades
+    (every earlier-rater, later-rater pair of graded votes, for the agreement summary).
+
+    Results are remembered by what they depend on: the grades in rater order, `required`, the
+    adjudication and (for `rater:NAME`) which vote is NAME's. An item is looked up only when `aggregate`
+    could not raise for it (plain int grades, distinct raters), so a remembered result is exactly what
+    `aggregate` would return."""
+
+    def __init__(self, policy: aggregation.Policy) -> None:
+        self.policy = policy
+        self.memo: dict[tuple[Any, ...], tuple[aggregation.Aggregate, Pairs]] = {}
+
+    def __call__(self, item: ItemVotes) -> tuple[aggregation.Aggregate, Pairs]:
+        votes = item.votes
+        grades = tuple([g for _, g in votes])
+        key = None
+        if (
+            type(item.required) is int
+            and (item.adjudicated is None or type(item.adjudicated) in (int, str))
+            and all(g is None or type(g) is int for g in grades)
+            and len({rater for rater, _ in votes}) == len(votes)
+        ):
+            rater = self.policy.rater
+            flags = tuple([str(r) == rater for r, _ in votes]) if self.policy.kind == "rater" else ()
+            key = (grades, item.required, item.adjudicated, flags)
+            found = self.memo.get(key)
+            if found is not None:
+                return found
+        result = aggregation.aggregate(
+            votes, policy=self.policy, required=item.required, adjudicated=item.adjudicated
+        )
+        graded = [g for g in grades if g is not None]
+        pairs = tuple((graded[x], graded[y]) for x in range(len(graded)) for y in range(x + 1, len(graded)))
+        if key is not None and len(self.memo) < 4096:
+            self.memo[key] = (result, pairs)
+        return result, pairs
+
+
+class QrelsFiles:
+    """`qrels.txt` and `qrels.unjudged.txt`, fed item by item in qrels order.
+
+    One topic's lines wait until the topic ends: they go to `qrels.txt` if any item of the topic is judged
+    (grade >= 0), else to `qrels.unjudged.txt` (trec_eval aborts and pytrec_eval hangs on a topic whose
+    every line is -1). With `explicit`, pending and unrateable items are written with grade -1; without,
+    they are left out (and a topic with no judged item has no line)."""
+
+    def __init__(self, qrels: IO[str], unjudged: IO[str], *, explicit: bool, tally: Tally) -> None:
+        self.files = {"qrels.txt": qrels, UNJUDGED_TOPICS_FILE: unjudged}
+        self.explicit = explicit
+        self.tally = tally
+        self.pending: dict[str, list[str]] = {"qrels.txt": [], UNJUDGED_TOPICS_FILE: []}
+        self.topic: list[str] = []
+        self.qid: str | None = None
+        self.judged = False
+
+    def add(self, item: ItemVotes, result: aggregation.Aggregate) -> None:
+        if item.qid != self.qid:
+            self.end_topic()
+            self.qid, self.judged = item.qid, False
+        if result.state == "judged":
+            self.judged = True
+        elif not self.explicit:
+            return
+        self.topic.append(f"{item.qid} 0 {item.docid} {result.qrels_grade}\n")
+
+    def end_topic(self) -> None:
+        if self.qid is None:
+            return
+        name = "qrels.txt" if self.judged else UNJUDGED_TOPICS_FILE
+        self.tally.topics["judged" if self.judged else "not_judged"] += 1
+        self.pending[name].extend(self.topic)
+        self.tally.lines[name] += len(self.topic)
+        self.topic.clear()
+
+    def buffered(self) -> int:
+        return max(len(lines) for lines in self.pending.values())
+
+    def flush(self) -> None:
+        for name, lines in self.pending.items():
+            self.files[name].writelines(lines)
+            lines.clear()
+
+    def close(self) -> None:
+        self.end_topic()
+        self.flush()
+
+
+class JudgementLines:
+    """The lines of `judgements.jsonl`: each is `json.dumps({...}, sort_keys=True, ensure_ascii=False)`
+    of one judgement (rater pseudonymised), written out key by key in sorted order with the same
+    separators and value texts (the common types inline, anything else through `json_text`)."""
+
+    def __init__(self, *, pool: Pool, tally: Tally) -> None:
+        self.secret = f"{settings.SECRET_KEY}:{pool.pk}:".encode()
+        self.tally = tally
+        self.lines: list[str] = []
+        self.to_iso = iso_text if connection.vendor == "postgresql" else iso
+        self.dumps = functools.partial(json.dumps, sort_keys=True, ensure_ascii=False)
+        self.raters: dict[Any, str] = {}  # rater id -> the JSON text of their pseudonym
+        self.facets: dict[str, str] = {}  # facets text -> its JSON (few distinct ones)
+        self.states = {True: json_text("unrateable"), False: json_text("graded")}
+
+    def pseudonym(self, rater_id: Any) -> str:
+        """A rater's name in a release: stable within the pool, unguessable without SECRET_KEY."""
+        return "rater-" + hashlib.sha256(self.secret + str(rater_id).encode()).hexdigest()[:10]
+
+    def add(self, item: ItemVotes, result: aggregation.Aggregate, rows: list[tuple[Any, ...]]) -> None:
+        if not rows:
+            return
+        tally = self.tally
+        tally.counts["judgements"] += len(rows)
+        encode = json.encoder.encode_basestring
+        to_iso = self.to_iso
+        head = f'{{"consensus": {json_text(result.state)}, "created_at": '
+        docid = f', "docid": {json_text(item.docid)}, "facets": '
+        qid = f', "qid": {json_text(item.qid)}, "rater": '
+        append = self.lines.append
+        for row in rows:
+            rater_id, grade, unrateable, raw, note, seconds, created, updated = row[7:15]
+            if to_iso is not iso_text:
+                created, updated = to_iso(created), to_iso(updated)
+            if updated is not None and updated > tally.latest:  # max(latest, updated or "")
+                tally.latest = updated
+            rater = self.raters.get(rater_id)
+            if rater is None:
+                rater = self.raters[rater_id] = json_text(self.pseudonym(rater_id))
+            facets = self.facets.get(raw) if type(raw) is str else None
+            if facets is None:
+                facets = self.dumps(json_value(raw))
+                if type(raw) is str and len(self.facets) < 1000:
+                    self.facets[raw] = facets
+            grade = None if unrateable else grade
+            seconds = round(float(seconds or 0.0), 3)
+            seconds_json = float.__repr__(seconds) if seconds - seconds == 0.0 else json_float(seconds)
+            updated_json = encode(updated) if type(updated) is str else json_text(updated)
+            append(
+                f"{head}{encode(created) if type(created) is str else json_text(created)}"
+                f"{docid}{facets}"
+                f', "grade": {int.__repr__(grade) if type(grade) is int else json_text(grade)}'
+                f', "imported": {"true" if row[15] else "false"}'
+                f', "note": {encode(note) if type(note) is str else json_text(note or "")}'
+                f"{qid}{rater}"
+                f', "seconds": {seconds_json}'
+                f', "state": {self.states[bool(unrateable)]}'
+                f', "updated_at": {updated_json}}}\n'
+            )
+
+
+def write_qrels_and_judgements(
+    work: Path, *, pool: Pool, policy: aggregation.Policy, explicit: bool, progress: Any = None
+) -> Tally:
+    """Select the pool's items with their judgements (qrels order, streamed), aggregate each under
+    `policy`, and write `qrels.txt`, `qrels.unjudged.txt` and `judgements.jsonl` into `work`, in one pass
+    inside one transaction (one snapshot of the data). Returns what it counted."""
+    from pooling.models import PoolItem
+
+    total = max(PoolItem.objects.filter(pool=pool, selected=True).count(), 1)
+    tally = Tally()
+    consensus = Consensus(policy)
+    with (
+        transaction.atomic(),
+        open(work / "qrels.txt", "w", encoding="utf-8", newline="\n") as qrels_file,
+        open(work / "judgements.jsonl", "w", encoding="utf-8", newline="\n") as jsonl,
+        open(work / UNJUDGED_TOPICS_FILE, "w", encoding="utf-8", newline="\n") as unjudged_file,
+        contextlib.closing(stream_items(pool=pool, iso_times=True, copy=True)) as items,
+    ):
+        qrels = QrelsFiles(qrels_file, unjudged_file, explicit=explicit, tally=tally)
+        judgements = JudgementLines(pool=pool, tally=tally)
+        counts, grades, pairs_count = tally.counts, tally.grades, tally.pairs
+        for done, (item, rows) in enumerate(items, 1):
+            result, pairs = consensus(item)
+            counts[result.state] += 1
+            counts["ties"] += int(result.tie)
+            if result.state == "judged":
+                grades[result.grade] += 1  # type: ignore[index]  # a judged result has a grade
+            qrels.add(item, result)
+            for pair in pairs:
+                pairs_count[pair] += 1
+            judgements.add(item, result, rows)
+            if len(judgements.lines) >= FLUSH_LINES or qrels.buffered() >= FLUSH_LINES:
+                qrels.flush()
+                jsonl.writelines(judgements.lines)
+                judgements.lines.clear()
+                if progress:
+                    progress(done / total, f"{done} items")
+        qrels.close()
+        jsonl.writelines(judgements.lines)
+        adjudicated = Adjudication.objects.filter(item__pool=pool).order_by("-decided_at").first()
+        if adjudicated:
+            tally.latest = max(tally.latest, iso(adjudicated.decided_at) or "")
+    return tally
