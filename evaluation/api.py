@@ -10,7 +10,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from evaluation import services
+from evaluation import noise_pool, services
 from judgements.queries import cached_for_pool
 from pooling.models import Pool
 from pooling.permissions import IsManager, managed_pool
@@ -21,6 +21,16 @@ class TwoStageSerializer(serializers.Serializer):
     reranked = serializers.CharField()
     k = serializers.IntegerField(min_value=1, max_value=10000, default=100)
     policy = serializers.CharField(default="majority")
+
+
+class NoiseFloorSerializer(serializers.Serializer):
+    policy = serializers.CharField(default="majority")
+    seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
+    topic_samples = serializers.IntegerField(
+        min_value=10, max_value=noise_pool.MAX_TOPIC_SAMPLES, default=1000
+    )
+    label_samples = serializers.IntegerField(min_value=0, max_value=noise_pool.MAX_LABEL_SAMPLES, default=200)
+    splits = serializers.IntegerField(min_value=0, max_value=noise_pool.MAX_SPLITS, default=20)
 
 
 class ReportSerializer(serializers.Serializer):
@@ -70,6 +80,22 @@ class EvaluationViewSet(viewsets.ViewSet):
             data = cached_for_pool(self._pool(name), "two-stage", services.two_stage, **params.validated_data)
         except services.PARAMETER_ERRORS as exc:
             raise serializers.ValidationError({"candidate": [str(exc)]}) from None
+        return Response(data)
+
+    @extend_schema(
+        parameters=[NoiseFloorSerializer],
+        responses={200: OpenApiResponse(description="noise floor: stability, intervals, verdicts")},
+    )
+    @action(detail=True, methods=["get"], url_path="noise-floor")
+    def noise_floor(self, request: Request, name: str | None = None) -> Response:
+        params = NoiseFloorSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        try:
+            data = cached_for_pool(
+                self._pool(name), "noise-floor", noise_pool.pool_noise_floor, **params.validated_data
+            )
+        except services.PARAMETER_ERRORS as exc:
+            raise serializers.ValidationError({"policy": [str(exc)]}) from None
         return Response(data)
 
 

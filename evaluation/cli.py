@@ -87,6 +87,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "-m", dest="measures", action="append", default=None, metavar="MEASURE", help="measure(s) to print"
     )
+    parser.add_argument(
+        "--noise-floor",
+        dest="noise_floor",
+        action="store_true",
+        help="after the scores, a verdict on every pair of runs on stderr: the difference against the noise "
+        "of the topics (paired bootstrap) and, for pool:NAME, of the raters (evaluation/noise_cli.py)",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="seed of the --noise-floor resampling (default 0)"
+    )
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -216,6 +226,10 @@ def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
             (out_dir / f"{Path(path).name}.eval").write_text(text)
     else:
         stdout.write("".join(text for _, text in blocks))
+    if options.get("noise_floor"):
+        from evaluation import noise_cli
+
+        noise_cli.write_verdicts(options, qrels, runs, settings, plan, stderr)
 
 
 def _shown(topics: Sequence[str]) -> str:

@@ -8,7 +8,7 @@ from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from evaluation import services
+from evaluation import noise_pool, services
 from judgements.queries import cached_for_pool
 from pooling import charts
 from pooling.charts import decimals_apart
@@ -56,6 +56,9 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
     rows = data["runs"]
     names = [row["run"] for row in rows]
     columns = report_columns(data["measures"])
+    floor = cached_for_pool(pool, "noise-floor", noise_pool.pool_noise_floor, **_noise_params(data["policy"]))
+    verdicts = noise_pool.verdicts_by_pair(floor)
+    significance = [{**t, "verdict": verdicts.get((t["a"], t["b"]), "")} for t in data["significance"]]
     figure = ""
     if rows:
         figure = charts.grouped_bars(
@@ -87,8 +90,63 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
         "segment_names": segment_names,
         "segments": segments,
         "segment_not_judged": [data["segments_not_judged"].get(s, 0) for s in segment_names],
+        "significance": significance,
     }
     return render(request, "evaluation/report.html", context)
+
+
+def _noise_params(policy: str) -> dict[str, Any]:
+    """The noise floor the pages show: the API's defaults, under the page's policy."""
+    return {"policy": policy}
+
+
+@login_required
+def noise_floor(request: HttpRequest, name: str) -> HttpResponse:
+    pool = managed_pool(request, name)
+    try:
+        data = cached_for_pool(
+            pool, "noise-floor", noise_pool.pool_noise_floor, **_noise_params(_policy(request))
+        )
+    except services.PARAMETER_ERRORS as exc:
+        return render(request, "evaluation/error.html", {"pool": pool, "error": str(exc)}, status=400)
+    key = data["key_measure"]
+    names = [row["run"] for row in data["runs"]]
+    figures = {}
+    if len(names) >= 2:
+        swap = data["stability"]["swap_rate"][key]
+        matrix = [
+            [swap.get(f"{a}\t{b}", swap.get(f"{b}\t{a}")) if a != b else None for b in names] for a in names
+        ]
+        figures["swaps"] = charts.heatmap(
+            matrix,
+            names,
+            names,
+            title=f"Swap rate of each pair of runs on {data['measures_summary'][key]['label']}"
+            " over random halvings of the raters",
+            vmin=0.0,
+            vmax=0.5,
+            scale_label="share of splits that swap",
+        )
+        summary = data["measures_summary"]
+        figures["power"] = charts.hbar_chart(
+            [summary[m]["label"] for m in data["measures"]],
+            [summary[m]["discriminative_power"] for m in data["measures"]],
+            title="Discriminative power: share of run pairs significantly different (paired bootstrap)",
+            decimals=2,
+            vmax=1.0,
+            x_label="share of pairs",
+        )
+    run_rows = [
+        {"run": r["run"], "topics": r["topics"],
+         "cells": [(r["means"].get(m), r["raters"].get(m)) for m in data["measures"]]}
+        for r in data["runs"]
+    ]  # fmt: skip
+    rater_rows = [{**r, "key": r[key]} for r in data["stability"]["raters"]]
+    context = {"pool": pool, "data": data, "key": key, "pairs": data["pairs"].get(key, []),
+               "run_rows": run_rows, "rater_rows": rater_rows,
+               "summary": [{"measure": m, **data["measures_summary"][m]} for m in data["measures"]],
+               "figures": figures}  # fmt: skip
+    return render(request, "evaluation/noise_floor.html", context)
 
 
 @login_required

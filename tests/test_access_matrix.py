@@ -219,6 +219,9 @@ ROUTES: dict[str, list[Call]] = {
     "evaluation-two-stage": [
         Call("get", "/api/evaluation/{pool}/two-stage/?candidate=alpha&reranked=beta", API_A),
     ],
+    "evaluation-noise-floor": [
+        Call("get", "/api/evaluation/{pool}/noise-floor/?topic_samples=20&label_samples=5&splits=2", API_A),
+    ],
     # --- manager pages
     "pooling:pool-list": [Call("get", "/pools/", MANAGER_PAGE)],
     "pooling:pool-detail": [Call("get", "/pools/{pool}/", PAGE_A)],
@@ -304,6 +307,7 @@ ROUTES: dict[str, list[Call]] = {
     "evaluation:report": [Call("get", "/evaluation/{pool}/", PAGE_A)],
     "evaluation:pool-bias": [Call("get", "/evaluation/{pool}/pool-bias/", PAGE_A)],
     "evaluation:two-stage": [Call("get", "/evaluation/{pool}/two-stage/", PAGE_A)],
+    "evaluation:noise-floor": [Call("get", "/evaluation/{pool}/noise-floor/", PAGE_A)],
     # --- rater pages (nobody but a rater of A, managers and admins included)
     "judgements:home": [Call("get", "/", "L 200 200 200 200 200 200")],
     "judgements:judge": [Call("get", "/judge/{pool}/", "L 404 200 404 404 404 404")],

@@ -1,0 +1,297 @@
+"""The noise-floor report of a campaign: every run and pair of runs with the noise of raters and of topics
+(pure: no Django). The statistics are in :mod:`evaluation.noise`; the scoring in :mod:`evaluation.resample`.
+
+Seeded: each part draws from its own stream ``numpy.random.default_rng([seed, part])``, so changing the
+number of label samples does not move the topic bootstrap, and the same inputs and seed give the same
+report, number for number.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from evaluation import metrics, noise
+from evaluation.resample import Items, RunLike, Scorer, Votes, run_means
+
+TOPIC_STREAM, LABEL_STREAM, SPLIT_STREAM = 1, 2, 3
+DEFAULT_MEASURES = (
+    "ndcg_cut_10",
+    "P_10",
+)  # cut-off measures: scored on the top 10 rows only (resample.TOP_K)
+
+VoteMap = Mapping[tuple[str, str], Sequence[tuple[str, int | None]]]
+
+
+@dataclass(frozen=True)
+class Campaign:
+    """What a report needs: the scorer over the pool items, the consensus (the policy's qrels, one label
+    per item) and every item's votes."""
+
+    scorer: Scorer
+    consensus: np.ndarray
+    votes: Votes
+    not_judged: tuple[str, ...]
+
+    @classmethod
+    def of(
+        cls,
+        runs: Mapping[str, RunLike],
+        consensus: Mapping[str, Mapping[str, int]],
+        votes: VoteMap,
+        *,
+        measures: Sequence[str] = DEFAULT_MEASURES,
+        fixed: Mapping[tuple[str, str], int] | None = None,
+        relevance_level: int = 1,
+        gain: metrics.Gain = "linear",
+        unjudged: metrics.Unjudged = "nonrelevant",
+        depth: int | None = None,
+    ) -> Campaign:
+        """``consensus`` is ``{qid: {docid: grade}}`` with -1 for pending or unrateable items (the
+        platform's current qrels); ``votes`` ``{(qid, docid): [(rater, grade or None), ...]}``; ``fixed``
+        the adjudicated items, whose label no resample changes."""
+        items = Items.of(consensus)
+        scorer = Scorer(
+            runs, items, measures, relevance_level=relevance_level, gain=gain, unjudged=unjudged, depth=depth
+        )
+        not_judged = metrics.split_judged(consensus).not_judged
+        return cls(scorer, items.labels(consensus), Votes.of(items, votes, fixed), not_judged)
+
+
+def _rng(seed: int, stream: int) -> np.random.Generator:
+    return np.random.default_rng([seed, stream])
+
+
+def _clean(value: float) -> float | None:
+    return None if value is None or not math.isfinite(value) else round(float(value), 6)
+
+
+def _taus(reference: np.ndarray, other: np.ndarray) -> tuple[float, float]:
+    ok = np.isfinite(reference) & np.isfinite(other)
+    if ok.sum() < 2:
+        return math.nan, math.nan
+    return noise.kendall_tau(reference[ok], other[ok]), noise.tau_ap(reference[ok], other[ok])
+
+
+def stability(
+    campaign: Campaign, *, n_splits: int, max_raters: int, seed: int, policy: str = "majority"
+) -> dict[str, Any]:
+    """Ranking stability across raters, for each measure: each rater's own qrels (the ``max_raters``
+    raters with most votes) against the consensus on the topics that rater judged, and ``n_splits`` random
+    halvings of the raters, half against half (each half aggregated by ``policy``); τ, τ_AP, and per pair
+    of runs the swap rate over the splits."""
+    scorer, votes = campaign.scorer, campaign.votes
+    n_items = len(scorer.items)
+    n_raters = len(votes.raters)
+    measures = scorer.measures
+    per_rater = []
+    by_votes = np.bincount(votes.rater[votes.rater >= 0], minlength=n_raters)
+    for r in np.argsort(-by_votes, kind="stable")[:max_raters].tolist():
+        keep = np.zeros(n_raters, dtype=bool)
+        keep[r] = True
+        labels = noise.rater_labels(votes, n_items, keep, policy=policy)
+        judged = scorer.items.judged_topics(labels)
+        mine = run_means(scorer.score(labels))
+        theirs = run_means(scorer.score(campaign.consensus, topics=judged))
+        row: dict[str, Any] = {
+            "rater": votes.raters[r],
+            "votes": int(by_votes[r]),
+            "topics": int(judged.sum()),
+        }
+        for m, name in enumerate(measures):
+            tau, tap = _taus(theirs[m], mine[m])
+            row[name] = {"tau": _clean(tau), "tau_ap": _clean(tap)}
+        per_rater.append(row)
+
+    pairs = list(itertools.combinations(range(scorer.n_runs), 2))
+    swaps = np.zeros((len(measures), len(pairs)))
+    taus: list[list[float]] = [[] for _ in measures]
+    taps: list[list[float]] = [[] for _ in measures]
+    rng = _rng(seed, SPLIT_STREAM)
+    done = 0
+    if n_raters >= 2:
+        a = np.array([p[0] for p in pairs], dtype=np.intp)
+        b = np.array([p[1] for p in pairs], dtype=np.intp)
+        for _ in range(n_splits):
+            half = np.zeros(n_raters, dtype=bool)
+            half[rng.permutation(n_raters)[: n_raters // 2]] = True
+            left = run_means(scorer.score(noise.rater_labels(votes, n_items, half, policy=policy)))
+            right = run_means(scorer.score(noise.rater_labels(votes, n_items, ~half, policy=policy)))
+            for m in range(len(measures)):
+                tau, tap = _taus(left[m], right[m])
+                taus[m].append(tau)
+                taps[m].append(tap)
+                if pairs:
+                    swaps[m] += np.sign(left[m][a] - left[m][b]) != np.sign(right[m][a] - right[m][b])
+            done += 1
+    names = scorer.names
+    return {
+        "raters": per_rater,
+        "raters_shown": len(per_rater),
+        "raters_total": n_raters,
+        "splits": done,
+        "split_tau": {
+            name: {
+                "tau_mean": _clean(float(np.nanmean(taus[m]))) if taus[m] else None,
+                "tau_min": _clean(float(np.nanmin(taus[m]))) if taus[m] else None,
+                "tau_ap_mean": _clean(float(np.nanmean(taps[m]))) if taps[m] else None,
+            }
+            for m, name in enumerate(measures)
+        },
+        "swap_rate": {
+            name: {
+                f"{names[i]}\t{names[j]}": _clean(swaps[m][k] / done) if done else None
+                for k, (i, j) in enumerate(pairs)
+            }
+            for m, name in enumerate(measures)
+        },
+    }
+
+
+def label_samples(
+    campaign: Campaign, *, n_samples: int, seed: int, posterior: np.ndarray | None = None
+) -> np.ndarray:
+    """Every run's mean on ``n_samples`` re-drawn label vectors: shape (samples, measures, runs)."""
+    rng = _rng(seed, LABEL_STREAM)
+    scorer = campaign.scorer
+    out = np.empty((n_samples, len(scorer.measures), scorer.n_runs))
+    batch = 16  # label vectors drawn a batch at a time: bounded memory, same stream
+    for start in range(0, n_samples, batch):
+        size = min(batch, n_samples - start)
+        if posterior is None:
+            drawn = campaign.votes.sample(campaign.consensus, rng, size)
+        else:
+            drawn = campaign.votes.sample_posterior(campaign.consensus, posterior, rng, size)
+        for k in range(size):
+            out[start + k] = run_means(scorer.score(drawn[k]))
+    return out
+
+
+def report(
+    campaign: Campaign,
+    *,
+    n_topic_samples: int = 1000,
+    n_label_samples: int = 200,
+    n_splits: int = 20,
+    max_raters: int = 30,
+    seed: int = 0,
+    alpha: float = noise.ALPHA,
+    power: float = noise.POWER,
+    posterior: np.ndarray | None = None,
+    policy: str = "majority",
+    planner_deltas: Sequence[float] = noise.PLANNER_DELTAS,
+) -> dict[str, Any]:
+    """The whole noise-floor report (JSON-ready): runs with their rater intervals, every pair of runs with
+    its difference, both half-widths, the bootstrap p-value, the swap rate and the verdict, per measure;
+    discriminative power, minimum detectable difference and the topic planner per measure; stability."""
+    scorer = campaign.scorer
+    names, measures = scorer.names, scorer.measures
+    base = scorer.score(campaign.consensus)
+    means = run_means(base)
+    judged = scorer.items.judged_topics(campaign.consensus)
+    topic_index = np.flatnonzero(judged)
+    weights = noise.bootstrap_weights(len(topic_index), n_topic_samples, _rng(seed, TOPIC_STREAM))
+    # Rater noise needs an item with two votes or more (a qrels file has none: raters not measured).
+    disagreement_possible = bool((campaign.votes.counts >= 2).any())
+    samples = None
+    if n_label_samples and disagreement_possible:
+        samples = label_samples(campaign, n_samples=n_label_samples, seed=seed, posterior=posterior)
+    steady = stability(campaign, n_splits=n_splits, max_raters=max_raters, seed=seed, policy=policy)
+    lo_q, hi_q = 100 * alpha / 2, 100 * (1 - alpha / 2)
+
+    runs = []
+    for r, name in enumerate(names):
+        row: dict[str, Any] = {
+            "run": name,
+            "topics": int((~np.isnan(base[0, r])).sum()),
+            "means": {},
+            "raters": {},
+        }
+        for m, measure in enumerate(measures):
+            row["means"][measure] = _clean(means[m, r])
+            if samples is not None:
+                lo, hi = noise.percentiles(samples[:, m, r], [lo_q, hi_q], axis=0)
+                row["raters"][measure] = [_clean(lo), _clean(hi)]
+        runs.append(row)
+
+    pairs: dict[str, list[dict[str, Any]]] = {}
+    summary: dict[str, dict[str, Any]] = {}
+    for m, measure in enumerate(measures):
+        boot = noise.topic_bootstrap(base[m][:, topic_index], weights, alpha=alpha)
+        rater_hw = np.full(len(boot.pairs), math.nan)
+        if samples is not None and boot.pairs:
+            a = np.array([p[0] for p in boot.pairs], dtype=np.intp)
+            b = np.array([p[1] for p in boot.pairs], dtype=np.intp)
+            deltas = samples[:, m, a] - samples[:, m, b]
+            lo, hi = noise.percentiles(deltas, [lo_q, hi_q], axis=0)
+            rater_hw = (hi - lo) / 2.0
+        swap = steady["swap_rate"][measure]
+        rows = []
+        for k, (i, j) in enumerate(boot.pairs):
+            delta = float(means[m, i] - means[m, j])
+            rows.append(
+                {
+                    "a": names[i],
+                    "b": names[j],
+                    "delta": _clean(delta),
+                    "topics": int(boot.n[k]),
+                    "raters_half_width": _clean(rater_hw[k]),
+                    "topics_interval": [_clean(boot.low[k]), _clean(boot.high[k])],
+                    "topics_half_width": _clean(boot.half_width[k]),
+                    "p_value": _clean(boot.p_value[k]),
+                    "significant": bool(boot.p_value[k] < alpha),
+                    "swap_rate": swap.get(f"{names[i]}\t{names[j]}"),
+                    "verdict": noise.verdict(
+                        measure, delta, raters=float(rater_hw[k]), topics=float(boot.half_width[k])
+                    ),
+                }
+            )
+        pairs[measure] = rows
+        sigma = float(np.nanmedian(boot.sd)) if len(boot.sd) else math.nan
+        n = len(topic_index)
+        summary[measure] = {
+            "label": noise.measure_label(measure),
+            "discriminative_power": _clean(float(np.mean(boot.p_value < alpha))) if len(boot.pairs) else None,
+            "sd_of_differences": _clean(sigma),
+            "minimum_detectable_difference": _clean(
+                noise.minimum_detectable_difference(sigma, n, alpha=alpha, power=power)
+            ),
+            "planner": {
+                f"{d:g}": (
+                    noise.topics_needed(d, sigma, alpha=alpha, power=power) if math.isfinite(sigma) else None
+                )
+                for d in planner_deltas
+            },
+        }
+    return {
+        "measures": list(measures),
+        "key_measure": measures[0] if measures else None,
+        "seed": seed,
+        "settings": {
+            "topic_samples": n_topic_samples,
+            "label_samples": n_label_samples if samples is not None else 0,
+            "label_source": "posterior" if posterior is not None else "votes",
+            "splits": n_splits,
+            "alpha": alpha,
+            "power": power,
+            "unjudged": scorer.unjudged,
+        },
+        "judged_topics": len(topic_index),
+        "not_judged_topics": list(campaign.not_judged),
+        "runs": runs,
+        "pairs": pairs,
+        "measures_summary": summary,
+        "stability": steady,
+    }
+
+
+def comparisons(data: Mapping[str, Any], measure: str | None = None) -> list[str]:
+    """The verdict lines of a report (one per pair of runs, ``a vs b: verdict``) for ``measure`` (default
+    the key measure)."""
+    measure = measure or data["key_measure"]
+    return [f"{row['a']} vs {row['b']}: {row['verdict']}" for row in data["pairs"].get(measure, [])]

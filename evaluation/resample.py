@@ -1,0 +1,316 @@
+"""Re-scoring every run on many versions of the labels, fast (pure: no Django).
+
+A noise-floor report scores the same runs on hundreds of label variants: one per rater, per random split
+of the raters, per resample of each item's votes. Ranking a run (the join with the qrels and trec_eval's
+sort) is the expensive part of :func:`evaluation.metrics.evaluate` and does not depend on the labels, so
+:class:`Scorer` ranks every run once and then, for each variant, only relabels the ranked rows and calls
+the metrics of :mod:`evaluation.metrics` (the one implementation of every measure) on all runs at once.
+
+The labels of a variant are one integer per pool item (:class:`Items`): a grade >= 0; ``UNJUDGED`` (-1:
+pending or unrateable, trec_eval's "in the pool, unjudged"); or ``ABSENT`` (-2: not in this variant's
+qrels at all, e.g. an item a rater never judged in their own qrels). A topic is scored in a variant only
+if the variant judged it (``metrics.split_judged``'s rule: at least one grade >= 0) and the run has it;
+every other cell is NaN, so it never enters a mean as a zero.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from evaluation import metrics
+from pooling.trec_io import QrelsTable, RunTable
+
+UNJUDGED = -1
+ABSENT = -2
+
+Qrels = Mapping[str, Mapping[str, int]]
+RunLike = RunTable | Mapping[str, Mapping[str, float]]
+
+
+@dataclass(frozen=True)
+class Items:
+    """The pool items, ``keys[i] = (qid, docid)``, in qid then docid order; ``topic[i]`` indexes
+    ``topics`` (byte order of qid, as ``metrics.rank_lists`` sorts them)."""
+
+    keys: tuple[tuple[str, str], ...]
+    topics: tuple[str, ...]
+    topic: np.ndarray
+
+    @classmethod
+    def of(cls, qrels: Qrels) -> Items:
+        """Every (qid, docid) of ``qrels``, whatever its grade (-1 included)."""
+        topics = tuple(sorted(qrels, key=lambda q: q.encode("utf-8")))
+        keys = tuple((q, d) for q in topics for d in sorted(qrels[q], key=lambda d: d.encode("utf-8")))
+        code = {q: i for i, q in enumerate(topics)}
+        return cls(keys, topics, np.array([code[q] for q, _ in keys], dtype=np.intp))
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def labels(self, qrels: Qrels) -> np.ndarray:
+        """A qrels as one label per item: its grade, -1 if negative, ``ABSENT`` if the qrels lack it."""
+        out = np.full(len(self.keys), ABSENT, dtype=np.int64)
+        for i, (q, d) in enumerate(self.keys):
+            grade = qrels.get(q, {}).get(d)
+            if grade is not None:
+                out[i] = max(int(grade), UNJUDGED)
+        return out
+
+    def judged_topics(self, labels: np.ndarray) -> np.ndarray:
+        """Per topic: whether the variant judged it (``metrics.split_judged``'s rule on the label vector)."""
+        return np.bincount(self.topic[labels >= 0], minlength=len(self.topics)) > 0
+
+
+#: Measures whose value depends only on the first k rows of each list and the first k documents of the
+#: ideal ranking (k their cutoff): scored on lists cut at k, an exact shortcut (trec_eval -M k changes
+#: none of them).
+TOP_K = frozenset({"P", "ndcg_cut", "success", "judged"})
+#: Measures that read nothing of a list after its last pooled document (rows that are unjudged in every
+#: variant and ranked below every pooled one add nothing to them): scored on lists cut there.
+THROUGH_POOLED = frozenset({"map", "recip_rank", "ndcg", "Rprec", "recall", "map_cut", "bpref"})
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The ranked rows one group of measures reads: ``n`` of them, the positions ``in_pool`` of those that
+    retrieved a pool item and that ``item``, each row's ``cell`` (run * topics + topic), the offsets."""
+
+    n: int
+    in_pool: np.ndarray
+    item: np.ndarray
+    cell: np.ndarray
+    offsets: np.ndarray
+
+
+class Scorer:
+    """Every run ranked once over the pool items; :meth:`score` re-scores all of them on any labels.
+
+    ``measures`` are trec_eval names (``metrics.plan_measures``), kept in the order given; ``unjudged`` is
+    the unjudged policy (``condensed`` drops the rows unjudged *in each variant* before the metric, as
+    trec_eval -J would on that variant's qrels); ``depth`` is trec_eval -M. ``gain`` and
+    ``relevance_level`` as in ``metrics.evaluate``; the scores equal ``metrics.evaluate`` on the variant's
+    qrels, topic by topic (tests/evaluation/test_noise.py checks it for every shortcut above).
+    """
+
+    def __init__(
+        self,
+        runs: Mapping[str, RunLike],
+        items: Items,
+        measures: Sequence[str],
+        *,
+        relevance_level: int = 1,
+        gain: metrics.Gain = "linear",
+        unjudged: metrics.Unjudged = "nonrelevant",
+        depth: int | None = None,
+    ) -> None:
+        self.items = items
+        self.names = tuple(runs)
+        self.relevance_level = relevance_level
+        self.unjudged = unjudged
+        asked = list(measures)
+        plan = sorted(  # the order asked for (plan_measures gives trec_eval's), so measures[0] is the key one
+            metrics.plan_measures(asked),
+            key=lambda m: asked.index(m.name) if m.name in asked else len(asked),
+        )
+        self.measures = tuple(m.name for m in plan)
+        # The one implementation of each measure (evaluate's own dispatch), grouped by the rows it reads.
+        self._groups: dict[int | None, list[tuple[int, Callable[[metrics.Ranked], np.ndarray]]]] = {}
+        for position, m in enumerate(plan):
+            name = m.family.name
+            cut: int | None = -1  # -1: every row
+            if name in TOP_K:
+                cut = int(m.param)
+            elif name in THROUGH_POOLED:
+                cut = None
+            function = metrics._measure_function(m, gain, "10")  # noqa: SLF001
+            self._groups.setdefault(cut, []).append((position, function))
+        # The qrels "grade" of each item is its index: rank_lists then labels each ranked row with the
+        # item it retrieved (>= 0) or UNPOOLED, and sorts as trec_eval does, once per run.
+        index: dict[str, dict[str, int]] = {}
+        for i, (q, d) in enumerate(items.keys):
+            index.setdefault(q, {})[d] = i
+        index_table = QrelsTable.from_dict(index)
+        n_topics = len(items.topics)
+        item_rows, counts, present = [], [], []
+        for name in self.names:
+            ranked = metrics.rank_lists(index_table, runs[name], depth=depth)
+            if tuple(ranked.topics) != items.topics:
+                raise ValueError("the pool items and the ranked topics disagree")  # cannot happen
+            item_rows.append(ranked.label)
+            counts.append(np.diff(ranked.offsets))
+            present.append(ranked.present)
+        self.n_runs, self.n_topics = len(self.names), n_topics
+        self.n_cells = self.n_runs * n_topics
+        row_item = np.concatenate(item_rows) if item_rows else np.zeros(0, dtype=np.int64)
+        cell = np.repeat(np.arange(self.n_cells), np.concatenate(counts) if counts else np.zeros(0, np.intp))
+        self.present = np.array(present, dtype=bool).reshape(self.n_runs, n_topics)
+        first = np.searchsorted(cell, np.arange(self.n_cells))
+        rank = np.arange(len(cell)) - first[cell]  # 0-based
+        pooled = row_item >= 0
+        last = np.full(self.n_cells, -1)
+        np.maximum.at(last, cell[pooled], rank[pooled])
+        # Per group, the rows it reads (before condensing, which depends on the variant): which of them are
+        # pooled and the item each of those retrieved, and (without condensing) the lists' offsets.
+        self._rows: dict[int | None, _Rows] = {}
+        for cut in self._groups:
+            if cut == -1:
+                keep = np.ones(len(cell), dtype=bool)
+            elif cut is None or unjudged == "condensed":
+                keep = rank <= last[cell]  # condensed lists are cut at k after condensing
+            else:
+                keep = rank < cut
+            rows = np.flatnonzero(keep)
+            in_pool = np.flatnonzero(pooled[rows])
+            offsets = np.concatenate(([0], np.cumsum(np.bincount(cell[rows], minlength=self.n_cells))))
+            self._rows[cut] = _Rows(
+                len(rows), in_pool, row_item[rows][in_pool], cell[rows], offsets.astype(np.intp)
+            )
+        self._pseudo_topics = [""] * self.n_cells  # Ranked only counts them
+
+    def _ranked(
+        self, codes: np.ndarray, cut: int | None, judged: tuple[np.ndarray, np.ndarray]
+    ) -> metrics.Ranked:
+        group = self._rows[cut]
+        row_label = np.full(group.n, metrics.UNPOOLED, dtype=np.int64)
+        row_label[group.in_pool] = codes[group.item]
+        offsets = group.offsets
+        if self.unjudged == "condensed":
+            keep = row_label >= 0
+            row_label, cell = row_label[keep], group.cell[keep]
+            if cut is not None and cut > 0:
+                first = np.searchsorted(cell, np.arange(self.n_cells))
+                keep = np.arange(len(cell)) - first[cell] < cut
+                row_label, cell = row_label[keep], cell[keep]
+            offsets = np.concatenate(([0], np.cumsum(np.bincount(cell, minlength=self.n_cells)))).astype(
+                np.intp
+            )
+        grades, per_topic = judged
+        if cut is not None and cut > 0:  # the ideal ranking's first k documents are all it reads
+            starts = np.concatenate(([0], np.cumsum(per_topic)))[:-1]
+            position = np.arange(len(grades)) - np.repeat(starts, per_topic)
+            grades = grades[position < cut]
+            per_topic = np.minimum(per_topic, cut)
+        return metrics.Ranked(
+            topics=self._pseudo_topics,
+            offsets=offsets,
+            label=row_label,
+            judged=np.tile(grades, self.n_runs),
+            judged_offsets=np.concatenate(([0], np.cumsum(np.tile(per_topic, self.n_runs)))).astype(np.intp),
+            present=self.present.ravel(),
+            relevance_level=self.relevance_level,
+        )
+
+    def score(self, labels: np.ndarray, *, topics: np.ndarray | None = None) -> np.ndarray:
+        """Scores on one label variant: shape (measures, runs, topics), NaN where the run lacks the topic,
+        the variant judged nothing in it, or ``topics`` (a boolean mask) leaves it out."""
+        # The ideal ranking's material: each topic's judged grades, descending.
+        judged_items = np.flatnonzero(labels >= 0)
+        order = np.lexsort((-labels[judged_items], self.items.topic[judged_items]))
+        grades = labels[judged_items[order]]
+        per_topic = np.bincount(self.items.topic[judged_items], minlength=self.n_topics)
+        valid = self.present & (per_topic > 0)[None, :]
+        if topics is not None:
+            valid &= topics[None, :]
+        # Each item's label as a ranked row carries it: a grade, UNJUDGED, or UNPOOLED when ABSENT.
+        codes = np.where(labels >= 0, labels, np.where(labels == ABSENT, metrics.UNPOOLED, metrics.UNJUDGED))
+        out = np.empty((len(self.measures), self.n_runs, self.n_topics))
+        for cut, functions in self._groups.items():
+            ranked = self._ranked(codes, cut, (grades, per_topic))
+            for position, function in functions:
+                values = function(ranked).reshape(self.n_runs, self.n_topics)
+                out[position] = np.where(valid, values, np.nan)
+        return out
+
+
+def run_means(scores: np.ndarray) -> np.ndarray:
+    """Means over each run's scored topics (NaN cells left out): shape (measures, runs)."""
+    valid = ~np.isnan(scores)
+    total = np.where(valid, scores, 0.0).sum(axis=-1)
+    n = valid.sum(axis=-1)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        return np.where(n > 0, total / np.maximum(n, 1), np.nan)
+
+
+@dataclass(frozen=True)
+class Votes:
+    """Every item's votes, flattened: item i's are ``grade[offsets[i]:offsets[i + 1]]`` (a grade >= 0, or
+    -1 for unrateable) by ``rater[...]`` (indexes into ``raters``). An item with a fixed label (an
+    adjudication) carries it as its only vote, rater -1."""
+
+    grade: np.ndarray
+    rater: np.ndarray
+    offsets: np.ndarray
+    raters: tuple[str, ...]
+
+    @classmethod
+    def of(
+        cls,
+        items: Items,
+        votes: Mapping[tuple[str, str], Sequence[tuple[str, int | None]]],
+        fixed: Mapping[tuple[str, str], int] | None = None,
+    ) -> Votes:
+        """From ``{(qid, docid): [(rater, grade or None for unrateable), ...]}``; ``fixed`` maps items to
+        a decided label (an adjudication: a grade, or -1 for unrateable) that replaces their votes."""
+        fixed = fixed or {}
+        raters = sorted({r for vs in votes.values() for r, _ in vs})
+        code = {r: i for i, r in enumerate(raters)}
+        grades: list[int] = []
+        who: list[int] = []
+        counts = np.zeros(len(items), dtype=np.intp)
+        for i, key in enumerate(items.keys):
+            if key in fixed:
+                grades.append(max(int(fixed[key]), UNJUDGED))
+                who.append(-1)
+                counts[i] = 1
+                continue
+            for rater, grade in votes.get(key, ()):
+                grades.append(UNJUDGED if grade is None else int(grade))
+                who.append(code[rater])
+                counts[i] += 1
+        return cls(
+            np.array(grades, dtype=np.int64),
+            np.array(who, dtype=np.intp),
+            np.concatenate(([0], np.cumsum(counts))).astype(np.intp),
+            tuple(raters),
+        )
+
+    @property
+    def counts(self) -> np.ndarray:
+        return np.diff(self.offsets)
+
+    def sample(self, base: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` label vectors, shape (n, items): each item with votes takes one of its votes uniformly at
+        random (a bootstrap of one rater per item); an item without votes keeps its ``base`` label."""
+        counts = self.counts
+        voted = np.flatnonzero(counts > 0)
+        out = np.tile(base, (n, 1))
+        if len(voted):
+            pick = self.offsets[voted][None, :] + (rng.random((n, len(voted))) * counts[voted]).astype(
+                np.intp
+            )
+            out[:, voted] = self.grade[pick]
+        return out
+
+    def sample_posterior(
+        self, base: np.ndarray, posterior: np.ndarray, rng: np.random.Generator, n: int
+    ) -> np.ndarray:
+        """``n`` label vectors drawn from an aggregation model's posterior: ``posterior[i, g]`` is the
+        probability that item i's true grade is g (rows of items without votes are ignored: ``base``)."""
+        voted = np.flatnonzero(self.counts > 0)
+        out = np.tile(base, (n, 1))
+        if len(voted):
+            cumulative = np.cumsum(posterior[voted], axis=1)
+            cumulative /= cumulative[:, -1:]
+            u = rng.random((n, len(voted), 1))
+            out[:, voted] = (u > cumulative[None, :, :]).sum(axis=2)
+        return out
+
+    def of_raters(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The votes of the raters in the boolean mask ``keep`` (fixed votes always kept): (grade, item,
+        rater) arrays."""
+        item = np.repeat(np.arange(len(self.counts)), self.counts)
+        mine = (self.rater < 0) | keep[np.maximum(self.rater, 0)]
+        return self.grade[mine], item[mine], self.rater[mine]
