@@ -1,0 +1,407 @@
+"""Importing click logs: one service, `import_click_log`, for every caller (command, API job, admin,
+demo, benchmark). Atomic: any bad line raises `FormatError` and nothing is stored (rows or archive).
+
+Memory stays flat: pages are aggregated a chunk at a time with numpy into the sorted table of distinct
+cells (logger, topic, document, position), and each chunk's pages are appended to the impression
+archive (`online.archive`) on disk. What grows is the number of distinct cells and distinct queries,
+not the number of impressions.
+
+Queries map to topics by qid, or (a page that logs query text) by exact normalised text: Unicode NFKC,
+case-folded, runs of whitespace collapsed (`normalise_query`). An unmapped query is recorded as a
+`QueryMapping` without a topic, with its impressions, and reported in the log's counts and warnings.
+Object ids map to docids: the document whose docid is the object id, or (with `object_field`) whose
+metadata[object_field] is; a shown object that is no document of the collection is counted and left
+out of the counts (warned), its position still taken by it.
+"""
+
+from __future__ import annotations
+
+import shutil
+import unicodedata
+import zlib
+from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+
+from online import archive
+from online.logformats import CountRow, Page, UbiStats, read_counts, read_impressions, read_ubi
+from online.models import ClickCount, ClickLog, QueryMapping
+from pooling.formats import FormatError, LineError
+from pooling.models import Collection, Document, Pool, Topic
+from pooling.services import ImportFailed, Refused, _open_source, reading_limits
+
+#: Deepest position a page may show (a key's position field).
+MAX_POSITION = 1000
+CHUNK_PAGES = 50_000
+
+Progress = Callable[[float, str], None]
+
+
+def normalise_query(text: str) -> str:
+    """The form queries are matched in: NFKC, case-folded, whitespace runs collapsed, trimmed."""
+    return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+
+
+class _Cells:
+    """The sorted table of distinct cells, merged a chunk at a time."""
+
+    def __init__(self) -> None:
+        self.keys = np.zeros(0, dtype=np.int64)
+        self.impressions = np.zeros(0, dtype=np.int64)
+        self.clicks = np.zeros(0, dtype=np.int64)
+
+    def add(self, keys: np.ndarray, impressions: np.ndarray, clicks: np.ndarray) -> None:
+        merged, inverse = np.unique(np.concatenate([self.keys, keys]), return_inverse=True)
+        self.impressions = np.bincount(
+            inverse, weights=np.concatenate([self.impressions, impressions]), minlength=len(merged)
+        ).astype(np.int64)
+        self.clicks = np.bincount(
+            inverse, weights=np.concatenate([self.clicks, clicks]), minlength=len(merged)
+        ).astype(np.int64)
+        self.keys = merged
+
+
+class _Importer:
+    def __init__(self, log: ClickLog, object_field: str) -> None:
+        self.log = log
+        topics = list(
+            Topic.objects.filter(collection=log.collection_id)
+            .order_by("qid")
+            .values_list("pk", "qid", "query")
+        )
+        self.topic_pks = np.array([pk for pk, _, _ in topics] or [0], dtype=np.int64)
+        self.by_qid = {qid: i for i, (_, qid, _) in enumerate(topics)}
+        self.by_text: dict[str, int] = {}
+        self.warnings: list[str] = []
+        for i, (_, qid, query) in enumerate(topics):
+            key = normalise_query(query)
+            if key in self.by_text:
+                self.warnings.append(
+                    f"topics {topics[self.by_text[key]][1]} and {qid} have the same query text; "
+                    f"text {key!r} maps to {topics[self.by_text[key]][1]}"
+                )
+                continue
+            self.by_text[key] = i
+        docs = Document.objects.filter(collection=log.collection_id).order_by("pk")
+        if object_field:
+            pairs = [
+                (pk, str((meta or {}).get(object_field, "")))
+                for pk, meta in docs.values_list("pk", "metadata")
+            ]
+        else:
+            pairs = list(docs.values_list("pk", "docid"))
+        self.doc_pks = np.array([pk for pk, _ in pairs] or [0], dtype=np.int64)
+        self.docs = {name: i for i, (_, name) in enumerate(pairs) if name}
+        self.loggers: dict[str, int] = {}
+        self.teams: dict[str, int] = {}
+        self.queries: dict[str, list[Any]] = {}  # query -> [topic index or -1, by, impressions, clicks]
+        self.cells = _Cells()
+        self.n_topics = max(len(topics), 1)
+        self.n_docs = max(len(pairs), 1)
+        self.pages = self.clicks = self.unknown_objects = 0
+        self.unknown_names: dict[str, int] = {}
+
+    def topic_of(self, query: str, by_qid: bool) -> int:
+        entry = self.queries.get(query)
+        if entry is None:
+            if by_qid:
+                index, by = self.by_qid.get(query, -1), QueryMapping.By.QID
+            else:
+                index, by = self.by_text.get(normalise_query(query), -1), QueryMapping.By.TEXT
+            entry = self.queries[query] = [index, by if index >= 0 else QueryMapping.By.NONE, 0, 0]
+        return int(entry[0])
+
+    def logger_index(self, name: str) -> int:
+        index = self.loggers.get(name)
+        if index is None:
+            index = self.loggers[name] = len(self.loggers)
+        return index
+
+    def key(self, logger: Any, topic: Any, doc: Any, position: Any) -> Any:
+        return ((logger * self.n_topics + topic) * self.n_docs + doc) * MAX_POSITION + (position - 1)
+
+    def add_pages(self, pages: list[Page], writer: archive.Writer | None) -> None:
+        p_topic, p_logger, p_session, p_user, p_len = [], [], [], [], []
+        c_doc: list[int] = []
+        c_team: list[int] = []
+        click_flat: list[int] = []
+        docs, teams = self.docs, self.teams
+        offset = 0
+        for page in pages:
+            n = len(page.shown)
+            if n > MAX_POSITION:
+                raise FormatError(
+                    [LineError(self.log.source_file, page.line, f"more than {MAX_POSITION} results shown")]
+                )
+            topic = self.topic_of(page.query, page.by_qid)
+            entry = self.queries[page.query]
+            entry[2] += 1
+            entry[3] += len(page.clicks)
+            self.clicks += len(page.clicks)
+            if topic < 0:
+                continue
+            indices = [docs.get(name, -1) for name in page.shown]
+            if -1 in indices:
+                for name, index in zip(page.shown, indices, strict=True):
+                    if index < 0:
+                        self.unknown_objects += 1
+                        if len(self.unknown_names) < 20:
+                            self.unknown_names[name] = self.unknown_names.get(name, 0) + 1
+            p_topic.append(topic)
+            p_logger.append(self.logger_index(page.logger))
+            p_session.append(zlib.crc32(page.session.encode()))
+            p_user.append(zlib.crc32(page.user.encode()))
+            p_len.append(n)
+            c_doc.extend(indices)
+            if page.teams is not None:
+                c_team.extend(teams.setdefault(t, len(teams) + 1) for t in page.teams)
+            else:
+                c_team.extend([0] * n)
+            click_flat.extend(offset + p - 1 for p in page.clicks)
+            offset += n
+        if not p_topic:
+            return
+        self.pages += len(p_topic)
+        lengths = np.array(p_len, dtype=np.int64)
+        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        position = np.arange(offset, dtype=np.int64) - starts + 1
+        doc = np.array(c_doc, dtype=np.int64)
+        clicked = np.zeros(offset, dtype=bool)
+        clicked[np.array(click_flat, dtype=np.int64)] = True
+        topic_a = np.repeat(np.array(p_topic, dtype=np.int64), lengths)
+        logger_a = np.repeat(np.array(p_logger, dtype=np.int64), lengths)
+        known = doc >= 0
+        keys = self.key(logger_a[known], topic_a[known], doc[known], position[known])
+        uniq, inverse = np.unique(keys, return_inverse=True)
+        self.cells.add(uniq, np.bincount(inverse), np.bincount(inverse, weights=clicked[known]))
+        if writer is not None:
+            writer.append(
+                topic=np.array(p_topic, dtype=np.int32),
+                logger=np.array(p_logger, dtype=np.int16),
+                session=np.array(p_session, dtype=np.uint32),
+                user=np.array(p_user, dtype=np.uint32),
+                length=lengths.astype(np.int32),
+                doc=doc.astype(np.int32),
+                click=clicked,
+                team=np.array(c_team, dtype=np.int8),
+            )
+
+    def add_counts(self, rows: list[CountRow]) -> None:
+        keys, imp, clk = [], [], []
+        for row in rows:
+            topic = self.topic_of(row.qid, True)
+            entry = self.queries[row.qid]
+            entry[2] += row.impressions
+            entry[3] += row.clicks
+            self.clicks += row.clicks
+            if topic < 0:
+                continue
+            doc = self.docs.get(row.docid, -1)
+            if doc < 0:
+                self.unknown_objects += row.impressions
+                if len(self.unknown_names) < 20:
+                    self.unknown_names[row.docid] = row.impressions
+                continue
+            keys.append(
+                int(
+                    self.key(
+                        np.int64(self.logger_index(row.logger)),
+                        np.int64(topic),
+                        np.int64(doc),
+                        np.int64(row.position),
+                    )
+                )
+            )
+            imp.append(row.impressions)
+            clk.append(row.clicks)
+        self.pages += len(rows)
+        if keys:
+            self.cells.add(np.array(keys, dtype=np.int64), np.array(imp), np.array(clk))
+
+
+def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
+    chunk: list[Any] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def import_click_log(
+    *,
+    collection: Collection,
+    name: str,
+    format: str,
+    paths: list[str],
+    display_names: list[str] | None = None,
+    pool: Pool | None = None,
+    user: Any = None,
+    object_field: str = "",
+    ordinal_base: int = 1,
+    progress: Progress | None = None,
+) -> ClickLog:
+    """Import a click log into `collection` as log `name` (unique in the collection) and return it.
+
+    `format` is "jsonl" (one file), "counts" (one file) or "ubi" (two files: queries, then events).
+    Raises `ImportFailed` (FILE:LINE errors) or `Refused` (a bad argument); nothing is stored then.
+    """
+    if ClickLog.objects.filter(collection=collection, name=name).exists():
+        raise Refused(f"collection {collection.name} already has a click log named {name!r}")
+    expected = {"jsonl": 1, "counts": 1, "ubi": 2}.get(format)
+    if expected is None:
+        raise Refused(f"unknown click log format {format!r}; expected jsonl, counts or ubi")
+    if len(paths) != expected:
+        raise Refused(f"format {format} takes {expected} file(s), got {len(paths)}")
+    names = display_names or [str(p) for p in paths]
+    state: dict[str, Any] = {"fraction": 0.0, "message": ""}
+
+    def report(fraction: float, message: str) -> None:
+        # the byte counter gives fractions, the importer messages: each keeps the other's last value
+        if fraction >= 0:
+            state["fraction"] = fraction
+        if message:
+            state["message"] = message
+        if progress is not None:
+            progress(float(state["fraction"]), str(state["message"]))
+
+    archive_dir = "" if format == "counts" else f"clicklogs/{collection.pk}/{name}"
+    root = Path(settings.MEDIA_ROOT) / archive_dir if archive_dir else None
+    if root is not None and root.exists():
+        shutil.rmtree(root)  # a leftover of an earlier failed attempt with this name
+    # progress by bytes of the (last) file read; UBI reads queries then events
+    last = len(paths) - 1
+
+    def opened(i: int) -> Any:
+        scale = (lambda f, m: report(0.85 * (i + f) / len(paths), m)) if progress else None
+        return _open_source(paths[i], names[i], scale)
+
+    try:
+        with reading_limits(), transaction.atomic():
+            log = ClickLog.objects.create(
+                collection=collection,
+                pool=pool,
+                name=name,
+                format=format,
+                source_file=", ".join(names),
+                archive_dir=archive_dir,
+                created_by=user if getattr(user, "is_authenticated", False) else None,
+            )
+            importer = _Importer(log, object_field)
+            ubi = UbiStats()
+            if format == "counts":
+                for rows in _chunks(read_counts(opened(0)), CHUNK_PAGES):
+                    importer.add_counts(rows)
+                    report(-1, f"{importer.pages:,} rows read")
+            else:
+                pages = (
+                    read_impressions(opened(0))
+                    if format == "jsonl"
+                    else read_ubi(opened(0), opened(last), stats=ubi, ordinal_base=ordinal_base)
+                )
+                assert root is not None
+                with archive.Writer(root) as writer:
+                    for chunk in _chunks(pages, CHUNK_PAGES):
+                        importer.add_pages(chunk, writer)
+                        report(-1, f"{importer.pages:,} pages read")
+                    writer.finish(
+                        topic_pks=importer.topic_pks,
+                        doc_pks=importer.doc_pks,
+                        loggers=list(importer.loggers),
+                        teams=list(importer.teams),
+                    )
+            report(0.9, "storing counts")
+            _store(log, importer, ubi)
+    except FormatError as exc:
+        _discard(root)
+        raise ImportFailed([str(e) for e in exc.errors]) from None
+    except BaseException:
+        if root is not None and root.exists():
+            shutil.rmtree(root, ignore_errors=True)
+        raise
+    report(1.0, f"imported {importer.pages:,} pages")
+    return log
+
+
+def _discard(root: Path | None) -> None:
+    if root is not None and root.exists():
+        shutil.rmtree(root, ignore_errors=True)
+
+
+def _store(log: ClickLog, importer: _Importer, ubi: UbiStats) -> None:
+    cells = importer.cells
+    keys = cells.keys
+    position = keys % MAX_POSITION + 1
+    rest = keys // MAX_POSITION
+    doc = rest % importer.n_docs
+    rest //= importer.n_docs
+    topic = rest % importer.n_topics
+    logger = rest // importer.n_topics
+    logger_names = list(importer.loggers)
+    batch: list[ClickCount] = []
+    for i in range(len(keys)):
+        batch.append(
+            ClickCount(
+                log=log,
+                logger=logger_names[int(logger[i])],
+                topic_id=int(importer.topic_pks[topic[i]]),
+                document_id=int(importer.doc_pks[doc[i]]),
+                position=int(position[i]),
+                impressions=int(cells.impressions[i]),
+                clicks=int(cells.clicks[i]),
+            )
+        )
+        if len(batch) >= 5000:
+            ClickCount.objects.bulk_create(batch)
+            batch = []
+    ClickCount.objects.bulk_create(batch)
+    QueryMapping.objects.bulk_create(
+        QueryMapping(
+            log=log,
+            query=query[:10000],
+            topic_id=int(importer.topic_pks[index]) if index >= 0 else None,
+            mapped_by=by,
+            impressions=imp,
+            clicks=clk,
+        )
+        for query, (index, by, imp, clk) in importer.queries.items()
+    )
+    unmapped = [(q, e[2]) for q, e in importer.queries.items() if e[0] < 0]
+    warnings = list(importer.warnings)
+    if unmapped:
+        shown = ", ".join(f"{q!r} ({n})" for q, n in sorted(unmapped, key=lambda x: -x[1])[:10])
+        warnings.append(
+            f"{len(unmapped)} queries map to no topic, {sum(n for _, n in unmapped):,} impressions: {shown}"
+        )
+    if importer.unknown_objects:
+        names = ", ".join(importer.unknown_names)
+        warnings.append(
+            f"{importer.unknown_objects:,} shown objects are no document of the collection (e.g. {names})"
+        )
+    if ubi.ignored_actions:
+        warnings.append(
+            "UBI events of other actions ignored: "
+            + ", ".join(f"{a} ({n})" for a, n in sorted(ubi.ignored_actions.items()))
+        )
+    if ubi.without_query:
+        warnings.append(f"{ubi.without_query} UBI events without a query_id ignored")
+    log.counts = {
+        "pages": importer.pages,
+        "impressions": int(cells.impressions.sum()),
+        "clicks": int(cells.clicks.sum()),
+        "cells": len(keys),
+        "queries": len(importer.queries),
+        "unmapped_queries": len(unmapped),
+        "unmapped_impressions": sum(n for _, n in unmapped),
+        "unknown_objects": importer.unknown_objects,
+        "loggers": logger_names,
+    }
+    log.max_position = int(position.max()) if len(position) else 0
+    log.warnings = warnings
+    log.save(update_fields=["counts", "max_position", "warnings"])
