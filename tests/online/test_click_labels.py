@@ -1,0 +1,150 @@
+"""Click-derived relevance: the estimators' definitions, clipping, bootstrap, grades, the agreement gate
+against the human judgements and the click-label release."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from judgements import agreement
+from judgements.models import Release
+from online import relevance, services
+from online.models import ClickLabel
+from online.propensity import Counts
+from pooling.services import Refused
+from tests.online.helpers import judged_pool, pool_log
+
+pytestmark = pytest.mark.django_db
+
+THETA5 = [1.0, 0.5, 0.3, 0.2, 0.16]
+
+
+def test_ips_counts_a_click_at_position_5_as_6_25() -> None:
+    counts = Counts.from_cells([0, 1], [1, 5], [1, 1], [1, 1])
+    scores = relevance.score(counts, THETA5, "ips")
+    assert scores.score.tolist() == pytest.approx([1.0, 6.25])
+
+
+def test_ips_clipping_caps_the_weight_and_reports_the_share_it_touched() -> None:
+    counts = Counts.from_cells([0, 1, 1], [1, 5, 4], [3, 1, 1], [1, 1, 0])
+    scores = relevance.score(counts, THETA5, "ips", tau=4.0)
+    assert scores.score[1] == pytest.approx(4.0 / 2)
+    assert scores.clipped_share == pytest.approx(2 / 5)  # positions 4 (1/.2=5) and 5 clipped
+
+
+def test_ratio_and_coec_follow_their_definitions() -> None:
+    counts = Counts.from_cells([0, 0, 1], [1, 2, 2], [10, 10, 10], [5, 2, 4])
+    ratio = relevance.score(counts, THETA5, "ratio")
+    assert ratio.score[0] == pytest.approx(7 / (10 * 1.0 + 10 * 0.5))
+    coec = relevance.score(counts, None, "coec")
+    ctr1, ctr2 = 5 / 10, 6 / 20
+    assert coec.score.tolist() == pytest.approx([7 / (10 * ctr1 + 10 * ctr2), 4 / (10 * ctr2)])
+
+
+def test_grades_by_thresholds() -> None:
+    grades = relevance.grade(np.array([0.05, 0.2, 0.5, 0.9]), [[0.2, 1], [0.5, 2], [0.8, 3]], 0)
+    assert grades.tolist() == [0, 1, 2, 3]
+    with pytest.raises(ValueError, match="not a grade of the rubric"):
+        relevance.parse_thresholds("0.2:7", [0, 1, 2, 3])
+
+
+def pages_for(pool_docs: dict[str, list[str]], clicks: dict[str, list[int]], repeat: int) -> list[dict]:
+    out = []
+    for i in range(repeat):
+        for qid, docs in pool_docs.items():
+            out.append(
+                {
+                    "session": f"s{i}-{qid}",
+                    "qid": qid,
+                    "ranker": "alpha",
+                    "docids": docs,
+                    "clicks": clicks[qid] if i % 2 == 0 else clicks[qid][:1],
+                }
+            )
+    return out
+
+
+def test_the_agreement_gate_is_the_house_kappa_on_the_same_pairs_and_goes_into_the_release(tmp_path) -> None:
+    pool = judged_pool(grades={"d001": 3, "d003": 2, "d010": 1})
+    docs = {"q1": ["d001", "d003", "d002", "d004"], "q2": ["d010", "d011", "d013"]}
+    log = pool_log(tmp_path, pool, pages_for(docs, {"q1": [1, 2], "q2": [1]}, repeat=20))
+    estimate = services.estimate_propensity(log=log, method="given", params={"theta": THETA5})
+    with pytest.raises(Refused):
+        services.release_click_labels(
+            label_set=services.derive_click_labels(log=log, estimator="ips", propensity_estimate=estimate)
+        )
+    label_set = services.derive_click_labels(
+        log=log,
+        estimator="ips",
+        propensity_estimate=estimate,
+        thresholds="0.2:1,0.6:2,0.9:3",
+        replicates=30,
+    )
+    gate = label_set.agreement
+    assert gate["n"] == 7
+    labels = ClickLabel.objects.filter(label_set=label_set).select_related("topic", "document")
+    human = {"d001": 3, "d003": 2, "d010": 1}
+    a = [human.get(lab.document.docid, 0) for lab in labels]
+    b = [lab.grade for lab in labels]
+    assert gate["kappa"] == pytest.approx(agreement.cohen_kappa(a, b, labels=[0, 1, 2, 3]))
+    assert gate["alpha_ordinal"] is not None
+    first = labels.get(topic__qid="q1", document__docid="d001")
+    assert first.low is not None and first.low <= first.score <= first.high
+    releases_before = Release.objects.count()
+    release = services.release_click_labels(label_set=label_set)
+    manifest = json.loads(
+        (
+            Path(release.manifest and __import__("django.conf").conf.settings.MEDIA_ROOT)
+            / release.directory
+            / "manifest.json"
+        ).read_text()
+    )
+    assert manifest["agreement_with_humans"]["kappa"] == gate["kappa"]
+    assert manifest["source"].startswith("clicks")
+    assert Release.objects.count() == releases_before  # never a human release
+
+
+def test_bootstrap_re_estimates_theta_and_its_interval_covers_the_truth(tmp_path) -> None:
+    from online.simulate import gamma_from_grades, simulate
+
+    rng = np.random.default_rng(5)
+    grades = rng.integers(0, 5, (4, 6))
+    rankings = [np.argsort(-grades, axis=1), np.argsort(rng.random(grades.shape), axis=1)]
+    sim = simulate(rng, rankings=rankings, gamma=gamma_from_grades(grades), sessions=20000)
+
+    def chunks():
+        length = np.full(len(sim.query), 6, dtype=np.int32)
+        yield {
+            "topic": sim.query,
+            "logger": sim.logger,
+            "session": np.arange(len(sim.query), dtype=np.uint32),
+            "length": length,
+            "doc": sim.shown.ravel(),
+            "click": sim.clicks.ravel(),
+        }
+
+    from online import propensity
+
+    pairs, low, high, warnings = relevance.bootstrap(
+        chunks,
+        n_docs=6,
+        theta_of=lambda c: propensity.em(c).theta,
+        estimator="ips",
+        replicates=40,
+    )
+    truth = gamma_from_grades(grades).ravel()[pairs] * 0.68  # with θ_1 = 1, IPS estimates θ_1·γ
+    covered = np.mean((low <= truth) & (truth <= high))
+    assert covered >= 0.8 and not warnings
+    assert (high - low).min() > 0
+
+
+def test_it_refuses_an_estimator_without_propensities(tmp_path) -> None:
+    pool = judged_pool(grades={})
+    log = pool_log(tmp_path, pool, [{"qid": "q1", "docids": ["d001"], "clicks": [1]}])
+    with pytest.raises(Refused, match="needs a propensity"):
+        services.derive_click_labels(log=log, estimator="ips")
+    with pytest.raises(Refused, match="outside"):
+        services.estimate_propensity(log=log, method="given", params={"theta": [1, 1.2]})
