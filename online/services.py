@@ -240,11 +240,12 @@ def agreement_with_humans(label_set: ClickLabelSet) -> dict[str, Any]:
     assert label_set.pool is not None and label_set.rubric is not None
     labels = label_set.rubric.labels
     human = current_qrels(pool=label_set.pool, policy="majority")
-    a, b = [], []
+    a: list[int] = []
+    b: list[int] = []
     rows = label_set.labels.exclude(grade=None).values_list("topic__qid", "document__docid", "grade")
     for qid, docid, grade in rows.iterator():
         value = human.get(qid, {}).get(docid, -1)
-        if value >= 0:
+        if value >= 0 and grade is not None:
             a.append(value)
             b.append(grade)
     n = len(a)
