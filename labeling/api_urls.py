@@ -7,6 +7,7 @@ from evaluation import api as evaluation_api
 from judgements import api as judgements_api
 from judgements import release_api
 from labeling.api import ping, token
+from online import api as online_api
 from pooling import api as pooling_api
 
 router = DefaultRouter()
@@ -19,5 +20,6 @@ pooling_api.register(router)
 judgements_api.register(router)
 release_api.register(router)
 evaluation_api.register(router)
+online_api.register(router)
 
 urlpatterns = [path("ping/", ping, name="ping"), path("auth/token/", token, name="auth-token"), *router.urls]

@@ -13,6 +13,8 @@ A click log is stored twice, each for what it serves:
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.db import models
 from django.utils import timezone
@@ -22,9 +24,17 @@ from pooling.models import Collection, Document, Pool, Topic
 
 
 class ClickLogQuerySet(models.QuerySet["ClickLog"]):
-    def visible_to(self, user: object) -> ClickLogQuerySet:
-        """Logs of the collections `user` may read (`Collection.objects.visible_to`)."""
-        return self.filter(collection__in=Collection.objects.visible_to(user))
+    def visible_to(self, user: Any) -> ClickLogQuerySet:
+        """Logs `user` may read and derive from (propensities, click labels, releases): those of the
+        collections they manage and those of the pools they manage; every log for an admin; none for a
+        rater or anyone anonymous (raters never see clicks, ranks or sources)."""
+        from django.db.models import Q
+
+        if not getattr(user, "is_authenticated", False):
+            return self.none()
+        return self.filter(
+            Q(collection__in=Collection.objects.managed_by(user)) | Q(pool__in=Pool.objects.managed_by(user))
+        )
 
 
 class ClickLog(models.Model):

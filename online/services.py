@@ -280,7 +280,12 @@ def release_click_labels(*, label_set: ClickLabelSet, user: Any = None) -> Click
     )
     with transaction.atomic():
         release = ClickRelease.objects.create(label_set=label_set, directory="", created_by=_user(user))
+        # never into a directory that exists (a restored database reuses ids): <id>-2, <id>-3, ...
         directory = Path("click-releases") / str(release.pk)
+        suffix = 1
+        while (Path(settings.MEDIA_ROOT) / directory).exists():
+            suffix += 1
+            directory = Path("click-releases") / f"{release.pk}-{suffix}"
         root = Path(settings.MEDIA_ROOT) / directory
         root.mkdir(parents=True, exist_ok=False)
         qrels = "".join(f"{q} 0 {d} {g}\n" for q, d, g in rows)

@@ -1,6 +1,16 @@
 """Manager pages of the online app."""
 
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from online import views
 
 app_name = "online"
-urlpatterns: list = []
+urlpatterns = [
+    path("logs/", views.log_list, name="logs"),
+    path("logs/<int:log_id>/", views.log_detail, name="log"),
+    path("logs/<int:log_id>/propensities/", views.estimate, name="estimate"),
+    path("logs/<int:log_id>/labels/", views.derive, name="derive"),
+    path("propensities/<int:estimate_id>/", views.propensity_detail, name="propensity"),
+    path("labels/<int:set_id>/", views.labels_detail, name="labels"),
+    path("labels/<int:set_id>/release/", views.release, name="release"),
+]

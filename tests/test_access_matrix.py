@@ -13,8 +13,8 @@ on-commit callbacks never run inside the test's transaction).
 
 The API's `.json` format-suffix twin of a route is the same view and shares its entry. The admin's
 routes are declared per model (ADMIN_MODELS) and per site view (ADMIN_SITE): the manager of B is a staff
-user with every permission on the pooling and judging models, so the admin's own scoping (ScopedAdmin) is
-what keeps pool A from them.
+user with every permission on the pooling, judging and online models, so the admin's own scoping
+(ScopedAdmin) is what keeps pool A from them.
 """
 
 from __future__ import annotations
@@ -222,6 +222,65 @@ ROUTES: dict[str, list[Call]] = {
     "evaluation-noise-floor": [
         Call("get", "/api/evaluation/{pool}/noise-floor/?topic_samples=20&label_samples=5&splits=2", API_A),
     ],
+    # --- online signals: click logs, propensities, click labels (managers of the log's collection or pool)
+    "click-log-list": [
+        Call("get", "/api/click-logs/", MANAGER_API),
+        # a bad counts file: 400 naming `file`; the manager of B names a collection not theirs: 400 too
+        Call(
+            "post",
+            "/api/click-logs/",
+            "401 403 403 403 400 400 400",
+            data={"collection": "{collection}", "name": "new-log", "format": "counts"},
+            multipart=True,
+        ),
+    ],  # fmt: skip
+    "click-log-detail": [Call("get", "/api/click-logs/{click_log}/", API_A)],
+    "click-log-queries": [Call("get", "/api/click-logs/{click_log}/queries/", API_A)],
+    "click-log-propensities": [
+        Call(
+            "post",
+            "/api/click-logs/{click_log}/propensities/",
+            "401 403 403 403 202 404 202",
+            data={"method": "em"},
+        ),
+    ],  # fmt: skip
+    "click-log-labels": [
+        Call(
+            "post",
+            "/api/click-logs/{click_log}/labels/",
+            "401 403 403 403 202 404 202",
+            data={"estimator": "coec"},
+        ),
+    ],  # fmt: skip
+    "propensity-list": [Call("get", "/api/propensities/", MANAGER_API)],
+    "propensity-detail": [Call("get", "/api/propensities/{propensity}/", API_A)],
+    "click-label-set-list": [Call("get", "/api/click-labels/", MANAGER_API)],
+    "click-label-set-detail": [Call("get", "/api/click-labels/{click_labels}/", API_A)],
+    "click-label-set-label-rows": [Call("get", "/api/click-labels/{click_labels}/labels/", API_A)],
+    "click-label-set-release": [
+        Call("post", "/api/click-labels/{click_labels}/release/", "401 403 403 403 201 404 201"),
+    ],
+    "online:logs": [Call("get", "/online/logs/", MANAGER_PAGE)],
+    "online:log": [Call("get", "/online/logs/{click_log}/", PAGE_A)],
+    "online:estimate": [
+        Call(
+            "post",
+            "/online/logs/{click_log}/propensities/",
+            "L 403 403 403 302 404 302",
+            data={"method": "em"},
+        ),
+    ],
+    "online:derive": [
+        Call(
+            "post",
+            "/online/logs/{click_log}/labels/",
+            "L 403 403 403 302 404 302",
+            data={"estimator": "coec"},
+        ),
+    ],
+    "online:propensity": [Call("get", "/online/propensities/{propensity}/", PAGE_A)],
+    "online:labels": [Call("get", "/online/labels/{click_labels}/", PAGE_A)],
+    "online:release": [Call("post", "/online/labels/{click_labels}/release/", "L 403 403 403 302 404 302")],
     # --- manager pages
     "pooling:pool-list": [Call("get", "/pools/", MANAGER_PAGE)],
     "pooling:pool-detail": [Call("get", "/pools/{pool}/", PAGE_A)],
@@ -335,9 +394,11 @@ ADMIN_MODELS = {
     "judgements.goldlabel": "scoped", "judgements.adjudication": "scoped", "judgements.rubric": "shared",
     "auth.user": "superuser", "auth.group": "superuser", "authtoken.tokenproxy": "superuser",
     "axes.accessattempt": "superuser", "axes.accesslog": "superuser", "axes.accessfailurelog": "superuser",
+    "online.clicklog": "scoped", "online.propensityestimate": "scoped", "online.clicklabelset": "scoped",
 }  # fmt: skip
 # What the project's admin closes to everyone: adding these rows, deleting those (services keep them).
 NO_ADD = {
+    "online.clicklog", "online.propensityestimate", "online.clicklabelset",
     "judgements.assignment", "judgements.judgement", "judgements.adjudication",
     "axes.accessattempt", "axes.accesslog", "axes.accessfailurelog",
 }  # fmt: skip
@@ -454,7 +515,7 @@ def _manager(username: str, *, staff: bool = False) -> User:
     user.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
     if staff:
         user.user_permissions.set(
-            Permission.objects.filter(content_type__app_label__in=["pooling", "judgements"])
+            Permission.objects.filter(content_type__app_label__in=["pooling", "judgements", "online"])
         )
     return user
 
@@ -519,10 +580,40 @@ def world(db: None) -> dict[str, Any]:
         "judgements.rubric": ids["rubric"], "auth.user": people["rater_a"].pk,
         "auth.group": Group.objects.get(name=MANAGERS_GROUP).pk, "authtoken.tokenproxy": 0,
         "axes.accessattempt": 0, "axes.accesslog": 0, "axes.accessfailurelog": 0,
+        **_online(pool, ids),
     }  # fmt: skip
     ids.update({"admin_" + model.replace(".", "_"): pk for model, pk in admin_objects.items()})
     assert Release.objects.filter(pool=pool).count() == 1 and Assignment.objects.filter(pool=pool).exists()
     return {"people": people, "ids": ids}
+
+
+def _online(pool: Pool, ids: dict[str, Any]) -> dict[str, int]:
+    """A click log of pool A (over its judged items), a given θ and graded click labels with their
+    agreement gate; their ids go into `ids`, the admin's objects are returned."""
+    import json
+    import tempfile
+
+    from online import services as online_services
+    from online.clicklogs import import_click_log
+
+    pages = [
+        {"session": f"s{i}", "qid": "q1", "docids": ["d001", "d002", "d003"], "clicks": [1]} for i in range(5)
+    ]
+    with tempfile.NamedTemporaryFile("w", suffix=".jsonl", delete=False) as handle:
+        handle.write("".join(json.dumps(page) + "\n" for page in pages))
+    log = import_click_log(
+        collection=pool.collection, name="clicks-a", format="jsonl", paths=[handle.name], pool=pool
+    )
+    estimate = online_services.estimate_propensity(log=log, method="given", params={"theta": [1, 0.6, 0.4]})
+    labels = online_services.derive_click_labels(
+        log=log, estimator="ips", propensity_estimate=estimate, thresholds="0.5:1,0.9:2"
+    )
+    ids.update(click_log=log.pk, propensity=estimate.pk, click_labels=labels.pk)
+    return {
+        "online.clicklog": log.pk,
+        "online.propensityestimate": estimate.pk,
+        "online.clicklabelset": labels.pk,
+    }
 
 
 def _fill(value: Any, ids: dict[str, Any]) -> Any:

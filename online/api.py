@@ -1,0 +1,250 @@
+"""REST API of the online app: click logs (upload as a job), their query mapping, propensity estimates
+and click-label sets with the agreement gate and releases. Managers and admins only (`IsManager`);
+every object is scoped by `ClickLog.objects.visible_to(user)`: a manager reaches the logs of the
+collections and pools they manage, and no other (404)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from online import jobs, services
+from online.models import ClickLabel, ClickLabelSet, ClickLog, PropensityEstimate, QueryMapping
+from pooling.api import JobSerializer
+from pooling.models import Collection, Pool
+from pooling.permissions import IsManager
+from pooling.services import ImportFailed, Refused
+
+
+class ClickLogSerializer(serializers.ModelSerializer):
+    collection = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    pool = serializers.SlugRelatedField(slug_field="name", read_only=True)
+
+    class Meta:
+        model = ClickLog
+        fields = ["id", "collection", "pool", "name", "format", "source_file", "counts", "warnings",
+                  "max_position", "created_at"]  # fmt: skip
+
+
+class ClickLogUploadSerializer(serializers.Serializer):
+    collection = serializers.CharField(max_length=100)
+    name = serializers.SlugField(max_length=100)
+    format = serializers.ChoiceField(choices=["jsonl", "counts", "ubi"])
+    file = serializers.FileField(help_text="The impressions JSONL, the counts file, or UBI ubi_queries.")
+    events = serializers.FileField(required=False, help_text="UBI only: the ubi_events export.")
+    pool = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    object_field = serializers.CharField(required=False, allow_blank=True, max_length=100)
+    ordinal_base = serializers.ChoiceField(choices=[0, 1], required=False, default=1)
+
+
+class QueryMappingSerializer(serializers.ModelSerializer):
+    qid = serializers.CharField(source="topic.qid", default=None, read_only=True)
+
+    class Meta:
+        model = QueryMapping
+        fields = ["query", "qid", "mapped_by", "impressions", "clicks"]
+
+
+class PropensitySerializer(serializers.ModelSerializer):
+    class Meta:
+        model = PropensityEstimate
+        fields = ["id", "log", "name", "method", "theta", "params", "diagnostics", "warnings", "created_at"]
+
+
+class PropensityRequestSerializer(serializers.Serializer):
+    method = serializers.ChoiceField(choices=list(jobs.METHODS))
+    theta = serializers.ListField(child=serializers.FloatField(), required=False, max_length=1000)
+    n = serializers.IntegerField(required=False, min_value=1, max_value=1000)
+    name = serializers.CharField(required=False, allow_blank=True, max_length=100)
+
+
+class LabelRequestSerializer(serializers.Serializer):
+    estimator = serializers.ChoiceField(choices=["ips", "ratio", "coec"])
+    propensity = serializers.IntegerField(required=False, allow_null=True)
+    tau = serializers.FloatField(required=False, allow_null=True, min_value=1.0)
+    thresholds = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=500,
+        help_text='score:grade pairs, ascending, e.g. "0.1:1,0.3:2,0.6:3"',
+    )
+    replicates = serializers.IntegerField(required=False, min_value=0, max_value=2000, default=0)
+    min_impressions = serializers.IntegerField(required=False, min_value=1, default=1)
+    name = serializers.CharField(required=False, allow_blank=True, max_length=100)
+
+
+class ClickLabelSetSerializer(serializers.ModelSerializer):
+    class Meta:
+        model = ClickLabelSet
+        fields = ["id", "log", "propensity", "name", "estimator", "tau", "clipped_share", "min_impressions",
+                  "thresholds", "bootstrap", "agreement", "warnings", "created_at"]  # fmt: skip
+
+
+class ClickLabelSerializer(serializers.ModelSerializer):
+    qid = serializers.CharField(source="topic.qid")
+    docid = serializers.CharField(source="document.docid")
+
+    class Meta:
+        model = ClickLabel
+        fields = ["qid", "docid", "impressions", "clicks", "score", "low", "high", "grade"]
+
+
+def _refused(field: str, exc: Exception) -> ValidationError:
+    errors = exc.errors if isinstance(exc, ImportFailed | Refused) else [str(exc)]
+    return ValidationError({field: errors})
+
+
+class ClickLogViewSet(viewsets.ReadOnlyModelViewSet):
+    """Click logs. POST (multipart) uploads one and answers 202 with its import job."""
+
+    permission_classes = [IsManager]
+    serializer_class = ClickLogSerializer
+
+    def get_queryset(self) -> Any:
+        return ClickLog.objects.visible_to(self.request.user).select_related("collection", "pool")
+
+    @extend_schema(request=ClickLogUploadSerializer, responses={202: JobSerializer, 400: None})
+    def create(self, request: Request) -> Response:
+        form = ClickLogUploadSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        collection = Collection.objects.managed_by(request.user).filter(name=data["collection"]).first()
+        if collection is None:
+            raise ValidationError({"collection": [f"no collection {data['collection']!r} that you manage"]})
+        pool = None
+        if data.get("pool"):
+            pool = (
+                Pool.objects.managed_by(request.user).filter(name=data["pool"], collection=collection).first()
+            )
+            if pool is None:
+                raise ValidationError(
+                    {"pool": [f"no pool {data['pool']!r} of this collection that you manage"]}
+                )
+        uploads = [data["file"]]
+        if data["format"] == "ubi":
+            if not data.get("events"):
+                raise ValidationError({"events": ["a UBI log needs the ubi_events export too"]})
+            uploads.append(data["events"])
+        try:
+            job = jobs.start_click_import(
+                collection=collection,
+                name=data["name"],
+                format=data["format"],
+                uploads=uploads,
+                pool=pool,
+                object_field=data.get("object_field", ""),
+                ordinal_base=int(data.get("ordinal_base", 1)),
+                user=request.user,
+            )
+        except ImportFailed as exc:
+            raise _refused("file", exc) from None
+        except Refused as exc:
+            raise _refused("name", exc) from None
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+    def get_parsers(self) -> Any:
+        return [MultiPartParser(), FormParser(), JSONParser()]
+
+    @action(detail=True, methods=["get"])
+    def queries(self, request: Request, pk: str | None = None) -> Response:
+        """The log's distinct queries and the topic each mapped to (unmapped ones with qid null)."""
+        log = self.get_object()
+        rows = QueryMapping.objects.filter(log=log).select_related("topic")
+        page = self.paginate_queryset(rows)
+        return self.get_paginated_response(QueryMappingSerializer(page, many=True).data)
+
+    @extend_schema(request=PropensityRequestSerializer, responses={202: JobSerializer, 400: None})
+    @action(detail=True, methods=["post"])
+    def propensities(self, request: Request, pk: str | None = None) -> Response:
+        """Estimate θ (a job): `method` given (with `theta`), randtop (optional `n`), swap, em, harvest."""
+        log = self.get_object()
+        form = PropensityRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = form.validated_data
+        params: dict[str, Any] = {}
+        if data["method"] == "given":
+            params["theta"] = data.get("theta") or []
+        if data.get("n"):
+            params["n"] = data["n"]
+        try:
+            job = jobs.start_propensity(
+                log=log, method=data["method"], params=params, name=data.get("name", ""), user=request.user
+            )
+        except Refused as exc:
+            raise _refused("theta", exc) from None
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+    @extend_schema(request=LabelRequestSerializer, responses={202: JobSerializer, 400: None})
+    @action(detail=True, methods=["post"])
+    def labels(self, request: Request, pk: str | None = None) -> Response:
+        """Derive click labels (a job); with thresholds, the agreement with the pool's humans is computed."""
+        log = self.get_object()
+        form = LabelRequestSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        data = dict(form.validated_data)
+        estimate = None
+        if data.get("propensity") is not None:
+            estimate = PropensityEstimate.objects.filter(pk=data["propensity"], log=log).first()
+            if estimate is None:
+                raise ValidationError({"propensity": ["no such propensity estimate of this log"]})
+        options = {k: data.get(k) for k in ("tau", "thresholds", "replicates", "min_impressions", "name")}
+        try:
+            job = jobs.start_click_labels(
+                log=log,
+                estimator=data["estimator"],
+                propensity_estimate=estimate,
+                options=options,
+                user=request.user,
+            )
+        except Refused as exc:
+            raise _refused("thresholds" if data.get("thresholds") else "propensity", exc) from None
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+
+class PropensityViewSet(viewsets.ReadOnlyModelViewSet):
+    """Propensity estimates of the logs the user reaches."""
+
+    permission_classes = [IsManager]
+    serializer_class = PropensitySerializer
+
+    def get_queryset(self) -> Any:
+        return PropensityEstimate.objects.filter(log__in=ClickLog.objects.visible_to(self.request.user))
+
+
+class ClickLabelSetViewSet(viewsets.ReadOnlyModelViewSet):
+    """Click-label sets with their agreement against the human judgements; their labels; a release."""
+
+    permission_classes = [IsManager]
+    serializer_class = ClickLabelSetSerializer
+
+    def get_queryset(self) -> Any:
+        return ClickLabelSet.objects.filter(log__in=ClickLog.objects.visible_to(self.request.user))
+
+    @action(detail=True, methods=["get"], url_path="labels")
+    def label_rows(self, request: Request, pk: str | None = None) -> Response:
+        rows = ClickLabel.objects.filter(label_set=self.get_object()).select_related("topic", "document")
+        page = self.paginate_queryset(rows.order_by("topic__qid", "document__docid"))
+        return self.get_paginated_response(ClickLabelSerializer(page, many=True).data)
+
+    @extend_schema(request=None, responses={201: None, 400: None})
+    @action(detail=True, methods=["post"])
+    def release(self, request: Request, pk: str | None = None) -> Response:
+        """Release the set's click grades (refused until the agreement with humans is computed)."""
+        try:
+            release = services.release_click_labels(label_set=self.get_object(), user=request.user)
+        except Refused as exc:
+            raise _refused("agreement", exc) from None
+        return Response({"id": release.pk, "manifest": release.manifest}, status=status.HTTP_201_CREATED)
+
+
+def register(router: Any) -> None:
+    router.register("click-logs", ClickLogViewSet, basename="click-log")
+    router.register("propensities", PropensityViewSet, basename="propensity")
+    router.register("click-labels", ClickLabelSetViewSet, basename="click-label-set")

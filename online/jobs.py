@@ -1,0 +1,149 @@
+"""The `start_*` services of the online app's jobs (one per kind, on `pooling.jobs.start_job`): importing a
+click log, estimating propensities, deriving click labels. Each validates first, so what would be refused
+is refused before any job exists (the API's 400, the page's form error)."""
+
+from __future__ import annotations
+
+import shutil
+import uuid
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from online import clicklogs, relevance
+from online.models import ClickLog, PropensityEstimate
+from pooling.jobs import start_job
+from pooling.models import Collection, Job, Pool
+from pooling.services import ImportFailed, Refused
+
+METHODS = ("given", "randtop", "swap", "em", "harvest")
+
+
+class _RolledBack(Exception):
+    pass
+
+
+def start_click_import(
+    *,
+    collection: Collection,
+    name: str,
+    format: str,
+    uploads: list[Any],
+    pool: Pool | None = None,
+    object_field: str = "",
+    ordinal_base: int = 1,
+    user: Any = None,
+) -> Job:
+    """Store the uploaded file(s) (UBI: queries, then events) and start the import job. Files up to
+    IMPORT_CHECK_MAX_BYTES together are first imported in a transaction that is rolled back, so errors
+    come back at once (`ImportFailed`, FILE:LINE) with nothing stored; larger ones are checked by the job."""
+    if pool is not None and pool.collection_id != collection.pk:
+        raise Refused(f"pool {pool.name} is not a pool of collection {collection.name}")
+    if ClickLog.objects.filter(collection=collection, name=name).exists():
+        raise Refused(f"collection {collection.name} already has a click log named {name!r}")
+    folder = Path("uploads") / "clicks" / uuid.uuid4().hex
+    root = Path(settings.MEDIA_ROOT) / folder
+    root.mkdir(parents=True)
+    paths: list[str] = []
+    names: list[str] = []
+    for upload in uploads:
+        display = Path(upload.name).name
+        target = root / f"{len(paths)}-{display}"
+        with open(target, "wb") as out:
+            for block in upload.chunks():
+                out.write(block)
+        paths.append(str(target))
+        names.append(display)
+    params = {
+        "name": name,
+        "format": format,
+        "paths": paths,
+        "names": names,
+        "pool": pool.pk if pool else None,
+        "object_field": object_field,
+        "ordinal_base": ordinal_base,
+    }
+    if sum(upload.size for upload in uploads) <= settings.IMPORT_CHECK_MAX_BYTES:
+        try:
+            with transaction.atomic():
+                clicklogs.import_click_log(
+                    collection=collection,
+                    name=name,
+                    format=format,
+                    paths=paths,
+                    display_names=names,
+                    pool=pool,
+                    object_field=object_field,
+                    ordinal_base=ordinal_base,
+                )
+                raise _RolledBack
+        except _RolledBack:
+            pass
+        except (ImportFailed, Refused):
+            shutil.rmtree(root, ignore_errors=True)
+            raise
+    return start_job(
+        kind=Job.Kind.CLICK_LOG, collection=collection, params=params, user=user, upload_name=", ".join(names)
+    )
+
+
+def start_propensity(
+    *, log: ClickLog, method: str, params: dict[str, Any], name: str = "", user: Any = None
+) -> Job:
+    """Start estimating θ for `log` by `method`; a given θ is checked at once."""
+    if method not in METHODS:
+        raise Refused(f"method must be one of {', '.join(METHODS)}")
+    if method == "given":
+        from online import propensity
+
+        try:
+            propensity.validate(params.get("theta") or [])
+        except propensity.PropensityError as exc:
+            raise Refused(str(exc)) from None
+    return start_job(
+        kind=Job.Kind.PROPENSITY,
+        collection=log.collection,
+        params={"log": log.pk, "method": method, "params": params, "name": name},
+        user=user,
+    )
+
+
+def start_click_labels(
+    *,
+    log: ClickLog,
+    estimator: str,
+    propensity_estimate: PropensityEstimate | None,
+    options: dict[str, Any],
+    user: Any = None,
+) -> Job:
+    """Start deriving click labels for `log`; the arguments a job would refuse are refused here."""
+    from online.services import pool_rubric
+
+    if estimator not in relevance.ESTIMATORS:
+        raise Refused(f"estimator must be one of {', '.join(relevance.ESTIMATORS)}")
+    if estimator != "coec" and propensity_estimate is None:
+        raise Refused(f"the {estimator} estimator needs a propensity estimate")
+    if propensity_estimate is not None and propensity_estimate.collection_id != log.collection_id:
+        raise Refused("the propensity estimate belongs to another collection")
+    thresholds = options.get("thresholds")
+    if thresholds:
+        rubric = pool_rubric(log)
+        if rubric is None:
+            raise Refused("thresholds map to a rubric's grades: the log needs a pool with a rubric")
+        try:
+            options["thresholds"] = relevance.parse_thresholds(thresholds, rubric.labels)
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+    return start_job(
+        kind=Job.Kind.CLICK_LABELS,
+        collection=log.collection,
+        params={
+            "log": log.pk,
+            "estimator": estimator,
+            "propensity": propensity_estimate.pk if propensity_estimate else None,
+            **options,
+        },
+        user=user,
+    )

@@ -1,0 +1,65 @@
+"""manage.py click_labels: derive click labels for a log, show the agreement gate, optionally release."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from online import services
+from online.models import ClickLog, PropensityEstimate
+from pooling.services import Refused
+
+
+class Command(BaseCommand):
+    help = (
+        "Derive click-based relevance (ips, ratio, coec) for a click log, map it to grades by thresholds, "
+        "print the agreement (κ, α) with the pool's human judgements, and with --release write a "
+        "click-label release (separate from every human release)."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("log", type=int, help="click log id")
+        parser.add_argument("--estimator", choices=["ips", "ratio", "coec"], default="ips")
+        parser.add_argument("--propensity", type=int, help="propensity estimate id (ips and ratio need one)")
+        parser.add_argument("--tau", type=float, help="clip 1/θ at τ")
+        parser.add_argument("--thresholds", default="", help='score:grade, ascending: "0.1:1,0.3:2,0.6:3"')
+        parser.add_argument("--replicates", type=int, default=0, help="session-bootstrap replicates")
+        parser.add_argument("--min-impressions", type=int, default=1)
+        parser.add_argument("--release", action="store_true")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        log = ClickLog.objects.filter(pk=options["log"]).first()
+        if log is None:
+            raise CommandError(f"no click log {options['log']}")
+        estimate = None
+        if options["propensity"]:
+            estimate = PropensityEstimate.objects.filter(pk=options["propensity"], log=log).first()
+            if estimate is None:
+                raise CommandError(f"no propensity estimate {options['propensity']} of this log")
+        try:
+            label_set = services.derive_click_labels(
+                log=log,
+                estimator=options["estimator"],
+                propensity_estimate=estimate,
+                tau=options["tau"],
+                thresholds=options["thresholds"],
+                replicates=options["replicates"],
+                min_impressions=options["min_impressions"],
+            )
+            self.stdout.write(
+                f"click labels {label_set.pk}: {label_set.labels.count()} (topic, document) pairs"
+            )
+            gate = label_set.agreement
+            if gate:
+                self.stdout.write(
+                    f"agreement with humans over {gate['n']} pairs: kappa {gate['kappa']}, "
+                    f"alpha (ordinal) {gate['alpha_ordinal']}"
+                )
+            for warning in label_set.warnings:
+                self.stderr.write(f"warning: {warning}")
+            if options["release"]:
+                release = services.release_click_labels(label_set=label_set)
+                self.stdout.write(f"click-label release {release.pk}: {release.directory}")
+        except Refused as exc:
+            raise CommandError(str(exc)) from None

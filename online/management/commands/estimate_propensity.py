@@ -1,0 +1,45 @@
+"""manage.py estimate_propensity: θ for a click log (given, randtop, swap, em, harvest)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from online import services
+from online.models import ClickLog
+from pooling.services import Refused
+
+
+class Command(BaseCommand):
+    help = "Estimate position propensities θ for a click log and store them (prints θ and warnings)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("log", type=int, help="click log id")
+        parser.add_argument("--method", choices=["given", "randtop", "swap", "em", "harvest"], default="em")
+        parser.add_argument("--theta", help="given θ, comma separated, position 1 first")
+        parser.add_argument("--n", type=int, help="RandTop-n: the randomised depth")
+        parser.add_argument("--name", default="")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        log = ClickLog.objects.filter(pk=options["log"]).first()
+        if log is None:
+            raise CommandError(f"no click log {options['log']}")
+        params: dict[str, Any] = {}
+        if options["method"] == "given":
+            try:
+                params["theta"] = [float(v) for v in (options["theta"] or "").split(",") if v.strip()]
+            except ValueError:
+                raise CommandError("--theta: numbers, comma separated") from None
+        if options["n"]:
+            params["n"] = options["n"]
+        try:
+            estimate = services.estimate_propensity(
+                log=log, method=options["method"], params=params, name=options["name"]
+            )
+        except Refused as exc:
+            raise CommandError(str(exc)) from None
+        theta = " ".join("—" if v is None else f"{v:.4f}" for v in estimate.theta)
+        self.stdout.write(f"propensity {estimate.pk} ({estimate.method}): θ = {theta}")
+        for warning in estimate.warnings:
+            self.stderr.write(f"warning: {warning}")

@@ -1,0 +1,63 @@
+"""manage.py import_clicks: import a click log (impressions JSONL, pre-aggregated counts, or UBI)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from online.clicklogs import import_click_log
+from pooling.management.commands._base import get_collection, get_pool
+from pooling.services import Refused
+from pooling.terminal_progress import ProgressBar
+
+
+class Command(BaseCommand):
+    help = (
+        "Import a click log into a collection: --format jsonl FILE, --format counts FILE, or --format ubi "
+        "UBI_QUERIES UBI_EVENTS (JSONL/NDJSON exports of OpenSearch User Behavior Insights). Atomic: a bad "
+        "line (FILE:LINE) stores nothing."
+    )
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("collection")
+        parser.add_argument("files", nargs="+")
+        parser.add_argument("--name", required=True, help="the log's name in the collection")
+        parser.add_argument("--format", choices=["jsonl", "counts", "ubi"], default="jsonl")
+        parser.add_argument("--pool", help="the pool whose human judgements click labels are compared with")
+        parser.add_argument("--object-field", default="", help="map object ids by this document metadata key")
+        parser.add_argument(
+            "--ordinal-base",
+            type=int,
+            choices=[0, 1],
+            default=1,
+            help="UBI position.ordinal of the first result (default 1)",
+        )
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        collection = get_collection(options["collection"])
+        pool = get_pool(options["pool"]) if options["pool"] else None
+        bar = ProgressBar(f"clicks {options['name']}")
+        try:
+            log = import_click_log(
+                collection=collection,
+                name=options["name"],
+                format=options["format"],
+                paths=options["files"],
+                pool=pool,
+                object_field=options["object_field"],
+                ordinal_base=options["ordinal_base"],
+                progress=bar,
+            )
+        except Refused as exc:
+            raise CommandError("\n".join(exc.errors)) from None
+        finally:
+            bar.close()
+        counts = log.counts
+        self.stdout.write(
+            f"click log {log.name} (id {log.pk}): {counts['pages']:,} pages, "
+            f"{counts['impressions']:,} impressions, {counts['clicks']:,} clicks, {counts['cells']:,} cells; "
+            f"{counts['unmapped_queries']} unmapped queries"
+        )
+        for warning in log.warnings:
+            self.stderr.write(f"warning: {warning}")

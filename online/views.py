@@ -1,0 +1,170 @@
+"""Manager pages of the online app: click logs (what was imported, unmapped queries), a propensity
+estimate with its curve and intervention counts, and a click-label set beside the human labels with the
+agreement gate and its release. Raters and outsiders get 403, another manager's log a 404; every page
+reaches its log through `_log`, scoped by `ClickLog.objects.visible_to`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib import messages
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_POST
+
+from judgements.releases import current_qrels
+from online import jobs, services
+from online.models import ClickLabelSet, ClickLog, PropensityEstimate
+from pooling import charts
+from pooling.permissions import manager_required
+from pooling.services import Refused
+
+
+def _log(request: HttpRequest, log_id: int) -> ClickLog:
+    return get_object_or_404(
+        ClickLog.objects.visible_to(request.user).select_related("collection", "pool"), pk=log_id
+    )
+
+
+@manager_required
+@require_GET
+def log_list(request: HttpRequest) -> HttpResponse:
+    logs = ClickLog.objects.visible_to(request.user).select_related("collection", "pool")
+    return render(request, "online/log_list.html", {"logs": logs})
+
+
+@manager_required
+@require_GET
+def log_detail(request: HttpRequest, log_id: int) -> HttpResponse:
+    log = _log(request, log_id)
+    context = {
+        "log": log,
+        "unmapped": log.queries.filter(topic=None)[:50],
+        "propensities": log.propensities.all(),
+        "label_sets": log.label_sets.all(),
+        "methods": jobs.METHODS,
+    }
+    return render(request, "online/log_detail.html", context)
+
+
+@manager_required
+@require_POST
+def estimate(request: HttpRequest, log_id: int) -> HttpResponse:
+    log = _log(request, log_id)
+    method = request.POST.get("method", "")
+    params: dict[str, Any] = {}
+    try:
+        if method == "given":
+            params["theta"] = [float(v) for v in request.POST.get("theta", "").replace(",", " ").split()]
+        job = jobs.start_propensity(log=log, method=method, params=params, user=request.user)
+    except ValueError:
+        messages.error(request, "theta: give the propensities as numbers, position 1 first")
+        return redirect("online:log", log_id=log.pk)
+    except Refused as exc:
+        messages.error(request, str(exc))
+        return redirect("online:log", log_id=log.pk)
+    return redirect("jobs:job-detail", job_id=job.pk)
+
+
+@manager_required
+@require_POST
+def derive(request: HttpRequest, log_id: int) -> HttpResponse:
+    log = _log(request, log_id)
+    estimate_id = request.POST.get("propensity") or None
+    chosen = (
+        log.propensities.filter(pk=estimate_id).first() if estimate_id and estimate_id.isdigit() else None
+    )
+    try:
+        tau = float(request.POST["tau"]) if request.POST.get("tau") else None
+        replicates = int(request.POST.get("replicates") or 0)
+        job = jobs.start_click_labels(
+            log=log,
+            estimator=request.POST.get("estimator", ""),
+            propensity_estimate=chosen,
+            options={"tau": tau, "thresholds": request.POST.get("thresholds", ""), "replicates": replicates},
+            user=request.user,
+        )
+    except ValueError:
+        messages.error(request, "tau and replicates must be numbers")
+        return redirect("online:log", log_id=log.pk)
+    except Refused as exc:
+        messages.error(request, str(exc))
+        return redirect("online:log", log_id=log.pk)
+    return redirect("jobs:job-detail", job_id=job.pk)
+
+
+@manager_required
+@require_GET
+def propensity_detail(request: HttpRequest, estimate_id: int) -> HttpResponse:
+    estimate = get_object_or_404(
+        PropensityEstimate.objects.filter(log__in=ClickLog.objects.visible_to(request.user)), pk=estimate_id
+    )
+    theta = list(estimate.theta)
+    chart = charts.hbar_chart(
+        [f"position {k}" for k in range(1, len(theta) + 1)],
+        theta,
+        title="Examination propensity θ_k / θ_1",
+        decimals=3,
+        vmax=1.0,
+        x_label="θ",
+    )
+    pairs = estimate.diagnostics.get("pairs") or []
+    heat = None
+    if pairs:
+        k = max(max(p["a"], p["b"]) for p in pairs)
+        matrix: list[list[float | None]] = [[None] * k for _ in range(k)]
+        for p in pairs:
+            matrix[p["a"] - 1][p["b"] - 1] = matrix[p["b"] - 1][p["a"] - 1] = p["interventions"]
+        names = [str(i) for i in range(1, k + 1)]
+        heat = charts.heatmap(matrix, names, names, title="Interventions per position pair", decimals=0)
+    return render(
+        request,
+        "online/propensity.html",
+        {
+            "estimate": estimate,
+            "chart": chart,
+            "heat": heat,
+            "rows": list(enumerate(theta, 1)),
+            "pairs": pairs,
+        },
+    )
+
+
+def _label_set(request: HttpRequest, set_id: int) -> ClickLabelSet:
+    return get_object_or_404(
+        ClickLabelSet.objects.filter(log__in=ClickLog.objects.visible_to(request.user)).select_related(
+            "log", "pool", "propensity", "rubric"
+        ),
+        pk=set_id,
+    )
+
+
+@manager_required
+@require_GET
+def labels_detail(request: HttpRequest, set_id: int) -> HttpResponse:
+    label_set = _label_set(request, set_id)
+    human = current_qrels(pool=label_set.pool) if label_set.pool else {}
+    rows = []
+    for label in label_set.labels.select_related("topic", "document").order_by("topic__qid", "-score")[:500]:
+        grade = human.get(label.topic.qid, {}).get(label.document.docid)
+        rows.append((label, None if grade is None or grade < 0 else grade))
+    context = {
+        "set": label_set,
+        "rows": rows,
+        "gate": label_set.agreement,
+        "releases": label_set.releases.all(),
+    }
+    return render(request, "online/labels.html", context)
+
+
+@manager_required
+@require_POST
+def release(request: HttpRequest, set_id: int) -> HttpResponse:
+    label_set = _label_set(request, set_id)
+    try:
+        made = services.release_click_labels(label_set=label_set, user=request.user)
+    except Refused as exc:
+        messages.error(request, str(exc))
+    else:
+        messages.success(request, f"click-label release {made.pk} written to {made.directory}")
+    return redirect("online:labels", set_id=label_set.pk)
