@@ -13,7 +13,7 @@ from django.http import HttpRequest
 from online import jobs
 from online.models import ClickLabelSet, ClickLog, PropensityEstimate
 from pooling.admin import ScopedAdmin
-from pooling.services import Refused
+from pooling.errors import Refused
 
 
 class _ReadOnly(ScopedAdmin):

@@ -18,9 +18,9 @@ from rest_framework.response import Response
 from online import jobs, services
 from online.models import ClickLabel, ClickLabelSet, ClickLog, PropensityEstimate, QueryMapping
 from pooling.api import JobSerializer
+from pooling.errors import ImportFailed, Refused
 from pooling.models import Collection, Pool
 from pooling.permissions import IsManager
-from pooling.services import ImportFailed, Refused
 
 
 class ClickLogSerializer(serializers.ModelSerializer):

@@ -30,9 +30,10 @@ from django.db import transaction
 from online import archive
 from online.logformats import CountRow, Page, UbiStats, read_counts, read_impressions, read_ubi
 from online.models import ClickCount, ClickLog, QueryMapping
+from pooling.errors import ImportFailed, Refused
 from pooling.formats import FormatError, LineError
+from pooling.imports import _open_source, reading_limits
 from pooling.models import Collection, Document, Pool, Topic
-from pooling.services import ImportFailed, Refused, _open_source, reading_limits
 
 #: Deepest position a page may show (a key's position field).
 MAX_POSITION = 1000

@@ -14,9 +14,9 @@ from django.db import transaction
 
 from online import clicklogs, relevance
 from online.models import ClickLog, PropensityEstimate
+from pooling.errors import ImportFailed, Refused
 from pooling.jobs import start_job
 from pooling.models import Collection, Job, Pool
-from pooling.services import ImportFailed, Refused
 
 METHODS = ("given", "randtop", "swap", "em", "harvest")
 

@@ -26,7 +26,7 @@ from judgements import agreement
 from judgements.models import Judging, Rubric
 from online import archive, propensity, relevance
 from online.models import ClickCount, ClickLabel, ClickLabelSet, ClickLog, ClickRelease, PropensityEstimate
-from pooling.services import Refused
+from pooling.errors import Refused
 
 
 def _user(user: Any) -> Any:

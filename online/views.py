@@ -16,8 +16,8 @@ from judgements.releases import current_qrels
 from online import jobs, services
 from online.models import ClickLabelSet, ClickLog, PropensityEstimate
 from pooling import charts
+from pooling.errors import Refused
 from pooling.permissions import manager_required
-from pooling.services import Refused
 
 
 def _log(request: HttpRequest, log_id: int) -> ClickLog:

@@ -14,7 +14,7 @@ from judgements.models import Release
 from online import relevance, services
 from online.models import ClickLabel
 from online.propensity import Counts
-from pooling.services import Refused
+from pooling.errors import Refused
 from tests.online.helpers import judged_pool, pool_log
 
 pytestmark = pytest.mark.django_db

@@ -11,7 +11,7 @@ import pytest
 from online import archive
 from online.clicklogs import import_click_log, normalise_query
 from online.models import ClickCount, ClickLog, QueryMapping
-from pooling.services import ImportFailed, Refused
+from pooling.errors import ImportFailed, Refused
 from tests.factories import make_collection
 
 pytestmark = pytest.mark.django_db

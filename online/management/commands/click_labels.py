@@ -8,7 +8,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from online import services
 from online.models import ClickLog, PropensityEstimate
-from pooling.services import Refused
+from pooling.errors import Refused
 
 
 class Command(BaseCommand):

@@ -7,8 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from online.clicklogs import import_click_log
+from pooling.errors import Refused
 from pooling.management.commands._base import get_collection, get_pool
-from pooling.services import Refused
 from pooling.terminal_progress import ProgressBar
 
 
