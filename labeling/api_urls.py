@@ -8,6 +8,7 @@ from judgements import api as judgements_api
 from judgements import release_api
 from labeling.api import ping, token
 from online import api as online_api
+from online import experiment_api as online_experiment_api
 from pooling import api as pooling_api
 
 router = DefaultRouter()
@@ -21,5 +22,6 @@ judgements_api.register(router)
 release_api.register(router)
 evaluation_api.register(router)
 online_api.register(router)
+online_experiment_api.register(router)
 
 urlpatterns = [path("ping/", ping, name="ping"), path("auth/token/", token, name="auth-token"), *router.urls]

@@ -230,6 +230,9 @@ REST_FRAMEWORK = {
         "anon": os.environ.get("API_THROTTLE_ANON", "120/min") or None,
         "user": os.environ.get("API_THROTTLE_USER", "1200/min") or None,
         "login": os.environ.get("API_THROTTLE_LOGIN", "20/min") or None,
+        # The interleaving search path (`/api/interleaving/<name>/ranking/`, `…/impressions/`), per
+        # account: a search front end calls it once per search.
+        "interleaving": os.environ.get("API_THROTTLE_INTERLEAVING", "60000/min") or None,
     },
     # The address the throttles count by: REMOTE_ADDR, or behind a proxy the last X-Forwarded-For entry.
     "NUM_PROXIES": 1 if env_bool("BEHIND_PROXY") else 0,

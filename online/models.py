@@ -243,3 +243,12 @@ class ClickRelease(models.Model):
 
     def __str__(self) -> str:
         return f"click release {self.pk} of {self.label_set_id}"
+
+
+# Interleaving experiments and the offline–online tracker live in a module of their own.
+from online.experiment_models import (  # noqa: E402, F401
+    InterleavedImpression,
+    InterleavingExperiment,
+    InterleavingResult,
+    TrackedExperiment,
+)

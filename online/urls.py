@@ -2,7 +2,7 @@
 
 from django.urls import path
 
-from online import views
+from online import experiment_views, views
 
 app_name = "online"
 urlpatterns = [
@@ -13,4 +13,12 @@ urlpatterns = [
     path("propensities/<int:estimate_id>/", views.propensity_detail, name="propensity"),
     path("labels/<int:set_id>/", views.labels_detail, name="labels"),
     path("labels/<int:set_id>/release/", views.release, name="release"),
+    path("interleaving/", experiment_views.interleaving_list, name="interleaving-list"),
+    path("interleaving/<slug:name>/", experiment_views.interleaving_detail, name="interleaving"),
+    path(
+        "interleaving/<slug:name>/compute/",
+        experiment_views.interleaving_compute,
+        name="interleaving-compute",
+    ),
+    path("tracker/", experiment_views.tracker_page, name="tracker"),
 ]

@@ -445,10 +445,14 @@ def scatter(
     y_range: tuple[float, float] | None = None,
     diagonal: bool = False,
     decimals: int = 2,
+    annotate: bool = False,
+    zero_lines: bool = False,
 ) -> SafeString:
     """A scatter plot of ``(x, y)`` points, one ``point`` each with a tooltip (its label, if given, and its
     coordinates); ``kinds`` colours the points by kind, with a legend. Axes from the data's range (or
-    ``x_range`` / ``y_range``); ``diagonal`` draws y = x. Points with a missing coordinate are left out."""
+    ``x_range`` / ``y_range``); ``diagonal`` draws y = x. Points with a missing coordinate are left out.
+    ``annotate`` writes each label beside its point (a ``value`` text); ``zero_lines`` draws x = 0 and
+    y = 0 (the quadrants where two deltas agree or disagree in sign)."""
     if labels is not None and len(labels) != len(points):
         raise ValueError("one label per point")
     if kinds is not None and len(kinds) != len(points):
@@ -468,10 +472,17 @@ def scatter(
         seen.add(kind)
         tip = f"{labels[i]}: " if labels is not None else ""
         marks(point, "point", tip + f"({float(x):.{decimals}f}, {float(y):.{decimals}f})")  # type: ignore[arg-type]  # not _missing
+        if annotate and labels is not None:
+            text = ax.annotate(labels[i], (float(x), float(y)), xytext=(5, 4), textcoords="offset points",  # type: ignore[arg-type]  # not _missing
+                               fontsize=FONT_SIZE - 2, color="#333333")  # fmt: skip
+            marks(text, "value", labels[i])
     if x_range is not None:
         ax.set_xlim(*x_range)
     if y_range is not None:
         ax.set_ylim(*y_range)
+    if zero_lines:
+        ax.axhline(0.0, color="#bbbbbb", linewidth=1)
+        ax.axvline(0.0, color="#bbbbbb", linewidth=1)
     if diagonal:
         low = min(ax.get_xlim()[0], ax.get_ylim()[0])
         high = max(ax.get_xlim()[1], ax.get_ylim()[1])

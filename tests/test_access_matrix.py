@@ -32,6 +32,7 @@ from rest_framework.test import APIClient
 
 from judgements import adjudication, releases
 from judgements.models import Adjudication, Assignment, GoldLabel, Judgement, Judging, Release
+from online import experiments, tracking
 from pooling.models import Document, Job, Pool, PoolItem, Run, Topic
 from pooling.permissions import MANAGERS_GROUP
 from tests.factories import lease_for, make_collection, make_pool, make_run, make_user
@@ -281,6 +282,79 @@ ROUTES: dict[str, list[Call]] = {
     "online:propensity": [Call("get", "/online/propensities/{propensity}/", PAGE_A)],
     "online:labels": [Call("get", "/online/labels/{click_labels}/", PAGE_A)],
     "online:release": [Call("post", "/online/labels/{click_labels}/release/", "L 403 403 403 302 404 302")],
+    # --- interleaving and the offline-online tracker (the search path: the experiment's clients and the
+    # managers of its collection; everyone else is told it does not exist)
+    "interleaving-list": [
+        Call("get", "/api/interleaving/", MANAGER_API),
+        Call(
+            "post",
+            "/api/interleaving/",
+            "401 403 403 403 201 400 201",
+            data={"name": "fresh", "collection": "{collection}", "run_a": "alpha", "run_b": "beta"},
+        ),
+    ],  # fmt: skip
+    "interleaving-detail": [Call("get", "/api/interleaving/{interleaving}/", API_A)],
+    "interleaving-ranking": [
+        Call(
+            "get", "/api/interleaving/{interleaving}/ranking/?qid=q1&user=u1", "401 404 404 404 200 404 200"
+        ),
+    ],
+    "interleaving-impressions": [
+        Call(
+            "post",
+            "/api/interleaving/{interleaving}/impressions/",
+            "401 404 404 404 201 404 201",
+            data={
+                "qid": "q1",
+                "user": "u1",
+                "docids": ["{shown_0}", "{shown_1}", "{shown_2}"],
+                "teams": ["{team_0}", "{team_1}", "{team_2}"],
+                "clicks": [1],
+            },
+        ),
+    ],  # fmt: skip
+    "interleaving-result": [
+        Call("get", "/api/interleaving/{interleaving}/result/", API_A),
+        Call("post", "/api/interleaving/{interleaving}/result/", API_A),
+    ],
+    "interleaving-power": [Call("get", "/api/interleaving/power/?delta=0.05", MANAGER_API)],
+    "tracker-list": [
+        Call("get", "/api/tracker/", MANAGER_API),
+        Call(
+            "post",
+            "/api/tracker/",
+            "401 403 403 403 201 400 201",
+            data={
+                "collection": "{collection}",
+                "name": "fresh",
+                "release": "{release}",
+                "baseline": "alpha",
+                "treatment": "beta",
+            },
+        ),
+    ],  # fmt: skip
+    "tracker-detail": [
+        Call("get", "/api/tracker/{tracked}/", API_A),
+        Call("patch", "/api/tracker/{tracked}/", API_A, data={"online_metric": "ctr", "online_delta": 0.1}),
+        Call("delete", "/api/tracker/{tracked}/", "401 403 403 403 204 404 204"),
+    ],
+    "tracker-correlation": [Call("get", "/api/tracker/correlation/", MANAGER_API)],
+    # the test's upload is not a TSV of online deltas (400 file) or not of a collection B manages (400)
+    "tracker-import-deltas": [
+        Call(
+            "post",
+            "/api/tracker/import/",
+            "401 403 403 403 400 400 400",
+            data={"collection": "{collection}"},
+            multipart=True,
+        ),
+    ],  # fmt: skip
+    "online:interleaving-list": [Call("get", "/online/interleaving/", MANAGER_PAGE)],
+    "online:interleaving": [Call("get", "/online/interleaving/{interleaving}/", PAGE_A)],
+    "online:interleaving-compute": [
+        Call("post", "/online/interleaving/{interleaving}/compute/", "L 403 403 403 302 404 302"),
+    ],
+    "online:tracker": [Call("get", "/online/tracker/", MANAGER_PAGE)],
     # --- manager pages
     "pooling:pool-list": [Call("get", "/pools/", MANAGER_PAGE)],
     "pooling:pool-detail": [Call("get", "/pools/{pool}/", PAGE_A)],
@@ -553,6 +627,15 @@ def world(db: None) -> dict[str, Any]:
     assert assignment is not None
     release = releases.create_release(pool=pool)
     collection = pool.collection
+    experiment = experiments.create_experiment(
+        name="ab-a", collection=collection, run_a="alpha", run_b="beta", length=3
+    )
+    experiments.lists.clear()
+    shown = experiments.serve(experiment=experiment, qid="q1", user="u1")
+    tracked = tracking.track_experiment(
+        collection=collection, name="beta over alpha", release=release, metric="ndcg_cut_10",
+        baseline="alpha", treatment="beta", online_metric="ctr", online_delta=0.01,
+    )  # fmt: skip
     job = Job.objects.create(kind=Job.Kind.RUN, collection=collection, status=Job.Status.DONE)
     ids = {
         "pool": pool.name,
@@ -567,6 +650,10 @@ def world(db: None) -> dict[str, Any]:
         "gold_item": gold_item.pk,
         "release": release.pk,
         "rubric": Judging.objects.get(pool=pool).rubric_id,
+        "interleaving": experiment.name,
+        "tracked": tracked.pk,
+        **{f"shown_{i}": docid for i, docid in enumerate(shown.docids)},
+        **{f"team_{i}": team for i, team in enumerate(shown.teams)},
     }
     admin_objects = {
         "pooling.collection": collection.pk, "pooling.document": ids["document"],

@@ -1,0 +1,361 @@
+"""API of interleaving experiments and of the offline–online tracker.
+
+`GET /api/interleaving/<name>/ranking/?qid=&user=` is the search path: the front end's API account (a
+client of the experiment, or a manager of its collection) gets the interleaved list with the team of each
+position, and logs back what was shown and clicked with `POST …/impressions/`. Everything else is for
+managers, scoped to the collections they may read; anyone else is told the experiment does not exist.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.db.models import QuerySet
+from django.shortcuts import get_object_or_404
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.exceptions import ValidationError
+from rest_framework.permissions import IsAuthenticated
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from labeling.throttling import UserThrottle
+from online import experiments, interleaving, tracking
+from online.experiment_models import InterleavingExperiment, InterleavingResult, TrackedExperiment
+from pooling.models import Collection
+from pooling.permissions import IsManager
+
+NAME = OpenApiParameter("name", str, OpenApiParameter.PATH, description="experiment name")
+
+
+class InterleavingThrottle(UserThrottle):
+    """The search path's own rate per account (`interleaving`, API_THROTTLE_INTERLEAVING): a front end
+    calls it once per search, far above the `user` rate of people."""
+
+    scope = "interleaving"
+
+
+class ExperimentCreateSerializer(serializers.Serializer):
+    name = serializers.SlugField(max_length=100)
+    collection = serializers.CharField(max_length=100)
+    run_a = serializers.CharField(max_length=200)
+    run_b = serializers.CharField(max_length=200)
+    method = serializers.ChoiceField(choices=list(interleaving.METHODS), default="team_draft")
+    length = serializers.IntegerField(min_value=1, max_value=experiments.MAX_LENGTH, default=10)
+    identical_prefix = serializers.BooleanField(default=True)
+    clients = serializers.ListField(child=serializers.CharField(max_length=150), default=list, max_length=100)
+    description = serializers.CharField(allow_blank=True, default="", max_length=2000)
+
+
+class RankingQuerySerializer(serializers.Serializer):
+    qid = serializers.CharField(max_length=100)
+    user = serializers.CharField(max_length=200, help_text="the searcher's (pseudonymous) id")
+
+
+class ImpressionSerializer(serializers.Serializer):
+    qid = serializers.CharField(max_length=100)
+    user = serializers.CharField(max_length=200)
+    session = serializers.CharField(max_length=200, allow_blank=True, default="")
+    docids = serializers.ListField(child=serializers.CharField(max_length=255), max_length=100)
+    teams = serializers.ListField(child=serializers.ChoiceField(choices=["A", "B", "-"]), max_length=100)
+    clicks = serializers.ListField(child=serializers.IntegerField(min_value=1), default=list, max_length=100)
+
+
+class PowerSerializer(serializers.Serializer):
+    delta = serializers.FloatField(min_value=-0.4999, max_value=0.4999)
+    tie_share = serializers.FloatField(min_value=0.0, max_value=0.99, default=0.0)
+    click_rate = serializers.FloatField(min_value=0.0001, max_value=1.0, default=1.0)
+    alpha = serializers.FloatField(min_value=0.0001, max_value=0.5, default=0.05)
+    power = serializers.FloatField(min_value=0.05, max_value=0.9999, default=0.8)
+
+
+def experiment_dict(experiment: InterleavingExperiment) -> dict[str, Any]:
+    latest = experiment.results.first()
+    return {
+        "name": experiment.name,
+        "collection": experiment.collection.name,
+        "a": experiment.run_a.name,
+        "b": experiment.run_b.name,
+        "method": experiment.method,
+        "length": experiment.length,
+        "identical_prefix": experiment.identical_prefix,
+        "active": experiment.active,
+        "description": experiment.description,
+        "clients": sorted(experiment.clients.values_list("username", flat=True)),
+        "impressions": experiment.impressions.count(),
+        "result": experiments.result_dict(latest) if latest else None,
+    }
+
+
+def _users(names: list[str], field: str) -> list[Any]:
+    users = list(get_user_model().objects.filter(username__in=names))
+    missing = sorted(set(names) - {u.username for u in users})
+    if missing:
+        raise ValidationError({field: [f"no user named {', '.join(map(repr, missing))}"]})
+    return users
+
+
+class InterleavingViewSet(viewsets.ViewSet):
+    """Interleaving experiments: two runs interleaved for searchers, and the preference their clicks show."""
+
+    lookup_field = "name"
+    lookup_value_regex = r"[-\w]+"
+    permission_classes = [IsManager]
+
+    def get_permissions(self) -> list[Any]:
+        if self.action in ("ranking", "impressions"):
+            return [IsAuthenticated()]
+        return super().get_permissions()
+
+    def get_throttles(self) -> list[Any]:
+        if self.action in ("ranking", "impressions"):
+            return [InterleavingThrottle()]
+        return super().get_throttles()
+
+    def _visible(self) -> QuerySet[InterleavingExperiment]:
+        return InterleavingExperiment.objects.visible_to(self.request.user).select_related(
+            "collection", "run_a", "run_b"
+        )
+
+    def _experiment(self, name: str | None) -> InterleavingExperiment:
+        return get_object_or_404(self._visible(), name=name or "")
+
+    @extend_schema(responses={200: OpenApiResponse(description="experiments")})
+    def list(self, request: Request) -> Response:
+        return Response([experiment_dict(e) for e in self._visible()])
+
+    @extend_schema(
+        request=ExperimentCreateSerializer, responses={201: OpenApiResponse(description="experiment")}
+    )
+    def create(self, request: Request) -> Response:
+        params = ExperimentCreateSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        data = dict(params.validated_data)
+        collection = Collection.objects.managed_by(request.user).filter(name=data.pop("collection")).first()
+        if collection is None:
+            raise ValidationError({"collection": ["no collection of that name that you manage"]})
+        clients = _users(data.pop("clients"), "clients")
+        experiment = experiments.create_experiment(
+            collection=collection, clients=clients, created_by=request.user, **data
+        )
+        return Response(experiment_dict(experiment), status=status.HTTP_201_CREATED)
+
+    @extend_schema(parameters=[NAME], responses={200: OpenApiResponse(description="experiment")})
+    def retrieve(self, request: Request, name: str | None = None) -> Response:
+        return Response(experiment_dict(self._experiment(name)))
+
+    @extend_schema(
+        parameters=[NAME, RankingQuerySerializer],
+        responses={
+            200: inline_serializer(
+                "InterleavedList",
+                {
+                    "experiment": serializers.CharField(),
+                    "qid": serializers.CharField(),
+                    "method": serializers.CharField(),
+                    "docids": serializers.ListField(child=serializers.CharField()),
+                    "teams": serializers.ListField(child=serializers.CharField()),
+                },
+            )
+        },
+    )
+    @action(detail=True, methods=["get"])
+    def ranking(self, request: Request, name: str | None = None) -> Response:
+        """The interleaved list of a query for a searcher (the same list each time the same searcher asks
+        the same query), with the team of each position (A, B, or - for the shared top)."""
+        experiment = get_object_or_404(
+            InterleavingExperiment.objects.usable_by(request.user), name=name or ""
+        )
+        params = RankingQuerySerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        shown = experiments.serve(experiment=experiment, **params.validated_data)
+        return Response(
+            {
+                "experiment": experiment.name,
+                "qid": params.validated_data["qid"],
+                "method": experiment.method,
+                "docids": shown.docids,
+                "teams": shown.teams,
+            }
+        )
+
+    @extend_schema(
+        parameters=[NAME],
+        request=ImpressionSerializer,
+        responses={201: OpenApiResponse(description="logged")},
+    )
+    @action(detail=True, methods=["post"])
+    def impressions(self, request: Request, name: str | None = None) -> Response:
+        """Log what a searcher was shown (the list and teams `ranking` gave) and the positions clicked."""
+        experiment = get_object_or_404(
+            InterleavingExperiment.objects.usable_by(request.user), name=name or ""
+        )
+        params = ImpressionSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        impression = experiments.log_impression(experiment=experiment, **params.validated_data)
+        return Response({"id": impression.pk, "outcome": impression.outcome}, status=status.HTTP_201_CREATED)
+
+    @extend_schema(parameters=[NAME], request=None, responses={200: OpenApiResponse(description="result")})
+    @action(detail=True, methods=["get", "post"])
+    def result(self, request: Request, name: str | None = None) -> Response:
+        """GET: the latest result (computed once if there is none); POST: compute it again now."""
+        experiment = self._experiment(name)
+        latest: InterleavingResult | None = experiment.results.first()
+        if request.method == "POST" or latest is None:
+            latest = experiments.compute_result(experiment=experiment)
+        return Response(experiments.result_dict(latest))
+
+    @extend_schema(parameters=[PowerSerializer], responses={200: OpenApiResponse(description="plan")})
+    @action(detail=False, methods=["get"])
+    def power(self, request: Request) -> Response:
+        """Impressions needed to detect a given Δ_AB with the exact sign test."""
+        params = PowerSerializer(data=request.query_params)
+        params.is_valid(raise_exception=True)
+        try:
+            plan = interleaving.plan_power(**params.validated_data)
+        except ValueError as exc:
+            raise ValidationError({"delta": [str(exc)]}) from None
+        return Response(dataclasses.asdict(plan))
+
+
+class TrackedCreateSerializer(serializers.Serializer):
+    collection = serializers.CharField(max_length=100)
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(allow_blank=True, default="", max_length=2000)
+    release = serializers.IntegerField(min_value=1)
+    metric = serializers.CharField(max_length=100, default="ndcg_cut_10")
+    baseline = serializers.CharField(max_length=200)
+    treatment = serializers.CharField(max_length=200)
+    online_metric = serializers.CharField(max_length=100, allow_blank=True, default="")
+    online_delta = serializers.FloatField(required=False, allow_null=True, default=None)
+    interleaving = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
+
+
+class OnlineDeltaSerializer(serializers.Serializer):
+    online_metric = serializers.CharField(max_length=100, allow_blank=True, default="")
+    online_delta = serializers.FloatField(required=False, allow_null=True, default=None)
+    interleaving = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
+
+
+class ImportSerializer(serializers.Serializer):
+    collection = serializers.CharField(max_length=100)
+    file = serializers.FileField()
+
+
+class TrackerViewSet(viewsets.ViewSet):
+    """The offline–online tracker: ranking changes with both deltas, and how well one predicts the other."""
+
+    permission_classes = [IsManager]
+    lookup_value_regex = r"[0-9]+"
+
+    def _visible(self) -> QuerySet[TrackedExperiment]:
+        queryset = TrackedExperiment.objects.visible_to(self.request.user).select_related("collection")
+        collection = self.request.query_params.get("collection")
+        return queryset.filter(collection__name=collection) if collection else queryset
+
+    def _result(self, name: str | None) -> InterleavingResult | None:
+        if not name:
+            return None
+        experiment = InterleavingExperiment.objects.visible_to(self.request.user).filter(name=name).first()
+        latest = experiment.results.first() if experiment else None
+        if latest is None:
+            raise ValidationError({"interleaving": [f"no interleaving experiment {name!r} with a result"]})
+        return latest
+
+    def _collection(self, name: str) -> Collection:
+        collection = Collection.objects.managed_by(self.request.user).filter(name=name).first()
+        if collection is None:
+            raise ValidationError({"collection": ["no collection of that name that you manage"]})
+        return collection
+
+    @extend_schema(
+        parameters=[OpenApiParameter("collection", str)], responses={200: OpenApiResponse(description="list")}
+    )
+    def list(self, request: Request) -> Response:
+        return Response([tracking.experiment_dict(e) for e in self._visible()])
+
+    @extend_schema(
+        request=TrackedCreateSerializer, responses={201: OpenApiResponse(description="experiment")}
+    )
+    def create(self, request: Request) -> Response:
+        params = TrackedCreateSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        data = dict(params.validated_data)
+        collection = self._collection(data.pop("collection"))
+        from judgements.models import Release
+
+        release = Release.objects.filter(pk=data.pop("release"), pool__collection=collection).first()
+        if release is None:
+            raise ValidationError({"release": ["no release of that id in this collection"]})
+        result = self._result(data.pop("interleaving"))
+        experiment = tracking.track_experiment(
+            collection=collection, release=release, interleaving=result, created_by=request.user, **data
+        )
+        return Response(tracking.experiment_dict(experiment), status=status.HTTP_201_CREATED)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)],
+        responses={200: OpenApiResponse(description="experiment")},
+    )
+    def retrieve(self, request: Request, pk: str | None = None) -> Response:
+        return Response(tracking.experiment_dict(get_object_or_404(self._visible(), pk=_id(pk))))
+
+    @extend_schema(
+        parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)],
+        request=OnlineDeltaSerializer,
+        responses={200: OpenApiResponse(description="experiment")},
+    )
+    def partial_update(self, request: Request, pk: str | None = None) -> Response:
+        """Enter the online delta: a value of an online metric, or an interleaving experiment's result."""
+        experiment = get_object_or_404(self._visible(), pk=_id(pk))
+        params = OnlineDeltaSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        data = dict(params.validated_data)
+        result = self._result(data.pop("interleaving"))
+        tracking.set_online_delta(experiment=experiment, interleaving=result, **data)
+        return Response(tracking.experiment_dict(experiment))
+
+    @extend_schema(parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)], responses={204: None})
+    def destroy(self, request: Request, pk: str | None = None) -> Response:
+        get_object_or_404(self._visible(), pk=_id(pk)).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+    @extend_schema(
+        parameters=[OpenApiParameter("collection", str)],
+        responses={200: OpenApiResponse(description="one group per (offline metric, online metric)")},
+    )
+    @action(detail=False, methods=["get"])
+    def correlation(self, request: Request) -> Response:
+        """Pearson (Fisher interval), Spearman, Kendall τb, sign agreement (Wilson) and the verdict."""
+        return Response(tracking.correlation_groups(self._visible()))
+
+    @extend_schema(request=ImportSerializer, responses={200: OpenApiResponse(description="updated")})
+    @action(detail=False, methods=["post"], url_path="import")
+    def import_deltas(self, request: Request) -> Response:
+        """Online deltas from a TSV file (`name<TAB>online_metric<TAB>online_delta`), errors by line."""
+        import tempfile
+
+        params = ImportSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        collection = self._collection(params.validated_data["collection"])
+        upload = params.validated_data["file"]
+        with tempfile.NamedTemporaryFile(suffix=".tsv") as handle:
+            for chunk in upload.chunks():
+                handle.write(chunk)
+            handle.flush()
+            updated = tracking.import_online_deltas(
+                collection=collection, path=handle.name, display=upload.name
+            )
+        return Response({"updated": updated})
+
+
+def _id(pk: str | None) -> int:
+    return int(pk or "0")  # the route takes digits only
+
+
+def register(router: Any) -> None:
+    router.register("interleaving", InterleavingViewSet, basename="interleaving")
+    router.register("tracker", TrackerViewSet, basename="tracker")

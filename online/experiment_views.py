@@ -1,0 +1,132 @@
+"""Manager pages of interleaving experiments and of the offline–online tracker (scoped to the collections
+the manager may read: `visible_to`; anyone else's experiment is a 404)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_POST
+
+from online import experiments, interleaving, tracker, tracking
+from online.experiment_models import InterleavingExperiment, TrackedExperiment
+from pooling import charts
+from pooling.models import Collection
+from pooling.permissions import manager_required
+
+PER_QUERY_CHART = 20
+
+
+def _experiment(request: HttpRequest, name: str) -> InterleavingExperiment:
+    visible = InterleavingExperiment.objects.visible_to(request.user).select_related(
+        "collection", "run_a", "run_b"
+    )
+    return get_object_or_404(visible, name=name)
+
+
+@manager_required
+def interleaving_list(request: HttpRequest) -> HttpResponse:
+    rows = [
+        {"experiment": e, "result": e.results.first(), "impressions": e.impressions.count()}
+        for e in InterleavingExperiment.objects.visible_to(request.user).select_related(
+            "collection", "run_a", "run_b"
+        )
+    ]
+    return render(request, "online/interleaving_list.html", {"rows": rows})
+
+
+def _float(request: HttpRequest, name: str, default: float) -> float:
+    try:
+        return float(request.GET.get(name, default))
+    except ValueError:
+        return default
+
+
+@manager_required
+def interleaving_detail(request: HttpRequest, name: str) -> HttpResponse:
+    experiment = _experiment(request, name)
+    result = experiment.results.first()
+    data = experiments.result_dict(result) if result else None
+    figure = ""
+    queries: list[dict[str, Any]] = []
+    if data:
+        queries = sorted(
+            ({"qid": qid, **counts} for qid, counts in data["per_query"].items()),
+            key=lambda q: -(q["A"] + q["B"] + q["ties"]),
+        )
+        shown = queries[:PER_QUERY_CHART]
+        if shown:
+            figure = charts.grouped_bars(
+                [q["qid"] for q in shown],
+                {f"A ({data['a']}) wins": [q["A"] for q in shown],
+                 f"B ({data['b']}) wins": [q["B"] for q in shown],
+                 "ties": [q["ties"] for q in shown]},
+                title=f"Outcomes per query (the {len(shown)} with the most clicked impressions)",
+                y_label="impressions",
+                decimals=0,
+            )  # fmt: skip
+    # The planner's defaults: what this experiment's own traffic shows so far.
+    clicked = (data["wins_a"] + data["wins_b"] + data["ties"]) if data else 0
+    tie_default = round(data["ties"] / clicked, 3) if data and clicked else 0.0
+    click_default = round(clicked / data["impressions"], 3) if data and data["impressions"] else 1.0
+    plan_inputs = {
+        "delta": _float(request, "delta", 0.02),
+        "tie_share": _float(request, "tie_share", min(tie_default, 0.95)),
+        "click_rate": _float(request, "click_rate", max(click_default, 0.001)),
+    }
+    plan, plan_error = None, ""
+    try:
+        plan = interleaving.plan_power(
+            plan_inputs["delta"], tie_share=plan_inputs["tie_share"], click_rate=plan_inputs["click_rate"]
+        )
+    except ValueError as exc:
+        plan_error = str(exc)
+    context = {"experiment": experiment, "data": data, "figure": figure, "queries": queries,
+               "plan": plan, "plan_inputs": plan_inputs, "plan_error": plan_error}  # fmt: skip
+    return render(request, "online/interleaving_detail.html", context)
+
+
+@require_POST
+@manager_required
+def interleaving_compute(request: HttpRequest, name: str) -> HttpResponse:
+    experiments.compute_result(experiment=_experiment(request, name))
+    return redirect("online:interleaving", name=name)
+
+
+def _chart(group: dict[str, Any]) -> str:
+    points = [(e["offline_delta"], e["online_delta"]) for e in group["experiments"]]
+    return str(
+        charts.scatter(
+            points,
+            labels=[e["name"] for e in group["experiments"]],
+            title=f"Offline Δ {group['metric']} against online Δ {group['online_metric']}, one point each",
+            x_label=f"offline delta ({group['metric']}, treatment − baseline)",
+            y_label=f"online delta ({group['online_metric']})",
+            decimals=4,
+            annotate=True,
+            zero_lines=True,
+        )
+    )
+
+
+@manager_required
+def tracker_page(request: HttpRequest) -> HttpResponse:
+    collections = list(Collection.objects.visible_to(request.user).order_by("name"))
+    chosen = request.GET.get("collection", "")
+    visible = TrackedExperiment.objects.visible_to(request.user).select_related("collection")
+    if chosen:
+        visible = visible.filter(collection__name=chosen)
+    groups = tracking.correlation_groups(visible)
+    for group in groups:
+        group["figure"] = _chart(group) if group["n"] else ""
+    context = {
+        "collections": collections,
+        "chosen": chosen,
+        "experiments": [tracking.experiment_dict(e) for e in visible],
+        "groups": groups,
+        "gate_lower_r": tracker.GATE_LOWER_R,
+        "weak_r": tracker.WEAK_R,
+        "min_experiments": tracker.MIN_EXPERIMENTS,
+    }
+    return render(request, "online/tracker.html", context)

@@ -1,0 +1,267 @@
+"""Interleaving experiments: create one, serve its interleaved list for a query (the search path), log
+what the searcher was shown and clicked, and compute the preference. The rules (how lists are merged,
+how clicks are credited, the statistics) are `online.interleaving`'s; this module feeds it stored runs.
+
+Refusals are Django ``ValidationError``s keyed by the field at fault: the API answers them 400 naming the
+field, the commands print them.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from online import interleaving
+from online.experiment_models import InterleavedImpression, InterleavingExperiment, InterleavingResult
+from pooling.models import Collection, Run, RunRow, Topic
+
+MAX_LENGTH = 100
+#: How long a process keeps a run's top documents for a query before reading them again (a run replaced
+#: in place, `import_run --replace`, is served fresh after this long).
+LIST_SECONDS = 60.0
+LIST_ENTRIES = 50_000
+
+
+def create_experiment(
+    *,
+    name: str,
+    collection: Collection,
+    run_a: str,
+    run_b: str,
+    method: str = "team_draft",
+    length: int = interleaving.DEFAULT_LENGTH,
+    identical_prefix: bool = True,
+    clients: Sequence[User] = (),
+    description: str = "",
+    created_by: User | None = None,
+) -> InterleavingExperiment:
+    """A new interleaving experiment of runs `run_a` and `run_b` (names in `collection`)."""
+    errors: dict[str, list[str]] = {}
+    if InterleavingExperiment.objects.filter(name=name).exists():
+        errors["name"] = [f"an interleaving experiment named {name!r} exists already"]
+    runs = {r.name: r for r in Run.objects.filter(collection=collection, name__in=[run_a, run_b])}
+    for field, run in (("run_a", run_a), ("run_b", run_b)):
+        if run not in runs:
+            errors[field] = [f"collection {collection.name!r} has no run named {run!r}"]
+    if run_a == run_b:
+        errors["run_b"] = ["run_b must differ from run_a"]
+    if method not in interleaving.METHODS:
+        errors["method"] = [f"method must be one of {', '.join(interleaving.METHODS)}"]
+    if not 1 <= length <= MAX_LENGTH:
+        errors["length"] = [f"length must be between 1 and {MAX_LENGTH}"]
+    if errors:
+        raise ValidationError(errors)
+    with transaction.atomic():
+        experiment = InterleavingExperiment.objects.create(
+            name=name,
+            collection=collection,
+            run_a=runs[run_a],
+            run_b=runs[run_b],
+            method=method,
+            length=length,
+            identical_prefix=identical_prefix,
+            description=description,
+            created_by=created_by,
+        )
+        experiment.clients.set(clients)
+    return experiment
+
+
+class _Lists:
+    """Per process: a run's top documents for a query, kept LIST_SECONDS (the search path reads them on
+    every request; two indexed reads on a miss)."""
+
+    def __init__(self) -> None:
+        self._entries: dict[tuple[int, str, int], tuple[float, tuple[str, ...] | None]] = {}
+        self._lock = threading.Lock()
+
+    def get(self, experiment: InterleavingExperiment, qid: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+        now = time.monotonic()
+        lists = []
+        for run_id in (experiment.run_a_id, experiment.run_b_id):
+            key = (run_id, qid, experiment.length)
+            hit = self._entries.get(key)
+            if hit is None or hit[0] < now:
+                hit = (
+                    now + LIST_SECONDS,
+                    self._read(experiment.collection_id, run_id, qid, experiment.length),
+                )
+                with self._lock:
+                    if len(self._entries) >= LIST_ENTRIES:
+                        self._entries.clear()
+                    self._entries[key] = hit
+            if hit[1] is None:
+                raise ValidationError({"qid": [f"no topic {qid!r} in the experiment's collection"]})
+            lists.append(hit[1])
+        return lists[0], lists[1]
+
+    @staticmethod
+    def _read(collection_id: int, run_id: int, qid: str, depth: int) -> tuple[str, ...] | None:
+        topic = (
+            Topic.objects.filter(collection_id=collection_id, qid=qid).values_list("pk", flat=True).first()
+        )
+        if topic is None:
+            return None
+        rows = RunRow.objects.filter(run_id=run_id, topic_id=topic, rank__lte=depth).order_by("rank")
+        return tuple(rows.values_list("document__docid", flat=True))
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entries.clear()
+
+
+lists = _Lists()
+
+
+def _coin(experiment: InterleavingExperiment, user: str, qid: str) -> random.Random:
+    """The coins of one (experiment, searcher, query): the same searcher asking the same query sees the
+    same list, and the list logged back can be checked against it."""
+    digest = hashlib.sha256(f"{experiment.pk}\x00{user}\x00{qid}".encode()).digest()
+    return random.Random(int.from_bytes(digest[:8], "big"))  # noqa: S311 - a fair coin, not a secret
+
+
+def _check_query(experiment: InterleavingExperiment, qid: str, user: str) -> None:
+    errors = {}
+    if not experiment.active:
+        errors["experiment"] = [f"experiment {experiment.name!r} is not active"]
+    if not qid or len(qid) > 100:
+        errors["qid"] = ["a qid of 1 to 100 characters is needed"]
+    if not user or len(user) > 200:
+        errors["user"] = ["the searcher's id (1 to 200 characters) is needed"]
+    if errors:
+        raise ValidationError(errors)
+
+
+def serve(*, experiment: InterleavingExperiment, qid: str, user: str) -> interleaving.Interleaving:
+    """The interleaved list of `experiment` for topic `qid` as searcher `user` sees it (the search path:
+    no write, the runs' lists from the process cache)."""
+    _check_query(experiment, qid, user)
+    a, b = lists.get(experiment, qid)
+    return interleaving.interleave(
+        a,
+        b,
+        method=experiment.method,  # type: ignore[arg-type]  # a Method choice
+        length=experiment.length,
+        rng=_coin(experiment, user, qid),
+        identical_prefix=experiment.identical_prefix,
+    )
+
+
+def log_impression(
+    *,
+    experiment: InterleavingExperiment,
+    qid: str,
+    user: str,
+    docids: Sequence[str],
+    teams: Sequence[str] | str,
+    clicks: Sequence[int],
+    session: str = "",
+) -> InterleavedImpression:
+    """Store what searcher `user` was shown for `qid` and clicked, with its credited outcome. The list and
+    teams must be the ones `serve` gives that searcher for that query (a front end that logs something
+    else would credit the wrong ranker): refused otherwise, naming the field."""
+    _check_query(experiment, qid, user)
+    served = serve(experiment=experiment, qid=qid, user=user)
+    team_list = list(teams)
+    if list(docids) != list(served.docids):
+        raise ValidationError({"docids": ["not the list served to this searcher for this query"]})
+    if team_list != list(served.teams):
+        raise ValidationError({"teams": ["not the teams served to this searcher for this query"]})
+    if len(session) > 200:
+        raise ValidationError({"session": ["at most 200 characters"]})
+    try:
+        outcome = served.credit(clicks)
+    except ValueError as exc:
+        raise ValidationError({"clicks": [str(exc)]}) from None
+    return InterleavedImpression.objects.create(
+        experiment=experiment,
+        qid=qid,
+        user=user,
+        session=session,
+        docids=list(served.docids),
+        teams="".join(served.teams),
+        clicks=sorted(set(clicks)),
+        outcome=outcome,
+    )
+
+
+def compute_result(
+    *, experiment: InterleavingExperiment, resamples: int = 2000, level: float = 0.95, seed: int = 0
+) -> InterleavingResult:
+    """The preference over every impression logged so far, stored as a new result (see
+    `interleaving.summarise`: Δ_AB, its user-clustered interval, the sign test, per query)."""
+    rows = InterleavedImpression.objects.filter(experiment=experiment).values_list("user", "qid", "outcome")
+    summary = interleaving.summarise(
+        (
+            interleaving.Impression(user, qid, outcome)  # type: ignore[arg-type]  # an Outcome choice
+            for user, qid, outcome in rows.iterator(chunk_size=20000)
+        ),
+        resamples=resamples,
+        level=level,
+        seed=seed,
+    )
+    counts = summary.counts
+    per_query = {
+        qid: {
+            "A": c.a,
+            "B": c.b,
+            "ties": c.ties,
+            "none": c.none,
+            "delta_ab": c.delta_ab,
+            "p_value": c.p_value,
+        }
+        for qid, c in summary.per_query.items()
+    }
+    return InterleavingResult.objects.create(
+        experiment=experiment,
+        wins_a=counts.a,
+        wins_b=counts.b,
+        ties=counts.ties,
+        no_clicks=counts.none,
+        users=summary.users,
+        delta_ab=summary.delta_ab,
+        low=summary.interval[0] if summary.interval else None,
+        high=summary.interval[1] if summary.interval else None,
+        level=level,
+        p_value=summary.p_value,
+        per_query=per_query,
+    )
+
+
+def result_dict(result: InterleavingResult) -> dict[str, Any]:
+    """A stored result as the API and the pages show it."""
+    experiment = result.experiment
+    return {
+        "id": result.pk,
+        "experiment": experiment.name,
+        "a": experiment.run_a.name,
+        "b": experiment.run_b.name,
+        "method": experiment.method,
+        "wins_a": result.wins_a,
+        "wins_b": result.wins_b,
+        "ties": result.ties,
+        "no_clicks": result.no_clicks,
+        "impressions": result.wins_a + result.wins_b + result.ties + result.no_clicks,
+        "users": result.users,
+        "delta_ab": result.delta_ab,
+        "interval": [result.low, result.high] if result.low is not None else None,
+        "level": result.level,
+        "p_value": result.p_value,
+        "preferred": _preferred(result),
+        "per_query": result.per_query,
+        "computed_at": result.computed_at.isoformat(),
+    }
+
+
+def _preferred(result: InterleavingResult) -> str:
+    if result.delta_ab is None or result.delta_ab == 0:
+        return "neither"
+    return result.experiment.run_a.name if result.delta_ab > 0 else result.experiment.run_b.name

@@ -1,0 +1,45 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from online import experiments, interleaving
+from online.management.commands._online import get_collection, refused
+
+
+class Command(BaseCommand):
+    help = "Create an interleaving experiment of two runs of a collection (team draft by default)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name")
+        parser.add_argument("--collection", required=True)
+        parser.add_argument("--a", required=True, dest="run_a", help="run A")
+        parser.add_argument("--b", required=True, dest="run_b", help="run B")
+        parser.add_argument("--method", choices=interleaving.METHODS, default="team_draft")
+        parser.add_argument("--length", type=int, default=interleaving.DEFAULT_LENGTH)
+        parser.add_argument("--no-identical-prefix", action="store_true", help="plain credit (team draft)")
+        parser.add_argument("--clients", default="", help="comma-separated API accounts of the front end")
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        names = [n for n in options["clients"].split(",") if n]
+        clients = list(get_user_model().objects.filter(username__in=names))
+        if len(clients) != len(set(names)):
+            raise CommandError(f"unknown users among {', '.join(names)}")
+        experiment = refused(
+            experiments.create_experiment,
+            name=options["name"],
+            collection=get_collection(options["collection"]),
+            run_a=options["run_a"],
+            run_b=options["run_b"],
+            method=options["method"],
+            length=options["length"],
+            identical_prefix=not options["no_identical_prefix"],
+            clients=clients,
+        )
+        self.stdout.write(
+            f"interleaving experiment {experiment.name}: {experiment.run_a.name} (A) and "
+            f"{experiment.run_b.name} (B), {experiment.method}, {experiment.length} positions; "
+            f"GET /api/interleaving/{experiment.name}/ranking/?qid=QID&user=SEARCHER"
+        )

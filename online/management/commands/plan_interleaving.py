@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand, CommandError, CommandParser
+
+from online import interleaving
+
+
+class Command(BaseCommand):
+    help = "Impressions an interleaving experiment needs to detect a given Δ_AB (exact sign test)."
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("--delta", type=float, required=True, help="the Δ_AB to detect, e.g. 0.02")
+        parser.add_argument(
+            "--tie-share", type=float, default=0.0, help="share of clicked impressions that tie"
+        )
+        parser.add_argument("--click-rate", type=float, default=1.0, help="share of impressions with a click")
+        parser.add_argument("--alpha", type=float, default=0.05)
+        parser.add_argument("--power", type=float, default=0.8)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        try:
+            plan = interleaving.plan_power(
+                options["delta"],
+                tie_share=options["tie_share"],
+                click_rate=options["click_rate"],
+                alpha=options["alpha"],
+                power=options["power"],
+            )
+        except ValueError as exc:
+            raise CommandError(str(exc)) from None
+        self.stdout.write(
+            f"{plan.impressions:,} impressions ({plan.clicked:,} with a click, "
+            f"{plan.decisive:,} won by A or B) "
+            f"detect Δ_AB = {plan.delta_ab:+.4f} with power {plan.achieved_power:.3f} at α = {plan.alpha}"
+        )

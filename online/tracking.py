@@ -1,0 +1,287 @@
+"""The offline–online tracker: ranking changes with their offline delta (scored by the evaluation app on
+a release's qrels) and their online delta (entered, imported, or an interleaving result), and the
+correlation across them (`online.tracker` holds the statistics).
+
+The offline delta of an experiment is mean(treatment) − mean(baseline) of one metric over the release's
+judged topics that both runs answer (trec_eval's semantics through `evaluation.metrics.evaluate`, topics
+nobody judged left out, unjudged documents non-relevant as in the release's qrels.txt). An interleaving
+result's online delta is the treatment's preference: Δ_AB when the treatment is run A, −Δ_AB when it is
+run B, so a positive online delta always favours the treatment.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from django.conf import settings
+from django.contrib.auth.models import User
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from evaluation import metrics
+from evaluation.services import run_as_dict
+from judgements.models import Release
+from online import tracker
+from online.experiment_models import InterleavingResult, TrackedExperiment
+from pooling.formats import FormatError
+from pooling.models import Collection, Run
+from pooling.trec_io import read_qrels
+
+INTERLEAVING_METRIC = "interleaving Δ"
+
+
+@dataclass(frozen=True)
+class OfflineDelta:
+    metric: str
+    baseline: float
+    treatment: float
+    delta: float
+    topics: int
+
+
+def offline_delta(*, release: Release, baseline: Run, treatment: Run, metric: str) -> OfflineDelta:
+    """`metric` of both runs on the release's qrels.txt, over the judged topics both runs answer."""
+    try:
+        names = metrics.parse_measures([metric])
+    except ValueError as exc:
+        raise ValidationError({"metric": [str(exc)]}) from None
+    if len(names) != 1:
+        raise ValidationError({"metric": ["name one measure (such as ndcg_cut_10)"]})
+    path = Path(settings.MEDIA_ROOT) / release.directory / "qrels.txt"
+    try:
+        qrels = read_qrels(path)
+    except FormatError as exc:
+        raise ValidationError({"release": [f"release {release.pk} has no readable qrels: {exc}"]}) from None
+    qids = set(qrels.topic_ids)
+    level = release.pool.relevance_level
+    per_topic = []
+    for run in (baseline, treatment):
+        result = metrics.evaluate(
+            qrels,
+            run_as_dict(run=run, qids=qids),
+            names,
+            relevance_level=level,
+            skip_unjudged_topics=True,
+        )
+        per_topic.append(result.topic_values(result.measures[0]))
+    common = sorted(set(per_topic[0]) & set(per_topic[1]))
+    if not common:
+        raise ValidationError({"treatment": ["the two runs answer none of the release's judged topics"]})
+    base = sum(per_topic[0][q] for q in common) / len(common)
+    treat = sum(per_topic[1][q] for q in common) / len(common)
+    return OfflineDelta(names[0], base, treat, treat - base, len(common))
+
+
+def _run(collection: Collection, name: str, field: str) -> Run:
+    run = Run.objects.filter(collection=collection, name=name).first()
+    if run is None:
+        raise ValidationError({field: [f"collection {collection.name!r} has no run named {name!r}"]})
+    return run
+
+
+def interleaving_delta(result: InterleavingResult, treatment: Run) -> float:
+    """The treatment's preference in an interleaving result (see the module): ±Δ_AB."""
+    experiment = result.experiment
+    if result.delta_ab is None:
+        raise ValidationError({"interleaving": ["the interleaving result has no clicked impression"]})
+    if experiment.run_a_id == treatment.pk:
+        return result.delta_ab
+    if experiment.run_b_id == treatment.pk:
+        return -result.delta_ab
+    raise ValidationError({"interleaving": ["the interleaving experiment does not serve the treatment run"]})
+
+
+def _finite(value: float | None, field: str) -> float | None:
+    if value is not None and not math.isfinite(value):
+        raise ValidationError({field: ["must be a finite number"]})
+    return value
+
+
+def track_experiment(
+    *,
+    collection: Collection,
+    name: str,
+    release: Release,
+    metric: str,
+    baseline: str,
+    treatment: str,
+    online_metric: str = "",
+    online_delta: float | None = None,
+    interleaving: InterleavingResult | None = None,
+    description: str = "",
+    created_by: User | None = None,
+) -> TrackedExperiment:
+    """A new tracked experiment: its offline delta is computed now (`offline_delta`); its online delta is
+    the value given, the interleaving result's, or left to fill in later (`set_online_delta`)."""
+    if release.pool.collection_id != collection.pk:
+        raise ValidationError({"release": [f"release {release.pk} is not of collection {collection.name!r}"]})
+    if TrackedExperiment.objects.filter(collection=collection, name=name).exists():
+        raise ValidationError({"name": [f"an experiment named {name!r} exists already in this collection"]})
+    base, treat = _run(collection, baseline, "baseline"), _run(collection, treatment, "treatment")
+    if base.pk == treat.pk:
+        raise ValidationError({"treatment": ["the treatment must differ from the baseline"]})
+    offline = offline_delta(release=release, baseline=base, treatment=treat, metric=metric)
+    experiment = TrackedExperiment(
+        collection=collection,
+        name=name,
+        description=description,
+        release=release,
+        metric=offline.metric,
+        baseline=base,
+        treatment=treat,
+        baseline_name=base.name,
+        treatment_name=treat.name,
+        offline_baseline=offline.baseline,
+        offline_treatment=offline.treatment,
+        offline_delta=offline.delta,
+        offline_topics=offline.topics,
+        created_by=created_by,
+    )
+    _apply_online(experiment, online_metric, online_delta, interleaving)
+    experiment.save()
+    return experiment
+
+
+def _apply_online(
+    experiment: TrackedExperiment,
+    online_metric: str,
+    online_delta: float | None,
+    interleaving: InterleavingResult | None,
+) -> None:
+    if interleaving is not None and online_delta is not None:
+        raise ValidationError({"online_delta": ["give an online delta or an interleaving result, not both"]})
+    if interleaving is not None:
+        if experiment.treatment is None:
+            raise ValidationError({"interleaving": ["the treatment run no longer exists"]})
+        experiment.online_delta = interleaving_delta(interleaving, experiment.treatment)
+        experiment.online_metric = INTERLEAVING_METRIC
+        experiment.interleaving = interleaving
+        return
+    if online_delta is not None and not online_metric.strip():
+        raise ValidationError({"online_metric": ["name the online metric (such as ctr or conversion)"]})
+    experiment.online_delta = _finite(online_delta, "online_delta")
+    experiment.online_metric = online_metric.strip()
+    experiment.interleaving = None
+
+
+def set_online_delta(
+    *,
+    experiment: TrackedExperiment,
+    online_metric: str = "",
+    online_delta: float | None = None,
+    interleaving: InterleavingResult | None = None,
+) -> TrackedExperiment:
+    """Enter (or replace) an experiment's online delta: a value of `online_metric`, or an interleaving
+    result's preference for the treatment."""
+    _apply_online(experiment, online_metric, online_delta, interleaving)
+    experiment.save(update_fields=["online_metric", "online_delta", "interleaving"])
+    return experiment
+
+
+def import_online_deltas(*, collection: Collection, path: Path | str, display: str | None = None) -> int:
+    """Online deltas from a tab-separated file, `name<TAB>online_metric<TAB>online_delta` per line (blank
+    lines and `#` comments skipped), onto the collection's tracked experiments by name. One transaction:
+    a bad line stores nothing; errors read `FILE:LINE: what is wrong`. Returns the experiments updated."""
+    shown = display or str(path)
+    errors: list[str] = []
+    updates: list[tuple[TrackedExperiment, str, float]] = []
+    known = {e.name: e for e in TrackedExperiment.objects.filter(collection=collection)}
+    seen: dict[str, int] = {}
+    number = 0
+    with open(path, encoding="utf-8", errors="strict") as handle:
+        try:
+            for number, line in enumerate(handle, 1):
+                text = line.rstrip("\r\n")
+                if not text.strip() or text.lstrip().startswith("#"):
+                    continue
+                fields = text.split("\t")
+                if len(fields) != 3:
+                    errors.append(f"{shown}:{number}: expected 3 tab-separated fields, found {len(fields)}")
+                    continue
+                name, metric, raw = (f.strip() for f in fields)
+                if name not in known:
+                    errors.append(f"{shown}:{number}: no tracked experiment named {name!r}")
+                elif name in seen:
+                    errors.append(f"{shown}:{number}: {name!r} again (first at line {seen[name]})")
+                if not metric:
+                    errors.append(f"{shown}:{number}: the online metric is empty")
+                try:
+                    value = float(raw)
+                except ValueError:
+                    errors.append(f"{shown}:{number}: online delta {raw!r} is not a number")
+                    continue
+                if not math.isfinite(value):
+                    errors.append(f"{shown}:{number}: online delta {raw!r} is not a finite number")
+                    continue
+                seen.setdefault(name, number)
+                if name in known:
+                    updates.append((known[name], metric, value))
+        except UnicodeDecodeError:
+            errors.append(f"{shown}:{number + 1}: not valid UTF-8")
+    if not errors and not updates:
+        errors.append(f"{shown}: no online deltas found")
+    if errors:
+        raise ValidationError({"file": errors})
+    with transaction.atomic():
+        for experiment, metric, value in updates:
+            set_online_delta(experiment=experiment, online_metric=metric, online_delta=value)
+    return len(updates)
+
+
+def correlation_groups(experiments: Iterable[TrackedExperiment]) -> list[dict[str, Any]]:
+    """The experiments with an online delta, one group per (offline metric, online metric) — deltas of
+    different metrics are on different scales and one correlation over them would mean nothing — each
+    with `tracker.correlate`'s statistics and verdict."""
+    groups: dict[tuple[str, str], list[TrackedExperiment]] = {}
+    for experiment in experiments:
+        if experiment.online_delta is not None:
+            groups.setdefault((experiment.metric, experiment.online_metric), []).append(experiment)
+    result = []
+    for (metric, online_metric), members in sorted(groups.items()):
+        stats = tracker.correlate(
+            [e.offline_delta for e in members], [e.online_delta or 0.0 for e in members]
+        )
+        result.append(
+            {
+                "metric": metric,
+                "online_metric": online_metric,
+                "experiments": [experiment_dict(e) for e in members],
+                "n": stats.n,
+                "pearson": stats.pearson,
+                "pearson_interval": list(stats.pearson_interval) if stats.pearson_interval else None,
+                "spearman": stats.spearman,
+                "kendall_tau_b": stats.kendall_tau_b,
+                "signs_agree": stats.signs_agree,
+                "signs_compared": stats.signs_compared,
+                "signs_interval": list(stats.signs_interval) if stats.signs_interval else None,
+                "level": stats.level,
+                "gate": stats.gate,
+                "verdict": stats.verdict,
+            }
+        )
+    return result
+
+
+def experiment_dict(experiment: TrackedExperiment) -> dict[str, Any]:
+    return {
+        "id": experiment.pk,
+        "collection": experiment.collection.name,
+        "name": experiment.name,
+        "description": experiment.description,
+        "release": experiment.release_id,
+        "metric": experiment.metric,
+        "baseline": experiment.baseline_name,
+        "treatment": experiment.treatment_name,
+        "offline_baseline": experiment.offline_baseline,
+        "offline_treatment": experiment.offline_treatment,
+        "offline_delta": experiment.offline_delta,
+        "offline_topics": experiment.offline_topics,
+        "online_metric": experiment.online_metric,
+        "online_delta": experiment.online_delta,
+        "interleaving": experiment.interleaving_id,
+        "created_at": experiment.created_at.isoformat(),
+    }

@@ -1,0 +1,164 @@
+"""The interleaving API: the search path (ranking, impressions) for a front end's account, results and
+the power planner for managers, and who may do what."""
+
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import Group
+from rest_framework.test import APIClient
+
+from online import experiments
+from online.experiment_models import InterleavedImpression
+from pooling.permissions import MANAGERS_GROUP
+from tests.conftest import client_for
+from tests.factories import make_collection, make_pool, make_run, make_user
+
+A_LIST = ["d001", "d002", "d003", "d004", "d005"]
+B_LIST = ["d003", "d001", "d006", "d007", "d002"]
+
+
+@pytest.fixture
+def world(db, manager, rater):
+    frontend = make_user("frontend")
+    other = make_user("other-manager")
+    other.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
+    collection = make_collection(name="news", managers=[manager])
+    runs = [
+        make_run(collection=collection, name="alpha", lists={"q1": A_LIST, "q2": ["d010"]}),
+        make_run(collection=collection, name="beta", lists={"q1": B_LIST, "q2": ["d011", "d010"]}),
+    ]
+    make_pool(collection=collection, runs=runs, name="news-pool", managers=[manager], raters=[rater])
+    experiment = experiments.create_experiment(
+        name="ab", collection=collection, run_a="alpha", run_b="beta", length=4, clients=[frontend]
+    )
+    experiments.lists.clear()
+    return {"experiment": experiment, "frontend": frontend, "other": other, "collection": collection}
+
+
+def test_it_serves_the_same_interleaved_list_to_the_same_searcher(world, django_assert_max_num_queries):
+    client = client_for(world["frontend"])
+    first = client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"})
+    assert first.status_code == 200, first.content
+    data = first.json()
+    assert len(data["docids"]) == 4 and len(data["teams"]) == 4
+    assert set(data["docids"]) <= set(A_LIST) | set(B_LIST)
+    with django_assert_max_num_queries(1):  # the experiment; the runs' lists are in the process cache
+        again = client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"})
+    assert again.json() == data
+    seen = {tuple(client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": f"u{i}"}).json()["teams"])
+            for i in range(30)}  # fmt: skip
+    assert len(seen) > 1  # the coins differ between searchers
+
+
+def test_it_refuses_bad_queries_naming_the_field(world):
+    client = client_for(world["frontend"])
+    unknown = client.get("/api/interleaving/ab/ranking/", {"qid": "nope", "user": "u1"})
+    assert unknown.status_code == 400 and "qid" in unknown.json()
+    no_user = client.get("/api/interleaving/ab/ranking/", {"qid": "q1"})
+    assert no_user.status_code == 400 and "user" in no_user.json()
+    world["experiment"].active = False
+    world["experiment"].save()
+    inactive = client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"})
+    assert inactive.status_code == 400 and "experiment" in inactive.json()
+
+
+def test_it_logs_impressions_with_the_credited_outcome(world):
+    client = client_for(world["frontend"])
+    shown = client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"}).json()
+    b_position = shown["teams"].index("B") + 1
+    body = {
+        "qid": "q1",
+        "user": "u1",
+        "docids": shown["docids"],
+        "teams": shown["teams"],
+        "clicks": [b_position],
+    }
+    logged = client.post("/api/interleaving/ab/impressions/", body, format="json")
+    assert logged.status_code == 201, logged.content
+    assert logged.json()["outcome"] == "B"
+    stored = InterleavedImpression.objects.get()
+    assert stored.teams == "".join(shown["teams"]) and stored.clicks == [b_position]
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"clicks": [5]}, "clicks"),
+        ({"clicks": [0]}, "clicks"),
+        ({"clicks": ["x"]}, "clicks"),
+        ({"docids": ["d001"]}, "docids"),
+        ({"teams": ["A", "A", "A", "A"]}, "teams"),
+        ({"teams": ["C", "A", "B", "A"]}, "teams"),
+        ({"qid": ""}, "qid"),
+        ({"user": None}, "user"),
+    ],
+)
+def test_it_refuses_a_bad_impression_naming_the_field_and_stores_nothing(world, change, field):
+    client = client_for(world["frontend"])
+    shown = client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"}).json()
+    body = {"qid": "q1", "user": "u1", "docids": shown["docids"], "teams": shown["teams"], "clicks": [1]}
+    if change.get("teams") == ["A", "A", "A", "A"] and shown["teams"] == ["A", "A", "A", "A"]:
+        change = {"teams": ["B", "B", "B", "B"]}
+    response = client.post("/api/interleaving/ab/impressions/", {**body, **change}, format="json")
+    assert response.status_code == 400, response.content
+    assert field in response.json()
+    assert not InterleavedImpression.objects.exists()
+
+
+def test_it_computes_the_result_for_managers(world, manager):
+    experiment = world["experiment"]
+    for i in range(40):
+        shown = experiments.serve(experiment=experiment, qid="q1", user=f"u{i}")
+        # searchers prefer B: they click B's first position, and A's now and then
+        clicks = [shown.teams.index("B") + 1] + ([shown.teams.index("A") + 1] if i % 4 == 0 else [])
+        experiments.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,
+                                   teams=shown.teams, clicks=clicks)  # fmt: skip
+    response = client_for(manager).post("/api/interleaving/ab/result/")
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert (data["wins_a"], data["wins_b"], data["ties"]) == (0, 30, 10)
+    assert data["delta_ab"] == pytest.approx(-0.375)
+    assert data["preferred"] == "beta" and data["p_value"] < 1e-6
+    assert data["interval"][0] <= -0.375 <= data["interval"][1]
+    assert data["per_query"]["q1"]["B"] == 30
+    assert client_for(manager).get("/api/interleaving/ab/").json()["result"]["id"] == data["id"]
+
+
+def test_it_plans_power_and_refuses_a_zero_delta(world, manager):
+    client = client_for(manager)
+    plan = client.get("/api/interleaving/power/", {"delta": 0.05, "tie_share": 0.2, "click_rate": 0.5})
+    assert plan.status_code == 200 and plan.json()["impressions"] > plan.json()["decisive"]
+    zero = client.get("/api/interleaving/power/", {"delta": 0})
+    assert zero.status_code == 400 and "delta" in zero.json()
+    assert client.get("/api/interleaving/power/", {"delta": "x"}).status_code == 400
+
+
+def test_it_creates_experiments_only_on_collections_the_manager_manages(world, manager):
+    body = {"name": "new", "collection": "news", "run_a": "alpha", "run_b": "beta"}
+    assert client_for(world["other"]).post("/api/interleaving/", body, format="json").status_code == 400
+    bad_run = client_for(manager).post("/api/interleaving/", {**body, "run_b": "gamma"}, format="json")
+    assert bad_run.status_code == 400 and "run_b" in bad_run.json()
+    bad_client = client_for(manager).post("/api/interleaving/", {**body, "clients": ["ghost"]}, format="json")
+    assert bad_client.status_code == 400 and "clients" in bad_client.json()
+    created = client_for(manager).post("/api/interleaving/", {**body, "method": "balanced"}, format="json")
+    assert created.status_code == 201 and created.json()["method"] == "balanced"
+
+
+def test_it_shows_each_role_only_what_it_may_use(world, manager, rater, outsider):
+    anonymous = APIClient()
+    assert anonymous.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u"}).status_code == 401
+    for user in (rater, outsider, world["other"]):
+        assert (
+            client_for(user).get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u"}).status_code
+            == 404
+        )
+    assert (
+        client_for(manager).get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u"}).status_code
+        == 200
+    )
+    # the front end's account fetches lists, and nothing else
+    assert client_for(world["frontend"]).get("/api/interleaving/ab/").status_code == 403
+    assert client_for(world["frontend"]).get("/api/interleaving/ab/result/").status_code == 403
+    assert client_for(rater).get("/api/interleaving/").status_code == 403
+    assert client_for(world["other"]).get("/api/interleaving/").json() == []
+    assert client_for(world["other"]).get("/api/interleaving/ab/").status_code == 404
