@@ -12,7 +12,8 @@ import hashlib
 import random
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -155,42 +156,58 @@ def serve(*, experiment: InterleavingExperiment, qid: str, user: str) -> interle
     )
 
 
-def log_impression(
-    *,
-    experiment: InterleavingExperiment,
-    qid: str,
-    user: str,
-    docids: Sequence[str],
-    teams: Sequence[str] | str,
-    clicks: Sequence[int],
-    session: str = "",
-) -> InterleavedImpression:
-    """Store what searcher `user` was shown for `qid` and clicked, with its credited outcome. The list and
-    teams must be the ones `serve` gives that searcher for that query (a front end that logs something
-    else would credit the wrong ranker): refused otherwise, naming the field."""
-    _check_query(experiment, qid, user)
-    served = serve(experiment=experiment, qid=qid, user=user)
-    team_list = list(teams)
-    if list(docids) != list(served.docids):
+@dataclass(frozen=True)
+class Shown:
+    """What a front end logs back for one impression (see `log_impressions`)."""
+
+    qid: str
+    user: str
+    docids: Sequence[str]
+    teams: Sequence[str] | str
+    clicks: Sequence[int]
+    session: str = ""
+
+
+def _checked(experiment: InterleavingExperiment, shown: Shown) -> InterleavedImpression:
+    _check_query(experiment, shown.qid, shown.user)
+    served = serve(experiment=experiment, qid=shown.qid, user=shown.user)
+    if list(shown.docids) != list(served.docids):
         raise ValidationError({"docids": ["not the list served to this searcher for this query"]})
-    if team_list != list(served.teams):
+    if list(shown.teams) != list(served.teams):
         raise ValidationError({"teams": ["not the teams served to this searcher for this query"]})
-    if len(session) > 200:
+    if len(shown.session) > 200:
         raise ValidationError({"session": ["at most 200 characters"]})
     try:
-        outcome = served.credit(clicks)
+        outcome = served.credit(shown.clicks)
     except ValueError as exc:
         raise ValidationError({"clicks": [str(exc)]}) from None
-    return InterleavedImpression.objects.create(
+    return InterleavedImpression(
         experiment=experiment,
-        qid=qid,
-        user=user,
-        session=session,
+        qid=shown.qid,
+        user=shown.user,
+        session=shown.session,
         docids=list(served.docids),
         teams="".join(served.teams),
-        clicks=sorted(set(clicks)),
+        clicks=sorted(set(shown.clicks)),
         outcome=outcome,
     )
+
+
+def log_impressions(
+    *, experiment: InterleavingExperiment, shown: Iterable[Shown]
+) -> list[InterleavedImpression]:
+    """Store what searchers were shown and clicked, each with its credited outcome, all or nothing. Each
+    list and its teams must be the ones `serve` gives that searcher for that query (a front end that logs
+    something else would credit the wrong ranker): refused otherwise, naming the field."""
+    rows = [_checked(experiment, one) for one in shown]
+    with transaction.atomic():
+        return InterleavedImpression.objects.bulk_create(rows, batch_size=2000)
+
+
+def log_impression(*, experiment: InterleavingExperiment, **shown: Any) -> InterleavedImpression:
+    """One impression (`log_impressions` of one `Shown(**shown)`)."""
+    (row,) = log_impressions(experiment=experiment, shown=[Shown(**shown)])
+    return row
 
 
 def compute_result(

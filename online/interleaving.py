@@ -504,7 +504,10 @@ def plan_power(
         raise ValueError("delta is too large for this tie_share: A would win every decisive impression")
     z_alpha, z_power = stats.norm.ppf(1 - alpha / 2), stats.norm.ppf(power)
     spread = math.sqrt(win_share * (1 - win_share))
-    guess = ((z_alpha * 0.5 + z_power * spread) / (win_share - 0.5)) ** 2
+    edge = win_share - 0.5
+    guess = ((z_alpha * 0.5 + z_power * spread) / edge) ** 2 if edge > 0 else math.inf
+    if not guess * 0.8 <= max_decisive:
+        raise ValueError(f"more than {max_decisive:,} decisive impressions would be needed")
     n = max(1, int(guess * 0.8))
     # The exact power saw-tooths in n: from below the approximation, walk up to the first n that reaches it.
     achieved = sign_test_power(n, win_share, alpha)

@@ -11,7 +11,9 @@ import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
 
+from demo import online_experiments_demo
 from judgements.models import Judging
+from online.experiment_models import InterleavingResult, TrackedExperiment
 from pooling.models import Collection, Pool, PoolItem, Run
 
 
@@ -22,12 +24,17 @@ def test_it_loads_the_demo_campaign_once(tmp_path, settings):
     call_command("load_demo", quick=True, data_dir=str(tmp_path / "demo"), stdout=out)
     collection = Collection.objects.get(name="pydocs")
     assert collection.documents.count() > 100
+    # the three rankers, and the ranking changes the offline-online tracker follows
     assert set(Run.objects.filter(collection=collection).values_list("name", flat=True)) == {
         "bm25",
         "tfidf",
         "lsa",
+        *online_experiments_demo.FUSIONS,
     }
     pool = Pool.objects.get(name="pydocs-depth10")
+    assert set(pool.pool_runs.values_list("run__name", flat=True)) == {"bm25", "tfidf", "lsa"}
+    assert TrackedExperiment.objects.filter(collection=collection, online_delta__isnull=False).count() >= 5
+    assert InterleavingResult.objects.filter(experiment__name="tfidf-vs-bm25").exists()
     assert pool.status == Pool.Status.BUILT
     assert PoolItem.objects.filter(pool=pool).count() > 0
     judging = Judging.objects.get(pool=pool)

@@ -173,6 +173,8 @@ def test_it_plans_the_smallest_sample_the_exact_sign_test_needs() -> None:
     with_ties = plan_power(0.05, tie_share=0.5, click_rate=0.25)
     assert with_ties.win_share == pytest.approx(0.6)
     assert with_ties.impressions == pytest.approx(with_ties.decisive / 0.5 / 0.25, abs=4)
+    with pytest.raises(ValueError, match="more than"):
+        plan_power(-7.7e-135)  # a delta no traffic can detect (found by the API fuzz test: was a 500)
     for bad in ({"delta": 0.0}, {"delta": 0.6}, {"delta": 0.1, "tie_share": 1.0}, {"delta": 0.1, "power": 1}):
         with pytest.raises(ValueError):
             plan_power(**bad)

@@ -13,6 +13,7 @@ from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
+from demo import online_experiments_demo
 from pooling.models import Collection, Pool
 from pooling.permissions import MANAGERS_GROUP
 
@@ -79,6 +80,13 @@ class Command(BaseCommand):
             )
             call_command("build_pool", POOL, stdout=self.stdout)
         self._raters()
+        online_experiments_demo.load(
+            collection_name=COLLECTION,
+            pool_name=POOL,
+            data_dir=data_dir,
+            raters=list(User.objects.filter(username__in=RATERS).order_by("username")),
+            log=lambda line: self.stdout.write(line),
+        )
         self.stdout.write("")
         self.stdout.write(f"Demo ready on {options['url']}")
         for username, password in passwords.items():

@@ -1,0 +1,343 @@
+"""Benchmark: the interleaving endpoint on the search path
+(`GET /api/interleaving/<name>/ranking/?qid=&user=`) over HTTP under gunicorn on PostgreSQL, against a
+trivial authenticated view of the same server
+(`GET /api/ping/`), 32 concurrent clients.
+
+Inputs, not timed: the PostgreSQL database `labeling_interleaving_bench` on postgres://postgres@127.0.0.1:5432
+(BENCH_DB to change) is dropped, created and migrated; one collection of 1,000 topics and 20,000 documents,
+two runs of 100 documents per topic (200,000 rows, written by the importer's own writer, a partition per run
+in trec_eval order, as an imported run is), a team-draft experiment of length 10 over them, the front end's
+API account with a token (token authentication, as a search front end would call it), a client of the
+experiment and nothing else; then VACUUM ANALYZE. `--small`: 200 topics × 50 documents.
+
+The server and the client are benchmarks/rater_load.py's (one home): `gunicorn labeling.wsgi`, 3 sync workers
+(cores + 1), DEBUG=false, persistent connections, Redis as broker and cache when it answers, the `user` and
+`interleaving` throttles off (the benchmark measures the server, not the limit; with the throttle on, each
+request adds two cache round trips); the load generator is rater_load's asyncio HTTP/1.1 keep-alive client.
+
+Measured, after a warm-up in which every worker has read every topic's lists once (the per-process cache of
+the runs' top documents, `online.experiments.lists`, as a long-running server has it):
+1. anchor: 32 clients loop `GET /api/ping/`, closed loop, no think time: requests per second;
+2. ours: 32 clients loop the ranking endpoint (a random topic, one of 10,000 searchers) the same way;
+3. latency at a realistic load: requests arrive open loop (Poisson, seeded) at half our closed-loop capacity,
+   each on a free one of the 32 connections; latency from the scheduled arrival to the answer (client and
+   server queueing included): p50, p99 — the target is p99 ≤ 20 ms. (In a closed loop of 32 clients with no
+   think time, latency is 32 / throughput by Little's law whatever the code does; its p99 is printed too.)
+
+The last line is `ratio ranking req/s / ping req/s: X.XX`.
+
+Usage: .venv/bin/python benchmarks/online_interleaving.py [--small] [--keep] [--seconds S] [--workers N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import random
+import secrets
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks import rater_load  # noqa: E402 - after the path is set
+from benchmarks.rater_load import (  # noqa: E402
+    Connection,
+    HttpError,
+    Tally,
+    admin,
+    free_port,
+    percentile,
+    service_up,
+    start_gunicorn,
+    stop_gunicorn,
+    wait_ready,
+)
+
+SERVER = rater_load.SERVER
+DATABASE = os.environ.get("BENCH_DB", "labeling_interleaving_bench")
+CLIENTS = 32
+SEARCHERS = 10_000
+LENGTH = 10
+P99_TARGET_MS = 20.0
+SEED = 20261201
+SETTINGS_VARIABLES = rater_load.SETTINGS_VARIABLES
+
+
+def settings_env(data_dir: Path, secret: str) -> dict[str, str]:
+    """rater_load's production environment, on this benchmark's database, the interleaving throttle off."""
+    env = {key: value for key, value in os.environ.items() if key not in SETTINGS_VARIABLES}
+    env.update(
+        DJANGO_SETTINGS_MODULE="labeling.settings",
+        DATABASE_URL=f"{SERVER}/{DATABASE}",
+        DEBUG="false",
+        ALLOWED_HOSTS="127.0.0.1,localhost,testserver",
+        SECRET_KEY=secret,
+        BLIND_ORDER_KEY=secret,
+        DB_CONN_MAX_AGE="600",
+        DATA_DIR=str(data_dir),
+        LOG_LEVEL="WARNING",
+        API_THROTTLE_USER="",
+        API_THROTTLE_INTERLEAVING="",
+    )
+    if service_up(*rater_load.REDIS):
+        env["CELERY_BROKER_URL"] = f"redis://{rater_load.REDIS[0]}:{rater_load.REDIS[1]}/0"
+    return env
+
+
+def load_data(*, topics: int, depth: int) -> tuple[str, str, list[str]]:
+    """Migrate and load (see the module docstring). Returns (experiment name, token, qids)."""
+    import numpy as np
+    from django.contrib.auth.models import User
+    from django.core.management import call_command
+    from django.db import connection, transaction
+    from rest_framework.authtoken.models import Token
+
+    from online import experiments
+    from pooling import runrows
+    from pooling.models import Collection, Document, Run, Topic
+
+    call_command("migrate", verbosity=0)
+    rng = np.random.default_rng(SEED)
+    collection = Collection.objects.create(name="interleaving-bench")
+    qids = [f"q{t:04d}" for t in range(topics)]
+    Topic.objects.bulk_create(Topic(collection=collection, qid=q, query=f"query {q}") for q in qids)
+    n_docs = topics * 20
+    with (
+        connection.cursor() as cursor,
+        cursor.cursor.copy(
+            f"COPY {Document._meta.db_table} (collection_id, docid, title, text, url, metadata) FROM STDIN"
+        ) as copy,
+    ):
+        copy.write("".join(f"{collection.pk}\td{d:06d}\t\t\t\t{{}}\n" for d in range(n_docs)))
+    topic_ids = dict(Topic.objects.filter(collection=collection).values_list("qid", "id"))
+    doc_ids = np.array(
+        [pk for _, pk in sorted(Document.objects.filter(collection=collection).values_list("docid", "id"))]
+    )
+    scores = np.arange(depth, 0, -1, dtype=np.float64)
+    for name in ("baseline", "treatment"):
+        run = Run.objects.create(collection=collection, name=name, num_rows=topics * depth, num_topics=topics)
+        with transaction.atomic():
+            writer = runrows.RowWriter(run.pk)
+            for qid in qids:
+                docs = rng.choice(n_docs, size=depth, replace=False)
+                writer.write(
+                    np.full(depth, topic_ids[qid], dtype=np.int64),
+                    doc_ids[docs],
+                    np.arange(1, depth + 1, dtype=np.int64),
+                    scores,
+                )
+            writer.finish()
+    frontend = User.objects.create_user("search-frontend")
+    token = Token.objects.create(user=frontend)
+    experiments.create_experiment(
+        name="bench", collection=collection, run_a="baseline", run_b="treatment", length=LENGTH,
+        clients=[frontend],
+    )  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute("VACUUM ANALYZE")
+    connection.close()
+    return "bench", token.key, qids
+
+
+async def closed(conns: list[Connection], paths: Any, seconds: float, tally: Tally) -> None:
+    deadline = time.perf_counter() + seconds
+
+    async def client(conn: Connection) -> None:
+        while time.perf_counter() < deadline:
+            began = time.perf_counter()
+            path = next(paths)
+            try:
+                status, body = await conn.request("GET", path)
+            except HttpError as exc:
+                tally.error("connection", str(exc))
+                continue
+            done = time.perf_counter()
+            if status != 200:
+                tally.error(f"{status}", body.decode(errors="replace"))
+            elif done <= deadline:
+                tally.loops += 1
+                tally.latencies.append(done - began)
+
+    await asyncio.gather(*(client(conn) for conn in conns))
+
+
+async def open_loop(conns: list[Connection], paths: Any, rate: float, seconds: float, tally: Tally) -> int:
+    rng = random.Random(SEED + 1)
+    free: asyncio.Queue[Connection] = asyncio.Queue()
+    for conn in conns:
+        free.put_nowait(conn)
+    pending: set[asyncio.Task[None]] = set()
+
+    async def arrival(scheduled: float, path: str) -> None:
+        conn = await free.get()
+        try:
+            status, body = await conn.request("GET", path)
+        except HttpError as exc:
+            tally.error("connection", str(exc))
+            return
+        finally:
+            free.put_nowait(conn)
+        if status != 200:
+            tally.error(f"{status}", body.decode(errors="replace"))
+            return
+        tally.loops += 1
+        tally.latencies.append(time.perf_counter() - scheduled)
+
+    start = time.perf_counter()
+    offset, arrived = 0.0, 0
+    while True:
+        offset += rng.expovariate(rate)
+        if offset >= seconds:
+            break
+        delay = start + offset - time.perf_counter()
+        if delay > 0:
+            await asyncio.sleep(delay)
+        task = asyncio.create_task(arrival(start + offset, next(paths)))
+        pending.add(task)
+        task.add_done_callback(pending.discard)
+        arrived += 1
+    await asyncio.gather(*pending)
+    return arrived
+
+
+def ranking_paths(name: str, qids: list[str]) -> Any:
+    rng = random.Random(SEED)
+    while True:
+        yield f"/api/interleaving/{name}/ranking/?qid={rng.choice(qids)}&user=s{rng.randrange(SEARCHERS)}"
+
+
+def ping_paths() -> Any:
+    while True:
+        yield "/api/ping/"
+
+
+def report(name: str, tally: Tally, seconds: float) -> None:
+    lat = tally.latencies
+    print(
+        f"{name}: {tally.loops} in {seconds:.0f} s = {tally.loops / seconds:.1f}/s; p50 "
+        f"{percentile(lat, 50) * 1000:.1f} ms, p99 {percentile(lat, 99) * 1000:.1f} ms"
+        + (f"; errors {dict(tally.errors)} {tally.samples[:2]}" if tally.errors else "")
+    )
+
+
+async def run_load(
+    args: argparse.Namespace, port: int, token: str, name: str, qids: list[str]
+) -> dict[str, Any]:
+    conns = [Connection(port, token) for _ in range(CLIENTS)]
+    # Warm-up: every topic through every worker's cache (sync workers take connections at random, so
+    # each topic is asked several times over fresh connections).
+    warm = Tally()
+    warm_paths = iter(
+        [f"/api/interleaving/{name}/ranking/?qid={q}&user=w" for q in qids] * (args.workers + 2)
+    )
+    await closed(conns, warm_paths, args.warmup, warm)
+    print(f"warm-up: {warm.loops} requests, {dict(warm.errors) or 'no errors'}")
+    results: dict[str, Any] = {}
+    for label, paths in (
+        ("anchor GET /api/ping/", ping_paths()),
+        ("ours GET …/ranking/", ranking_paths(name, qids)),
+    ):
+        for conn in conns:
+            conn.close()
+        tally = Tally()
+        await closed(conns, paths, args.seconds, tally)
+        report(f"{label}, {CLIENTS} clients, closed loop", tally, args.seconds)
+        results[label] = (tally.loops / args.seconds, tally)
+    capacity = results["ours GET …/ranking/"][0]
+    for conn in conns:
+        conn.close()
+    latency = Tally()
+    arrived = await open_loop(conns, ranking_paths(name, qids), capacity / 2, args.seconds, latency)
+    report(f"ours, open loop at {capacity / 2:.0f}/s ({arrived} arrived)", latency, args.seconds)
+    for conn in conns:
+        conn.close()
+    results["open"] = latency
+    return results
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--small", action="store_true", help="200 topics × 50 documents, 5 s per phase")
+    parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
+    parser.add_argument(
+        "--seconds", type=float, default=None, help="length of each phase (default 20; small 5)"
+    )
+    parser.add_argument("--workers", type=int, default=3)
+    args = parser.parse_args()
+    args.seconds = args.seconds or (5.0 if args.small else 20.0)
+    args.warmup = 3.0 if args.small else 8.0
+    topics, depth = (200, 50) if args.small else (1000, 100)
+
+    work = Path(tempfile.mkdtemp(prefix="interleaving-bench-"))
+    secret = secrets.token_urlsafe(40)
+    env = settings_env(work / "data", secret)
+    for key in SETTINGS_VARIABLES:
+        os.environ.pop(key, None)
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)", f"CREATE DATABASE {DATABASE}")
+    process: subprocess.Popen[bytes] | None = None
+    log = work / "gunicorn.log"
+    try:
+        started = time.perf_counter()
+        name, token, qids = load_data(topics=topics, depth=depth)
+        print(
+            f"inputs: {topics} topics × 2 runs × {depth} documents ({2 * topics * depth:,} run rows), "
+            f"team draft of length {LENGTH}, {SEARCHERS:,} searchers, {CLIENTS} clients, token "
+            f"authentication ({time.perf_counter() - started:.1f} s to load)"
+        )
+        port = free_port()
+        print(
+            f"server: gunicorn labeling.wsgi, {args.workers} sync workers, PostgreSQL {DATABASE}, "
+            f"{'Redis' if 'CELERY_BROKER_URL' in env else 'no Redis'}; {os.cpu_count()} CPUs, load average "
+            f"{os.getloadavg()[0]:.1f}"
+        )
+        process = start_gunicorn(
+            env=env, port=port, workers=args.workers, worker_class="sync", threads=1, log=log
+        )
+        asyncio.run(wait_ready(port, token, process))
+        results = asyncio.run(run_load(args, port, token, name, qids))
+    finally:
+        if process is not None:
+            stop_gunicorn(process)
+            text = log.read_text(errors="replace") if log.exists() else ""
+            problems = [line for line in text.splitlines() if "Traceback" in line or "ERROR" in line]
+            if problems:
+                print(f"gunicorn log ({log}): {len(problems)} error lines, first: {problems[0]}")
+                print(text[-3000:])
+            else:
+                shutil.rmtree(work, ignore_errors=True)
+        if not args.keep:
+            admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+    anchor, _ = results["anchor GET /api/ping/"]
+    ours, closed_tally = results["ours GET …/ranking/"]
+    open_tally = results["open"]
+    p99 = percentile(open_tally.latencies, 99) * 1000
+    print(f"anchor: {anchor:.1f} req/s (GET /api/ping/, {CLIENTS} clients)")
+    print(f"ours: {ours:.1f} req/s (GET /api/interleaving/{name}/ranking/, {CLIENTS} clients)")
+    print(
+        f"closed-loop p99 (32 in flight, Little's law): "
+        f"{percentile(closed_tally.latencies, 99) * 1000:.1f} ms"
+    )
+    print(
+        f"p99 at half capacity ({ours / 2:.0f} req/s, {CLIENTS} connections): {p99:.1f} ms (target ≤ "
+        f"{P99_TARGET_MS:.0f} ms: {'met' if p99 <= P99_TARGET_MS else 'MISSED'}); p50 "
+        f"{percentile(open_tally.latencies, 50) * 1000:.1f} ms"
+    )
+    print(f"ratio ranking req/s / ping req/s: {ours / anchor:.2f}")
+
+
+if __name__ == "__main__":
+    main()
