@@ -85,6 +85,12 @@ class Judging(models.Model):
     raters = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="judging_pools", blank=True)
     lease_minutes = models.PositiveIntegerField(default=10)
     adjudication_gap = models.PositiveSmallIntegerField(default=2)
+    gate_kappa = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="Cohen's kappa a model judge must reach against the human labels to be admitted; "
+        "blank: the humans' own agreement with each other.",
+    )
 
     objects = JudgingQuerySet.as_manager()
 
@@ -128,8 +134,66 @@ class Assignment(models.Model):
         return f"{self.rater_id} on {self.item_id} ({self.state})"
 
 
+class Judge(models.Model):
+    """A model judge of a pool: a rater with its own identity (`user`, an account that cannot log in)
+    and kind `model`, whose labels are judgements of kind `model` (see `Judgement`). People who judge are
+    raters of kind `human` and need no row here.
+
+    `method` is `learned` (a scikit-learn model trained on the pool's human labels, `judgements.learned`)
+    or `external` (a program speaking JSON lines, `judgements.external`: `command` is its argv). `gate`
+    holds the last measurement against the human labels (`judgements.judges.measure_gate`) and `admitted`
+    its verdict: only an admitted judge's labels may enter a release."""
+
+    class Kind(models.TextChoices):
+        HUMAN = "human"
+        MODEL = "model"
+
+    class Method(models.TextChoices):
+        LEARNED = "learned"
+        EXTERNAL = "external"
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="judges")
+    name = models.SlugField(max_length=80)
+    kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.MODEL)
+    method = models.CharField(max_length=10, choices=Method.choices)
+    user = models.OneToOneField(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judge")
+    command = models.JSONField(default=list, blank=True, help_text="argv of an external judge.")
+    timeout_seconds = models.FloatField(default=30.0)
+    retries = models.PositiveSmallIntegerField(default=1)
+    seed = models.IntegerField(default=0)
+    folds = models.PositiveSmallIntegerField(default=5)
+    run_counts = models.JSONField(default=dict, blank=True)
+    gate = models.JSONField(default=dict, blank=True)
+    admitted = models.BooleanField(default=False)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["pool", "name"], name="judge_unique_name")]
+        ordering = ["pool", "name"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({self.method} judge of {self.pool.name})"
+
+
+class HumanJudgementManager(models.Manager["Judgement"]):
+    """`Judgement.objects`: human judgements only. Every count, agreement, lease, eligibility, statistic
+    and release of the platform reads judgements through this manager (or through an item's
+    `judgements`, which uses it), so a model's label can never be counted as a person's by accident.
+    Model labels are read on purpose, through `Judgement.all_kinds`."""
+
+    def get_queryset(self) -> models.QuerySet[Judgement]:
+        return super().get_queryset().filter(kind=Judge.Kind.HUMAN)
+
+
 class Judgement(models.Model):
-    """A rater's current label for an item; every change is kept in `JudgementRevision`."""
+    """A rater's current label for an item; every change is kept in `JudgementRevision`.
+
+    `kind` is the rater's: `human`, or `model` for a `Judge`'s label (`rater` is then the judge's
+    account). Model labels never touch the item's `num_judgements`, so an item judged only by a model is
+    still unjudged by people (`pooling.models.JUDGED`, `NEEDS_JUDGEMENT`)."""
 
     item = models.ForeignKey(PoolItem, on_delete=models.CASCADE, related_name="judgements")
     rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judgements")
@@ -140,10 +204,17 @@ class Judgement(models.Model):
     note = models.TextField(blank=True)
     seconds = models.FloatField(default=0.0)
     imported = models.BooleanField(default=False)
+    kind = models.CharField(
+        max_length=10, choices=Judge.Kind.choices, default=Judge.Kind.HUMAN, db_default=Judge.Kind.HUMAN
+    )
     created_at = models.DateTimeField(default=timezone.now)
     updated_at = models.DateTimeField(default=timezone.now)
 
+    objects = HumanJudgementManager()  # the first manager is the default one: people's judgements only
+    all_kinds: models.Manager[Judgement] = models.Manager()
+
     class Meta:
+        base_manager_name = "all_kinds"
         constraints = [
             models.UniqueConstraint(fields=["item", "rater"], name="judgement_unique_rater"),
             models.CheckConstraint(

@@ -116,7 +116,8 @@ def query_rows(sql: str, params: list[Any], *, copy: bool = False) -> Any:
 
 
 def stream_items(*, pool: Pool, iso_times: bool = False, copy: bool = False) -> Any:
-    """Yield every selected item of the pool with its current judgements, in qrels order (qid, docid by
+    """Yield every selected item of the pool with its current human judgements (a model judge's labels
+    are not people's votes: `Judgement.objects`' rule, written here in SQL), in qrels order (qid, docid by
     byte order), reading through a server-side cursor so memory stays flat.
 
     With `iso_times`, on PostgreSQL the rows' created_at and updated_at come as the strings `iso` makes
@@ -136,7 +137,7 @@ def stream_items(*, pool: Pool, iso_times: bool = False, copy: bool = False) -> 
         FROM {PoolItem._meta.db_table} i
         JOIN {Topic._meta.db_table} t ON t.id = i.topic_id
         JOIN {Document._meta.db_table} d ON d.id = i.document_id
-        LEFT JOIN {Judgement._meta.db_table} j ON j.item_id = i.id
+        LEFT JOIN {Judgement._meta.db_table} j ON j.item_id = i.id AND j.kind = 'human'
         LEFT JOIN {Adjudication._meta.db_table} a ON a.item_id = i.id
         WHERE i.pool_id = %s AND i.selected
         ORDER BY t.qid{collate}, d.docid{collate}, j.rater_id

@@ -7,6 +7,7 @@ SECRET_KEY, ALLOWED_HOSTS and the HTTPS switches.
 
 from __future__ import annotations
 
+import json
 import os
 from datetime import timedelta
 from pathlib import Path
@@ -306,6 +307,10 @@ JOB_MAX_ATTEMPTS = 3
 
 # Judging
 LEASE_MINUTES = int(os.environ.get("LEASE_MINUTES", "10"))
+# External model judges a pool manager may pick by name: a JSON object of name -> argv, e.g.
+# {"umbrela": ["/opt/judges/venv/bin/python", "/opt/judges/umbrela.py"]}. Set by whoever runs the server:
+# a page never takes a command (judgements.judges.external_commands).
+EXTERNAL_JUDGES: dict[str, list[str]] = json.loads(os.environ.get("EXTERNAL_JUDGES", "") or "{}")
 # Key for the blind presentation order (a keyed hash of the docid); defaults to SECRET_KEY.
 BLIND_ORDER_KEY = os.environ.get("BLIND_ORDER_KEY", SECRET_KEY)
 

@@ -50,6 +50,7 @@ TASKS = {
     Job.Kind.CLICK_LOG: "online.tasks.import_click_log",
     Job.Kind.PROPENSITY: "online.tasks.estimate_propensity",
     Job.Kind.CLICK_LABELS: "online.tasks.derive_click_labels",
+    Job.Kind.JUDGE: "evaluation.tasks.run_judge",
 }
 
 ACTIVE = (Job.Status.QUEUED, Job.Status.RUNNING)

@@ -196,7 +196,7 @@ class JobQuerySet(models.QuerySet["Job"]):
 
 
 #: The kinds of job that name their pool in `params["pool"]` (whoever manages the pool sees them).
-POOL_JOB_KINDS = ("build_pool", "add_runs", "release", "report")
+POOL_JOB_KINDS = ("build_pool", "add_runs", "release", "report", "judge")
 
 
 class Job(models.Model):
@@ -211,6 +211,7 @@ class Job(models.Model):
         ADD_RUNS = "add_runs"
         RELEASE = "release"
         REPORT = "report"
+        JUDGE = "judge"
         CLICK_LOG = "click_log"
         PROPENSITY = "propensity"
         CLICK_LABELS = "click_labels"
