@@ -4,6 +4,7 @@ from django.urls import path
 from rest_framework.routers import DefaultRouter
 
 from evaluation import api as evaluation_api
+from evaluation import judge_api
 from judgements import api as judgements_api
 from judgements import release_api
 from labeling.api import ping, token
@@ -21,6 +22,7 @@ pooling_api.register(router)
 judgements_api.register(router)
 release_api.register(router)
 evaluation_api.register(router)
+judge_api.register(router)
 online_api.register(router)
 online_experiment_api.register(router)
 

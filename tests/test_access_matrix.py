@@ -31,6 +31,7 @@ from django.urls import URLPattern, URLResolver, get_resolver
 from rest_framework.test import APIClient
 
 from judgements import adjudication, releases
+from judgements.judges import create_judge
 from judgements.models import Adjudication, Assignment, GoldLabel, Judgement, Judging, Release
 from online import experiments, tracking
 from pooling.models import Document, Job, Pool, PoolItem, Run, Topic
@@ -219,6 +220,20 @@ ROUTES: dict[str, list[Call]] = {
     "evaluation-pool-bias": [Call("get", "/api/evaluation/{pool}/pool-bias/", API_A)],
     "evaluation-two-stage": [
         Call("get", "/api/evaluation/{pool}/two-stage/?candidate=alpha&reranked=beta", API_A),
+    ],
+    "pool-judges-list": [
+        Call("get", "/api/pools/{pool}/judges/", API_A),
+        Call(
+            "post",
+            "/api/pools/{pool}/judges/",
+            "401 403 403 403 201 404 201",
+            data={"name": "new", "method": "learned"},
+        ),
+    ],
+    "pool-judges-detail": [Call("get", "/api/pools/{pool}/judges/{judge}/", API_A)],
+    "pool-judges-run": [Call("post", "/api/pools/{pool}/judges/{judge}/run/", "401 403 403 403 202 404 202")],
+    "pool-judges-threshold": [
+        Call("put", "/api/pools/{pool}/judges/threshold/", API_A, data={"gate_kappa": 0.5})
     ],
     "evaluation-noise-floor": [
         Call("get", "/api/evaluation/{pool}/noise-floor/?topic_samples=20&label_samples=5&splits=2", API_A),
@@ -441,6 +456,26 @@ ROUTES: dict[str, list[Call]] = {
     "evaluation:pool-bias": [Call("get", "/evaluation/{pool}/pool-bias/", PAGE_A)],
     "evaluation:two-stage": [Call("get", "/evaluation/{pool}/two-stage/", PAGE_A)],
     "evaluation:noise-floor": [Call("get", "/evaluation/{pool}/noise-floor/", PAGE_A)],
+    "evaluation:judges": [
+        Call("get", "/evaluation/{pool}/judges/", PAGE_A),
+        Call(
+            "post",
+            "/evaluation/{pool}/judges/",
+            "L 403 403 403 302 404 302",
+            data={
+                "name": "new",
+                "method": "learned",
+                "seed": 0,
+                "folds": 5,
+                "timeout_seconds": 30,
+                "retries": 1,
+            },
+        ),
+    ],
+    "evaluation:judge": [Call("get", "/evaluation/{pool}/judges/{judge}/", PAGE_A)],
+    "evaluation:judge-run": [
+        Call("post", "/evaluation/{pool}/judges/{judge}/run/", "L 403 403 403 302 404 302")
+    ],
     # --- rater pages (nobody but a rater of A, managers and admins included)
     "judgements:home": [Call("get", "/", "L 200 200 200 200 200 200")],
     "judgements:judge": [Call("get", "/judge/{pool}/", "L 404 200 404 404 404 404")],
@@ -637,6 +672,7 @@ def world(db: None) -> dict[str, Any]:
         baseline="alpha", treatment="beta", online_metric="ctr", online_delta=0.01,
     )  # fmt: skip
     job = Job.objects.create(kind=Job.Kind.RUN, collection=collection, status=Job.Status.DONE)
+    create_judge(pool=pool, name="learner", method="learned")
     ids = {
         "pool": pool.name,
         "collection": collection.name,
@@ -649,6 +685,7 @@ def world(db: None) -> dict[str, Any]:
         "judged_item": judged.pk,
         "gold_item": gold_item.pk,
         "release": release.pk,
+        "judge": "learner",
         "rubric": Judging.objects.get(pool=pool).rubric_id,
         "interleaving": experiment.name,
         "tracked": tracked.pk,
