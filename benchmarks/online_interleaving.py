@@ -148,12 +148,15 @@ def load_data(*, topics: int, depth: int) -> tuple[str, str, list[str]]:
 
 
 async def closed(conns: list[Connection], paths: Any, seconds: float, tally: Tally) -> None:
+    """Every connection loops over `paths` with no think time until `seconds` pass (or `paths` ends)."""
     deadline = time.perf_counter() + seconds
 
     async def client(conn: Connection) -> None:
         while time.perf_counter() < deadline:
             began = time.perf_counter()
-            path = next(paths)
+            path = next(paths, None)
+            if path is None:
+                return
             try:
                 status, body = await conn.request("GET", path)
             except HttpError as exc:
@@ -239,7 +242,8 @@ async def run_load(
         [f"/api/interleaving/{name}/ranking/?qid={q}&user=w" for q in qids] * (args.workers + 2)
     )
     await closed(conns, warm_paths, args.warmup, warm)
-    print(f"warm-up: {warm.loops} requests, {dict(warm.errors) or 'no errors'}")
+    errors = dict(warm.errors) or "no errors"
+    print(f"warm-up: {warm.loops} requests (every topic {args.workers + 2} times), {errors}")
     results: dict[str, Any] = {}
     for label, paths in (
         ("anchor GET /api/ping/", ping_paths()),
@@ -275,7 +279,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=3)
     args = parser.parse_args()
     args.seconds = args.seconds or (5.0 if args.small else 20.0)
-    args.warmup = 3.0 if args.small else 8.0
+    args.warmup = 30.0 if args.small else 60.0  # at most: the warm-up ends when every topic went through
     topics, depth = (200, 50) if args.small else (1000, 100)
 
     work = Path(tempfile.mkdtemp(prefix="interleaving-bench-"))

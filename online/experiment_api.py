@@ -13,6 +13,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
+from django.http import Http404
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import serializers, status, viewsets
@@ -166,16 +167,16 @@ class InterleavingViewSet(viewsets.ViewSet):
     def ranking(self, request: Request, name: str | None = None) -> Response:
         """The interleaved list of a query for a searcher (the same list each time the same searcher asks
         the same query), with the team of each position (A, B, or - for the shared top)."""
-        experiment = get_object_or_404(
-            InterleavingExperiment.objects.usable_by(request.user), name=name or ""
-        )
-        params = RankingQuerySerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        shown = experiments.serve(experiment=experiment, **params.validated_data)
+        experiment = experiments.usable_experiment(user=request.user, name=name or "")
+        if experiment is None:
+            raise Http404
+        # `serve` checks both parameters and names the one at fault (RankingQuerySerializer documents them)
+        qid = request.query_params.get("qid", "")
+        shown = experiments.serve(experiment=experiment, qid=qid, user=request.query_params.get("user", ""))
         return Response(
             {
                 "experiment": experiment.name,
-                "qid": params.validated_data["qid"],
+                "qid": qid,
                 "method": experiment.method,
                 "docids": shown.docids,
                 "teams": shown.teams,
@@ -190,9 +191,9 @@ class InterleavingViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["post"])
     def impressions(self, request: Request, name: str | None = None) -> Response:
         """Log what a searcher was shown (the list and teams `ranking` gave) and the positions clicked."""
-        experiment = get_object_or_404(
-            InterleavingExperiment.objects.usable_by(request.user), name=name or ""
-        )
+        experiment = experiments.usable_experiment(user=request.user, name=name or "")
+        if experiment is None:
+            raise Http404
         params = ImpressionSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         impression = experiments.log_impression(experiment=experiment, **params.validated_data)

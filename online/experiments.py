@@ -8,13 +8,14 @@ field, the commands print them.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import random
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
@@ -29,6 +30,10 @@ MAX_LENGTH = 100
 #: in place, `import_run --replace`, is served fresh after this long).
 LIST_SECONDS = 60.0
 LIST_ENTRIES = 50_000
+#: How long a process keeps who may use which experiment (a client removed, an experiment deactivated
+#: take effect on the search path after this long).
+ACCESS_SECONDS = 5.0
+ACCESS_ENTRIES = 10_000
 
 
 def create_experiment(
@@ -76,50 +81,80 @@ def create_experiment(
     return experiment
 
 
-class _Lists:
-    """Per process: a run's top documents for a query, kept LIST_SECONDS (the search path reads them on
-    every request; two indexed reads on a miss)."""
+K = TypeVar("K", bound=Hashable)
+V = TypeVar("V")
 
-    def __init__(self) -> None:
-        self._entries: dict[tuple[int, str, int], tuple[float, tuple[str, ...] | None]] = {}
+
+class _Memo(Generic[K, V]):
+    """Per process: answers kept `seconds` (the search path asks the same few on every request), at most
+    `entries` of them (all dropped when full: simpler than an LRU, and refilled in a few requests)."""
+
+    def __init__(self, seconds: float, entries: int) -> None:
+        self.seconds, self.entries = seconds, entries
+        self._entries: dict[K, tuple[float, V]] = {}
         self._lock = threading.Lock()
 
-    def get(self, experiment: InterleavingExperiment, qid: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    def get(self, key: K, compute: Callable[[], V]) -> V:
         now = time.monotonic()
-        lists = []
-        for run_id in (experiment.run_a_id, experiment.run_b_id):
-            key = (run_id, qid, experiment.length)
-            hit = self._entries.get(key)
-            if hit is None or hit[0] < now:
-                hit = (
-                    now + LIST_SECONDS,
-                    self._read(experiment.collection_id, run_id, qid, experiment.length),
-                )
-                with self._lock:
-                    if len(self._entries) >= LIST_ENTRIES:
-                        self._entries.clear()
-                    self._entries[key] = hit
-            if hit[1] is None:
-                raise ValidationError({"qid": [f"no topic {qid!r} in the experiment's collection"]})
-            lists.append(hit[1])
-        return lists[0], lists[1]
-
-    @staticmethod
-    def _read(collection_id: int, run_id: int, qid: str, depth: int) -> tuple[str, ...] | None:
-        topic = (
-            Topic.objects.filter(collection_id=collection_id, qid=qid).values_list("pk", flat=True).first()
-        )
-        if topic is None:
-            return None
-        rows = RunRow.objects.filter(run_id=run_id, topic_id=topic, rank__lte=depth).order_by("rank")
-        return tuple(rows.values_list("document__docid", flat=True))
+        hit = self._entries.get(key)
+        if hit is not None and hit[0] >= now:
+            return hit[1]
+        value = compute()
+        with self._lock:
+            if len(self._entries) >= self.entries:
+                self._entries.clear()
+            self._entries[key] = (now + self.seconds, value)
+        return value
 
     def clear(self) -> None:
         with self._lock:
             self._entries.clear()
 
 
-lists = _Lists()
+#: A run's top documents for a query: (run id, qid, depth) → docids, or None for a qid the collection lacks.
+_lists: _Memo[tuple[int, str, int], tuple[str, ...] | None] = _Memo(LIST_SECONDS, LIST_ENTRIES)
+#: Which experiment a caller may use: (user id, name) → the experiment, or None.
+_usable: _Memo[tuple[int, str], InterleavingExperiment | None] = _Memo(ACCESS_SECONDS, ACCESS_ENTRIES)
+
+
+def clear_caches() -> None:
+    """Forget every memoised list and access decision of this process (tests; after a bulk change)."""
+    _lists.clear()
+    _usable.clear()
+
+
+def usable_experiment(*, user: Any, name: str) -> InterleavingExperiment | None:
+    """The experiment `name` if `user` may fetch its lists and log to it (`usable_by`), else None. The
+    answer is kept ACCESS_SECONDS in the process: the search path would otherwise spend most of its time
+    asking it again."""
+    if not user.is_authenticated:
+        return None
+    return _usable.get(
+        (user.pk, name),
+        lambda: InterleavingExperiment.objects.usable_by(user).filter(name=name).first(),
+    )
+
+
+def _read_list(collection_id: int, run_id: int, qid: str, depth: int) -> tuple[str, ...] | None:
+    topic = Topic.objects.filter(collection_id=collection_id, qid=qid).values_list("pk", flat=True).first()
+    if topic is None:
+        return None
+    rows = RunRow.objects.filter(run_id=run_id, topic_id=topic, rank__lte=depth).order_by("rank")
+    return tuple(rows.values_list("document__docid", flat=True))
+
+
+def top_lists(experiment: InterleavingExperiment, qid: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The top `length` documents of runs A and B for `qid` (two indexed reads, then memoised)."""
+    found = []
+    for run_id in (experiment.run_a_id, experiment.run_b_id):
+        docids = _lists.get(
+            (run_id, qid, experiment.length),
+            functools.partial(_read_list, experiment.collection_id, run_id, qid, experiment.length),
+        )
+        if docids is None:
+            raise ValidationError({"qid": [f"no topic {qid!r} in the experiment's collection"]})
+        found.append(docids)
+    return found[0], found[1]
 
 
 def _coin(experiment: InterleavingExperiment, user: str, qid: str) -> random.Random:
@@ -145,7 +180,7 @@ def serve(*, experiment: InterleavingExperiment, qid: str, user: str) -> interle
     """The interleaved list of `experiment` for topic `qid` as searcher `user` sees it (the search path:
     no write, the runs' lists from the process cache)."""
     _check_query(experiment, qid, user)
-    a, b = lists.get(experiment, qid)
+    a, b = top_lists(experiment, qid)
     return interleaving.interleave(
         a,
         b,

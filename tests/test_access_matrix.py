@@ -665,7 +665,7 @@ def world(db: None) -> dict[str, Any]:
     experiment = experiments.create_experiment(
         name="ab-a", collection=collection, run_a="alpha", run_b="beta", length=3
     )
-    experiments.lists.clear()
+    experiments.clear_caches()
     shown = experiments.serve(experiment=experiment, qid="q1", user="u1")
     tracked = tracking.track_experiment(
         collection=collection, name="beta over alpha", release=release, metric="ndcg_cut_10",

@@ -31,7 +31,7 @@ def world(db, manager, rater):
     experiment = experiments.create_experiment(
         name="ab", collection=collection, run_a="alpha", run_b="beta", length=4, clients=[frontend]
     )
-    experiments.lists.clear()
+    experiments.clear_caches()
     return {"experiment": experiment, "frontend": frontend, "other": other, "collection": collection}
 
 
@@ -42,7 +42,7 @@ def test_it_serves_the_same_interleaved_list_to_the_same_searcher(world, django_
     data = first.json()
     assert len(data["docids"]) == 4 and len(data["teams"]) == 4
     assert set(data["docids"]) <= set(A_LIST) | set(B_LIST)
-    with django_assert_max_num_queries(1):  # the experiment; the runs' lists are in the process cache
+    with django_assert_max_num_queries(0):  # who may use it and the runs' lists are memoised in the process
         again = client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"})
     assert again.json() == data
     seen = {tuple(client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": f"u{i}"}).json()["teams"])
@@ -58,8 +58,23 @@ def test_it_refuses_bad_queries_naming_the_field(world):
     assert no_user.status_code == 400 and "user" in no_user.json()
     world["experiment"].active = False
     world["experiment"].save()
+    experiments.clear_caches()  # (the search path would see it within ACCESS_SECONDS)
     inactive = client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"})
     assert inactive.status_code == 400 and "experiment" in inactive.json()
+
+
+def test_it_forgets_a_removed_client_once_the_access_memo_expires(world, monkeypatch):
+    client = client_for(world["frontend"])
+    assert client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"}).status_code == 200
+    world["experiment"].clients.clear()
+    clock = [1000.0]
+    monkeypatch.setattr(experiments.time, "monotonic", lambda: clock[0])
+    experiments.clear_caches()
+    assert client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"}).status_code == 404
+    world["experiment"].clients.add(world["frontend"])
+    assert client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"}).status_code == 404
+    clock[0] += experiments.ACCESS_SECONDS + 1
+    assert client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"}).status_code == 200
 
 
 def test_it_logs_impressions_with_the_credited_outcome(world):

@@ -101,7 +101,7 @@ def test_it_takes_the_treatments_interleaving_preference_as_the_online_delta(wor
     experiment = experiments.create_experiment(
         name="ab", collection=world["collection"], run_a="beta", run_b="alpha", length=3
     )
-    experiments.lists.clear()
+    experiments.clear_caches()
     for i in range(10):
         shown = experiments.serve(experiment=experiment, qid="q1", user=f"u{i}")
         clicks = [shown.teams.index("A") + 1] if "A" in shown.teams else []

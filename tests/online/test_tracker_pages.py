@@ -35,7 +35,7 @@ def world(db, manager, rater):
     judge(pool, rater, {("q1", "d001"): 2, ("q1", "d003"): 1})
     release = releases.create_release(pool=pool)
     experiment = experiments.create_experiment(name="ab", collection=collection, run_a="alpha", run_b="beta")
-    experiments.lists.clear()
+    experiments.clear_caches()
     for i in range(12):
         shown = experiments.serve(experiment=experiment, qid="q1", user=f"u{i}")
         experiments.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,
