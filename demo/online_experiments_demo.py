@@ -25,7 +25,7 @@ import numpy as np
 from judgements import releases
 from judgements.imports import import_judgements
 from judgements.models import Judgement, Release
-from online import experiments, tracking
+from online import experiments, simulate, tracking
 from online.experiment_models import InterleavingExperiment, TrackedExperiment
 from pooling import imports
 from pooling.models import Collection, Pool, Run
@@ -46,8 +46,8 @@ CHANGES = [
     ("lsa", "rrf-tfidf-lsa"),
     ("tfidf", "rrf-all"),
 ]
-#: Simulated searchers: examination by position (position-based model) and click probability by grade.
-THETA = (0.68, 0.61, 0.48, 0.34, 0.28, 0.20, 0.11, 0.10, 0.08, 0.06)
+#: Simulated searchers (`online.simulate`'s position-based users, its θ by position): the click probability
+#: of an examined document by its grade on the demo's 0–3 rubric.
 GAMMA_BY_GRADE = (0.05, 0.25, 0.55, 0.9)
 SEARCHERS = 150
 QUERIES_PER_SEARCHER = 3
@@ -122,9 +122,8 @@ def _simulate(
         for qid in rng.choice(qids, size=QUERIES_PER_SEARCHER, replace=False).tolist():
             user = f"searcher-{searcher:03d}"
             shown = experiments.serve(experiment=experiment, qid=qid, user=user)
-            gamma = np.array([GAMMA_BY_GRADE[grades.get((qid, d), 0)] for d in shown.docids])
-            theta = np.array(THETA[: len(gamma)])
-            clicks = (np.flatnonzero(rng.random(len(gamma)) < theta * gamma) + 1).tolist()
+            gamma = np.array([[GAMMA_BY_GRADE[grades.get((qid, d), 0)] for d in shown.docids]])
+            clicks = (np.flatnonzero(simulate.pbm_clicks(rng, simulate.THETA, gamma)[0]) + 1).tolist()
             shown_all.append(
                 experiments.Shown(qid=qid, user=user, docids=shown.docids, teams=shown.teams, clicks=clicks)
             )
