@@ -26,6 +26,7 @@ from rest_framework.response import Response
 from labeling.throttling import UserThrottle
 from online import experiments, interleaving, tracking
 from online.experiment_models import InterleavingExperiment, InterleavingResult, TrackedExperiment
+from online.models import ClickLog
 from pooling.models import Collection
 from pooling.permissions import IsManager
 
@@ -63,6 +64,12 @@ class ImpressionSerializer(serializers.Serializer):
     docids = serializers.ListField(child=serializers.CharField(max_length=255), max_length=100)
     teams = serializers.ListField(child=serializers.ChoiceField(choices=["A", "B", "-"]), max_length=100)
     clicks = serializers.ListField(child=serializers.IntegerField(min_value=1), default=list, max_length=100)
+
+
+class ResultSerializer(serializers.Serializer):
+    click_log = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    team_a = serializers.CharField(max_length=100, default="A")
+    team_b = serializers.CharField(max_length=100, default="B")
 
 
 class PowerSerializer(serializers.Serializer):
@@ -199,13 +206,30 @@ class InterleavingViewSet(viewsets.ViewSet):
         impression = experiments.log_impression(experiment=experiment, **params.validated_data)
         return Response({"id": impression.pk, "outcome": impression.outcome}, status=status.HTTP_201_CREATED)
 
-    @extend_schema(parameters=[NAME], request=None, responses={200: OpenApiResponse(description="result")})
+    @extend_schema(
+        parameters=[NAME], request=ResultSerializer, responses={200: OpenApiResponse(description="result")}
+    )
     @action(detail=True, methods=["get", "post"])
     def result(self, request: Request, name: str | None = None) -> Response:
-        """GET: the latest result (computed once if there is none); POST: compute it again now."""
+        """GET: the latest result (computed once if there is none); POST: compute it again now, from the
+        impressions logged back, or from an imported click log's interleaved pages (`click_log`, with the
+        team names that stand for runs A and B)."""
         experiment = self._experiment(name)
         latest: InterleavingResult | None = experiment.results.first()
-        if request.method == "POST" or latest is None:
+        if request.method == "POST":
+            params = ResultSerializer(data=request.data)
+            params.is_valid(raise_exception=True)
+            log_id = params.validated_data.pop("click_log")
+            if log_id is None:
+                latest = experiments.compute_result(experiment=experiment)
+            else:
+                log = ClickLog.objects.visible_to(request.user).filter(pk=log_id).first()
+                if log is None:
+                    raise ValidationError({"click_log": ["no click log of that id that you may read"]})
+                latest = experiments.compute_result_from_click_log(
+                    experiment=experiment, log=log, **params.validated_data
+                )
+        elif latest is None:
             latest = experiments.compute_result(experiment=experiment)
         return Response(experiments.result_dict(latest))
 

@@ -124,6 +124,9 @@ class InterleavingResult(models.Model):
     level = models.FloatField(default=0.95)
     p_value = models.FloatField()
     per_query = models.JSONField(default=dict)
+    source = models.CharField(
+        max_length=300, blank=True, help_text="Blank: the impressions logged back; else the click log read."
+    )
     computed_at = models.DateTimeField(default=timezone.now)
 
     class Meta:

@@ -48,7 +48,6 @@ from __future__ import annotations
 
 import math
 import random
-from collections import defaultdict
 from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 from fractions import Fraction
@@ -412,31 +411,57 @@ def summarise(
     impressions: Iterable[Impression], *, resamples: int = 2000, level: float = 0.95, seed: int = 0
 ) -> Summary:
     """Counts, Δ_AB, its user-clustered interval, the sign test, and the per-query counts."""
-    by_user: dict[Hashable, list[int]] = defaultdict(lambda: [0, 0, 0])
-    per_query: dict[str, list[Outcome]] = defaultdict(list)
-    outcomes: list[Outcome] = []
-    column = {"A": 0, "B": 1, "tie": 2}
-    for impression in impressions:
-        outcomes.append(impression.outcome)
-        per_query[impression.qid].append(impression.outcome)
-        row = by_user[impression.user]
-        if impression.outcome in column:
-            row[column[impression.outcome]] += 1
-    counts = count(outcomes)
-    interval = clustered_interval(
-        np.array(list(by_user.values()), dtype=np.int64).reshape(-1, 3),
-        resamples=resamples,
-        level=level,
-        seed=seed,
+    users: dict[Hashable, int] = {}
+    queries: dict[str, int] = {}
+    rows = [
+        (
+            users.setdefault(i.user, len(users)),
+            queries.setdefault(i.qid, len(queries)),
+            OUTCOMES.index(i.outcome),
+        )
+        for i in impressions
+    ]
+    table = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    return summarise_codes(
+        table[:, 0], table[:, 1], table[:, 2], list(queries), resamples=resamples, level=level, seed=seed
     )
+
+
+def summarise_codes(
+    users: np.ndarray,
+    queries: np.ndarray,
+    outcomes: np.ndarray,
+    query_names: Sequence[str],
+    *,
+    resamples: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Summary:
+    """`summarise` over arrays, one entry per impression: the searcher (any integer code), the query (an
+    index into `query_names`) and the outcome (its index in OUTCOMES: 0 A, 1 B, 2 tie, 3 none)."""
+    outcomes = np.asarray(outcomes, dtype=np.int64)
+    tally = np.bincount(outcomes, minlength=4)
+    counts = Counts(int(tally[0]), int(tally[1]), int(tally[2]), int(tally[3]))
+    _, user_index = np.unique(np.asarray(users), return_inverse=True)
+    n_users = int(user_index.max()) + 1 if len(user_index) else 0
+    per_user = np.stack(
+        [np.bincount(user_index, weights=outcomes == c, minlength=n_users) for c in range(3)], axis=1
+    ).astype(np.int64)
+    by_query = np.bincount(
+        np.asarray(queries, dtype=np.int64) * 4 + outcomes, minlength=4 * len(query_names)
+    ).reshape(-1, 4)
     return Summary(
         counts=counts,
         delta_ab=counts.delta_ab,
-        interval=interval,
+        interval=clustered_interval(per_user, resamples=resamples, level=level, seed=seed),
         level=level,
         p_value=counts.p_value,
-        users=len(by_user),
-        per_query={qid: count(values) for qid, values in sorted(per_query.items())},
+        users=n_users,
+        per_query={
+            name: Counts(*(int(v) for v in by_query[i]))
+            for i, name in sorted(enumerate(query_names), key=lambda item: item[1])
+            if by_query[i].sum()
+        },
     )
 
 

@@ -3,6 +3,8 @@ the power planner for managers, and who may do what."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from django.contrib.auth.models import Group
 from rest_framework.test import APIClient
@@ -177,3 +179,41 @@ def test_it_shows_each_role_only_what_it_may_use(world, manager, rater, outsider
     assert client_for(rater).get("/api/interleaving/").status_code == 403
     assert client_for(world["other"]).get("/api/interleaving/").json() == []
     assert client_for(world["other"]).get("/api/interleaving/ab/").status_code == 404
+
+
+def test_it_credits_the_interleaved_pages_of_an_imported_click_log(world, manager, tmp_path):
+    from online.clicklogs import import_click_log
+
+    # A's document clicked: A wins; B's: B wins; both: tie; none: no click; a page without teams is not
+    # interleaved and left out; a click on the shared top ("-") credits nobody: a tie
+    pages = [
+        ("u1", "q1", ["d001", "d003"], ["A", "B"], [1]),
+        ("u1", "q1", ["d003", "d001"], ["B", "A"], [1]),
+        ("u2", "q1", ["d001", "d003"], ["A", "B"], [2]),
+        ("u3", "q1", ["d001", "d003"], ["A", "B"], [1, 2]),
+        ("u3", "q2", ["d010", "d011"], ["A", "B"], []),
+        ("u4", "q2", ["d010", "d011"], None, [1]),
+        ("u4", "q2", ["d010", "d011"], ["-", "B"], [1]),
+    ]
+    lines = [
+        json.dumps({"session": f"s{i}", "user": user, "qid": qid, "docids": docids, "clicks": clicks,
+                    **({"teams": teams} if teams else {})})
+        for i, (user, qid, docids, teams, clicks) in enumerate(pages)
+    ]  # fmt: skip
+    path = tmp_path / "interleaved.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+    log = import_click_log(collection=world["collection"], name="ab-log", format="jsonl", paths=[str(path)])
+    response = client_for(manager).post("/api/interleaving/ab/result/", {"click_log": log.pk}, format="json")
+    assert response.status_code == 200, response.content
+    data = response.json()
+    assert (data["wins_a"], data["wins_b"], data["ties"], data["no_clicks"]) == (1, 2, 2, 1)
+    assert data["users"] == 4 and data["source"] == "click log news/ab-log"
+    assert data["per_query"]["q2"] == {"A": 0, "B": 0, "ties": 1, "none": 1, "delta_ab": 0.0, "p_value": 1.0}
+    wrong = client_for(manager).post(
+        "/api/interleaving/ab/result/", {"click_log": log.pk, "team_a": "alpha"}, format="json"
+    )
+    assert wrong.status_code == 400 and "click_log" in wrong.json()
+    other = client_for(world["other"]).post(
+        "/api/interleaving/ab/result/", {"click_log": log.pk}, format="json"
+    )
+    assert other.status_code == 404
