@@ -64,6 +64,8 @@ class RubricView:
                 for choice in entry["choices"]
                 if choice["key"]
             },
+            # each facet's choices as stored (a choice may be a number): the script sends them as such
+            "choices": {facet.name: list(facet.choices) for facet in self.facets},
             "required": [
                 {"name": entry["facet"].name, "label": entry["facet"].label}
                 for entry in self.facet_keys

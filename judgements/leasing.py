@@ -17,7 +17,7 @@ from django.db import IntegrityError, connection, transaction
 from django.db.models import F
 from django.utils import timezone
 
-from judgements.errors import JudgingError
+from judgements.errors import JudgingError, NotARater
 from judgements.labels import clean_note, validate_label
 from judgements.models import (
     Assignment,
@@ -108,7 +108,7 @@ def _lease_orm(*, pool: Pool, rater: User) -> Assignment | None:
                     cursor.execute(_RATER_SQL, params)
                     row = cursor.fetchone()
                 if row is None:
-                    raise JudgingError("you are not a rater of this pool")
+                    raise NotARater("you are not a rater of this pool")
                 lease_minutes, live_id, last, lapsed = row
                 if live_id is not None:
                     live = current_assignment(pool=pool, rater=rater)
@@ -428,14 +428,14 @@ def lease_next(*, pool: Pool | str, rater: User) -> Lease | None:
         except IntegrityError:
             row = ()  # the same rater raced themself (two tabs): the portable path tries again
         if row is None:
-            raise JudgingError("you are not a rater of this pool")
+            raise NotARater("you are not a rater of this pool")
         if row and row[0] is not None:
             fields = dict(zip(_LEASE_FIELDS, row[:13], strict=True))
             return Lease(**fields, rubric=rubric_values_from_row(row[14:]))
     pools = Pool.objects.select_related("judging__rubric")
     found = pool if isinstance(pool, Pool) else pools.filter(name=name).first()
     if found is None:
-        raise JudgingError("you are not a rater of this pool")
+        raise NotARater("you are not a rater of this pool")
     assignment = _lease_orm(pool=found, rater=rater)
     return None if assignment is None else _lease_of(assignment, found)
 
@@ -580,7 +580,7 @@ def _submit_orm(
         if judging_id is None:
             raise Judging.DoesNotExist("Pool has no judging.")
         if not is_member:
-            raise JudgingError("you are no longer a rater of this pool")
+            raise NotARater("you are no longer a rater of this pool")
         if plain and grade_ok and not has_facets:
             facets = {}  # what `validate_label` returns for a grade of the rubric, no facet asked or given
         else:

@@ -12,5 +12,6 @@ urlpatterns = [
     path("judge/<slug:pool>/", views.judge, name="judge"),
     path("judge/<slug:pool>/submit/", views.submit, name="submit"),
     path("judge/<slug:pool>/skip/", views.skip, name="skip"),
+    path("judge/<slug:pool>/progress/", views.progress_part, name="progress"),
     path("judge/<slug:pool>/revise/", views.revise, name="revise"),
 ]

@@ -208,6 +208,9 @@ def respond(
             "config": {
                 **rubric.config(),
                 "urls": {
+                    # the key press's one request: judge the item, answer with the next (the API's)
+                    "loop": reverse("assignment-judgement-and-next", kwargs={"id": "0"}),
+                    "progress": reverse("judgements:progress", args=[judging.pool.name]),
                     "judge": reverse("judgements:judge", args=[judging.pool.name]),
                     "submit": reverse("judgements:submit", args=[judging.pool.name]),
                     "skip": reverse("judgements:skip", args=[judging.pool.name]),
@@ -356,6 +359,20 @@ def submit(request: HttpRequest, pool: str) -> HttpResponse:
     )  # fmt: skip
     flash = f"Saved: {label_text(rubric, data)}"
     return after_post(request, judging, rubric, assignment=following, flash=flash, error=error)
+
+
+@login_required
+@require_GET
+@never_cache
+def progress_part(request: HttpRequest, pool: str) -> HttpResponse:
+    """The progress bars of the judging page, rendered (`{"progress": html}`): the page's script asks for
+    them after a key press has shown the next item, which the judging API answered without them."""
+    judging = judging_for(request, pool)
+    live = leasing.current_assignment(pool=judging.pool, rater=rater_of(request))
+    topic = live.item.topic if live is not None else None
+    counts = progress(judging=judging, user=rater_of(request), topic_id=topic.pk if topic else None)
+    context = {"pool": judging.pool, "topic": topic, "progress": counts}
+    return JsonResponse({"progress": render_to_string(PARTS["progress"], context)})
 
 
 @login_required

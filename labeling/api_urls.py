@@ -6,7 +6,7 @@ from rest_framework.routers import DefaultRouter
 from evaluation import api as evaluation_api
 from evaluation import judge_api
 from judgements import api as judgements_api
-from judgements import release_api
+from judgements import rater_api, release_api
 from labeling.api import ping, token
 from online import api as online_api
 from online import experiment_api as online_experiment_api
@@ -26,4 +26,16 @@ judge_api.register(router)
 online_api.register(router)
 online_experiment_api.register(router)
 
-urlpatterns = [path("ping/", ping, name="ping"), path("auth/token/", token, name="auth-token"), *router.urls]
+urlpatterns = [
+    path("ping/", ping, name="ping"),
+    path("auth/token/", token, name="auth-token"),
+    # The rater's loop: plain function views (judgements/rater_api.py), before the router's routes.
+    path("pools/<str:name>/next/", rater_api.next_item, name="judging-pool-next"),
+    path("assignments/<str:id>/judgement/", rater_api.judgement, name="assignment-judgement"),
+    path(
+        "assignments/<str:id>/judgement-and-next/",
+        rater_api.judgement_and_next,
+        name="assignment-judgement-and-next",
+    ),
+    *router.urls,
+]

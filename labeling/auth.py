@@ -1,12 +1,19 @@
-"""Login limits: django-axes counts failed logins on every path that checks a password (the login page,
-the admin's, the API token endpoint), and a locked-out username and address are refused for a cool-off."""
+"""Who a request is: login limits (django-axes counts failed logins on every path that checks a password —
+the login page, the admin's, the API token endpoint — and a locked-out username and address are refused
+for a cool-off), and the API's token authentication."""
 
 from __future__ import annotations
 
+import functools
 from typing import Any
 
 from axes.backends import AxesStandaloneBackend
+from django.contrib.auth import get_user_model
+from django.db import connection
 from django.http import HttpRequest
+from django.utils.translation import gettext_lazy as _
+from rest_framework import authentication as drf_authentication
+from rest_framework.exceptions import AuthenticationFailed
 
 
 class LoginLimitBackend(AxesStandaloneBackend):
@@ -27,3 +34,41 @@ class LoginLimitBackend(AxesStandaloneBackend):
         if request is None:
             return None
         return super().authenticate(request, username=username, password=password, **kwargs)
+
+
+class TokenAuthentication(drf_authentication.TokenAuthentication):
+    """The API's token rule (`Authorization: Token <key>`: the active user of that key, else 401), as
+    DRF's class states it; on PostgreSQL the token's user is read by one prepared statement (the ORM took
+    longer to build its query than PostgreSQL to run it, on every API request). The same answers: the
+    user, or AuthenticationFailed with DRF's messages."""
+
+    def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
+        if connection.vendor != "postgresql":
+            return super().authenticate_credentials(key)
+        from judgements.prepared import one_row
+
+        model, fields, sql = _token_user_sql()
+        row = one_row(sql, {"key": key}, sized=False)
+        if row is None:
+            raise AuthenticationFailed(_("Invalid token."))
+        user = model.from_db(connection.alias, fields, row)
+        if not user.is_active:
+            raise AuthenticationFailed(_("User inactive or deleted."))
+        return user, None
+
+
+@functools.cache
+def _token_user_sql() -> tuple[Any, list[str], str]:
+    """The user model, its field names and the statement reading the user of a token key."""
+    from rest_framework.authtoken.models import Token
+
+    model = get_user_model()
+    columns = model._meta.concrete_fields
+    sql = "SELECT {columns} FROM {tokens} t JOIN {users} u ON u.{pk} = t.user_id WHERE t.key = %(key)s"
+    sql = sql.format(
+        columns=", ".join(f"u.{column.column}" for column in columns),
+        tokens=Token._meta.db_table,
+        users=model._meta.db_table,
+        pk=model._meta.pk.column,
+    )
+    return model, [column.attname for column in columns], sql

@@ -158,6 +158,14 @@ ROUTES: dict[str, list[Call]] = {
             data={"grade": 1},
         ),
     ],  # fmt: skip
+    "assignment-judgement-and-next": [
+        Call(
+            "post",
+            "/api/assignments/{assignment}/judgement-and-next/",
+            "401 404 201 404 404 404 404",
+            data={"grade": 1},
+        ),
+    ],  # fmt: skip
     "assignment-skip": [Call("post", "/api/assignments/{assignment}/skip/", "401 404 204 404 404 404 404")],
     "judgement-list": [Call("get", "/api/judgements/", ANY_USER_API)],
     "judgement-detail": [

@@ -1,5 +1,8 @@
-/* The judging page. A key press POSTs (fetch, CSRF token) to an endpoint that records the label and
- * answers with the NEXT item already rendered; the parts are swapped in without a reload.
+/* The judging page. A label's key press is ONE request: it POSTs (fetch, the session's CSRF token) to the
+ * rater API's `judgement-and-next` (judgements/rater_api.py), which records the label and answers with the
+ * next item as JSON; the page builds the topic and the document from it (text as text, the body as the
+ * server sanitised it) and swaps them in, then refreshes the progress bars in the background. Skip,
+ * revise and the first item POST to the page's own endpoints, which answer with the parts rendered.
  *
  * No inline script or handler may run under the page's Content-Security-Policy, so the rubric's keys
  * and the endpoints come from the JSON block #judge-config. The parts the server sends are rendered by
@@ -40,7 +43,7 @@
     document: slots.document.innerHTML,
     progress: slots.progress.innerHTML,
   };
-  var itemState = state.mode === "revise" ? null : state;  // what Esc returns to
+  var itemBefore = state.mode === "revise" ? null : state;  // what Esc returns to
   var saved = null;                     // note and facets typed on the item before revising
   var busy = false;
   var shownAt = performance.now();      // when the current document appeared
@@ -101,6 +104,61 @@
 
   // ------------------------------------------------------------------------------------ rendering
 
+  function element(tag, className, text) {
+    var el = document.createElement(tag);
+    if (className) el.className = className;
+    if (text !== undefined) el.textContent = text;
+    return el;
+  }
+
+  // The parts of _topic.html and _document.html, built from the API's payload (text nodes only, but the
+  // document body: HTML sanitised by the server, as the templates insert it).
+  function topicPart(topic) {
+    var box = element("div", "topic");
+    box.dataset.qid = topic.qid;
+    var eyebrow = element("p", "eyebrow", "Topic ");
+    eyebrow.appendChild(element("span", "qid", topic.qid));
+    box.appendChild(eyebrow);
+    box.appendChild(element("h1", "query", topic.query));
+    if (topic.description) box.appendChild(element("p", "topic-desc", topic.description));
+    if (topic.narrative) {
+      var narrative = element("p", "topic-narrative");
+      narrative.appendChild(element("span", "eyebrow", "What counts"));
+      narrative.appendChild(document.createTextNode(" " + topic.narrative));
+      box.appendChild(narrative);
+    }
+    return box.outerHTML;
+  }
+
+  function documentPart(doc) {
+    var article = element("article", "doc");
+    var heading = element("h2", "doc-title", doc.title || "(untitled)");
+    heading.id = "doc-title";
+    article.appendChild(heading);
+    if (doc.url) {
+      var line = element("p", "doc-url");
+      var link = element("a", "", doc.url);
+      link.href = doc.url;
+      link.target = "_blank";
+      link.rel = "noopener noreferrer nofollow";
+      line.appendChild(link);
+      article.appendChild(line);
+    }
+    var body = element("div", "doc-body");
+    body.innerHTML = doc.body;
+    article.appendChild(body);
+    return article.outerHTML;
+  }
+
+  function itemState(lease) {
+    return {
+      mode: "item", assignment: lease.assignment, judgement: null, back: 0, label: null,
+      topic: lease.topic.qid, flash: "", error: "",
+      parts: { topic: topicPart(lease.topic), document: documentPart(lease.document),
+               progress: slots.progress.innerHTML },
+    };
+  }
+
   function screenKey(data) {
     return data.mode + ":" + (data.assignment || data.judgement || "");
   }
@@ -111,8 +169,8 @@
       elapsed += now() - shownAt;  // the clock stops while the rater revises
       saved = { note: note.value, facets: readFacets() };
     }
-    var sameItem = data.mode === "item" && !!itemState && itemState.mode === "item"
-      && itemState.assignment === data.assignment;
+    var sameItem = data.mode === "item" && !!itemBefore && itemBefore.mode === "item"
+      && itemBefore.assignment === data.assignment;
     var newScreen = screenKey(data) !== screenKey(state);
     var newTopic = !!data.topic && data.topic !== state.topic;
 
@@ -142,7 +200,7 @@
         shownAt = now();
       }
       saved = null;
-      itemState = data;
+      itemBefore = data;
     }
     if (newTopic) {
       var topic = slots.topic.querySelector(".topic");
@@ -161,10 +219,10 @@
     if (!data.error) flash(data.flash);
   }
 
-  function request(url, options) {
+  function request(url, options, handle) {
     busy = true;
     root.classList.add("busy");
-    options.headers = { "Accept": "application/json", "X-CSRFToken": csrf };
+    options.headers = Object.assign({ "Accept": "application/json", "X-CSRFToken": csrf }, options.headers);
     options.credentials = "same-origin";
     return fetch(url, options).then(function (response) {
       if (response.redirected) {
@@ -181,8 +239,65 @@
     }).then(function (result) {
       busy = false;
       root.classList.remove("busy");
-      apply(result);
+      (handle || apply)(result);
       return result;
+    });
+  }
+
+  // The first message of an API error: `{"detail": "..."}` or `{"field": ["..."]}`.
+  function apiMessage(data) {
+    if (data.error) return data.error;
+    if (typeof data.detail === "string") return data.detail;
+    var fields = Object.keys(data);
+    for (var i = 0; i < fields.length; i++) {
+      var value = data[fields[i]];
+      var text = Array.isArray(value) ? value[0] : value;
+      if (typeof text === "string") return fields[i] === "detail" ? text : fields[i] + ": " + text;
+    }
+    return "The server could not do that. Nothing was saved; reload the page to continue.";
+  }
+
+  var progressBusy = false;
+  var progressAgain = false;
+
+  // The progress bars, fetched after the next item is on screen (one request at a time; one more if a
+  // key press came meanwhile).
+  function refreshProgress() {
+    if (progressBusy) { progressAgain = true; return; }
+    progressBusy = true;
+    fetch(urls.progress, { headers: { "Accept": "application/json" }, credentials: "same-origin" })
+      .then(function (response) { return response.ok ? response.json() : null; })
+      .catch(function () { return null; })
+      .then(function (data) {
+        progressBusy = false;
+        if (data && data.progress) {
+          slots.progress.innerHTML = data.progress;
+          state.parts.progress = data.progress;
+          if (itemBefore) itemBefore.parts.progress = data.progress;
+        }
+        if (progressAgain) { progressAgain = false; refreshProgress(); }
+      });
+  }
+
+  // A label for the leased item, and the next item, in one request to the rater API.
+  function judgeAndNext(fields, flashText) {
+    var url = urls.loop.replace("/0/", "/" + state.assignment + "/");
+    request(url, { method: "POST", body: JSON.stringify(fields),
+                   headers: { "Content-Type": "application/json" } }, function (result) {
+      if (result.status === 201 && result.data.next) {
+        render(itemState(result.data.next));
+        showError("");
+        flash(flashText);
+        refreshProgress();
+      } else if (result.status === 201) {
+        post(urls.judge, {}).then(function () { flash(flashText); });  // nothing left: the page says so
+      } else {
+        // refused (judged already, the lease went to another rater...) or invalid: nothing was saved;
+        // the page's own endpoint gives the item the rater holds now, or the next one
+        var message = apiMessage(result.data);
+        if (result.status === 400 && !result.data.detail) { showError(message); return; }
+        post(urls.judge, {}).then(function () { showError(message); });
+      }
     });
   }
 
@@ -216,19 +331,32 @@
       }
     }
     var fields = readFacets();
-    var out = {};
-    Object.keys(fields).forEach(function (k) { out["facet_" + k] = fields[k]; });
-    out.note = note.value;
-    if (choice.unrateable) out.unrateable = "1"; else out.grade = String(choice.grade);
     press(button);
     if (state.mode === "revise") {
+      var out = {};
+      Object.keys(fields).forEach(function (k) { out["facet_" + k] = fields[k]; });
+      out.note = note.value;
+      if (choice.unrateable) out.unrateable = "1"; else out.grade = String(choice.grade);
       out.judgement = state.judgement;
       post(urls.revise, out);
-    } else {
-      out.assignment = state.assignment;
-      out.seconds = ((elapsed + now() - shownAt) / 1000).toFixed(3);
-      post(urls.submit, out);
+      return;
     }
+    var facets = {};
+    Object.keys(fields).forEach(function (name) {  // each choice as the rubric stores it
+      var stored = (config.choices[name] || []).filter(function (c) { return String(c) === fields[name]; });
+      facets[name] = stored.length ? stored[0] : fields[name];
+    });
+    var body = { facets: facets, note: note.value, seconds: (elapsed + now() - shownAt) / 1000 };
+    if (choice.unrateable) body.unrateable = true; else body.grade = choice.grade;
+    judgeAndNext(body, "Saved: " + (choice.unrateable ? "Unrateable" : gradeLabel(choice.grade)));
+  }
+
+  function gradeLabel(value) {
+    var keys = Object.keys(config.grades);
+    for (var i = 0; i < keys.length; i++) {
+      if (config.grades[keys[i]].value === value) return config.grades[keys[i]].label;
+    }
+    return String(value);
   }
 
   function skip() {
@@ -245,8 +373,8 @@
 
   function returnToItem() {
     if (state.mode !== "revise") return;
-    if (itemState) {
-      render(itemState);
+    if (itemBefore) {
+      render(itemBefore);
       showError("");
     } else {
       window.location.assign(urls.judge);

@@ -1,0 +1,213 @@
+"""The judging app's serializers for a campaign's managers: a pool's judging set-up, raters, gold labels,
+statistics, the adjudication queue and decisions, every judgement of a pool with its revisions."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from drf_spectacular.utils import extend_schema_field
+from rest_framework import serializers
+
+from judgements import labels, stats
+from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
+from judgements.serializers import RevisionSerializer, RubricForRaterSerializer
+from pooling.models import Pool
+from pooling.permissions import is_manager
+
+
+class PoolJudgementSerializer(serializers.ModelSerializer):
+    """A judgement of a pool for its managers: the rater, the label and every revision."""
+
+    qid = serializers.CharField(source="item.topic.qid", read_only=True)
+    docid = serializers.CharField(source="item.document.docid", read_only=True)
+    rater = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    revisions = RevisionSerializer(many=True, read_only=True)
+
+    class Meta:
+        model = Judgement
+        fields = [
+            "id", "item", "qid", "docid", "rater", "grade", "unrateable", "facets", "note", "seconds",
+            "imported", "created_at", "updated_at", "revisions",
+        ]  # fmt: skip
+        read_only_fields = fields
+
+
+class ProgressSerializer(serializers.Serializer):
+    items = serializers.IntegerField()
+    complete = serializers.IntegerField()
+    required = serializers.IntegerField()
+    judgements = serializers.IntegerField()
+    fraction = serializers.FloatField()
+    mine = serializers.IntegerField()
+    left_for_me = serializers.IntegerField()
+
+
+class JudgingSerializer(serializers.ModelSerializer):
+    """A pool's judging setup with its progress (for the requesting user); `raters` for managers only."""
+
+    pool = serializers.CharField(source="pool.name", read_only=True)
+    instructions = serializers.CharField(source="pool.instructions", read_only=True)
+    rubric = RubricForRaterSerializer(read_only=True)
+    raters = serializers.SerializerMethodField()
+    progress = serializers.SerializerMethodField()
+
+    class Meta:
+        model = Judging
+        # No pool description: a manager may have written run names in it (raters never see runs);
+        # the pool's `instructions` are what is written for raters.
+        fields = ["pool", "instructions", "rubric", "lease_minutes", "adjudication_gap", "raters", "progress"]
+        read_only_fields = fields
+
+    def get_raters(self, judging: Judging) -> list[str] | None:
+        """Usernames of the pool's raters (null unless the caller manages this pool)."""
+        request = self.context.get("request")
+        if request is None or not is_manager(request.user):
+            return None
+        if "managed_pools" not in self.context:  # the context is shared by every row of a list
+            managed = Pool.objects.managed_by(request.user).values_list("pk", flat=True)
+            self.context["managed_pools"] = set(managed)
+        if judging.pool_id not in self.context["managed_pools"]:
+            return None
+        return sorted(judging.raters.values_list("username", flat=True))
+
+    @extend_schema_field(ProgressSerializer)
+    def get_progress(self, judging: Judging) -> dict[str, Any]:
+        request = self.context["request"]
+        return stats.pool_progress(pool=judging.pool, rater=request.user).as_dict()
+
+
+class JudgingSetupSerializer(serializers.Serializer):
+    """Set up (or update) judging of a pool; raters are added, never removed, by this call."""
+
+    pool = serializers.SlugRelatedField(slug_field="name", queryset=Pool.objects.all())
+    rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all(), required=False)
+    raters = serializers.ListField(child=serializers.CharField(max_length=150), required=False, default=list)
+    lease_minutes = serializers.IntegerField(required=False, min_value=1, max_value=24 * 60)
+    adjudication_gap = serializers.IntegerField(required=False, min_value=1, max_value=1000)
+
+    def validate_raters(self, usernames: list[str]) -> list[Any]:
+        return _users(usernames)
+
+
+class JudgingUpdateSerializer(serializers.Serializer):
+    rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all(), required=False)
+    lease_minutes = serializers.IntegerField(required=False, min_value=1, max_value=24 * 60)
+    adjudication_gap = serializers.IntegerField(required=False, min_value=1, max_value=1000)
+
+
+class RatersSerializer(serializers.Serializer):
+    usernames = serializers.ListField(child=serializers.CharField(max_length=150), min_length=1)
+
+    def validate_usernames(self, usernames: list[str]) -> list[Any]:
+        return _users(usernames)
+
+
+def _users(usernames: list[str]) -> list[Any]:
+    found = {user.get_username(): user for user in get_user_model().objects.filter(username__in=usernames)}
+    missing = [name for name in usernames if name not in found]
+    if missing:
+        raise serializers.ValidationError(f"no user named {', '.join(map(repr, missing))}")
+    return [found[name] for name in dict.fromkeys(usernames)]
+
+
+class ItemRefSerializer(serializers.Serializer):
+    """An item of the pool, by `item` id or by `qid` and `docid`."""
+
+    item = serializers.IntegerField(required=False, min_value=1)
+    qid = serializers.CharField(required=False, max_length=100)
+    docid = serializers.CharField(required=False, max_length=255)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if attrs.get("item") is None and not (attrs.get("qid") and attrs.get("docid")):
+            raise serializers.ValidationError({"item": "name the item by id, or by qid and docid"})
+        return attrs
+
+
+class GoldInputSerializer(ItemRefSerializer):
+    grade = serializers.IntegerField()
+
+
+class GoldSerializer(serializers.ModelSerializer):
+    qid = serializers.CharField(source="item.topic.qid", read_only=True)
+    docid = serializers.CharField(source="item.document.docid", read_only=True)
+    title = serializers.CharField(source="item.document.title", read_only=True)
+    created_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = GoldLabel
+        fields = ["item", "qid", "docid", "title", "grade", "created_by", "created_at"]
+        read_only_fields = fields
+
+
+class GoldAccuracySerializer(serializers.Serializer):
+    n = serializers.IntegerField()
+    exact = serializers.IntegerField()
+    within_one = serializers.IntegerField()
+    exact_rate = serializers.FloatField(allow_null=True)
+    within_one_rate = serializers.FloatField(allow_null=True)
+
+
+class RaterStatsSerializer(serializers.Serializer):
+    """See `judgements.stats.RaterStats` for the exact definitions."""
+
+    rater = serializers.CharField()
+    member = serializers.BooleanField()
+    judgements = serializers.IntegerField()
+    median_seconds = serializers.FloatField(allow_null=True)
+    grades = serializers.DictField(child=serializers.IntegerField())
+    unrateable = serializers.IntegerField()
+    unrateable_share = serializers.FloatField(allow_null=True)
+    skips = serializers.IntegerField()
+    gold = GoldAccuracySerializer()
+
+
+class QueueJudgementSerializer(serializers.Serializer):
+    judgement_id = serializers.IntegerField()
+    rater = serializers.CharField()
+    grade = serializers.IntegerField(allow_null=True)
+    unrateable = serializers.BooleanField()
+    facets = serializers.DictField()
+    note = serializers.CharField()
+    seconds = serializers.FloatField()
+    updated_at = serializers.DateTimeField()
+
+
+class QueueEntrySerializer(serializers.Serializer):
+    item = serializers.IntegerField(source="item_id")
+    qid = serializers.CharField()
+    query = serializers.CharField()
+    docid = serializers.CharField()
+    title = serializers.CharField()
+    spread = serializers.IntegerField()
+    unrateable_votes = serializers.IntegerField()
+    gold = serializers.IntegerField(allow_null=True)
+    judgements = QueueJudgementSerializer(many=True)
+
+
+class AdjudicateSerializer(ItemRefSerializer):
+    grade = serializers.IntegerField(required=False, allow_null=True, default=None)
+    unrateable = serializers.BooleanField(required=False, default=False)
+    note = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=labels.NOTE_MAX_LENGTH
+    )
+
+
+class QueueQuerySerializer(serializers.Serializer):
+    gap = serializers.IntegerField(
+        required=False,
+        min_value=0,
+        max_value=1000,
+        help_text="a whole number of grades (default: the pool's)",
+    )
+
+
+class AdjudicationSerializer(serializers.ModelSerializer):
+    qid = serializers.CharField(source="item.topic.qid", read_only=True)
+    docid = serializers.CharField(source="item.document.docid", read_only=True)
+    adjudicator = serializers.SlugRelatedField(slug_field="username", read_only=True)
+
+    class Meta:
+        model = Adjudication
+        fields = ["item", "qid", "docid", "grade", "unrateable", "note", "adjudicator", "decided_at"]
+        read_only_fields = fields
