@@ -1,16 +1,28 @@
-"""Benchmark: the rater's hot path (`next item → submit judgement`) over HTTP under gunicorn on PostgreSQL,
-against a trivial authenticated view of the same server (`GET /api/ping/`).
+"""Benchmark: the rater's loop over HTTP under gunicorn on PostgreSQL, against a trivial authenticated view
+of the same server (`GET /api/ping/`).
 
-Setup, not timed: the PostgreSQL database `labeling_load_bench` on postgres://postgres@127.0.0.1:5432 is
-dropped, created and migrated. A demo-sized campaign, with items plentiful enough that no rater ever runs
-dry: 28 topics (the demo's count) × 750 documents of about 400 characters of plain text (the demo's
-average), three runs ranking the same 750 documents per topic in different orders, a depth-750 pool of
-21,000 items with J = 3 judgements per item (63,000 judgements to give; `--small`: 28 × 150), the default
-four-grade rubric, 32 raters with API tokens (token authentication, as an API client would use); then
+Which loop (`--path`):
+- `api` (the default): one request per judgement, `POST /api/assignments/<id>/judgement-and-next/` with a
+  token: it judges the leased item and answers with the next one (each rater leases its first item once,
+  in the warm-up). The physical limit is one trivial request per judgement.
+- `browser`: what the judging page's key press sends: the same request with the rater's session cookie
+  and CSRF token, then the page's background refresh of its progress bars (`GET /judge/<pool>/progress/`);
+  a loop is both, its latency is the key press's request.
+- `two-requests`: `POST /api/pools/<pool>/next/`, then `POST /api/assignments/<id>/judgement/` (the loop
+  before the one-request endpoint; a token).
+
+Setup, not timed: a PostgreSQL database on postgres://postgres@127.0.0.1:5432 — `--database`, else
+BENCH_DB, else `labeling_load_bench_<the checkout's directory name>`, so that two checkouts running it at
+once do not collide — is dropped, created and migrated. A demo-sized campaign, with items plentiful
+enough that no rater ever runs dry: 28 topics (the demo's count) × 750 documents of about 400 characters
+of plain text (the demo's average), three runs ranking the same 750 documents per topic in different
+orders, a depth-750 pool of 21,000 items with J = 3 judgements per item (63,000 judgements to give;
+`--small`: 28 × 150), the default four-grade rubric, 32 raters with API tokens (and, for `browser`, a logged-in session each); then
 ANALYZE, so that the planner has the statistics autovacuum would have given a production database.
 
 The server: `.venv/bin/gunicorn labeling.wsgi` bound to 127.0.0.1 on a free port, DEBUG=false, persistent
-database connections (DB_CONN_MAX_AGE=600), Redis as broker and cache when it answers (as in production).
+database connections (DB_CONN_MAX_AGE=600), Redis as broker and cache when it answers (as in production;
+CELERY_BROKER_URL and CACHE_URL of the environment if set, else Redis database 0).
 Default worker setup for two cores: 3 sync workers, cores + 1 (`--workers`, `--worker-class`, `--threads` to
 try others). A request spends about three quarters of its time in Python, which threads cannot run in
 parallel, so processes are what use the cores; one more than the cores keeps both busy while a worker waits
@@ -24,10 +36,9 @@ close`, as sync workers do), one connection per simulated rater. Its own CPU use
 server's.
 
 Measured (after a warm-up of every connection):
-1. capacity: 32 raters each loop `POST /api/pools/<pool>/next/` → `POST /api/assignments/<id>/judgement/`
-   (a random grade), closed loop, no think time, for 30 s: judgements per second (loops completed in the
-   window / its length); then the trivial view: 32 keep-alive clients loop `GET /api/ping/` for 15 s:
-   requests per second.
+1. capacity: 32 raters each loop (above; a random grade), closed loop, no think time, for 30 s:
+   judgements per second (loops completed in the window / its length); then the trivial view: 32
+   keep-alive clients loop `GET /api/ping/` (a token) for 15 s: requests per second.
 2. latency at a realistic load: loops arrive open loop (Poisson, seeded) at half the capacity for 30 s; each
    takes a free rater connection (waiting for one if all 32 are busy); its latency runs from its scheduled
    arrival to the judgement's answer, so queueing in the client and the server is included.
@@ -39,11 +50,13 @@ more judgements than required; lost = judgements the server answered 201 for tha
 plus the drift of the counters kept on the item row (`active_leases` against the live assignments,
 `num_judgements` against the judgement rows). Both must be 0.
 
-The last line is `ratio judgements/s / trivial req/s: X.XX` (target ≥ 0.3; a loop is two requests); the line
-with `p99` is the open-loop latency (target p99 ≤ 50 ms).
+The printed inputs: the data, the server, the path and the machine's load average (the machine may be
+shared: a busy neighbour lowers both figures, the ratio less). The anchor's figure (trivial requests/s),
+then ours (judgements/s), the open-loop latency (target p99 ≤ 30 ms), and last
+`ratio judgements/s / trivial req/s: X.XX` (target ≥ 0.5 for the one-request loop).
 
-Usage: .venv/bin/python benchmarks/rater_load.py [--small] [--keep] [--workers N] [--worker-class K]
-       [--threads N] [--seconds S] [--profile N]
+Usage: .venv/bin/python benchmarks/rater_load.py [--small] [--path api|browser|two-requests] [--keep]
+       [--database NAME] [--workers N] [--worker-class K] [--threads N] [--seconds S] [--profile N]
   --small      a 5-second smoke run (28 × 150 items; 5 s per phase)
   --keep       keep the database afterwards
   --profile N  afterwards, run 300 loops in process (Django's test client on the same database) under
@@ -78,15 +91,15 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 SERVER = "postgres://postgres@127.0.0.1:5432"
-DATABASE = "labeling_load_bench"
+DATABASE = os.environ.get("BENCH_DB") or f"labeling_load_bench_{ROOT.name}".replace("-", "_")  # --database
 REDIS = ("127.0.0.1", 6379)
 POOL = "load-bench"
 TOPICS = 28
 RUNS = 3
 J = 3
 RATERS = 32
-P99_TARGET_MS = 50.0
-RATIO_TARGET = 0.3
+P99_TARGET_MS = 30.0
+RATIO_TARGET = 0.5
 SEED = 20240611
 SETTINGS_VARIABLES = ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL", "DEBUG")
 WORDS = [
@@ -135,12 +148,15 @@ def settings_env(data_dir: Path, secret: str) -> dict[str, str]:
         API_THROTTLE_USER="",
     )
     if service_up(*REDIS):
-        env["CELERY_BROKER_URL"] = f"redis://{REDIS[0]}:{REDIS[1]}/0"
+        env["CELERY_BROKER_URL"] = os.environ.get("CELERY_BROKER_URL") or f"redis://{REDIS[0]}:{REDIS[1]}/0"
+        if os.environ.get("CACHE_URL"):
+            env["CACHE_URL"] = os.environ["CACHE_URL"]
     return env
 
 
-def load_data(*, items_per_topic: int) -> tuple[str, list[str], int]:
-    """Migrate and load the campaign (see the module docstring). Returns (pool name, tokens, items)."""
+def load_data(*, items_per_topic: int) -> tuple[str, list[str], list[str], int]:
+    """Migrate and load the campaign (see the module docstring). Returns (pool name, tokens, session keys,
+    items)."""
     import numpy as np
     from django.contrib.auth.hashers import make_password
     from django.contrib.auth.models import User
@@ -200,11 +216,23 @@ def load_data(*, items_per_topic: int) -> tuple[str, list[str], int]:
     tokens = list(
         Token.objects.filter(user__in=raters).order_by("user__username").values_list("key", flat=True)
     )
+    # A logged-in session for each rater, as the login page leaves it (the `browser` path's credential).
+    from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
+    from django.contrib.sessions.backends.db import SessionStore
+
+    sessions = []
+    for user in raters:
+        session = SessionStore()
+        session[SESSION_KEY] = str(user.pk)
+        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[HASH_SESSION_KEY] = user.get_session_auth_hash()
+        session.create()
+        sessions.append(str(session.session_key))
     items = PoolItem.objects.filter(pool=pool).count()
     with connections["default"].cursor() as cursor:
         cursor.execute("ANALYZE")  # planner statistics, as autovacuum would have them in production
     connections.close_all()
-    return POOL, tokens, items
+    return POOL, tokens, sessions, items
 
 
 # ------------------------------------------------------------------------------------------- server
@@ -310,12 +338,20 @@ class HttpError(Exception):
 class Connection:
     """One HTTP/1.1 keep-alive connection with a rater's token; reconnects after `Connection: close`."""
 
-    def __init__(self, port: int, token: str) -> None:
+    def __init__(self, port: int, token: str, session: str | None = None) -> None:
         self.port = port
-        self.head = f"Host: 127.0.0.1:{port}\r\nAuthorization: Token {token}\r\n"
+        if session is None:
+            self.head = f"Host: 127.0.0.1:{port}\r\nAuthorization: Token {token}\r\n"
+        else:  # a browser's credentials: the session cookie, and the CSRF token in cookie and header
+            csrf = secrets.token_hex(16)
+            self.head = (
+                f"Host: 127.0.0.1:{port}\r\nCookie: sessionid={session}; csrftoken={csrf}\r\n"
+                f"X-CSRFToken: {csrf}\r\n"
+            )
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
         self.connects = 0
+        self.assignment: int | None = None  # the rater's live lease (the one-request loops)
 
     def close(self) -> None:
         if self.writer is not None:
@@ -387,30 +423,70 @@ class Tally:
             self.samples.append(f"{what}: {detail[:300]}")
 
 
-async def one_loop(conn: Connection, next_path: str, grade: int, tally: Tally) -> bool:
-    """Lease the next item and judge it. True if both answered as expected."""
-    try:
-        status, body = await conn.request("POST", next_path)
-        if status == 204:
-            tally.dry += 1
-            return False
-        if status != 200:
-            tally.error(f"next {status}", body.decode(errors="replace"))
-            return False
-        assignment = json.loads(body)["assignment"]
-        payload = b'{"grade": %d, "seconds": 4.5}' % grade
-        status, body = await conn.request("POST", f"/api/assignments/{assignment}/judgement/", payload)
-        if status != 201:
-            tally.error(f"judgement {status}", body.decode(errors="replace"))
-            return False
-        tally.acked.append(int(json.loads(body)["id"]))
-    except HttpError as exc:
-        tally.error("connection", str(exc))
+@dataclass(frozen=True)
+class Loop:
+    """What a rater's loop sends (`--path`): see the module docstring."""
+
+    path: str
+    pool: str
+
+    @property
+    def next_path(self) -> str:
+        return f"/api/pools/{self.pool}/next/"
+
+
+async def lease_first(conn: Connection, loop: Loop, tally: Tally) -> bool:
+    status, body = await conn.request("POST", loop.next_path)
+    if status == 204:
+        tally.dry += 1
         return False
+    if status != 200:
+        tally.error(f"next {status}", body.decode(errors="replace"))
+        return False
+    conn.assignment = int(json.loads(body)["assignment"])
     return True
 
 
-async def closed_loop(conns: list[Connection], next_path: str, seconds: float, tally: Tally) -> float:
+async def one_loop(conn: Connection, loop: Loop, grade: int, tally: Tally) -> float | None:
+    """One judgement by the loop of `loop.path`. Returns when the judging request was answered
+    (perf_counter), or None if something answered other than expected."""
+    payload = b'{"grade": %d, "seconds": 4.5}' % grade
+    try:
+        if loop.path == "two-requests":
+            if not await lease_first(conn, loop, tally):
+                return None
+            path = f"/api/assignments/{conn.assignment}/judgement/"
+            status, body = await conn.request("POST", path, payload)
+            answered = time.perf_counter()
+            if status != 201:
+                tally.error(f"judgement {status}", body.decode(errors="replace"))
+                return None
+            tally.acked.append(int(json.loads(body)["id"]))
+            return answered
+        if conn.assignment is None and not await lease_first(conn, loop, tally):
+            return None
+        path = f"/api/assignments/{conn.assignment}/judgement-and-next/"
+        status, body = await conn.request("POST", path, payload)
+        answered = time.perf_counter()
+        if status != 201:
+            conn.assignment = None
+            tally.error(f"judgement-and-next {status}", body.decode(errors="replace"))
+            return None
+        data = json.loads(body)
+        tally.acked.append(int(data["judgement"]["id"]))
+        conn.assignment = None if data["next"] is None else int(data["next"]["assignment"])
+        if loop.path == "browser":  # the page refreshes its progress bars once the next item is shown
+            status, body = await conn.request("GET", f"/judge/{loop.pool}/progress/")
+            if status != 200:
+                tally.error(f"progress {status}", body.decode(errors="replace"))
+                return None
+    except HttpError as exc:
+        tally.error("connection", str(exc))
+        return None
+    return answered
+
+
+async def closed_loop(conns: list[Connection], loop: Loop, seconds: float, tally: Tally) -> float:
     """Every connection loops with no think time; loops completed inside the window count. Returns the
     window's length."""
     rng = random.Random(SEED)
@@ -420,12 +496,11 @@ async def closed_loop(conns: list[Connection], next_path: str, seconds: float, t
     async def rater(conn: Connection) -> None:
         while time.perf_counter() < deadline:
             began = time.perf_counter()
-            ok = await one_loop(conn, next_path, rng.randrange(4), tally)
-            done = time.perf_counter()
-            if ok and done <= deadline:
+            answered = await one_loop(conn, loop, rng.randrange(4), tally)
+            if answered is not None and time.perf_counter() <= deadline:
                 tally.loops += 1
-                tally.latencies.append(done - began)
-            elif not ok:
+                tally.latencies.append(answered - began)
+            elif answered is None:
                 await asyncio.sleep(0.01)
 
     await asyncio.gather(*(rater(conn) for conn in conns))
@@ -455,9 +530,7 @@ async def ping_loop(conns: list[Connection], seconds: float, tally: Tally) -> fl
     return seconds
 
 
-async def open_loop(
-    conns: list[Connection], next_path: str, rate: float, seconds: float, tally: Tally
-) -> int:
+async def open_loop(conns: list[Connection], loop: Loop, rate: float, seconds: float, tally: Tally) -> int:
     """Poisson arrivals of loops at `rate` per second for `seconds`; each loop takes a free connection.
     Latency runs from the scheduled arrival. Returns how many loops arrived."""
     rng = random.Random(SEED + 1)
@@ -469,12 +542,12 @@ async def open_loop(
     async def arrival(scheduled: float) -> None:
         conn = await free.get()
         try:
-            ok = await one_loop(conn, next_path, rng.randrange(4), tally)
+            answered = await one_loop(conn, loop, rng.randrange(4), tally)
         finally:
             free.put_nowait(conn)
-        if ok:
+        if answered is not None:
             tally.loops += 1
-            tally.latencies.append(time.perf_counter() - scheduled)
+            tally.latencies.append(answered - scheduled)
 
     start = time.perf_counter()
     offset, arrived = 0.0, 0
@@ -579,54 +652,50 @@ def check_database(acked: list[int]) -> dict[str, int]:
 
 
 def profile_in_process(tokens: list[str], top: int, loops: int = 300) -> None:
-    """`loops` next → judgement loops through Django's test client (same database, same middleware) under
-    cProfile, round-robin over the raters; then the SQL of one loop and of one ping."""
+    """`loops` judgements through `judgement-and-next` (the `api` path) by Django's test client (same
+    database, same middleware) under cProfile, round-robin over the raters; then the SQL of one judgement
+    and of one ping."""
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
     clients = [Client(HTTP_AUTHORIZATION=f"Token {token}") for token in tokens]
-    next_path = f"/api/pools/{POOL}/next/"
+    leases: dict[int, int] = {}
 
-    def loop(client: Client, grade: int) -> None:
-        response = client.post(next_path)
-        assert response.status_code == 200, response.content
-        assignment = response.json()["assignment"]
+    def loop(n: int) -> None:
+        client = clients[n % len(clients)]
+        if n % len(clients) not in leases:
+            response = client.post(f"/api/pools/{POOL}/next/")
+            assert response.status_code == 200, response.content
+            leases[n % len(clients)] = response.json()["assignment"]
         response = client.post(
-            f"/api/assignments/{assignment}/judgement/", {"grade": grade, "seconds": 4.5},
-            content_type="application/json",
+            f"/api/assignments/{leases[n % len(clients)]}/judgement-and-next/",
+            {"grade": n % 4, "seconds": 4.5}, content_type="application/json",
         )  # fmt: skip
         assert response.status_code == 201, response.content
+        leases[n % len(clients)] = response.json()["next"]["assignment"]
 
-    for n in range(20):  # warm-up
-        loop(clients[n % len(clients)], n % 4)
+    for n in range(40):  # warm-up (and each rater's first lease)
+        loop(n)
     profiler = cProfile.Profile()
     started = time.perf_counter()
     profiler.enable()
     for n in range(loops):
-        loop(clients[n % len(clients)], n % 4)
+        loop(n)
     profiler.disable()
     elapsed = time.perf_counter() - started
     print(
-        f"\nprofile: {loops} loops in process in {elapsed:.2f} s ({elapsed / loops * 1000:.2f} ms per loop)"
+        f"\nprofile: {loops} judgements in process in {elapsed:.2f} s ({elapsed / loops * 1000:.2f} ms each)"
     )
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("cumulative").print_stats(top)
-    print(out.getvalue())
-    out = io.StringIO()
-    pstats.Stats(profiler, stream=out).sort_stats("tottime").print_stats(top)
-    print(out.getvalue())
-    client = clients[0]
-    with CaptureQueriesContext(connection) as next_queries:
-        response = client.post(next_path)
-    assignment = response.json()["assignment"]
+    for order in ("cumulative", "tottime"):
+        out = io.StringIO()
+        pstats.Stats(profiler, stream=out).sort_stats(order).print_stats(top)
+        print(out.getvalue())
     with CaptureQueriesContext(connection) as judge_queries:
-        client.post(
-            f"/api/assignments/{assignment}/judgement/", {"grade": 2}, content_type="application/json"
-        )
+        loop(0)
     with CaptureQueriesContext(connection) as ping_queries:
-        client.get("/api/ping/")
-    for name, captured in (("next", next_queries), ("judgement", judge_queries), ("ping", ping_queries)):
+        clients[0].get("/api/ping/")
+    for name, captured in (("judgement-and-next", judge_queries), ("ping", ping_queries)):
         print(f"{name}: {len(captured.captured_queries)} queries")
         for query in captured.captured_queries:
             print(f"  {query['time']:>6}s  {query['sql'][:220]}")
@@ -663,27 +732,33 @@ def report_errors(name: str, tally: Tally) -> None:
         print(f"  {name}: {tally.dry} times nothing was left for a rater (204)")
 
 
-async def run_load(args: argparse.Namespace, port: int, tokens: list[str], master: int) -> dict[str, Any]:
+async def run_load(
+    args: argparse.Namespace, port: int, tokens: list[str], sessions: list[str], master: int
+) -> dict[str, Any]:
     seconds, ping_seconds, open_seconds = args.seconds, args.ping_seconds, args.open_seconds
-    next_path = f"/api/pools/{POOL}/next/"
-    conns = [Connection(port, token) for token in tokens]
+    loop = Loop(path=args.path, pool=POOL)
+    if args.path == "browser":
+        conns = [Connection(port, token, session) for token, session in zip(tokens, sessions, strict=True)]
+    else:
+        conns = [Connection(port, token) for token in tokens]
+    pingers = [Connection(port, token) for token in tokens]
     meter = CpuMeter(master)
     results: dict[str, Any] = {"acked": []}
 
     warm = Tally()
-    await closed_loop(conns, next_path, args.warmup, warm)
-    await ping_loop(conns, args.warmup / 2, Tally())
+    await closed_loop(conns, loop, args.warmup, warm)
+    await ping_loop(pingers, args.warmup / 2, Tally())
     results["acked"] += warm.acked
     print(f"warm-up: {warm.loops} loops, {dict(warm.errors) or 'no errors'}")
 
-    for conn in conns:
+    for conn in conns + pingers:
         conn.close()
     capacity = Tally()
     meter.begin()
-    await closed_loop(conns, next_path, seconds, capacity)
+    await closed_loop(conns, loop, seconds, capacity)
     cpu = meter.end()
     results["acked"] += capacity.acked
-    print(summary("closed loop, 32 raters (judgements)", capacity, seconds))
+    print(summary(f"closed loop, {len(conns)} raters, path {args.path} (judgements)", capacity, seconds))
     print(cpu_line("the closed loop", cpu, capacity.loops, seconds))
     report_errors("closed loop", capacity)
     results["loop_cpu"] = (cpu[0] + cpu[1]) / max(capacity.loops, 1)
@@ -692,7 +767,7 @@ async def run_load(args: argparse.Namespace, port: int, tokens: list[str], maste
         conn.close()
     pings = Tally()
     meter.begin()
-    await ping_loop(conns[: args.ping_clients], ping_seconds, pings)
+    await ping_loop(pingers[: args.ping_clients], ping_seconds, pings)
     cpu = meter.end()
     print(summary(f"trivial view, {args.ping_clients} clients (requests)", pings, ping_seconds))
     print(cpu_line("the trivial view", cpu, pings.loops, ping_seconds))
@@ -700,11 +775,11 @@ async def run_load(args: argparse.Namespace, port: int, tokens: list[str], maste
     results["ping_cpu"] = (cpu[0] + cpu[1]) / max(pings.loops, 1)
 
     rate = capacity.loops / seconds / 2
-    for conn in conns:
+    for conn in conns + pingers:
         conn.close()
     latency = Tally()
     meter.begin()
-    arrived = await open_loop(conns, next_path, rate, open_seconds, latency)
+    arrived = await open_loop(conns, loop, rate, open_seconds, latency)
     cpu = meter.end()
     results["acked"] += latency.acked
     print(
@@ -724,12 +799,13 @@ async def run_load(args: argparse.Namespace, port: int, tokens: list[str], maste
         max=max(latency.latencies, default=math.nan) * 1000,
         errors=sum(t.errors.total() for t in (warm, capacity, pings, latency)),
         dry=warm.dry + capacity.dry + latency.dry,
-        connects=sum(conn.connects for conn in conns),
+        connects=sum(conn.connects for conn in conns + pingers),
     )
     return results
 
 
 def main() -> None:
+    global DATABASE
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
@@ -741,7 +817,10 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, help="closed and open loop length (default 30; small 5)")
     parser.add_argument("--ping-clients", type=int, default=RATERS)
     parser.add_argument("--profile", type=int, default=0, metavar="N")
+    parser.add_argument("--path", choices=("api", "browser", "two-requests"), default="api")
+    parser.add_argument("--database", default=DATABASE, help=f"the database to create (default {DATABASE})")
     args = parser.parse_args()
+    DATABASE = args.database
     args.seconds = args.seconds or (5.0 if args.small else 30.0)
     args.open_seconds = args.seconds
     args.ping_seconds = 5.0 if args.small else 15.0
@@ -763,12 +842,19 @@ def main() -> None:
     log = work / "gunicorn.log"
     try:
         started = time.perf_counter()
-        pool, tokens, items = load_data(items_per_topic=items_per_topic)
+        pool, tokens, sessions, items = load_data(items_per_topic=items_per_topic)
         print(
             f"data: {TOPICS} topics × {items_per_topic} items = {items:,} items, J={J} "
-            f"({items * J:,} judgements to give), {RATERS} raters with tokens "
-            f"({time.perf_counter() - started:.1f} s)"
+            f"({items * J:,} judgements to give), {RATERS} raters with tokens and sessions, database "
+            f"{DATABASE} ({time.perf_counter() - started:.1f} s)"
         )
+        what = {
+            "api": "POST /api/assignments/<id>/judgement-and-next/ (token): one request per judgement",
+            "browser": "the judging page's key press: POST …/judgement-and-next/ (session + CSRF), then "
+            "GET /judge/<pool>/progress/",
+            "two-requests": "POST /api/pools/<pool>/next/ then POST /api/assignments/<id>/judgement/ (token)",
+        }[args.path]
+        print(f"path: {args.path}: {what}")
         port = free_port()
         setup = f"{args.workers} {args.worker_class} workers" + (
             f" × {args.threads} threads" if args.worker_class == "gthread" else ""
@@ -783,7 +869,7 @@ def main() -> None:
             log=log,
         )  # fmt: skip
         asyncio.run(wait_ready(port, tokens[0], process))
-        results = asyncio.run(run_load(args, port, tokens, process.pid))
+        results = asyncio.run(run_load(args, port, tokens, sessions, process.pid))
     finally:
         if process is not None:
             stop_gunicorn(process)
@@ -811,8 +897,17 @@ def main() -> None:
         profile_in_process(tokens, args.profile)
     if not args.keep:
         admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-    print(f"capacity: {results['capacity']:.1f} judgements/s (32 raters, closed loop, {args.seconds:.0f} s)")
-    print(f"trivial view: {results['ping']:.1f} requests/s ({args.ping_clients} clients, GET /api/ping/)")
+    print(
+        f"load average now: {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs; noisy figures when it is high)"
+    )
+    print(
+        f"anchor, trivial view: {results['ping']:.1f} requests/s ({args.ping_clients} clients, "
+        "GET /api/ping/)"
+    )
+    print(
+        f"ours, capacity: {results['capacity']:.1f} judgements/s (path {args.path}, 32 raters, closed loop, "
+        f"{args.seconds:.0f} s)"
+    )
     print(
         f"server cpu (gunicorn + PostgreSQL) per loop / per ping: {results['loop_cpu'] * 1000:.2f} ms / "
         f"{results['ping_cpu'] * 1000:.2f} ms"
@@ -832,7 +927,7 @@ def main() -> None:
         f"{checks['lease_drift']}, judgement counter drift {checks['judgement_drift']})"
     )
     ratio = results["capacity"] / results["ping"]
-    print(f"target ratio ≥ {RATIO_TARGET}: {'met' if ratio >= RATIO_TARGET else 'MISSED'}")
+    print(f"target ratio ≥ {RATIO_TARGET}: {'met' if ratio >= RATIO_TARGET else 'MISSED'} (path {args.path})")
     print(f"ratio judgements/s / trivial req/s: {ratio:.2f}")
     if duplicates or lost:
         sys.exit(1)
