@@ -17,7 +17,8 @@ once do not collide — is dropped, created and migrated. A demo-sized campaign,
 enough that no rater ever runs dry: 28 topics (the demo's count) × 750 documents of about 400 characters
 of plain text (the demo's average), three runs ranking the same 750 documents per topic in different
 orders, a depth-750 pool of 21,000 items with J = 3 judgements per item (63,000 judgements to give;
-`--small`: 28 × 150), the default four-grade rubric, 32 raters with API tokens (and, for `browser`, a logged-in session each); then
+`--small`: 28 × 150), the default four-grade rubric, 32 raters with API tokens (and, for `browser`, a
+logged-in session each); then
 ANALYZE, so that the planner has the statistics autovacuum would have given a production database.
 
 The server: `.venv/bin/gunicorn labeling.wsgi` bound to 127.0.0.1 on a free port, DEBUG=false, persistent
