@@ -37,6 +37,7 @@ from judgements.models import (
     Rubric,
 )
 from pooling.admin import ONLY_MINE, ScopedAdmin
+from pooling.models import Pool
 
 NEW_VERSION = "_new_version"
 RUBRIC_FIELDS = ("name", "version", "description", "allow_unrateable", "unrateable_key", "created_at")
@@ -262,9 +263,10 @@ class AssignmentAdmin(ScopedAdmin):
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
 
-    @admin.action(description="Sweep every expired lease now (gives their items back)")
+    @admin.action(description="Sweep the expired leases of the pools I manage now (gives their items back)")
     def sweep_expired(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
-        self.message_user(request, f"{leasing.sweep_expired_leases()} expired lease(s) swept.")
+        swept = leasing.sweep_expired_leases(pools=Pool.objects.managed_by(request.user))
+        self.message_user(request, f"{swept} expired lease(s) swept in the pools you manage.")
 
 
 # ------------------------------------------------------------------------------------------ judgements

@@ -78,16 +78,53 @@ class SetupForm(forms.Form):
 
 
 class AddRatersForm(forms.Form):
+    """Existing users to add as raters: the raters of the other pools the manager manages (never anyone
+    else's people: a manager sees no list of every account), or anyone by their exact username."""
+
     users = forms.ModelMultipleChoiceField(
-        queryset=get_user_model().objects.none(), widget=forms.CheckboxSelectMultiple
+        queryset=get_user_model().objects.none(), widget=forms.CheckboxSelectMultiple, required=False,
+        label="Raters of your other pools",
+    )  # fmt: skip
+    username = forms.CharField(
+        max_length=150, required=False, label="Or a username", help_text="Their exact username."
     )
 
-    def __init__(self, *args: Any, judging: Judging | None, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, judging: Judging | None, manager: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        users = get_user_model().objects.filter(is_active=True, is_superuser=False).order_by("username")
+        self.judging = judging
+        self.fields["users"].queryset = self.offered(judging=judging, manager=manager)  # type: ignore[attr-defined]  # a ModelMultipleChoiceField
+
+    @staticmethod
+    def offered(*, judging: Judging | None, manager: Any) -> Any:
+        """Active, non-admin raters of the pools `manager` manages, not yet raters of this pool."""
+        managed = Judging.objects.filter(pool__in=Pool.objects.managed_by(manager).values("pk"))
+        raters = Judging.raters.through.objects.filter(judging__in=managed.values("pk")).values("user_id")
+        users = get_user_model().objects.filter(pk__in=raters, is_active=True, is_superuser=False)
         if judging is not None:
             users = users.exclude(pk__in=judging.raters.values("pk"))
-        self.fields["users"].queryset = users  # type: ignore[attr-defined]  # a ModelMultipleChoiceField
+        return users.order_by("username")
+
+    def clean_username(self) -> Any:
+        name = self.cleaned_data["username"].strip()
+        if not name:
+            return None
+        user = get_user_model().objects.filter(username=name, is_active=True, is_superuser=False).first()
+        if user is None:  # the same words whether no such account exists or it may not rate
+            raise forms.ValidationError(
+                f"No user named {name!r} can be added as a rater. Check the spelling, or create their "
+                "account below."
+            )
+        return user
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        users = list(data.get("users") or [])
+        if data.get("username") is not None and data["username"] not in users:
+            users.append(data["username"])
+        if not users and not self.errors:
+            raise forms.ValidationError("Choose raters, or give a username.")
+        data["raters"] = users
+        return data
 
 
 class NewRaterForm(forms.Form):
@@ -112,7 +149,7 @@ def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
         "adjudication_gap": judging.adjudication_gap if judging else 2,
     }
     setup = SetupForm(request.POST if action == "setup" else None, pool=pool, initial=initial)
-    add = AddRatersForm(request.POST if action == "add" else None, judging=judging)
+    add = AddRatersForm(request.POST if action == "add" else None, judging=judging, manager=request.user)
     new = NewRaterForm(request.POST if action == "create" else None)
     if action == "setup" and setup.is_valid():
         data = setup.cleaned_data
@@ -135,7 +172,7 @@ def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
             messages.success(request, f"Judging of {pool.name} set up with rubric {data['rubric']}.")
             return redirect("judging-setup:judging", name=pool.name)
     if action == "add" and add.is_valid():
-        users = list(add.cleaned_data["users"])
+        users = add.cleaned_data["raters"]
         membership.setup_judging(pool=pool, raters=users)
         messages.success(request, f"Raters added: {', '.join(u.get_username() for u in users)}.")
         return redirect("judging-setup:judging", name=pool.name)

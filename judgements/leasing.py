@@ -28,19 +28,15 @@ from judgements.models import (
 from judgements.prepared import PAGES_SQL, one_row
 from judgements.rubrics import rubric_values, rubric_values_from_row
 from pooling import adaptive as pooling_adaptive
-from pooling.models import JUDGED, NEEDS_JUDGEMENT_SQL, Pool, PoolItem
+from pooling.models import JUDGED, OPEN_FOR_SQL, Pool, PoolItem
 
 _NEXT_SQL = """
 SELECT pi.id, (SELECT a.id FROM judgements_assignment a WHERE a.item_id = pi.id AND a.rater_id = %(rater)s)
 FROM pooling_poolitem pi
-WHERE pi.pool_id = %(pool)s AND pi.selected {topic_clause}
-  AND {needs_judgement}
-  AND NOT EXISTS (SELECT 1 FROM judgements_assignment a
-                  WHERE a.item_id = pi.id AND a.rater_id = %(rater)s AND a.state <> 'expired')
-  AND NOT EXISTS (SELECT 1 FROM judgements_judgement j WHERE j.item_id = pi.id AND j.rater_id = %(rater)s)
+WHERE pi.pool_id = %(pool)s {topic_clause} AND {open_for}
 ORDER BY pi.topic_id, pi.blind_key
 LIMIT 1 {lock}
-""".replace("{needs_judgement}", NEEDS_JUDGEMENT_SQL)
+""".replace("{open_for}", OPEN_FOR_SQL)
 
 
 # Membership (no row if not a rater), the lease length, the live lease, the topic of the last lease, and
@@ -225,15 +221,15 @@ def skip_item(*, assignment: Assignment) -> None:
         end_lease(locked, Assignment.State.SKIPPED)
 
 
-def sweep_expired_leases(*, now: Any = None) -> int:
-    """Expire leases past their time and give their items back. Returns how many expired."""
+def sweep_expired_leases(*, now: Any = None, pools: Any = None) -> int:
+    """Expire leases past their time and give their items back: of every pool, or of `pools` (a Pool
+    queryset: the admin's action sweeps the pools its user manages). Returns how many expired."""
     now = now or timezone.now()
+    leases = Assignment.objects.filter(state=Assignment.State.ACTIVE, expires_at__lte=now)
+    if pools is not None:
+        leases = leases.filter(pool__in=pools.values("pk"))
     with transaction.atomic():
-        expired = list(
-            Assignment.objects.select_for_update(skip_locked=True)
-            .filter(state=Assignment.State.ACTIVE, expires_at__lte=now)
-            .values_list("id", "item_id")
-        )
+        expired = list(leases.select_for_update(skip_locked=True).values_list("id", "item_id"))
         if not expired:
             return 0
         Assignment.objects.filter(pk__in=[pk for pk, _ in expired]).update(state=Assignment.State.EXPIRED)
@@ -314,14 +310,11 @@ _OPEN_ITEM_SQL = """
          AS expired_id
   FROM pooling_poolitem pi
   WHERE pi.pool_id = (SELECT pool_id FROM rater) {topic_clause} AND (SELECT live_id FROM rater) IS NULL
-    AND pi.selected AND {needs_judgement}
-    AND NOT EXISTS (SELECT 1 FROM judgements_assignment a
-                    WHERE a.item_id = pi.id AND a.rater_id = %(rater)s AND a.state <> 'expired')
-    AND NOT EXISTS (SELECT 1 FROM judgements_judgement j WHERE j.item_id = pi.id AND j.rater_id = %(rater)s)
+    AND {open_for}
     {first_clause}
   ORDER BY pi.topic_id, pi.blind_key
   LIMIT 1 FOR UPDATE OF pi SKIP LOCKED
-""".replace("{needs_judgement}", NEEDS_JUDGEMENT_SQL)
+""".replace("{open_for}", OPEN_FOR_SQL)
 # (The pool and the topic come as values of the rater CTE, not as a join with it: so PostgreSQL walks the
 # item index (pool, topic, blind_key) in order and stops at the first open item, instead of sorting the
 # whole pool for every lease that changes topic.)

@@ -14,7 +14,7 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.db.models import Count, Exists, OuterRef, Sum
+from django.db.models import Count, Sum
 
 from judgements import adjudication
 from judgements.models import Assignment, GoldLabel, Judgement, Judging
@@ -198,13 +198,7 @@ def pool_progress(*, pool: Pool, rater: User) -> Progress:
         complete=Count("id", filter=JUDGED),
         required=Sum("required_judgements"),
     )
-    taken_by_me = Assignment.objects.filter(item=OuterRef("pk"), rater=rater).exclude(
-        state=Assignment.State.EXPIRED
-    )
-    judged_by_me = Judgement.objects.filter(item=OuterRef("pk"), rater=rater)
-    open_for_me = (
-        selected.needing_judgement().exclude(Exists(taken_by_me)).exclude(Exists(judged_by_me)).count()
-    )
+    open_for_me = selected.open_for(rater).count()
     live = Assignment.objects.filter(item__pool=pool, rater=rater, state=Assignment.State.ACTIVE).count()
     return Progress(
         items=totals["items"] or 0,

@@ -32,7 +32,7 @@ from judgements.documents import render_body, safe_link
 from judgements.errors import JudgingError
 from judgements.forms import JudgeForm, LabelForm, ReviseForm, RubricView, first_error
 from judgements.models import Assignment, Judgement, Judging
-from pooling.models import NEEDS_JUDGEMENT_SQL, Document, Topic
+from pooling.models import OPEN_FOR_SQL, Document, Topic
 from pooling.permissions import is_manager
 
 # ------------------------------------------------------------------------------------------- helpers
@@ -84,13 +84,12 @@ SELECT
   COUNT(j.id),
   COUNT(CASE WHEN pi.topic_id = %(topic)s THEN j.id END),
   COUNT(CASE WHEN a.state = 'active' AND a.expires_at > %(now)s THEN 1 END),
-  COUNT(CASE WHEN (a.id IS NULL OR a.state = 'expired') AND j.id IS NULL
-              AND {needs_judgement} THEN 1 END)
+  COUNT(CASE WHEN {open_for} THEN 1 END)
 FROM pooling_poolitem pi
 LEFT JOIN judgements_assignment a ON a.item_id = pi.id AND a.rater_id = %(rater)s
 LEFT JOIN judgements_judgement j ON j.item_id = pi.id AND j.rater_id = %(rater)s
 WHERE pi.pool_id = %(pool)s AND pi.selected
-""".replace("{needs_judgement}", NEEDS_JUDGEMENT_SQL)
+""".replace("{open_for}", OPEN_FOR_SQL)
 _PROGRESS_KEYS = ("need", "done", "topic_need", "topic_done", "mine", "mine_topic", "live", "open")
 
 
@@ -102,8 +101,8 @@ def progress(*, judging: Judging, user: Any, topic_id: int | None) -> dict[str, 
       `required_judgements` (a gold item shown to everyone does not overfill the bar); `topic_done`/
       `topic_need` the same within `topic_id`; `percent`/`topic_percent` rounded.
     - `mine`: items this user has judged in the pool; `mine_topic` within the topic.
-    - `live`: the user's live leases; `open`: items `lease_next` could still lease them (room left, or
-      gold; not leased, skipped or judged by them); `left` = `open` + `live`.
+    - `live`: the user's live leases; `open`: items open for them (`PoolItem.objects.open_for`, its SQL
+      here), which `lease_next` could still lease them; `left` = `open` + `live`.
 
     The joins are one row per item: (item, rater) is unique for assignments and for judgements."""
     params = {

@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.cache import cache
 from django.db import models, transaction
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
 
 # Ownership (who may see and change what) is decided here and nowhere else: `Collection.objects` and
@@ -405,10 +405,19 @@ class PoolRun(models.Model):
 #
 # - an item is JUDGED when it has the judgements it needs;
 # - an item NEEDS A JUDGEMENT (may be leased) when it is gold (served to every rater) or its judgements
-#   plus its live leases are fewer than it needs.
+#   plus its live leases are fewer than it needs;
+# - an item is OPEN FOR a rater (needs one more judgement, from them) when it is selected, needs a
+#   judgement, and the rater neither holds, skipped nor judged it (an expired lease of theirs does not
+#   count). `PoolItem.objects.open_for(rater)`; OPEN_FOR_SQL with the rater as `%(rater)s`. It reads the
+#   judging app's assignments and judgements through their relations to the item (nothing is imported
+#   from an app after this one).
 JUDGED = Q(num_judgements__gte=F("required_judgements"))
 NEEDS_JUDGEMENT = Q(gold=True) | Q(required_judgements__gt=F("num_judgements") + F("active_leases"))
 NEEDS_JUDGEMENT_SQL = "(pi.gold OR pi.num_judgements + pi.active_leases < pi.required_judgements)"
+OPEN_FOR_SQL = f"""(pi.selected AND {NEEDS_JUDGEMENT_SQL}
+  AND NOT EXISTS (SELECT 1 FROM judgements_assignment a
+                  WHERE a.item_id = pi.id AND a.rater_id = %(rater)s AND a.state <> 'expired')
+  AND NOT EXISTS (SELECT 1 FROM judgements_judgement j WHERE j.item_id = pi.id AND j.rater_id = %(rater)s))"""
 
 
 class PoolItemQuerySet(models.QuerySet["PoolItem"]):
@@ -423,6 +432,15 @@ class PoolItemQuerySet(models.QuerySet["PoolItem"]):
     def needing_judgement(self) -> PoolItemQuerySet:
         """Selected items that may be leased to one more rater (`NEEDS_JUDGEMENT`)."""
         return self.filter(NEEDS_JUDGEMENT, selected=True)
+
+    def open_for(self, rater: Any) -> PoolItemQuerySet:
+        """Items that need one more judgement and may be given to `rater` (OPEN FOR, above): selected,
+        needing a judgement, not held, skipped or judged by them."""
+        assignments = PoolItem._meta.get_field("assignments").related_model
+        judgements = PoolItem._meta.get_field("judgements").related_model
+        taken = assignments._default_manager.filter(item=OuterRef("pk"), rater=rater).exclude(state="expired")
+        judged = judgements._default_manager.filter(item=OuterRef("pk"), rater=rater)
+        return self.needing_judgement().exclude(Exists(taken)).exclude(Exists(judged))
 
 
 class PoolItem(models.Model):

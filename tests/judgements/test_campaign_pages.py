@@ -107,9 +107,11 @@ def test_it_keeps_the_judgement_plan_of_a_built_pool(bare_pool, people):
 def test_it_adds_existing_users_and_creates_accounts_that_can_log_in(bare_pool, people, settings):
     owner = client_as(people["owner"])
     url = reverse("judging-setup:judging", kwargs={"name": "bare"})
+    make_pool(name="owners-other", managers=[people["owner"]], raters=[people["rater"], people["admin"]])
     page = owner.get(url)
     offered = {user.username for user in page.context["add"].fields["users"].queryset}
-    assert "a-rater" in offered and "root" not in offered  # no admins offered as raters
+    assert "a-rater" in offered and "root" not in offered  # no admins offered as raters (raters of
+    # the owner's other pools are offered: tests/judgements/test_manager_scoping.py)
     assert owner.post(url, {"action": "add", "users": [people["rater"].pk]}).status_code == 302
     judging = Judging.objects.get(pool=bare_pool)
     assert list(judging.raters.all()) == [people["rater"]]
