@@ -10,7 +10,7 @@ from django.utils import timezone
 
 from judgements import leasing, stats
 from judgements.models import Assignment, Judging
-from judgements.views import progress
+from judgements.progress import progress
 from pooling.models import PoolItem
 from tests.factories import make_pool, make_user
 
