@@ -497,19 +497,19 @@ class PoolItem(models.Model):
 class Provenance(models.Model):
     """One (run, rank ≤ depth) that put an item in its pool.
 
-    No database constraints on the foreign keys (written only by the pool services; cascades go through
-    Django's collector). `item` has no index of its own, the unique index (item, run) leads with it; `run`
-    keeps its index, for removing a run from a pool and deleting a run.
+    The key is (item, run), a composite primary key (migration 0015): nothing looks a row up by any other
+    id, and a pool build writes a quarter of a million of these rows, each a sequence draw and an index
+    entry more with a surrogate id. No database constraints on the foreign keys (written only by the pool
+    services; cascades go through Django's collector). `item` has no index of its own, the key leads with
+    it; `run` keeps its index, for removing a run from a pool and deleting a run.
     """
 
+    pk = models.CompositePrimaryKey("item", "run")
     item = models.ForeignKey(
         PoolItem, on_delete=models.CASCADE, related_name="provenance", db_index=False, db_constraint=False
     )
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     rank = models.PositiveIntegerField()
-
-    class Meta:
-        constraints = [models.UniqueConstraint(fields=["item", "run"], name="provenance_unique")]
 
     def __str__(self) -> str:
         return f"item {self.item_id} run {self.run_id} rank {self.rank}"

@@ -132,12 +132,21 @@ def topic_filter(pool: Pool) -> tuple[str, list[Any]]:
 
 
 def _add_items(*, pool: Pool, run_ids: list[int]) -> tuple[int, int]:
-    """Insert the depth-k union of `run_ids` into the pool, with provenance, in two set-based statements.
+    """Insert the depth-k union of `run_ids` into the pool, with provenance (every run and rank ≤ k).
 
-    Existing items are kept as they are (ON CONFLICT DO NOTHING), so re-running is harmless and adding a
-    run adds only documents not yet pooled, plus its provenance on the ones already there. Rows go in in
-    the order of the unique indexes: on PostgreSQL that makes the index maintenance, most of the cost,
-    about a fifth cheaper (benchmarks/pool.py).
+    Existing items are kept as they are, so re-running is harmless and adding a run adds only documents
+    not yet pooled, plus its provenance on the ones already there. The pool's row is locked first, so two
+    builders of one pool take turns (the second finds the first one's items).
+
+    Items are numbered in (topic, document) order and provenance goes in in the order of its key (item,
+    run), whichever path writes them:
+    - a pool without items yet, on PostgreSQL (every first build): one statement reads the runs' rows of
+      rank ≤ k once, inserts the items and, from what that insert returns, their provenance. Nothing can
+      conflict, so neither insert needs ON CONFLICT's check per row; with the sorts and hashes in memory
+      (work_mem for this transaction) and no JIT compilation (it cost more than it saved here), the
+      index maintenance is what remains of the time (benchmarks/pool.py).
+    - otherwise (adding runs, a re-run, SQLite): two statements, each with ON CONFLICT DO NOTHING, the
+      second joining the run rows to every item of the pool.
     """
     if not run_ids:
         return 0, 0
@@ -155,40 +164,73 @@ def _add_items(*, pool: Pool, run_ids: list[int]) -> tuple[int, int]:
         # The blind key is a keyed hash: a pseudo-random, reproducible draw of the double-judged fraction.
         required_sql = "CASE WHEN ((k.bk / 7) %% 1000000) < %s THEN %s ELSE 1 END"
         required_params = [int(fraction * 1_000_000), pool.judgements_per_item]
-    now = timezone.now()
+    # The run rows within depth k, and the item rows of their distinct (topic, document) pairs.
+    candidates = (
+        f"SELECT rr.run_id, rr.topic_id, rr.document_id, rr.rank FROM {rows} rr "
+        f"WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql}"
+    )
+    candidate_params = [*run_ids, pool.depth, *topic_ids]
+    columns = (
+        "pool_id, topic_id, document_id, blind_key, required_judgements, num_judgements, "
+        "active_leases, gold, selected, added_at"
+    )
+    item_rows = f"""
+        SELECT %s, k.topic_id, k.document_id, k.bk, {required_sql}, 0, 0, false, %s, %s
+        FROM (
+            SELECT c.topic_id, c.document_id, {blind_sql} AS bk
+            FROM (SELECT DISTINCT c.topic_id, c.document_id FROM {{pairs}} c) c
+            JOIN {doc} d ON d.id = c.document_id
+        ) k
+        WHERE true
+        ORDER BY k.topic_id, k.document_id"""
+    item_params = [pool.pk, *required_params, not pool.adaptive, timezone.now(), *blind_params]
+    Pool.objects.select_for_update().filter(pk=pool.pk).first()
     with connection.cursor() as cursor:
+        if connection.vendor == "postgresql" and not PoolItem.objects.filter(pool=pool).exists():
+            cursor.execute("SET LOCAL work_mem = '64MB'")
+            cursor.execute("SET LOCAL jit = off")
+            cursor.execute(
+                f"""
+                WITH candidates AS MATERIALIZED ({candidates}),
+                added AS (
+                    INSERT INTO {item} ({columns}) {item_rows.format(pairs="candidates")}
+                    RETURNING id, topic_id, document_id
+                ),
+                provenance AS (
+                    INSERT INTO {prov} (item_id, run_id, rank)
+                    SELECT a.id, c.run_id, c.rank
+                    FROM candidates c
+                    JOIN added a ON a.topic_id = c.topic_id AND a.document_id = c.document_id
+                    ORDER BY a.id, c.run_id
+                    RETURNING 1
+                )
+                SELECT (SELECT COUNT(*) FROM added), (SELECT COUNT(*) FROM provenance)
+                """,
+                [*candidate_params, *item_params],
+            )  # fmt: skip
+            items_added, provenance_added = cursor.fetchone()
+            return int(items_added), int(provenance_added)
         cursor.execute(
             f"""
-            INSERT INTO {item} (pool_id, topic_id, document_id, blind_key, required_judgements,
-                                num_judgements, active_leases, gold, selected, added_at)
-            SELECT %s, k.topic_id, k.document_id, k.bk, {required_sql}, 0, 0, false, %s, %s
-            FROM (
-                SELECT c.topic_id, c.document_id, {blind_sql} AS bk
-                FROM (SELECT DISTINCT rr.topic_id, rr.document_id FROM {rows} rr
-                      WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql}) c
-                JOIN {doc} d ON d.id = c.document_id
-            ) k
-            WHERE true
-            ORDER BY k.topic_id, k.document_id
+            INSERT INTO {item} ({columns}) {item_rows.format(pairs=f"({candidates})")}
             ON CONFLICT (pool_id, topic_id, document_id) DO NOTHING
             """,
-            [pool.pk, *required_params, not pool.adaptive, now, *blind_params, *run_ids, pool.depth,
-             *topic_ids],
+            [*item_params, *candidate_params],
         )  # fmt: skip
         items_added = cursor.rowcount
         cursor.execute(
             f"""
             INSERT INTO {prov} (item_id, run_id, rank)
-            SELECT pi.id, rr.run_id, rr.rank
-            FROM {rows} rr
+            SELECT pi.id, c.run_id, c.rank
+            FROM ({candidates}) c
             JOIN {item} pi
-              ON pi.pool_id = %s AND pi.topic_id = rr.topic_id AND pi.document_id = rr.document_id
-            WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql}
-            ORDER BY pi.id, rr.run_id
+              ON pi.pool_id = %s AND pi.topic_id = c.topic_id AND pi.document_id = c.document_id
+            WHERE true
+            ORDER BY pi.id, c.run_id
             ON CONFLICT (item_id, run_id) DO NOTHING
             """,
-            [pool.pk, *run_ids, pool.depth, *topic_ids],
-        )
+            [*candidate_params, pool.pk],
+        )  # fmt: skip
         provenance_added = cursor.rowcount
     return max(items_added, 0), max(provenance_added, 0)
 
