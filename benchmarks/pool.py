@@ -22,7 +22,10 @@ index on the topic, as an imported run is. Then:
 - trectools: `TrecRun(file)` for the 50 run files plus `TrecPoolMaker().make_pool(runs, strategy="topX",
   topX=100)`, best of `--repeats`.
 
-The database is dropped at the end. The last line is `ratio build/trectools: X.XX` (target ≤ 0.2).
+The database is dropped at the end. The last line is `ratio build/trectools: X.XX` (target ≤ 0.2, then
+≤ 0.1). The figure wants a quiet machine: the build (PostgreSQL) and trectools (one Python process) suffer
+unequally from other work on the cores, so the load average is printed before and after, and each side is
+the best of `--repeats` (default 3).
 
 Usage: .venv/bin/python benchmarks/pool.py [--small] [--repeats N]
        (PostgreSQL at BENCH_PG, default postgres://postgres@127.0.0.1:5432)
@@ -241,10 +244,14 @@ def trectools_pool(paths: list[Path], depth: int) -> tuple[float, set[tuple[str,
     return seconds, {(str(qid), str(docid)) for qid, docs in pool.pool.items() for docid in docs}
 
 
+def _load() -> str:
+    return " ".join(f"{value:.2f}" for value in os.getloadavg())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--small", action="store_true", help="10 runs × 10 topics × 200 documents, depth 20")
-    parser.add_argument("--repeats", type=int, default=2, help="builds and trectools runs (best of)")
+    parser.add_argument("--repeats", type=int, default=3, help="builds and trectools runs (best of)")
     parser.add_argument("--keep", action="store_true", help="keep the database afterwards")
     parser.add_argument("--child-build", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -254,6 +261,7 @@ def main() -> None:
 
     size = SMALL if args.small else FULL
     rows = size.runs * size.topics * size.docs_per_run
+    print(f"wants a quiet machine; load average at the start: {_load()} ({os.cpu_count()} cores)")
     print(
         f"{size.runs} runs × {size.topics} topics × {size.docs_per_run} documents = {rows:,} rows, "
         f"depth {size.depth}, PostgreSQL database {DB_NAME}"
@@ -330,6 +338,7 @@ def main() -> None:
             f"(+{(b['peak_kb'] - b['rss_before_kb']) / 1024:.1f} MiB during the build), "
             f"{b['items_added']:,} items in {b['seconds']:.2f} s"
         )
+    print(f"load average at the end: {_load()}")
     print(f"ratio build/trectools: {best['seconds'] / ref:.2f}")
 
 

@@ -1,4 +1,8 @@
-"""Collections, documents, topics, runs and their rows, pools and pool items, and job status rows."""
+"""Collections, documents, topics, runs and their rows, pools and pool items, and job status rows.
+
+Over 400 lines on purpose: these are the app's tables with the rules that scope and count them (ownership,
+the item rules), each model short, read together; one module is where Django and a newcomer look for them.
+"""
 
 from __future__ import annotations
 
