@@ -501,7 +501,7 @@ class PoolItem(models.Model):
 class Provenance(models.Model):
     """One (run, rank ≤ depth) that put an item in its pool.
 
-    The key is (item, run), a composite primary key (migration 0015): nothing looks a row up by any other
+    The key is (item, run), a composite primary key (migration 0017): nothing looks a row up by any other
     id, and a pool build writes a quarter of a million of these rows, each a sequence draw and an index
     entry more with a surrogate id. No database constraints on the foreign keys (written only by the pool
     services; cascades go through Django's collector). `item` has no index of its own, the key leads with

@@ -55,7 +55,7 @@ def backward(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    dependencies = [("pooling", "0014_job_kinds_online")]
+    dependencies = [("pooling", "0016_model_judges")]
 
     operations = [
         migrations.SeparateDatabaseAndState(
