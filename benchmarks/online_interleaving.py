@@ -279,7 +279,7 @@ def main() -> None:
     parser.add_argument("--workers", type=int, default=3)
     args = parser.parse_args()
     args.seconds = args.seconds or (5.0 if args.small else 20.0)
-    args.warmup = 30.0 if args.small else 60.0  # at most: the warm-up ends when every topic went through
+    args.warmup = 120.0 if args.small else 300.0  # at most: it ends once every topic went through
     topics, depth = (200, 50) if args.small else (1000, 100)
 
     work = Path(tempfile.mkdtemp(prefix="interleaving-bench-"))

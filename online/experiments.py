@@ -137,26 +137,40 @@ def usable_experiment(*, user: Any, name: str) -> InterleavingExperiment | None:
     )
 
 
-def _read_list(collection_id: int, run_id: int, qid: str, depth: int) -> tuple[str, ...] | None:
-    topic = Topic.objects.filter(collection_id=collection_id, qid=qid).values_list("pk", flat=True).first()
-    if topic is None:
-        return None
-    rows = RunRow.objects.filter(run_id=run_id, topic_id=topic, rank__lte=depth).order_by("rank")
-    return tuple(rows.values_list("document__docid", flat=True))
+def _read_lists(
+    collection_id: int, run_ids: tuple[int, int], qid: str, depth: int
+) -> dict[int, tuple[str, ...] | None]:
+    """Both runs' top `depth` documents for `qid`, in one statement (a second only when neither run has
+    the topic: None then for a qid the collection does not have)."""
+    rows = (
+        RunRow.objects.filter(run_id__in=run_ids, topic__collection_id=collection_id, topic__qid=qid)
+        .filter(rank__lte=depth)
+        .order_by("run_id", "rank")
+        .values_list("run_id", "document__docid")
+    )
+    found: dict[int, list[str]] = {run_id: [] for run_id in run_ids}
+    for run_id, docid in rows:
+        found[run_id].append(docid)
+    if not any(found.values()) and not Topic.objects.filter(collection_id=collection_id, qid=qid).exists():
+        return dict.fromkeys(run_ids)
+    return {run_id: tuple(docids) for run_id, docids in found.items()}
 
 
 def top_lists(experiment: InterleavingExperiment, qid: str) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The top `length` documents of runs A and B for `qid` (two indexed reads, then memoised)."""
-    found = []
-    for run_id in (experiment.run_a_id, experiment.run_b_id):
-        docids = _lists.get(
-            (run_id, qid, experiment.length),
-            functools.partial(_read_list, experiment.collection_id, run_id, qid, experiment.length),
-        )
-        if docids is None:
-            raise ValidationError({"qid": [f"no topic {qid!r} in the experiment's collection"]})
-        found.append(docids)
-    return found[0], found[1]
+    """The top `length` documents of runs A and B for `qid` (one indexed read, then memoised)."""
+    run_ids = (experiment.run_a_id, experiment.run_b_id)
+    keys = [(run_id, qid, experiment.length) for run_id in run_ids]
+    read: dict[int, tuple[str, ...] | None] = {}
+
+    def one(run_id: int) -> tuple[str, ...] | None:
+        if not read:
+            read.update(_read_lists(experiment.collection_id, run_ids, qid, experiment.length))
+        return read[run_id]
+
+    a, b = (_lists.get(key, functools.partial(one, key[0])) for key in keys)
+    if a is None or b is None:
+        raise ValidationError({"qid": [f"no topic {qid!r} in the experiment's collection"]})
+    return a, b
 
 
 def _coin(experiment: InterleavingExperiment, user: str, qid: str) -> random.Random:
