@@ -175,48 +175,82 @@ class Rows:
     rank: np.ndarray
 
 
-def _join(
-    qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """The run rows whose (topic, docid) the qrels have, and the matching qrels rows (in run row order).
+_JOIN_WINDOW = 1 << 16  # run and qrels rows joined at once: their hash table stays in cache
 
-    Rows are matched by their 64-bit key (see ``trec_io.hash_bytes``) through an open-addressing hash table
-    of the qrels keys, built and probed with vectorised rounds; a key match is confirmed by comparing topic
-    and docid. If two qrels rows share a key the join is done exactly with a dict instead.
+
+def _join(
+    qrels: QrelsTable,
+    run: RunTable,
+    run_topic: np.ndarray,
+    qrels_topic: np.ndarray,
+    run_rows: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The positions of the run rows whose (topic, docid) the qrels have, and the matching qrels rows.
+
+    The run is given grouped by topic: position i is row ``run_rows[i]`` of ``run`` (row i if None), of
+    topic ``run_topic[i]`` (ascending). Rows are matched by their 64-bit key (see ``trec_io.hash_bytes``),
+    a window of whole topics at a time: the qrels keys of those topics in an open-addressing hash table
+    (``trec_io.KeyIndex``, small enough to stay in cache) probed by the run's keys of the same topics; a key
+    match is confirmed by comparing topic and docid. If two qrels rows of a window share a key the join is
+    done exactly with a dict instead.
     """
     none = (np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp))
-    if not len(qrels) or not len(run):
+    if not len(qrels) or not len(run_topic):
         return none
-    qkeys = qrels.key
-    index = KeyIndex(qkeys)
-    if not index.unique:
-        return _join_exact(qrels, run, run_topic, qrels_topic)  # two qrels rows share a key
-
-    # Most run rows are not in the qrels: a filter indexed by the keys' top 22 bits (4 MiB) sends only the
-    # possible matches (and ~12% false positives) on to the table.
-    rkeys = run.key
-    present = np.zeros(1 << 22, dtype=bool)
-    present[qkeys >> np.uint64(42)] = True
-    active = np.flatnonzero(present[rkeys >> np.uint64(42)])
-    run_rows, qrels_rows = index.probe(rkeys, active)
-    right = (run_topic[run_rows] == qrels_topic[qrels_rows]) & (
-        run.docid[run_rows] == qrels.docid[qrels_rows]
+    n_topics = int(max(run_topic[-1], qrels_topic.max())) + 1
+    qorder = (
+        None if not np.any(qrels_topic[1:] < qrels_topic[:-1]) else np.argsort(qrels_topic, kind="stable")
     )
-    return run_rows[right], qrels_rows[right]
+    qkeys = qrels.key if qorder is None else qrels.key[qorder]
+    rkeys = run.key if run_rows is None else run.key[run_rows]
+    topics = np.arange(n_topics + 1)
+    r_bounds = np.searchsorted(run_topic, topics)
+    q_bounds = np.searchsorted(qrels_topic if qorder is None else qrels_topic[qorder], topics)
+    both = r_bounds + q_bounds
+    positions: list[np.ndarray] = []
+    sorted_rows: list[np.ndarray] = []
+    t0 = 0
+    while t0 < n_topics:
+        t1 = max(int(np.searchsorted(both, both[t0] + _JOIN_WINDOW, side="right")) - 1, t0 + 1)
+        ra, rb, qa, qb = int(r_bounds[t0]), int(r_bounds[t1]), int(q_bounds[t0]), int(q_bounds[t1])
+        t0 = t1
+        if ra == rb or qa == qb:
+            continue
+        index = KeyIndex(qkeys[qa:qb])
+        if not index.unique:  # two qrels rows share a key
+            return _join_exact(qrels, run, run_topic, qrels_topic, run_rows)
+        found = index.lookup(rkeys[ra:rb])
+        hit = np.flatnonzero(found >= 0)
+        positions.append(hit + ra)
+        sorted_rows.append(found[hit] + qa)
+    if not positions:
+        return none
+    position = np.concatenate(positions)
+    qrels_rows = np.concatenate(sorted_rows)
+    if qorder is not None:
+        qrels_rows = qorder[qrels_rows]
+    rows = position if run_rows is None else run_rows[position]
+    right = (run_topic[position] == qrels_topic[qrels_rows]) & (run.docid[rows] == qrels.docid[qrels_rows])
+    return position[right], qrels_rows[right]
 
 
 def _join_exact(
-    qrels: QrelsTable, run: RunTable, run_topic: np.ndarray, qrels_topic: np.ndarray
+    qrels: QrelsTable,
+    run: RunTable,
+    run_topic: np.ndarray,
+    qrels_topic: np.ndarray,
+    run_rows: np.ndarray | None,
 ) -> tuple[np.ndarray, np.ndarray]:
     index = {
         (t, d): i for i, (t, d) in enumerate(zip(qrels_topic.tolist(), qrels.docid.tolist(), strict=True))
     }
+    docid = run.docid if run_rows is None else run.docid[run_rows]
     found = np.array(
-        [index.get(key, -1) for key in zip(run_topic.tolist(), run.docid.tolist(), strict=True)],
+        [index.get(key, -1) for key in zip(run_topic.tolist(), docid.tolist(), strict=True)],
         dtype=np.intp,
     )
-    run_rows = np.flatnonzero(found >= 0)
-    return run_rows, found[run_rows]
+    position = np.flatnonzero(found >= 0)
+    return position, found[position]
 
 
 def _as_qrels(qrels: QrelsTable | Mapping[str, Mapping[str, int]]) -> QrelsTable:
@@ -260,21 +294,21 @@ def rank_lists(
     present = np.zeros(n_topics, dtype=bool)
     present[r_map[r_map >= 0]] = True
 
-    # Label each run row from the qrels.
-    matched, qrels_rows = _join(qt, rt, run_topic, qrels_topic)
-    label = np.full(len(rt), UNPOOLED, dtype=np.int64)
-    grade = qt.grade[qrels_rows]
-    label[matched] = np.where(grade < 0, UNJUDGED, grade)
-
+    # Rank the rows of the qrels' topics, then label each from the qrels.
+    rows: np.ndarray | None = None  # the run row at each position (None: position i is row i)
     if len(run_topic) and run_topic.min() < 0:
         rows = np.flatnonzero(run_topic >= 0)
-        run_topic, score, docid, label = run_topic[rows], rt.score[rows], rt.docid[rows], label[rows]
+        run_topic, score, docid = run_topic[rows], rt.score[rows], rt.docid[rows]
     else:
         score, docid = rt.score, rt.docid
     order = trec_order(run_topic, score, docid, n_topics)
     if order is not None:
-        label = label[order]
         run_topic = run_topic[order]
+        rows = order if rows is None else rows[order]
+    matched, qrels_rows = _join(qt, rt, run_topic, qrels_topic, rows)
+    label = np.full(len(run_topic), UNPOOLED, dtype=np.int64)
+    grade = qt.grade[qrels_rows]
+    label[matched] = np.where(grade < 0, UNJUDGED, grade)
     offsets = np.concatenate(([0], np.cumsum(np.bincount(run_topic, minlength=n_topics))))
 
     if depth is not None or unjudged == "condensed":
@@ -668,39 +702,80 @@ def _ideal_prefix(ranked: Ranked, values: np.ndarray, topic: np.ndarray, k: np.n
     return np.where(cut > 0, at - start, 0.0)
 
 
-def G(ranked: Ranked) -> np.ndarray:
-    """G (trec_eval, experimental; gains = the grades): Σ over retrieved documents with a gain g > 0 at
-    rank i of g / log2(2 + cost(i) − gained(i)), where gained(i) is the gain of ranks 1..i and cost(i) =
-    Σ_{j<=i} max(ideal gain at rank j, 1) (the ideal ranking: every judged grade, descending); divided by
-    the sum of all judged grades (0 if that is 0)."""
-    # Only documents with a gain add a term, so everything is computed on those rows alone.
-    pos = ranked.positive
-    gains = ranked.label[pos.rows].astype(np.float64)
-    gained = _within_topic_cumsum(pos.topic, gains)
-    cost_values = np.maximum(ranked.judged.astype(np.float64), 1.0)
-    cost = _ideal_prefix(ranked, cost_values, pos.topic, pos.rank)
-    cost += pos.rank - np.minimum(pos.rank, np.diff(ranked.judged_offsets)[pos.topic])  # 1 a rank beyond
-    term = gains / np.log2(2.0 + cost - gained)
+@dataclass(frozen=True)
+class _GainView:
+    """The gains G, ndcg_rel and Rndcg see: ``rows``, the retrieved documents whose gain is not 0 (only those
+    add a term), with their ``gain``; ``ideal``, per topic at ``Ranked.judged_offsets``, the gain of every
+    judged document, descending."""
+
+    rows: Rows
+    gain: np.ndarray
+    ideal: np.ndarray
+
+
+def _gain_view(ranked: Ranked, gain_map: Mapping[int, float] | None) -> _GainView:
+    """Gains as trec_eval's ``setup_gains`` gives them: the grade, unless ``gain_map`` (``G.1=3,2=9``) names
+    the grade; unjudged documents gain 0 (unless the map names -1, absent from the qrels, or -2, a
+    negative grade, as trec_eval's would)."""
+    if not gain_map:
+        pos = ranked.positive
+        return _GainView(pos, ranked.label[pos.rows].astype(np.float64), ranked.judged.astype(np.float64))
+    gains = _mapped_gains(ranked.label, gain_map)
+    rows = ranked.select(gains != 0)
+    ideal = _mapped_gains(ranked.judged, gain_map)
     itopic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
-    total_ideal = ranked.count(itopic, np.maximum(ranked.judged.astype(np.float64), 0.0))
-    return _safe_div(ranked.count(pos.topic, term), total_ideal)
+    return _GainView(rows, gains[rows.rows], ideal[np.lexsort((-ideal, itopic))])
 
 
-def ndcg_rel(ranked: Ranked) -> np.ndarray:
-    """ndcg_rel (trec_eval, experimental; gains = the grades): the mean, over the n documents of the topic
-    with a grade > 0, of nDCG at each such document's rank — DCG of ranks 1..i over the ideal DCG of ranks
-    1..i — where a document not retrieved counts the nDCG of the whole list; 0 if that sum is 0."""
-    pos = ranked.positive
-    discounted = ranked.label[pos.rows] / np.log2(pos.rank + 1.0)
-    dcg_here = _within_topic_cumsum(pos.topic, discounted)
+def G(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.ndarray:
+    """G (trec_eval, experimental): Σ over retrieved documents with a gain g ≠ 0 at rank i of
+    g / log2(2 + cost(i) − gained(i)), where gained(i) is the gain of ranks 1..i and cost(i) =
+    Σ_{j<=i} max(ideal gain at rank j, 1) (the ideal ranking: every judged document by gain, descending; 1
+    past its positive gains); divided by the sum of the positive gains of the judged documents (0 if that
+    is 0). Gains are the grades by default; unjudged documents gain 0.
+
+    ``gain_map`` is trec_eval's ``rel_level=gain`` list (``-m NAME.1=3.5,2=9``), as in ``ndcg``: the gain of
+    each listed grade (any real number, grade 0 included), every other judged grade gaining its own value;
+    the ideal ranking orders the judged documents by gain, descending (trec_eval sorts its levels with a
+    comparison that truncates the difference of two gains to an integer, so gains less than 1 apart may
+    come out in either order there; here they are ordered exactly)."""
+    view = _gain_view(ranked, gain_map)
+    rows = view.rows
+    gained = _within_topic_cumsum(rows.topic, view.gain)
+    cost = _ideal_prefix(ranked, np.maximum(view.ideal, 1.0), rows.topic, rows.rank)
+    cost += rows.rank - np.minimum(rows.rank, np.diff(ranked.judged_offsets)[rows.topic])  # 1 a rank beyond
+    term = view.gain / np.log2(2.0 + cost - gained)
+    itopic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
+    total_ideal = ranked.count(itopic, np.maximum(view.ideal, 0.0))
+    return _safe_div(ranked.count(rows.topic, term), total_ideal)
+
+
+def ndcg_rel(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.ndarray:
+    """ndcg_rel (trec_eval, experimental): the mean, over the n judged documents of the topic with a gain
+    > 0, of nDCG at each retrieved document with a gain > 0 — DCG of ranks 1..i (every gain ≠ 0 counts)
+    over the ideal DCG of ranks 1..i (positive gains only) — where each of the n not matched by a
+    retrieved one counts the nDCG of the whole list; 0 if that sum is not positive. Gains are the grades
+    by default; unjudged documents gain 0.
+
+    ``gain_map`` is trec_eval's ``rel_level=gain`` list (``-m NAME.1=3.5,2=9``), as in ``ndcg``: the gain of
+    each listed grade (any real number, grade 0 included), every other judged grade gaining its own value;
+    the ideal ranking orders the judged documents by gain, descending (trec_eval sorts its levels with a
+    comparison that truncates the difference of two gains to an integer, so gains less than 1 apart may
+    come out in either order there; here they are ordered exactly)."""
+    view = _gain_view(ranked, gain_map)
+    rows = view.rows
+    discounted = view.gain / np.log2(rows.rank + 1.0)
+    dcg_here = _within_topic_cumsum(rows.topic, discounted)
     itopic, iposition = _ideal_positions(ranked)
-    ideal_gain = np.maximum(ranked.judged.astype(np.float64), 0.0)
+    ideal_gain = np.maximum(view.ideal, 0.0)
     ideal_discounted = ideal_gain / np.log2(iposition + 1.0)
-    idcg_here = _ideal_prefix(ranked, ideal_discounted, pos.topic, pos.rank)
+    gaining = view.gain > 0
+    idcg_here = _ideal_prefix(ranked, ideal_discounted, rows.topic[gaining], rows.rank[gaining])
     n_positive = ranked.count(itopic[ideal_gain > 0])
-    found = ranked.count(pos.topic)
-    total = ranked.count(pos.topic, dcg_here / idcg_here)
-    full_dcg = ranked.count(pos.topic, discounted)
+    found = ranked.count(rows.topic[gaining])
+    with np.errstate(divide="ignore", invalid="ignore"):  # trec_eval divides as C does
+        total = ranked.count(rows.topic[gaining], dcg_here[gaining] / idcg_here)
+    full_dcg = ranked.count(rows.topic, discounted)
     full_idcg = ranked.count(itopic, ideal_discounted)
     total += (n_positive - found) * _safe_div(full_dcg, full_idcg)
     return np.where(total > 0, _safe_div(total, n_positive), 0.0)
@@ -745,25 +820,40 @@ def unj_k(ranked: Ranked, k: int) -> np.ndarray:
 def relstring(ranked: Ranked, n: int = 10) -> list[str]:
     """The labels of the first n documents of each list as one character each (trec_eval's relstring):
     the grade 0-9, '>' above 9, '-' absent from the qrels, '.' a negative grade."""
-    chars = np.array(list("0123456789"), dtype="<U1")
-    out = []
-    for t in range(ranked.n_topics):
-        labels = ranked.label[ranked.offsets[t] : min(ranked.offsets[t] + max(n, 0), ranked.offsets[t + 1])]
-        text = np.where(
-            labels > 9, ">", np.where(labels == UNPOOLED, "-", np.where(labels == UNJUDGED, ".", "<"))
-        )
-        digits = (labels >= 0) & (labels <= 9)
-        text[digits] = chars[labels[digits]]
-        out.append("".join(text.tolist()))
-    return out
+    n = max(n, 0)
+    if n == 0 or not len(ranked.label):
+        return [""] * ranked.n_topics
+    # All topics at once: an (n_topics, n) matrix of characters, NUL past a list's end (a bytes_ value
+    # ends at its first trailing NUL).
+    starts = ranked.offsets[:-1]
+    position = starts[:, None] + np.arange(n)
+    labels = ranked.label[np.minimum(position, len(ranked.label) - 1)]
+    chars = np.full(labels.shape, ord("<"), dtype=np.uint8)
+    digits = (labels >= 0) & (labels <= 9)
+    chars[digits] = (labels[digits] + ord("0")).astype(np.uint8)
+    chars[labels > 9] = ord(">")
+    chars[labels == UNPOOLED] = ord("-")
+    chars[labels == UNJUDGED] = ord(".")
+    chars[position >= ranked.offsets[1:, None]] = 0
+    return [text.decode("ascii") for text in chars.view(f"S{n}").reshape(-1).tolist()]
 
 
-def Rndcg(ranked: Ranked) -> np.ndarray:
-    """Rndcg (trec_eval, experimental; gains = the grades): the mean of nDCG@b over the b at which the ideal
-    ranking's gain changes — after each block of equal positive grades, the last one where the positive
-    grades end — plus, when the list is longer than that + 1, the nDCG of the whole list; 0 if R = 0."""
-    pos = ranked.positive
-    dcg_here = _within_topic_cumsum(pos.topic, ranked.label[pos.rows] / np.log2(pos.rank + 1.0))
+def Rndcg(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.ndarray:
+    """Rndcg (trec_eval, experimental): the mean of nDCG@b over the b at which the ideal ranking's gain
+    changes — after each block of equal positive gains, the last one where the positive gains end — plus,
+    when the list is longer than that + 1, the nDCG of the whole list; DCG counts every gain ≠ 0, the ideal
+    DCG the positive ones. 0 if R = 0 (judged documents with a grade >= the relevance level); NaN (printed
+    -nan, trec_eval's 0/0) if R > 0 but no judged document has a positive gain. Gains are the grades by
+    default; unjudged documents gain 0.
+
+    ``gain_map`` is trec_eval's ``rel_level=gain`` list (``-m NAME.1=3.5,2=9``), as in ``ndcg``: the gain of
+    each listed grade (any real number, grade 0 included), every other judged grade gaining its own value;
+    the ideal ranking orders the judged documents by gain, descending (trec_eval sorts its levels with a
+    comparison that truncates the difference of two gains to an integer, so gains less than 1 apart may
+    come out in either order there; here they are ordered exactly)."""
+    view = _gain_view(ranked, gain_map)
+    pos = view.rows
+    dcg_here = _within_topic_cumsum(pos.topic, view.gain / np.log2(pos.rank + 1.0))
     n_ret = np.diff(ranked.offsets)
     span = int(n_ret.max()) + 2 if len(n_ret) else 2
     keys = pos.topic.astype(np.int64) * span + pos.rank
@@ -774,7 +864,7 @@ def Rndcg(ranked: Ranked) -> np.ndarray:
         ok = (i >= 0) & (pos.topic[np.maximum(i, 0)] == t) if len(keys) else np.zeros(len(t), bool)
         return np.where(ok, dcg_here[np.maximum(i, 0)] if len(keys) else 0.0, 0.0)
 
-    ideal = np.maximum(ranked.judged.astype(np.float64), 0.0)
+    ideal = np.maximum(view.ideal, 0.0)
     itopic, iposition = _ideal_positions(ranked)
     ideal_discounted = ideal / np.log2(iposition + 1.0)
     n_pos = ranked.count(itopic[ideal > 0]).astype(np.int64)
@@ -790,7 +880,9 @@ def Rndcg(ranked: Ranked) -> np.ndarray:
     full_ideal = _ideal_prefix(ranked, ideal_discounted, t_all, n_pos)
     total += np.where(extra, _safe_div(dcg_at(t_all, n_ret), full_ideal), 0.0)
     count += extra
-    return np.where(ranked.num_rel > 0, _safe_div(total, count), 0.0)
+    with np.errstate(invalid="ignore"):
+        mean = np.where(count > 0, total / np.maximum(count, 1), np.nan)
+    return np.where(ranked.num_rel > 0, mean, 0.0)
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -842,12 +934,12 @@ FAMILIES: dict[str, Family] = {
         Family("utility", "fparam", (1.0, -1.0, 0.0, 0.0)),
         Family("11pt_avg", "fparam", IPREC_FRACTIONS),
         Family("binG", "single"),
-        Family("G", "single"),
+        Family("G", "pairs"),
         Family("dcg", "pairs"),
         Family("ideal_dcg", "pairs"),
         Family("ndcg", "pairs"),
-        Family("ndcg_rel", "single"),
-        Family("Rndcg", "single"),
+        Family("ndcg_rel", "pairs"),
+        Family("Rndcg", "pairs"),
         Family("ndcg_cut", "cut", DEFAULT_CUTOFFS),
         Family("map_cut", "cut", DEFAULT_CUTOFFS),
         Family("relative_P", "cut", DEFAULT_CUTOFFS),
@@ -1024,7 +1116,7 @@ def _numbers(family: Family, params: str) -> Any:
     if family.kind == "pairs":  # grade=gain,grade=gain (trec_eval's gain maps)
         try:
             pairs = [p.split("=") for p in params.split(",")]
-            key = str if family.name == "rbp" else int  # ndcg, dcg, ideal_dcg: grade=gain; rbp: p=0.95
+            key = str if family.name == "rbp" else int  # ndcg, dcg, G, ...: grade=gain; rbp: p=0.95
             return {key(name): float(value) for name, value in pairs}
         except ValueError:
             raise ValueError(
@@ -1077,10 +1169,7 @@ def _measure_function(measure: Measure, gain: Gain, version: Version) -> Callabl
         "set_map": set_map,
         "num_nonrel_judged_ret": num_nonrel_judged_ret,
         "binG": binG,
-        "G": G,
-        "ndcg_rel": ndcg_rel,
         "rbp_resid": rbp_resid,
-        "Rndcg": Rndcg,
     }
     cut: dict[str, Callable[[Ranked, Any], np.ndarray]] = {
         "P": P_k,
@@ -1100,6 +1189,9 @@ def _measure_function(measure: Measure, gain: Gain, version: Version) -> Callabl
         "ndcg": lambda r, gains: ndcg(r, gain, gains),
         "dcg": dcg,
         "ideal_dcg": ideal_dcg,
+        "G": G,
+        "ndcg_rel": ndcg_rel,
+        "Rndcg": Rndcg,
     }
     name = measure.family.name
     if name in simple:

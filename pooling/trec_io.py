@@ -1134,7 +1134,12 @@ def trec_order(topic: np.ndarray, score: np.ndarray, docid: np.ndarray, n_topics
         if np.any(block_order[1:] < block_order[:-1]):
             lengths = np.diff(np.append(heads, n))
             starts, sizes = heads[block_order], lengths[block_order]
-            order = np.repeat(starts - (np.cumsum(sizes) - sizes), sizes) + np.arange(n)
+            # order = the blocks' row ranges end to end, as steps of 1 with a jump at each block's first
+            # row, summed in place: one array of n (a repeat and an arange would be three).
+            order = np.ones(n, dtype=np.intp)
+            order[0] = starts[0]
+            order[np.cumsum(sizes[:-1])] = starts[1:] - (starts[:-1] + sizes[:-1] - 1)
+            np.cumsum(order, out=order)
         tie = (score[1:] == score[:-1]) & same_topic
         tie_pos = np.flatnonzero(tie)
         if order is not None and len(tie_pos):

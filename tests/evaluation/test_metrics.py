@@ -521,3 +521,40 @@ def test_it_computes_dcg_and_ideal_dcg_with_and_without_a_gain_map() -> None:
     mapped = evaluate(qrels, run, ["dcg.2=5", "ideal_dcg.2=5"]).means
     assert mapped["dcg_2=5"] == pytest.approx(5 / math.log2(3))
     assert mapped["ideal_dcg_2=5"] == pytest.approx(5 + 3 / math.log2(3) + 1 / 2)  # a (5), d (3), b (1)
+
+
+def test_it_applies_gain_maps_with_fractions_zero_and_negative_gains_to_g_ndcg_rel_and_rndcg() -> None:
+    # Grades a=2, b=1, c=0, d=3; map 2 -> 5.5, 0 -> 1, 1 -> -2 (d keeps 3). Run: c (1), a (5.5), x (not
+    # judged, 0), b (-2). Ideal gains: 5.5, 3, 1, -2. Worked through trec_eval's m_G.c, m_ndcg_rel.c and
+    # m_Rndcg.c loops by hand.
+    qrels = {"t": {"a": 2, "b": 1, "c": 0, "d": 3}}
+    run = {"t": {"c": 4.0, "a": 3.0, "x": 2.0, "b": 1.0}}
+    spec = "2=5.5,0=1,1=-2"
+    means = evaluate(qrels, run, [f"G.{spec}", f"ndcg_rel.{spec}", f"Rndcg.{spec}"]).means
+    log2 = math.log2
+    # G: cost = 5.5, 8.5, 9.5, 10.5 (max(ideal, 1) summed); gained = 1, 6.5, 6.5, 4.5; / (5.5 + 3 + 1).
+    assert means[f"G_{spec}"] == pytest.approx((1 / log2(6.5) + 5.5 / log2(4) - 2 / log2(8)) / 9.5)
+    # ndcg_rel: nDCG at c and a (gain > 0), then the third positive judged document (d) counts the whole
+    # list's nDCG (b's -2 included in the DCG); divided by the 3 documents with a positive gain.
+    at_a = (1 + 5.5 / log2(3)) / (5.5 + 3 / log2(3))
+    whole = (1 + 5.5 / log2(3) - 2 / log2(5)) / (6 + 3 / log2(3))
+    assert means[f"ndcg_rel_{spec}"] == pytest.approx((1 / 5.5 + at_a + whole) / 3)
+    # Rndcg: the ideal gain changes after positions 1, 2 and 3 (5.5 -> 3 -> 1 -> -2).
+    at_3 = (1 + 5.5 / log2(3)) / (6 + 3 / log2(3))
+    assert means[f"Rndcg_{spec}"] == pytest.approx((1 / 5.5 + at_a + at_3) / 3)
+    # Without a map the gains are the grades: the map {2: 2} changes nothing.
+    plain = evaluate(qrels, run, ["G", "ndcg_rel", "Rndcg"]).means
+    same = evaluate(qrels, run, ["G.2=2", "ndcg_rel.2=2", "Rndcg.2=2"]).means
+    for family in ("G", "ndcg_rel", "Rndcg"):
+        assert same[f"{family}_2=2"] == pytest.approx(plain[family])
+        assert plain[family] != pytest.approx(means[f"{family}_{spec}"])
+
+
+def test_rndcg_is_nan_where_trec_eval_divides_zero_by_zero() -> None:
+    # R = 1 (a), but the map leaves no judged document a positive gain: trec_eval's sum / count is 0 / 0.
+    result = evaluate(
+        {"t": {"a": 1, "b": 0}}, {"t": {"a": 2.0, "b": 1.0}}, ["Rndcg.1=-1", "G.1=-1", "ndcg_rel.1=-1"]
+    )
+    assert math.isnan(result.per_topic["t"]["Rndcg_1=-1"])
+    assert result.per_topic["t"]["G_1=-1"] == 0.0  # no positive ideal gain: G stays 0
+    assert result.per_topic["t"]["ndcg_rel_1=-1"] == 0.0

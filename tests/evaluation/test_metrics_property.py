@@ -317,6 +317,25 @@ def test_it_applies_trec_eval_gain_maps_to_ndcg(qrels: dict, run: dict) -> None:
         assert result.per_topic[qid]["ndcg_1=3,2=9,3=4"] == pytest.approx(values["ndcg"], abs=1e-9)
 
 
+@PROPERTY_SETTINGS
+@given(qrels=qrels_strategy, run=run_strategy, condensed=st.booleans())
+def test_it_applies_trec_eval_gain_maps_to_g_ndcg_rel_and_rndcg(
+    qrels: dict, run: dict, condensed: bool
+) -> None:
+    # As for ndcg: whole, non-negative gains (positive grades stay positive, so R is unchanged) make
+    # G.1=3,2=9,3=4 the G of qrels whose grades are the gains, which pytrec_eval computes.
+    gains = {1: 3, 2: 9, 3: 4}
+    remapped = {q: {d: gains.get(g, g) for d, g in docs.items()} for q, docs in qrels.items()}
+    families = ["G", "ndcg_rel", "Rndcg"]
+    expected = reference(remapped, run, families, 1, judged_docs_only_flag=condensed)
+    unjudged = "condensed" if condensed else "nonrelevant"
+    result = metrics.evaluate(qrels, run, [f"{f}.1=3,2=9,3=4" for f in families], unjudged=unjudged)
+    for qid, values in expected.items():
+        for family in families:
+            got = result.per_topic[qid][f"{family}_1=3,2=9,3=4"]
+            assert got == pytest.approx(values[family], abs=1e-9), (qid, family)
+
+
 def test_a_gain_map_may_give_fractions_and_zero_or_negative_gains() -> None:
     # Grades a=2, b=1, c=0; gains 2 -> 0.5, 0 -> 1, 1 -> -1 (b). Run: b, c, a.
     # DCG = -1/log2(2) + 1/log2(3) + 0.5/log2(4); ideal (positive gains only, descending): c (1), a (0.5).
