@@ -1208,50 +1208,130 @@ def iter_run(
 
 #: Rows per chunk ``iter_run_by_topic`` gives (whole topics; about what ``iter_run`` gives per chunk).
 TOPIC_PIECE_ROWS = 1 << 16
+#: File bytes per group of topics ``iter_run_by_topic`` holds at once (its rows take about as much).
+TOPIC_GROUP_BYTES = 1 << 25
+
+
+def _topic_groups(source: Source) -> int:
+    """How many groups of topics ``iter_run_by_topic`` spreads a run over: one per TOPIC_GROUP_BYTES of
+    the file (a compressed file counted four times its size), at most 256; 8 for a file object, whose
+    size is not asked."""
+    if not isinstance(source, str | os.PathLike):
+        return 8
+    try:
+        size = os.stat(source).st_size
+    except OSError:
+        return 1
+    if str(source).endswith(".gz"):
+        size *= 4
+    return max(1, min(256, -(-size // TOPIC_GROUP_BYTES)))
 
 
 def iter_run_by_topic(
     source: Source, errors: ErrorLog, *, progress: Callable[[float], None] | None = None
 ) -> Iterator[RunChunk]:
     """The rows of a run as ``RunChunk``s of whole topics, whatever the order of the file's lines: each
-    topic's rows in file order, topics in the order they first appear, about ``TOPIC_PIECE_ROWS`` rows a
-    chunk. Errors as in ``iter_run``.
+    topic's rows in file order, about ``TOPIC_PIECE_ROWS`` rows a chunk, every topic in one chunk or in
+    consecutive ones. Errors as in ``iter_run``.
 
-    This one does not stream: it holds the run's rows (a topic code, the docid, the score and the line,
-    about 30 bytes a row for short docids) until the file is read, so that a run whose topics are
-    interleaved costs what a sorted one does (the importer uses it for those).
+    Memory stays flat: the topics are dealt into groups (``_topic_groups``: one per TOPIC_GROUP_BYTES of
+    the file, by order of first appearance, round robin) and, while the file is read, each chunk's rows
+    (a topic code, the docid, the score and the line) are appended to their group's temporary file; then
+    the groups are read back one at a time, gathered by topic. Topics come group by group, each group's
+    in the order they first appear (a file of one group: all topics in that order, nothing spilled).
+    The cost is one write and one read of the rows through the page cache, about a tenth of parsing them.
     """
+    groups = _topic_groups(source)
     codes: dict[bytes, int] = {}
-    parts: tuple[list[np.ndarray], ...] = ([], [], [], [])  # topic code, docid, score, line
-    for chunk, lines, _values in _iter_rows(source, errors, 6, 4, RUN_FIELDS, _parse_scores, progress):
-        unique, first_at, inverse = np.unique(chunk.qid_heads, return_index=True, return_inverse=True)
-        local = np.empty(len(unique), dtype=np.int32)
-        for j in np.argsort(first_at).tolist():  # codes in the order topics first appear
-            local[j] = codes.setdefault(bytes(unique[j]), len(codes))
-        parts[0].append(np.repeat(local[inverse.reshape(-1)], chunk.qid_lengths))
-        parts[1].append(chunk.docid)
-        parts[2].append(chunk.value)
-        parts[3].append(lines.astype(np.int32) if len(lines) and lines[-1] < 2**31 else lines)
-    if not errors.total and not errors.rows_seen:
-        errors.add(None, "file is empty" if not errors.bytes_seen else "no run rows found")
-    if not codes:
-        return
+    parts: list[tuple[list[np.ndarray], ...]] = [([], [], [], []) for _ in range(groups)]
+    with _Spill(groups) as spill:
+        for chunk, lines, _values in _iter_rows(source, errors, 6, 4, RUN_FIELDS, _parse_scores, progress):
+            unique, first_at, inverse = np.unique(chunk.qid_heads, return_index=True, return_inverse=True)
+            local = np.empty(len(unique), dtype=np.int32)
+            for j in np.argsort(first_at).tolist():  # codes in the order topics first appear
+                local[j] = codes.setdefault(bytes(unique[j]), len(codes))
+            code = np.repeat(local[inverse.reshape(-1)], chunk.qid_lengths)
+            line = lines.astype(np.int32) if len(lines) and lines[-1] < 2**31 else lines
+            columns = (code, chunk.docid, chunk.value, line)
+            if groups == 1:
+                for part, column in zip(parts[0], columns, strict=True):
+                    part.append(column)
+                continue
+            group = code % groups
+            order = np.argsort(group.astype(np.int16), kind="stable")  # a radix sort
+            bounds = np.searchsorted(group[order], np.arange(groups + 1))
+            for g in np.flatnonzero(np.diff(bounds)).tolist():
+                rows = order[bounds[g] : bounds[g + 1]]
+                spill.write(g, [column[rows] for column in columns])
+        if not errors.total and not errors.rows_seen:
+            errors.add(None, "file is empty" if not errors.bytes_seen else "no run rows found")
+        if not codes:
+            return
+        qids = [qid.decode("utf-8", "replace") for qid in codes]
+        for g in range(groups):
+            group_parts = parts[g] if groups == 1 else spill.read(g)
+            if group_parts[0]:
+                yield from _gathered(qids, group_parts)
+
+
+class _Spill:
+    """One temporary file per group of topics, each a sequence of ``.npy`` records (the four columns of the
+    group's rows in one chunk), removed on exit. Files are created when first written."""
+
+    def __init__(self, groups: int) -> None:
+        self.groups = groups
+        self.files: dict[int, Any] = {}
+
+    def __enter__(self) -> _Spill:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for f in self.files.values():
+            f.close()
+        self.files.clear()
+
+    def write(self, group: int, columns: list[np.ndarray]) -> None:
+        import tempfile  # here: the evaluate command, which never spills, starts without it
+
+        if group not in self.files:
+            self.files[group] = tempfile.TemporaryFile(prefix="run-by-topic-")
+        for column in columns:
+            np.lib.format.write_array(self.files[group], column, allow_pickle=False)
+
+    def read(self, group: int) -> tuple[list[np.ndarray], ...]:
+        """The group's columns as lists of arrays (its file is then closed and removed)."""
+        parts: tuple[list[np.ndarray], ...] = ([], [], [], [])
+        f = self.files.pop(group, None)
+        if f is None:
+            return parts
+        size = f.tell()
+        f.seek(0)
+        while f.tell() < size:
+            for part in parts:
+                part.append(np.lib.format.read_array(f, allow_pickle=False))
+        f.close()
+        return parts
+
+
+def _gathered(qids: list[str], parts: tuple[list[np.ndarray], ...]) -> Iterator[RunChunk]:
+    """The rows of some topics (columns: topic code, docid, score, line; each topic's rows in file order)
+    as ``RunChunk``s of whole topics, by code. ``parts`` is emptied."""
     # One column at a time, each list freed as soon as it is joined: memory holds the rows once.
-    code = _joined(parts[0], np.int16 if len(codes) < 2**15 else np.int32)  # int16: a radix sort
-    lengths = np.bincount(code, minlength=len(codes))
+    code = _joined(parts[0], np.int16 if len(qids) < 2**15 else np.int32)  # int16: a radix sort
+    present = np.unique(code)
+    lengths = np.bincount(code, minlength=len(qids))[present]
     order = np.argsort(code, kind="stable")
     del code
     docid, score, line = _joined(parts[1]), _joined(parts[2]), _joined(parts[3], np.int64)
-    qids = [qid.decode("utf-8", "replace") for qid in codes]
     ends = np.cumsum(lengths)
-    first = 0  # the first topic of the next chunk
-    while first < len(qids):
+    first = 0  # the first topic (of ``present``) of the next chunk
+    while first < len(present):
         start = int(ends[first - 1]) if first else 0
         last = max(int(np.searchsorted(ends, start + TOPIC_PIECE_ROWS, side="right")), first + 1)
         rows = order[start : int(ends[last - 1])]
         docids = docid[rows]
         yield RunChunk(
-            qids=qids[first:last],
+            qids=[qids[c] for c in present[first:last].tolist()],
             qid_lengths=lengths[first:last],
             docid=docids,
             docid_hash=hash_bytes(docids),

@@ -106,6 +106,45 @@ def test_iter_run_by_topic_gathers_each_topic_whatever_the_line_order(monkeypatc
         assert np.array_equal(chunk.docid_hash, trec_io.hash_bytes(chunk.docid))
 
 
+def test_iter_run_by_topic_holds_one_group_of_topics_at_a_time(monkeypatch, tmp_path: Path) -> None:
+    import tracemalloc
+
+    path = tmp_path / "mixed.txt"
+    rng = random.Random(4)
+    rows = [(f"q{q}", f"D{rng.randrange(10**9)}x{i}", rng.random()) for i in range(60) for q in range(2000)]
+    path.write_text("".join(f"{q} Q0 {d} 1 {s:.5f} t\n" for q, d, s in rows), encoding="utf-8")
+    monkeypatch.setattr(trec_io, "_BLOCK_BYTES", 1 << 16)  # the reader's own buffers small beside the rows
+    monkeypatch.setattr(trec_io, "_CHUNK_BYTES", 1 << 14)
+
+    def gathered(group_bytes: int) -> tuple[dict[str, list[tuple[str, int]]], int]:
+        monkeypatch.setattr(trec_io, "TOPIC_GROUP_BYTES", group_bytes)
+        tracemalloc.start()
+        for _chunk in trec_io.iter_run_by_topic(path, trec_io.ErrorLog(str(path))):
+            pass  # the reader's own memory, nothing kept
+        peak = tracemalloc.get_traced_memory()[1]
+        tracemalloc.stop()
+        errors = trec_io.ErrorLog(str(path))
+        topics: dict[str, list[tuple[str, int]]] = {}
+        for chunk in trec_io.iter_run_by_topic(path, errors):
+            assert np.array_equal(chunk.docid_hash, trec_io.hash_bytes(chunk.docid))
+            start = 0
+            for qid, n in zip(chunk.qids, chunk.qid_lengths.tolist(), strict=True):
+                assert qid not in topics  # every topic whole, once
+                docids = [d.decode() for d in chunk.docid[start : start + n].tolist()]
+                topics[qid] = list(zip(docids, chunk.line[start : start + n].tolist(), strict=True))
+                start += n
+        assert errors.total == 0
+        return topics, peak
+
+    whole, whole_peak = gathered(1 << 40)  # one group: every row held at once
+    assert trec_io._topic_groups(path) == 1
+    grouped, grouped_peak = gathered(1 << 19)  # ~9 groups, spilled to temporary files
+    assert trec_io._topic_groups(path) > 5
+    assert grouped == whole  # the same rows, each topic's in file order
+    assert all([line for _, line in v] == sorted(line for _, line in v) for v in whole.values())
+    assert grouped_peak < whole_peak / 2, (grouped_peak, whole_peak)
+
+
 def test_iter_run_records_bad_lines_and_empty_files(tmp_path: Path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d2 1\n1 Q0 d3 1 nan t\n", encoding="utf-8")
