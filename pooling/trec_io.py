@@ -40,6 +40,7 @@ import os
 import zlib
 from collections.abc import Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -1281,20 +1282,21 @@ class _Spill:
     def __init__(self, groups: int) -> None:
         self.groups = groups
         self.files: dict[int, Any] = {}
+        self.stack = ExitStack()
 
     def __enter__(self) -> _Spill:
         return self
 
     def __exit__(self, *exc: object) -> None:
-        for f in self.files.values():
-            f.close()
         self.files.clear()
+        self.stack.close()
 
     def write(self, group: int, columns: list[np.ndarray]) -> None:
         import tempfile  # here: the evaluate command, which never spills, starts without it
 
         if group not in self.files:
-            self.files[group] = tempfile.TemporaryFile(prefix="run-by-topic-")
+            spill = tempfile.TemporaryFile(prefix="run-by-topic-")  # noqa: SIM115  # closed by the stack
+            self.files[group] = self.stack.enter_context(spill)
         for column in columns:
             np.lib.format.write_array(self.files[group], column, allow_pickle=False)
 
