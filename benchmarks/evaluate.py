@@ -15,8 +15,11 @@ scoring, printing every per-topic line to /dev/null), in the same run:
   - ours:        python manage.py evaluate QRELS RUN -q -m ... (the file fast path: no Django)
   - pytrec_eval: python -c "parse_qrel, parse_run, RelevanceEvaluator.evaluate, print every value"
 once with the benchmark's measures and once with -m all_trec (pytrec_eval: every measure it supports).
-LAST line: ``ratio process ours/pytrec_eval: X.XX`` (the benchmark's measures). Targets: library <= 0.33,
-process <= 0.25.
+Each command runs once untimed (the file is in the page cache, Python's bytecode cache written, as an
+installed Python has it), then --repeat times, alternating; the best wall time and the best CPU time (user
++ system, from the child's rusage) are printed, and the load average, since the machine may be shared (the
+CPU ratio moves less with the load than the wall one). LAST line: ``ratio process ours/pytrec_eval: X.XX``
+(wall, the benchmark's measures). Targets: library <= 0.33, process <= 0.25.
 
 Usage: .venv/bin/python benchmarks/evaluate.py [--small] [--repeat N]
 """
@@ -161,7 +164,11 @@ def time_process(command: list[str]) -> tuple[float, float]:
     """(wall seconds, CPU seconds: user + system) of one run of ``command`` to its exit."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
-    subprocess.run(command, cwd=ROOT, stdout=subprocess.DEVNULL, check=True, env=PROCESS_ENV)
+    done = subprocess.run(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=PROCESS_ENV
+    )
+    if done.returncode:
+        raise SystemExit(f"{' '.join(command[:4])} ... failed: {done.stderr.decode(errors='replace')}")
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime

@@ -13,10 +13,10 @@ then rank 2 of every topic, ...: no two consecutive lines share a topic), and th
 runs are compared (they must be identical). Each import is given against COPY; the last line is the
 interleaved one's ratio.
 
-The benchmark creates its own database `labeling_bench` (dropped and recreated) on
+The benchmark creates its own database `labeling_bench` (or BENCH_DB; dropped and recreated) on
 postgres://postgres@127.0.0.1:5432, dropped again at the end unless --keep, and writes its files to a
 temp dir, removed at the end. The last lines are `ratio import/COPY (sorted): X.XX` and `ratio import/COPY
-(interleaved): X.XX` (target ≤ 2.0 each); peak RSS must stay under 400 MB.
+(interleaved): X.XX` (target ≤ 1.25 each, issue 17); peak RSS must stay under 400 MB.
 
 Usage: .venv/bin/python benchmarks/ingest.py [--small] [--topics N] [--profile N] [--keep]
   --small      500 topics instead of 5,000 (and a 50,000-line SQLite slice)
@@ -42,12 +42,12 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = "postgres://postgres@127.0.0.1:5432"
-DATABASE = "labeling_bench"
+DATABASE = os.environ.get("BENCH_DB", "labeling_bench")  # BENCH_DB: another name, as pool.py takes
 COLLECTION = "bench"
 DOCUMENTS = 100_000
 DEPTH = 1_000
 MEMORY_LIMIT_MB = 400
-TARGET = 2.0
+TARGET = 1.25  # issue 17 (was 2.0)
 SETTINGS_VARIABLES = ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL")
 
 

@@ -22,6 +22,10 @@ Conventions, exactly as trec_eval 10:
   qrels topics, a topic the run lacks scoring 0 on every measure (num_rel still counts its R). Run topics
   without qrels are ignored, as trec_eval does. The aggregate of ``num_ret``, ``num_rel`` and
   ``num_rel_ret`` is their sum, as trec_eval prints it; every other measure is averaged.
+
+Longer than 400 lines: every trec_eval measure is here with the docstring that defines it, beside the
+ranked lists they share and trec_eval's measure syntax. A split by family (binary, graded, set, measure
+names) is not done yet.
 """
 
 from __future__ import annotations

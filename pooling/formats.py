@@ -3,6 +3,9 @@ house shares: how a file is opened (:func:`open_binary`), its errors (:class:`Li
 :class:`FormatError`) and the limits a file must keep to (:func:`limits`). Runs and qrels have one reader
 of their own, vectorised, in ``pooling.trec_io``, which uses these.
 
+Longer than 400 lines: the topics and documents readers (three formats each) and what every reader
+shares; a split (the shared opening, errors and limits apart from the two readers) is not done yet.
+
 No Django here: every reader takes a path (``str`` or ``os.PathLike``) or an already-open *binary* file
 object with a ``name`` (an upload), and yields entries one by one, so memory does not grow with the file
 (only the sets needed to detect duplicates do: qids for topics, docids for documents).

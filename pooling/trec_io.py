@@ -9,6 +9,12 @@ chunk is in cache (fixed-format decimals with exact integer arithmetic, the rest
 chunks go to a few threads when cores are idle. Only the output columns grow with the file
 (``read_run``, ``read_qrels``); ``iter_run`` and ``iter_qrels`` stream, holding one block. Python does
 per-line work only for lines that are wrong, so a 5,000,000-line run is read in about a second.
+Duplicates are ruled out in linear time (``_any_equal_keys``); ``iter_run_by_topic`` keeps memory flat
+for runs whose topics are interleaved by spilling groups of topics to temporary files.
+
+Longer than 400 lines: it is the one home of "how a run or qrels file is read" (streaming, splitting,
+gathering, hashing, score parsing, the tables and the streaming readers), whose stages share private
+helpers and the error log. A split by stage (hashing and ``KeyIndex`` apart, say) is not done yet.
 
 Files are opened by ``pooling.formats.open_binary`` (a path, or a binary file object with a ``name``;
 gzip by magic bytes or a ``.gz`` name), and problems are ``pooling.formats.FormatError``s listing
@@ -1210,7 +1216,7 @@ def iter_run(
 #: Rows per chunk ``iter_run_by_topic`` gives (whole topics; about what ``iter_run`` gives per chunk).
 TOPIC_PIECE_ROWS = 1 << 16
 #: File bytes per group of topics ``iter_run_by_topic`` holds at once (its rows take about as much).
-TOPIC_GROUP_BYTES = 1 << 25
+TOPIC_GROUP_BYTES = 1 << 24
 
 
 def _topic_groups(source: Source) -> int:
