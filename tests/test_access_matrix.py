@@ -499,6 +499,7 @@ ROUTES: dict[str, list[Call]] = {
         Call("post", "/judge/{pool}/skip/", "L 404 302 404 404 404 404", data={"assignment": "{assignment}"}),
     ],
     "judgements:revise": [Call("get", "/judge/{pool}/revise/", "L 404 200 404 404 404 404")],
+    "judgements:progress": [Call("get", "/judge/{pool}/progress/", "L 404 200 404 404 404 404")],
 }
 
 # The admin, per model: `scoped` models show the manager of B (staff) only pool B's rows, so pool A's

@@ -606,3 +606,20 @@ def test_it_sends_the_content_security_policy_on_every_rater_page(rater, pool):
     ):
         assert response["Content-Security-Policy"] == CONTENT_SECURITY_POLICY
         assert response["X-Frame-Options"] == "DENY"
+
+
+def test_it_serves_the_progress_bars_the_page_refreshes_after_a_key_press(rater, second_rater, outsider):
+    pool = blind_pool(raters=[rater, second_rater])
+    client = client_for(rater)
+    first = lease(client, pool)
+    before = client.get(url("progress", pool), **JSON)
+    assert before.status_code == 200 and set(before.json()) == {"progress"}
+    assert "0 / 16" in before.json()["progress"] and "This topic" in before.json()["progress"]
+    submit(client, pool, first["assignment"], grade="1")
+    after = client.get(url("progress", pool), **JSON).json()["progress"]
+    assert "1 / 16" in after and "You judged <strong>1</strong>" in after
+    for text in (RUN_A, RUN_B, ODD_SCORE):
+        assert text not in after  # blind, as every part of the page
+    assert client_for(outsider).get(url("progress", pool)).status_code == 404
+    assert client_for(None).get(url("progress", pool)).status_code == 302
+    assert client.post(url("progress", pool)).status_code == 405
