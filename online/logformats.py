@@ -34,6 +34,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
 import sqlite3
 import tempfile
 from collections.abc import Iterator
@@ -53,6 +54,7 @@ from pooling.formats import (
 )
 
 CLICK_ACTIONS = ("click", "click_through")
+_WHITESPACE = re.compile(r"\s")
 IMPRESSION_ACTIONS = ("impression",)
 
 
@@ -95,6 +97,18 @@ class UbiStats:
 def _ids(value: Any, what: str) -> list[str]:
     if not isinstance(value, list) or not value:
         raise _Invalid(f"field {what!r} must be a non-empty array of ids")
+    # the common case in one pass of C-level checks: distinct non-empty strings without whitespace
+    try:
+        joined = "".join(value)  # a TypeError unless every item is a string
+    except TypeError:
+        joined = None
+    if (
+        joined is not None
+        and "" not in value
+        and len(set(value)) == len(value)
+        and not _WHITESPACE.search(joined)
+    ):
+        return value
     out = []
     for item in value:
         if isinstance(item, int) and not isinstance(item, bool):
