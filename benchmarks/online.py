@@ -198,9 +198,9 @@ def main() -> None:
                 )
                 ours, ours_rss = run_child("ours", path, env)
                 print(
-                    f"ours  {size:>11,} pages: {ours['seconds']:8.1f} s wall, {ours['cpu']:.1f} s CPU (import "
-                    f"{ours['import']:.1f}, propensity {ours['propensity']:.1f}, labels {ours['labels']:.1f}), "
-                    f"peak RSS {ours_rss:6.0f} MB",
+                    f"ours  {size:>11,} pages: {ours['seconds']:8.1f} s wall, {ours['cpu']:.1f} s CPU "
+                    f"(import {ours['import']:.1f}, propensity {ours['propensity']:.1f}, "
+                    f"labels {ours['labels']:.1f}), peak RSS {ours_rss:6.0f} MB",
                     flush=True,
                 )
                 rows.append((size, ours, ours_rss))
