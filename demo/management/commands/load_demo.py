@@ -13,7 +13,7 @@ from django.contrib.auth.models import Group, User
 from django.core.management import call_command
 from django.core.management.base import BaseCommand, CommandParser
 
-from demo import online_experiments_demo
+from demo import online_demo, online_experiments_demo
 from pooling.models import Collection, Pool
 from pooling.permissions import MANAGERS_GROUP
 
@@ -85,6 +85,12 @@ class Command(BaseCommand):
             pool_name=POOL,
             data_dir=data_dir,
             raters=list(User.objects.filter(username__in=RATERS).order_by("username")),
+            log=lambda line: self.stdout.write(line),
+        )
+        online_demo.load_clicks(
+            pool=Pool.objects.get(name=POOL),
+            runs=RUNS,
+            data_dir=data_dir,
             log=lambda line: self.stdout.write(line),
         )
         self.stdout.write("")

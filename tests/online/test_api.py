@@ -1,0 +1,144 @@
+"""The online API end to end (upload → job → log → θ → labels → release) and its 400s, each naming the
+field; raters and other managers see none of it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.core.files.uploadedfile import SimpleUploadedFile
+
+from online.models import ClickLabelSet, ClickLog, PropensityEstimate
+from pooling.models import Job
+from tests.conftest import client_for
+from tests.online.helpers import judged_pool
+
+pytestmark = pytest.mark.django_db
+
+
+def jsonl(pages: list[dict]) -> SimpleUploadedFile:
+    return SimpleUploadedFile("clicks.jsonl", "".join(json.dumps(p) + "\n" for p in pages).encode())
+
+
+PAGES = [
+    {"session": f"s{i}", "qid": "q1", "docids": ["d001", "d003", "d002"], "clicks": [1] if i % 2 else [1, 2]}
+    for i in range(40)
+]
+
+
+def test_a_manager_runs_the_whole_path_through_the_api(manager, django_capture_on_commit_callbacks) -> None:
+    pool = judged_pool(grades={"d001": 3, "d003": 1}, managers=[manager])
+    api = client_for(manager)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api.post(
+            "/api/click-logs/",
+            {
+                "collection": pool.collection.name,
+                "name": "week",
+                "format": "jsonl",
+                "pool": pool.name,
+                "file": jsonl(PAGES),
+            },
+            format="multipart",
+        )
+    assert answer.status_code == 202, answer.json()
+    job = Job.objects.get(pk=answer.json()["id"])
+    assert job.status == Job.Status.DONE and job.kind == "click_log"
+    log = ClickLog.objects.get(name="week")
+    assert api.get(f"/api/click-logs/{log.pk}/queries/").json()["results"][0]["qid"] == "q1"
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api.post(
+            f"/api/click-logs/{log.pk}/propensities/",
+            {"method": "given", "theta": [1, 0.5, 0.3]},
+            format="json",
+        )
+    assert answer.status_code == 202
+    estimate = PropensityEstimate.objects.get(log=log)
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api.post(
+            f"/api/click-logs/{log.pk}/labels/",
+            {"estimator": "ips", "propensity": estimate.pk, "thresholds": "0.3:1,0.8:3"},
+            format="json",
+        )
+    assert answer.status_code == 202, answer.json()
+    label_set = ClickLabelSet.objects.get(log=log)
+    detail = api.get(f"/api/click-labels/{label_set.pk}/").json()
+    assert detail["agreement"]["n"] == 3
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = api.post(f"/api/click-labels/{label_set.pk}/release/")
+    assert answer.status_code == 201
+    assert answer.json()["manifest"]["agreement_with_humans"]["kappa"] == detail["agreement"]["kappa"]
+
+
+def test_bad_input_is_a_400_naming_the_field(manager, django_capture_on_commit_callbacks) -> None:
+    pool = judged_pool(grades={}, managers=[manager])
+    api = client_for(manager)
+    name = pool.collection.name
+    bad = api.post(
+        "/api/click-logs/",
+        {
+            "collection": name,
+            "name": "w",
+            "format": "jsonl",
+            "file": jsonl([*PAGES[:2], {"qid": "q1", "docids": ["d001"], "clicks": [2]}]),
+        },
+        format="multipart",
+    )
+    assert bad.status_code == 400
+    assert bad.json()["file"] == ["clicks.jsonl:3: click on position 2, but only 1 results were shown"]
+    assert not ClickLog.objects.exists() and not Job.objects.filter(kind="click_log").exists()
+    ubi = api.post(
+        "/api/click-logs/",
+        {"collection": name, "name": "u", "format": "ubi", "file": jsonl(PAGES)},
+        format="multipart",
+    )
+    assert ubi.status_code == 400 and "events" in ubi.json()
+    with django_capture_on_commit_callbacks(execute=True):
+        ok = api.post(
+            "/api/click-logs/",
+            {"collection": name, "name": "ok", "format": "jsonl", "pool": pool.name, "file": jsonl(PAGES)},
+            format="multipart",
+        )
+    assert ok.status_code == 202, ok.json()
+    log = ClickLog.objects.get(name="ok")
+    theta = api.post(
+        f"/api/click-logs/{log.pk}/propensities/", {"method": "given", "theta": [1, 1.5]}, format="json"
+    )
+    assert theta.status_code == 400 and "outside (0, 1]" in theta.json()["theta"][0]
+    method = api.post(f"/api/click-logs/{log.pk}/propensities/", {"method": "magic"}, format="json")
+    assert method.status_code == 400 and "method" in method.json()
+    labels = api.post(
+        f"/api/click-logs/{log.pk}/labels/", {"estimator": "ips", "propensity": 999999}, format="json"
+    )
+    assert labels.status_code == 400 and "propensity" in labels.json()
+    grades = api.post(
+        f"/api/click-logs/{log.pk}/labels/", {"estimator": "coec", "thresholds": "0.5:9"}, format="json"
+    )
+    assert grades.status_code == 400 and "not a grade of the rubric" in grades.json()["thresholds"][0]
+    with django_capture_on_commit_callbacks(execute=True):
+        no_gate = api.post(f"/api/click-logs/{log.pk}/labels/", {"estimator": "coec"}, format="json")
+    assert no_gate.status_code == 202
+    release = api.post(f"/api/click-labels/{ClickLabelSet.objects.get().pk}/release/")
+    assert release.status_code == 400 and "agreement" in release.json()
+
+
+def test_raters_and_other_managers_see_no_click_data(manager, rater, tmp_path) -> None:
+    from django.contrib.auth.models import Group
+
+    from pooling.permissions import MANAGERS_GROUP
+    from tests.factories import make_user
+    from tests.online.helpers import pool_log
+
+    other = make_user("other-manager")
+    other.groups.add(Group.objects.get(name=MANAGERS_GROUP))
+    pool = judged_pool(grades={}, managers=[manager], rater=rater)
+    pool.collection.managers.set([manager])
+    log = pool_log(tmp_path, pool, PAGES)
+    assert client_for(rater).get("/api/click-logs/").status_code == 403
+    assert client_for(rater).get(f"/api/click-logs/{log.pk}/").status_code == 403
+    assert client_for(other).get("/api/click-logs/").json()["results"] == []
+    assert client_for(other).get(f"/api/click-logs/{log.pk}/").status_code == 404
+    assert client_for(manager).get(f"/api/click-logs/{log.pk}/").status_code == 200
+    page = client_for(rater)
+    page.force_login(rater)
+    assert page.get(f"/online/logs/{log.pk}/").status_code == 403
