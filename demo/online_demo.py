@@ -92,7 +92,8 @@ def load_clicks(*, pool: Pool, runs: tuple[str, ...], data_dir: Path, log: Calla
     gate = labels.agreement or {}
     log(
         f"click labels demo-ips: {labels.labels.count()} pairs; agreement with the pool's human judgements "
-        f"over {gate.get('n', 0)} pairs (κ {gate.get('kappa')}; judge the pool, then derive again)"
+        f"over {gate.get('n', 0)} pairs (κ {gate.get('kappa')})"
+        + ("; judge the pool, then derive again" if not gate.get("n") else "")
     )
     rows = labels.labels.values_list("topic__qid", "document__docid", "grade")
     seed_pairs = [(seed_grades.get((q, d), 0), g) for q, d, g in rows if g is not None]
