@@ -126,6 +126,7 @@ class CalChooser(Chooser):
         self._tie_order = np.empty(len(self._order), dtype=np.intp)
         self._tie_order[[self._row[docid] for docid in depth_first]] = np.arange(len(depth_first))
         self._labels: dict[str, bool] = {}
+        self._judged_rows = np.zeros(len(self._order), dtype=bool)  # by feature row: a mask, not a set scan
         self._batch: list[str] = []
         self._batch_size = 1
         self._seeded = False
@@ -152,20 +153,13 @@ class CalChooser(Chooser):
         features, topic_row = self._matrices()
         judged = np.array([self._row[docid] for docid in self._labels], dtype=np.intp)
         labels = np.array([int(relevant) for relevant in self._labels.values()], dtype=np.int64)
-        unjudged = np.array(
-            [i for i, docid in enumerate(self._order) if docid not in self._judged], dtype=np.intp
-        )
-        extra_rows: list[sp.csr_matrix] = []
-        extra_labels: list[int] = []
-        if topic_row is not None:
-            extra_rows.append(topic_row)
-            extra_labels.append(1)
+        unjudged = np.flatnonzero(~self._judged_rows)
         presumed = min(self.presumed_negatives, len(unjudged))
-        if presumed:
+        if presumed:  # presumed non-relevant for this round only: rows of the same matrix, label 0
             drawn = np.sort(self._rng.choice(unjudged, size=presumed, replace=False))
-            extra_rows.append(features[drawn])
-            extra_labels.extend([0] * presumed)
-        extra = (sp.vstack(extra_rows, format="csr"), np.array(extra_labels)) if extra_rows else None
+            judged = np.concatenate([judged, drawn])
+            labels = np.concatenate([labels, np.zeros(presumed, dtype=np.int64)])
+        extra = None if topic_row is None else (topic_row, np.ones(1, dtype=np.int64))
         chosen = fit_and_rank(
             features,
             judged,
@@ -210,6 +204,7 @@ class CalChooser(Chooser):
         super().record(docid, grade)
         if docid in self._row:
             self._labels[docid] = _is_relevant(grade, self.relevance_level)
+            self._judged_rows[self._row[docid]] = True
 
     def _extra_state(self) -> dict[str, Any]:
         return {
@@ -225,6 +220,7 @@ class CalChooser(Chooser):
         if set(labels) != self._judged or any(docid not in self._row for docid in batch):
             raise ValueError("the state's labels or batch are not this topic's candidates")
         self._labels = {docid: bool(labels[docid]) for docid in self._judged_order}
+        self._judged_rows[[self._row[docid] for docid in self._labels]] = True
         self._batch = list(batch)
         self._batch_size = int(state["batch_size"])
         self._seeded = bool(state["seeded"])
