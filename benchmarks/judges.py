@@ -129,8 +129,8 @@ def main() -> None:
     x = pair_features(pairs)
     featured = time.perf_counter() - started
     print(
-        f"learned judge: {n:,} judged pairs of a {COLLECTION:,}-document collection, {x.shape[1]:,} features, "
-        f"{x.nnz:,} non-zeros (texts {generated:.1f} s, features {featured:.1f} s, not in the ratio)"
+        f"learned judge: {n:,} judged pairs of a {COLLECTION:,}-document collection, "
+        f"{x.shape[1]:,} features, {x.nnz:,} non-zeros (texts {generated:.1f} s, features {featured:.1f} s, not in the ratio)"
     )
     empty = x[:0]
     ours_t, ours_mb, ours = measured(lambda: learned_grades(x, grades, empty, k=5, seed=7), args.repeats)
@@ -139,7 +139,8 @@ def main() -> None:
         raise SystemExit("MISMATCH: the learned judge's grades differ from scikit-learn's")
     agreement = float((ours.held_out == grades).mean())
     print(
-        f"  ours    {ours_t:8.2f} s  peak {ours_mb:8.1f} MB   (held-out accuracy {agreement:.3f}, same grades)"
+        f"  ours    {ours_t:8.2f} s  peak {ours_mb:8.1f} MB"
+        f"   (held-out accuracy {agreement:.3f}, same grades)"
     )
     print(f"  sklearn {ref_t:8.2f} s  peak {ref_mb:8.1f} MB")
 
@@ -175,7 +176,8 @@ def main() -> None:
         plain()
         plain_t = min(plain_t, time.perf_counter() - begin)
     print(
-        f"  cal step (retrain, predict, next batch of {len(batch)}) {step_t * 1e3:8.1f} ms  (first batch {len(first)})"
+        f"  cal step (retrain, predict, next batch of {len(batch)}) {step_t * 1e3:8.1f} ms"
+        f"  (first batch {len(first)})"
     )
     print(f"  sklearn fit + decision_function                       {plain_t * 1e3:8.1f} ms")
     print(
