@@ -130,7 +130,8 @@ def main() -> None:
     featured = time.perf_counter() - started
     print(
         f"learned judge: {n:,} judged pairs of a {COLLECTION:,}-document collection, "
-        f"{x.shape[1]:,} features, {x.nnz:,} non-zeros (texts {generated:.1f} s, features {featured:.1f} s, not in the ratio)"
+        f"{x.shape[1]:,} features, {x.nnz:,} non-zeros "
+        f"(texts {generated:.1f} s, features {featured:.1f} s, not in the ratio)"
     )
     empty = x[:0]
     ours_t, ours_mb, ours = measured(lambda: learned_grades(x, grades, empty, k=5, seed=7), args.repeats)
