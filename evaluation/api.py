@@ -36,6 +36,12 @@ class NoiseFloorSerializer(serializers.Serializer):
 class ReportSerializer(serializers.Serializer):
     policy = serializers.CharField(default="majority")
     gain = serializers.ChoiceField(choices=["linear", "exp"], default="linear")
+    judge = serializers.CharField(
+        required=False, allow_blank=True, help_text="an admitted model judge whose labels fill unjudged items"
+    )
+
+    def validate_judge(self, value: str) -> str | None:
+        return value.strip() or None
 
 
 @extend_schema(parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, description="pool name")])
@@ -56,7 +62,8 @@ class EvaluationViewSet(viewsets.ViewSet):
         try:
             data = cached_for_pool(self._pool(name), "report", services.pool_report, **params.validated_data)
         except services.PARAMETER_ERRORS as exc:
-            raise serializers.ValidationError({"policy": [str(exc)]}) from None
+            field = "judge" if str(exc).startswith("judge: ") else "policy"
+            raise serializers.ValidationError({field: [str(exc)]}) from None
         return Response(data)
 
     @extend_schema(

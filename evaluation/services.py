@@ -55,15 +55,29 @@ def pool_report(
     measures: Sequence[str] = MEASURES,
     runs: Sequence[str] | None = None,
     n_permutations: int = 5000,
+    judge: str | None = None,
 ) -> dict[str, Any]:
     """Every run of the pool's collection scored on the pool's current labels (-1 for unjudged), under
     both unjudged policies (`nonrelevant`, trec_eval's default, and `condensed`, trec_eval -J), with
     judged@10 beside, per segment, and paired t and randomisation tests between every two runs on
     nDCG@10 (nonrelevant). Contributing runs are flagged: a run outside the pool is scored on labels it
     did not help make, and its judged@10 says how far to trust that. Topics nobody judged
-    (`split_judged`) are listed apart, per segment too, and left out of every mean and test."""
+    (`split_judged`) are listed apart, per segment too, and left out of every mean and test.
+
+    With `judge` (an admitted model judge of the pool) the items people have not judged take its labels,
+    and every run's `model_10` says how much of its score rests on them: the share of its top 10 documents
+    (per topic, averaged over the judged topics) whose label is the model's. Without, `model_10` is 0."""
     topics = {topic.qid: topic.segments or [] for topic in pool.topics()}
-    split = metrics.split_judged(current_qrels(pool=pool, policy=policy), topics=topics)
+    labels = current_qrels(pool=pool, policy=policy)
+    from_model: set[tuple[str, str]] = set()
+    judge_info: dict[str, Any] | None = None
+    if judge:
+        from judgements.judges import admitted_judge, fill_from_judge
+
+        found = admitted_judge(pool=pool, name=judge)
+        from_model = fill_from_judge(judge=found, qrels=labels)
+        judge_info = {"name": found.name, "labels": len(from_model), "reason": found.gate.get("reason", "")}
+    split = metrics.split_judged(labels, topics=topics)
     qrels = split.qrels
     contributing = set(pool.pool_runs.values_list("run__name", flat=True))
     names = list(dict.fromkeys([*measures, "judged_10"]))
@@ -89,6 +103,7 @@ def pool_report(
                 "nonrelevant": {m: _clean(v) for m, v in base.means.items()},
                 "condensed": {m: _clean(v) for m, v in scored["condensed"].means.items()},
                 "judged_10": _clean(base.means["judged_10"]),
+                "model_10": _clean(_model_share(run_dict, base.topics, from_model)),
             }
         )
         per_topic[run.name] = base.topic_values(KEY_MEASURE)
@@ -132,7 +147,23 @@ def pool_report(
         "topics": len(topics),
         "judged_topics": len(split.judged),
         "not_judged_topics": list(split.not_judged),
+        "judge": judge_info,
     }
+
+
+def _model_share(
+    run_dict: dict[str, dict[str, float]], qids: Sequence[str], from_model: set[tuple[str, str]], k: int = 10
+) -> float:
+    """Mean over `qids` of the share of the run's top `k` (trec_eval order) whose label is a model's."""
+    if not from_model or not qids:
+        return 0.0
+    from pooling.strategies import trec_order
+
+    shares = []
+    for qid in qids:
+        top = trec_order(run_dict.get(qid, {}).items())[:k]
+        shares.append(sum((qid, docid) in from_model for docid in top) / k)
+    return sum(shares) / len(shares)
 
 
 class _quiet:

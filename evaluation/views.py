@@ -50,7 +50,14 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
     pool = managed_pool(request, name)
     gain = "exp" if request.GET.get("gain") == "exp" else "linear"
     try:
-        data = cached_for_pool(pool, "report", services.pool_report, policy=_policy(request), gain=gain)
+        data = cached_for_pool(
+            pool,
+            "report",
+            services.pool_report,
+            policy=_policy(request),
+            gain=gain,
+            judge=request.GET.get("judge", "").strip() or None,
+        )
     except services.PARAMETER_ERRORS as exc:
         return render(request, "evaluation/error.html", {"pool": pool, "error": str(exc)}, status=400)
     rows = data["runs"]

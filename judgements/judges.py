@@ -232,3 +232,29 @@ def start_judge_run(*, judge: Judge, user: Any = None) -> Job:
     return jobs.start_job(
         kind=Job.Kind.JUDGE, params={"pool": judge.pool_id, "judge": judge.pk, "name": judge.name}, user=user
     )
+
+
+def admitted_judge(*, pool: Pool, name: str) -> Judge:
+    """The pool's judge `name` if its gate admitted it; JudgingError (naming `judge`) otherwise: only an
+    admitted judge's labels may fill a release or a report."""
+    judge = Judge.objects.filter(pool=pool, name=name).first()
+    if judge is None:
+        raise JudgingError(f"judge: this pool has no judge {name!r}")
+    if not judge.admitted:
+        reason = (judge.gate or {}).get("reason") or "its gate was not measured since its last run"
+        raise JudgingError(f"judge: {name!r} is not admitted ({reason})")
+    return judge
+
+
+def fill_from_judge(*, judge: Judge, qrels: dict[str, dict[str, int]]) -> set[tuple[str, str]]:
+    """Give every unjudged item of `qrels` (grade -1: pending or unrateable for people) the grade of
+    `judge`, in place, and return the (qid, docid) pairs so filled: the labels that rest on the model.
+    People's grades are never replaced."""
+    rows = Judgement.all_kinds.filter(rater=judge.user_id, kind=Judge.Kind.MODEL, grade__isnull=False)
+    filled: set[tuple[str, str]] = set()
+    for qid, docid, grade in rows.values_list("item__topic__qid", "item__document__docid", "grade"):
+        topic = qrels.get(qid)
+        if topic is not None and topic.get(docid, 0) < 0 and grade is not None:
+            topic[docid] = int(grade)
+            filled.add((qid, docid))
+    return filled

@@ -24,7 +24,8 @@ PAGE_VERSION = 3
 def data_stamp(pool: Pool) -> tuple[Any, ...]:
     """What every computed page of a pool depends on: its judgements (latest change and count, so a
     deletion counts too), its adjudications, and the runs of its collection."""
-    judged = Judgement.objects.filter(item__pool=pool).aggregate(m=Max("updated_at"), n=Count("id"))
+    # every kind: a model judge's new labels change the pages that read them (a report filled by it)
+    judged = Judgement.all_kinds.filter(item__pool=pool).aggregate(m=Max("updated_at"), n=Count("id"))
     adjudicated = Adjudication.objects.filter(item__pool=pool).aggregate(m=Max("decided_at"), n=Count("id"))
     runs = Run.objects.filter(collection=pool.collection_id).aggregate(m=Max("created_at"), n=Count("id"))
     return (judged["m"], judged["n"], adjudicated["m"], adjudicated["n"], runs["m"], runs["n"])

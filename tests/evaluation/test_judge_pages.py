@@ -123,3 +123,45 @@ def test_it_creates_and_runs_a_judge_from_the_command_line(pool: Pool) -> None:
     out = io.StringIO()
     call_command("run_judge", pool.name, "cli-dice", stdout=out, stderr=io.StringIO())
     assert out.getvalue().startswith("Refused:")
+
+
+def test_it_shows_how_much_of_each_score_rests_on_model_labels(
+    db: None, rater: Any, second_rater: Any, manager: Any, tmp_path: Path
+) -> None:
+    from evaluation import services
+    from evaluation.judge_gate import measure_gate
+    from judgements.errors import JudgingError
+    from pooling.models import PoolItem
+
+    pool = make_judged_pool(raters=[rater, second_rater], managers=[manager], unjudged_every=4)
+    pending = {
+        (q, d)
+        for q, d, n in PoolItem.objects.filter(pool=pool).values_list(
+            "topic__qid", "document__docid", "num_judgements"
+        )
+        if n == 0
+    }
+    assert len(pending) == 10
+    copier, dice = copy_judge(pool, tmp_path), random_judge(pool)
+    for judge in (copier, dice):
+        run_judge(judge=judge)
+        measure_gate(judge=judge)
+    plain = services.pool_report(pool=pool, n_permutations=10)
+    assert {row["run"]: row["model_10"] for row in plain["runs"]} == {"alpha": 0.0, "beta": 0.0, "gamma": 0.0}
+    filled = services.pool_report(pool=pool, n_permutations=10, judge="copier")
+    lists = {"q1": [f"d{i:03d}" for i in range(20)], "q2": [f"d{i:03d}" for i in range(20, 40)]}
+    tops = {
+        "alpha": {q: d[:10] for q, d in lists.items()},
+        "beta": {q: list(reversed(d))[:10] for q, d in lists.items()},
+        "gamma": {q: (d[1::2] + d[::2])[:10] for q, d in lists.items()},
+    }
+    for row in filled["runs"]:
+        expected = sum(sum((q, d) in pending for d in top) / 10 for q, top in tops[row["run"]].items()) / 2
+        assert row["model_10"] == pytest.approx(expected) and row["judged_10"] == 1.0
+    assert filled["judge"]["name"] == "copier" and filled["judge"]["labels"] == 10
+    with pytest.raises(JudgingError, match="not admitted"):
+        services.pool_report(pool=pool, judge="dice")
+    shown = page(manager, f"/evaluation/{pool.name}/?judge=copier").content.decode()
+    assert "model labels @10" in shown and "model judge <strong>copier</strong>" in shown
+    refused = client_for(manager).get(f"/api/evaluation/{pool.name}/report/?judge=dice")
+    assert refused.status_code == 400 and "judge" in refused.json()

@@ -99,7 +99,8 @@ def test_every_cell_of_the_report_is_the_apis_value_for_its_run_and_measure(scor
     rows = tables(page(manager, "/evaluation/scored/"))["scores"]
     header, body = rows[0], rows[1:]
     assert header[:3] == ["Run", "In pool", "Judged topics"]
-    keys = [header_key(h) for h in header[3:]]
+    assert header[-1] == "model labels @10"  # how much of each score rests on a model judge's labels
+    keys = [header_key(h) for h in header[3:-1]]
     assert len(keys) == len(report_columns(api["measures"])) == 2 * (len(api["measures"]) - 1) + 1
     assert len(set(keys)) == len(keys)
     assert len(body) == len(by_run) == 2
@@ -107,9 +108,10 @@ def test_every_cell_of_the_report_is_the_apis_value_for_its_run_and_measure(scor
     for cells in body:
         row = by_run[cells[0]]
         assert int(cells[2]) == row["topics"]
-        for (measure, policy), text in zip(keys, cells[3:], strict=True):
+        for (measure, policy), text in zip(keys, cells[3:-1], strict=True):
             assert text == f"{row[policy][measure]:.4f}", (cells[0], measure, policy)
             distinct.add(text)
+        assert cells[-1] == f"{row['model_10']:.2f}" == "0.00"
     assert len(distinct) > 4  # the measures differ, so a cell under the wrong name would be caught
 
 

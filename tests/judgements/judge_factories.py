@@ -29,9 +29,12 @@ def truth(docid: str) -> int:
     return 2 if int(docid[1:]) % 3 == 0 else 0
 
 
-def make_judged_pool(*, raters: Sequence[User], managers: Sequence[User], disagree_every: int = 7) -> Pool:
+def make_judged_pool(
+    *, raters: Sequence[User], managers: Sequence[User], disagree_every: int = 7, unjudged_every: int = 0
+) -> Pool:
     """40 items (20 per topic), each judged by both `raters`: the first grades the truth, the second
-    grades 1 instead on every `disagree_every`-th item, so the raters' own kappa is high but below 1."""
+    grades 1 instead on every `disagree_every`-th item, so the raters' own kappa is high but below 1.
+    With `unjudged_every`, every such item is left unjudged by both."""
     collection = make_collection(docs=40, topics=("q1", "q2"), managers=managers)
     for qid, (query, _words) in SUBJECTS.items():
         Topic.objects.filter(collection=collection, qid=qid).update(query=query, description=f"about {query}")
@@ -55,6 +58,8 @@ def make_judged_pool(*, raters: Sequence[User], managers: Sequence[User], disagr
             path = Path(directory) / f"{rater.username}.qrels"
             lines = []
             for n, (qid, docid) in enumerate((q, d) for q, docs in lists.items() for d in docs):
+                if unjudged_every and n % unjudged_every == 0:
+                    continue
                 grade = 1 if index == 1 and n % disagree_every == 0 else truth(docid)
                 lines.append(f"{qid} 0 {docid} {grade}\n")
             path.write_text("".join(lines))
@@ -63,9 +68,11 @@ def make_judged_pool(*, raters: Sequence[User], managers: Sequence[User], disagr
 
 
 def copy_judge(pool: Pool, tmp_path: Path, name: str = "copier") -> Judge:
-    """An external judge that answers the people's consensus grade of every item."""
+    """An external judge that answers the people's consensus grade of every item they judged, and the
+    truth of the others."""
+    people = human_grades(pool=pool)
     known = {
-        f"{qid}/{docid}": human_grades(pool=pool).get(pk, 0)
+        f"{qid}/{docid}": people.get(pk, truth(docid))
         for pk, qid, docid in PoolItem.objects.filter(pool=pool).values_list(
             "pk", "topic__qid", "document__docid"
         )
