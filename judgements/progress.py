@@ -10,7 +10,7 @@ from django.db import connection
 from django.utils import timezone
 
 from judgements.models import Judging
-from pooling.models import OPEN_FOR_SQL
+from pooling.models import OPEN_FOR_JOINED_SQL
 
 _PROGRESS_SQL = """
 SELECT
@@ -25,12 +25,12 @@ SELECT
   COUNT(j.id),
   COUNT(CASE WHEN pi.topic_id = %(topic)s THEN j.id END),
   COUNT(CASE WHEN a.state = 'active' AND a.expires_at > %(now)s THEN 1 END),
-  COUNT(CASE WHEN {open_for} THEN 1 END)
+  COUNT(CASE WHEN {open_for_joined} THEN 1 END)
 FROM pooling_poolitem pi
 LEFT JOIN judgements_assignment a ON a.item_id = pi.id AND a.rater_id = %(rater)s
 LEFT JOIN judgements_judgement j ON j.item_id = pi.id AND j.rater_id = %(rater)s
 WHERE pi.pool_id = %(pool)s AND pi.selected
-""".replace("{open_for}", OPEN_FOR_SQL)
+""".replace("{open_for_joined}", OPEN_FOR_JOINED_SQL)
 _PROGRESS_KEYS = ("need", "done", "topic_need", "topic_done", "mine", "mine_topic", "live", "open")
 
 
@@ -42,8 +42,9 @@ def progress(*, judging: Judging, user: Any, topic_id: int | None) -> dict[str, 
       `required_judgements` (a gold item shown to everyone does not overfill the bar); `topic_done`/
       `topic_need` the same within `topic_id`; `percent`/`topic_percent` rounded.
     - `mine`: items this user has judged in the pool; `mine_topic` within the topic.
-    - `live`: the user's live leases; `open`: items open for them (`PoolItem.objects.open_for`, its SQL
-      here), which `lease_next` could still lease them; `left` = `open` + `live`.
+    - `live`: the user's live leases; `open`: items open for them (`PoolItem.objects.open_for`, as
+      OPEN_FOR_JOINED_SQL over the joins below), which `lease_next` could still lease them; `left` =
+      `open` + `live`.
 
     The joins are one row per item: (item, rater) is unique for assignments and for judgements."""
     params = {

@@ -412,9 +412,12 @@ class PoolRun(models.Model):
 #   plus its live leases are fewer than it needs;
 # - an item is OPEN FOR a rater (needs one more judgement, from them) when it is selected, needs a
 #   judgement, and the rater neither holds, skipped nor judged it (an expired lease of theirs does not
-#   count). `PoolItem.objects.open_for(rater)`; OPEN_FOR_SQL with the rater as `%(rater)s`. It reads the
+#   count). `PoolItem.objects.open_for(rater)`; OPEN_FOR_SQL with the rater as `%(rater)s` (for a walk
+#   that stops at the first open item: two index probes an item); OPEN_FOR_JOINED_SQL, the same rule in
+#   a query that has joined the item's assignment `a` and judgement `j` of the rater (for a count over a
+#   whole pool: one pass, where the probes of OPEN_FOR_SQL cost 100 ms on 21,000 items). It reads the
 #   judging app's assignments and judgements through their relations to the item (nothing is imported
-#   from an app after this one).
+#   from an app after this one). tests/judgements/test_open_for.py holds the three to one answer.
 JUDGED = Q(num_judgements__gte=F("required_judgements"))
 NEEDS_JUDGEMENT = Q(gold=True) | Q(required_judgements__gt=F("num_judgements") + F("active_leases"))
 NEEDS_JUDGEMENT_SQL = "(pi.gold OR pi.num_judgements + pi.active_leases < pi.required_judgements)"
@@ -422,6 +425,8 @@ OPEN_FOR_SQL = f"""(pi.selected AND {NEEDS_JUDGEMENT_SQL}
   AND NOT EXISTS (SELECT 1 FROM judgements_assignment a
                   WHERE a.item_id = pi.id AND a.rater_id = %(rater)s AND a.state <> 'expired')
   AND NOT EXISTS (SELECT 1 FROM judgements_judgement j WHERE j.item_id = pi.id AND j.rater_id = %(rater)s))"""
+OPEN_FOR_JOINED_SQL = f"""(pi.selected AND {NEEDS_JUDGEMENT_SQL}
+  AND (a.id IS NULL OR a.state = 'expired') AND j.id IS NULL)"""
 
 
 class PoolItemQuerySet(models.QuerySet["PoolItem"]):
