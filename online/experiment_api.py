@@ -52,6 +52,14 @@ class ExperimentCreateSerializer(serializers.Serializer):
     description = serializers.CharField(allow_blank=True, default="", max_length=2000)
 
 
+class ExperimentUpdateSerializer(serializers.Serializer):
+    active = serializers.BooleanField(required=False)
+    clients = serializers.ListField(
+        child=serializers.CharField(max_length=150), required=False, max_length=100
+    )
+    description = serializers.CharField(allow_blank=True, required=False, max_length=2000)
+
+
 class RankingQuerySerializer(serializers.Serializer):
     qid = serializers.CharField(max_length=100)
     user = serializers.CharField(max_length=200, help_text="the searcher's (pseudonymous) id")
@@ -154,6 +162,22 @@ class InterleavingViewSet(viewsets.ViewSet):
     @extend_schema(parameters=[NAME], responses={200: OpenApiResponse(description="experiment")})
     def retrieve(self, request: Request, name: str | None = None) -> Response:
         return Response(experiment_dict(self._experiment(name)))
+
+    @extend_schema(
+        parameters=[NAME],
+        request=ExperimentUpdateSerializer,
+        responses={200: OpenApiResponse(description="experiment")},
+    )
+    def partial_update(self, request: Request, name: str | None = None) -> Response:
+        """Switch the experiment on or off (`active`), replace its `clients`, or its description."""
+        experiment = self._experiment(name)
+        params = ExperimentUpdateSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        data = dict(params.validated_data)
+        if "clients" in data:
+            data["clients"] = _users(data["clients"], "clients")
+        experiments.update_experiment(experiment=experiment, **data)
+        return Response(experiment_dict(experiment))
 
     @extend_schema(
         parameters=[NAME, RankingQuerySerializer],

@@ -83,6 +83,27 @@ def create_experiment(
     return experiment
 
 
+def update_experiment(
+    *,
+    experiment: InterleavingExperiment,
+    active: bool | None = None,
+    clients: Sequence[User] | None = None,
+    description: str | None = None,
+) -> InterleavingExperiment:
+    """Switch an experiment on or off, set its clients or its description (what is given). The search
+    path of other processes sees it within ACCESS_SECONDS (this process at once)."""
+    with transaction.atomic():
+        if active is not None:
+            experiment.active = active
+        if description is not None:
+            experiment.description = description
+        experiment.save(update_fields=["active", "description"])
+        if clients is not None:
+            experiment.clients.set(clients)
+    _usable.clear()
+    return experiment
+
+
 K = TypeVar("K", bound=Hashable)
 V = TypeVar("V")
 

@@ -12,6 +12,7 @@ run B, so a positive online delta always favours the treatment.
 from __future__ import annotations
 
 import math
+import warnings
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -60,13 +61,15 @@ def offline_delta(*, release: Release, baseline: Run, treatment: Run, metric: st
     level = release.pool.relevance_level
     per_topic = []
     for run in (baseline, treatment):
-        result = metrics.evaluate(
-            qrels,
-            run_as_dict(run=run, qids=qids),
-            names,
-            relevance_level=level,
-            skip_unjudged_topics=True,
-        )
+        with warnings.catch_warnings():  # the topics a run lacks: the delta is over the common ones
+            warnings.simplefilter("ignore", metrics.MissingTopicsWarning)
+            result = metrics.evaluate(
+                qrels,
+                run_as_dict(run=run, qids=qids),
+                names,
+                relevance_level=level,
+                skip_unjudged_topics=True,
+            )
         per_topic.append(result.topic_values(result.measures[0]))
     common = sorted(set(per_topic[0]) & set(per_topic[1]))
     if not common:

@@ -316,7 +316,10 @@ ROUTES: dict[str, list[Call]] = {
             data={"name": "fresh", "collection": "{collection}", "run_a": "alpha", "run_b": "beta"},
         ),
     ],  # fmt: skip
-    "interleaving-detail": [Call("get", "/api/interleaving/{interleaving}/", API_A)],
+    "interleaving-detail": [
+        Call("get", "/api/interleaving/{interleaving}/", API_A),
+        Call("patch", "/api/interleaving/{interleaving}/", API_A, data={"active": False}),
+    ],
     "interleaving-ranking": [
         Call(
             "get", "/api/interleaving/{interleaving}/ranking/?qid=q1&user=u1", "401 404 404 404 200 404 200"

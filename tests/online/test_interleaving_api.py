@@ -69,6 +69,24 @@ def test_it_refuses_bad_queries_naming_the_field(world):
     assert inactive.status_code == 400 and "experiment" in inactive.json()
 
 
+def test_it_lets_managers_switch_an_experiment_off_and_name_its_clients(world, manager):
+    frontend = client_for(world["frontend"])
+    query = {"qid": "q1", "user": "u1"}
+    assert frontend.get("/api/interleaving/ab/ranking/", query).status_code == 200
+    off = client_for(manager).patch("/api/interleaving/ab/", {"active": False}, format="json")
+    assert off.status_code == 200 and off.json()["active"] is False
+    assert "experiment" in frontend.get("/api/interleaving/ab/ranking/", query).json()  # 400: not active
+    nobody = client_for(manager).patch(
+        "/api/interleaving/ab/", {"active": True, "clients": []}, format="json"
+    )
+    assert nobody.json()["clients"] == []
+    assert frontend.get("/api/interleaving/ab/ranking/", query).status_code == 404
+    ghost = client_for(manager).patch("/api/interleaving/ab/", {"clients": ["ghost"]}, format="json")
+    assert ghost.status_code == 400 and "clients" in ghost.json()
+    assert client_for(world["frontend"]).patch("/api/interleaving/ab/", {"active": True}).status_code == 403
+    assert client_for(world["other"]).patch("/api/interleaving/ab/", {"active": True}).status_code == 404
+
+
 def test_it_forgets_a_removed_client_once_the_access_memo_expires(world, monkeypatch):
     client = client_for(world["frontend"])
     assert client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"}).status_code == 200
