@@ -15,8 +15,9 @@ The server and the client are benchmarks/rater_load.py's (one home): `gunicorn l
 `interleaving` throttles off (the benchmark measures the server, not the limit; with the throttle on, each
 request adds two cache round trips); the load generator is rater_load's asyncio HTTP/1.1 keep-alive client.
 
-Measured, after a warm-up in which every worker has read every topic's lists once (the per-process cache of
-the runs' top documents, `online.experiments.lists`, as a long-running server has it):
+Measured, after a warm-up that asks every topic 3 × workers times (sync workers take connections at random:
+a worker then misses a topic with probability (2/3)^9 ≈ 3%), so that the per-process memo of the runs' top
+documents (`online.experiments.top_lists`) is as a long-running server has it:
 1. anchor: 32 clients loop `GET /api/ping/`, closed loop, no think time: requests per second;
 2. ours: 32 clients loop the ranking endpoint (a random topic, one of 10,000 searchers) the same way;
 3. latency at a realistic load: requests arrive open loop (Poisson, seeded) at half our closed-loop capacity,
@@ -238,12 +239,10 @@ async def run_load(
     # Warm-up: every topic through every worker's cache (sync workers take connections at random, so
     # each topic is asked several times over fresh connections).
     warm = Tally()
-    warm_paths = iter(
-        [f"/api/interleaving/{name}/ranking/?qid={q}&user=w" for q in qids] * (args.workers + 2)
-    )
+    warm_paths = iter([f"/api/interleaving/{name}/ranking/?qid={q}&user=w" for q in qids] * 3 * args.workers)
     await closed(conns, warm_paths, args.warmup, warm)
     errors = dict(warm.errors) or "no errors"
-    print(f"warm-up: {warm.loops} requests (every topic {args.workers + 2} times), {errors}")
+    print(f"warm-up: {warm.loops} requests (every topic {3 * args.workers} times), {errors}")
     results: dict[str, Any] = {}
     for label, paths in (
         ("anchor GET /api/ping/", ping_paths()),

@@ -29,8 +29,8 @@ from pooling.models import Collection, Run, RunRow, Topic
 
 MAX_LENGTH = 100
 #: How long a process keeps a run's top documents for a query before reading them again (a run replaced
-#: in place, `import_run --replace`, is served fresh after this long).
-LIST_SECONDS = 60.0
+#: in place, `import_run --replace`, is served fresh after this long; a new run is a new id, at once).
+LIST_SECONDS = 600.0
 LIST_ENTRIES = 50_000
 #: How long a process keeps who may use which experiment (a client removed, an experiment deactivated
 #: take effect on the search path after this long).
