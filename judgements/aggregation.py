@@ -29,6 +29,11 @@ Policies, applied by :func:`aggregate` in this order:
 Each of the three is a function of ``RULES`` (a new policy is one more function there); rules 1–4 hold
 for every policy.
 
+**Model policies** (``MODEL_POLICIES``: ``dawid-skene``, ``mace``, ``gold-weighted``, see
+:mod:`judgements.crowd`) learn each rater's reliability from the whole pool first: their ``Policy``
+carries the fit (``Policy.fitted``, made by ``judgements.crowd_policies.fit_policy``), which decides an
+item from who gave which grade, after rules 1–4. ``aggregate`` refuses a model policy without its fit.
+
 ``tie`` is always False for ``pending`` items, for ``rater:NAME`` and for adjudicated items.
 """
 
@@ -37,9 +42,9 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Literal
+from typing import Any, Literal
 
 State = Literal["judged", "unrateable", "pending"]
 JUDGED: State = "judged"
@@ -59,13 +64,18 @@ __all__ = [
 ]
 
 
+#: Policies fitted on the whole pool before any item is decided (judgements.crowd).
+MODEL_POLICIES = ("dawid-skene", "mace", "gold-weighted")
+
+
 @dataclass(frozen=True)
 class Policy:
-    """A parsed aggregation policy: ``kind`` is the name of one of the `RULES`, or ``rater`` (with
-    ``rater`` set)."""
+    """A parsed aggregation policy: ``kind`` is the name of one of the `RULES`, one of the
+    ``MODEL_POLICIES`` (with its ``fitted`` model once fitted), or ``rater`` (with ``rater`` set)."""
 
     kind: str
     rater: str | None = None
+    fitted: Any = field(default=None, compare=False, repr=False)
 
     def __str__(self) -> str:
         return f"rater:{self.rater}" if self.kind == "rater" else self.kind
@@ -93,14 +103,14 @@ def parse_policy(policy: str | Policy) -> Policy:
         return policy
     if not isinstance(policy, str):
         raise ValueError(f"aggregation policy must be a string, got {type(policy).__name__}")
-    if policy in RULES:
+    if policy in RULES or policy in MODEL_POLICIES:
         return Policy(policy)
     if policy.startswith("rater:"):
         name = policy[len("rater:") :]
         if not name.strip():
             raise ValueError("aggregation policy 'rater:NAME' needs a rater name after 'rater:'")
         return Policy("rater", name)
-    expected = ", ".join(repr(name) for name in RULES)
+    expected = ", ".join(repr(name) for name in (*RULES, *MODEL_POLICIES))
     raise ValueError(f"unknown aggregation policy {policy!r}; expected {expected} or 'rater:NAME'")
 
 
@@ -153,6 +163,12 @@ def aggregate(
     if 2 * n_unrateable > total:
         return Aggregate(UNRATEABLE, None, False)
     half_unrateable = 2 * n_unrateable == total
+    if parsed.kind in MODEL_POLICIES:
+        decided = parsed.fitted.decide(judgements) if parsed.fitted is not None else None
+        if decided is None:
+            raise ValueError(f"policy {parsed.kind!r} decides only the votes it was fitted on (fit_policy)")
+        grade, tie = decided
+        return Aggregate(JUDGED, grade, tie or half_unrateable)
     grade, tie = RULES[parsed.kind](grades, n_unrateable)
     return Aggregate(JUDGED, grade, tie or half_unrateable)
 

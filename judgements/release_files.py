@@ -75,7 +75,11 @@ class Consensus:
             and len({rater for rater, _ in votes}) == len(votes)
         ):
             rater = self.policy.rater
-            flags = tuple([str(r) == rater for r, _ in votes]) if self.policy.kind == "rater" else ()
+            flags: tuple[Any, ...] = ()
+            if self.policy.kind == "rater":
+                flags = tuple([str(r) == rater for r, _ in votes])
+            elif self.policy.kind in aggregation.MODEL_POLICIES:  # a model weighs who voted
+                flags = tuple([r for r, _ in votes])
             key = (grades, item.required, item.adjudicated, flags)
             found = self.memo.get(key)
             if found is not None:

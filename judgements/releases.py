@@ -21,6 +21,7 @@ from django.db import transaction
 from django.http import FileResponse, Http404
 
 from judgements import aggregation, agreement
+from judgements.crowd_policies import fit_policy
 from judgements.errors import JudgingError
 from judgements.models import Judging, Release
 from judgements.queries import unpooled_by_run
@@ -97,7 +98,11 @@ def create_release(
     work = Path(tempfile.mkdtemp(prefix=".tmp-", dir=release_root))
     try:
         tally = write_qrels_and_judgements(
-            work, pool=pool, policy=by_rater_id(parsed), explicit=explicit, progress=progress
+            work,
+            pool=pool,
+            policy=fit_policy(by_rater_id(parsed), pool=pool),
+            explicit=explicit,
+            progress=progress,
         )
         files = describe_files(work, tally=tally, explicit=explicit)
         manifest = release_manifest(
@@ -327,7 +332,7 @@ def current_qrels(*, pool: Pool, policy: str = "majority") -> dict[str, dict[str
     """The pool's labels right now under `policy`, as `{qid: {docid: grade}}`, with -1 for every pending or
     unrateable item (trec_eval's "in the pool, unjudged"), exactly as an explicit release would write them."""
     parsed = aggregation.parse_policy(policy)
-    parsed = by_rater_id(parsed)
+    parsed = fit_policy(by_rater_id(parsed), pool=pool)
     qrels: dict[str, dict[str, int]] = {}
     with transaction.atomic(), contextlib.closing(stream_items(pool=pool, copy=True)) as items:
         for item, _rows in items:

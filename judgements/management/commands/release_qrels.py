@@ -17,7 +17,12 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("pool")
-        parser.add_argument("--policy", default="majority", help="majority, median, mean or rater:USERNAME")
+        parser.add_argument(
+            "--policy",
+            default="majority",
+            help="majority, median, mean, rater:USERNAME, or a model fitted on the whole pool: dawid-skene, "
+            "mace, gold-weighted",
+        )
         parser.add_argument("--unjudged", choices=["explicit", "omit"], default="explicit")
         parser.add_argument("-o", "--output", help="also copy the release files into this directory")
 
