@@ -5,6 +5,7 @@ from __future__ import annotations
 from django.urls import path
 
 from judgements import manager_views as views
+from judgements import quality_views
 
 app_name = "judging-manage"
 urlpatterns = [
@@ -12,6 +13,8 @@ urlpatterns = [
     path("dashboard/", views.dashboard, name="dashboard"),
     path("pools/<slug:pool>/", views.pool_stats, name="stats"),
     path("pools/<slug:pool>/gold/", views.gold, name="gold"),
+    path("pools/<slug:pool>/raters/<str:username>/exclude/", quality_views.exclude, name="exclude-rater"),
+    path("pools/<slug:pool>/raters/<str:username>/restore/", quality_views.restore, name="restore-rater"),
     path("pools/<slug:pool>/gold/<int:item_id>/remove/", views.remove_gold, name="remove-gold"),
     path("pools/<slug:pool>/adjudication/", views.adjudication, name="adjudication"),
     path("pools/<slug:pool>/adjudication/<int:item_id>/", views.adjudicate, name="adjudicate"),

@@ -22,7 +22,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from judgements import adjudication as gold_and_adjudication
 from judgements import dashboard as boards
-from judgements import errors, labels, stats
+from judgements import errors, labels, quality_views, stats
 from judgements.campaign_views import JudgingNotSetUp
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
 from pooling import charts
@@ -171,6 +171,7 @@ def pool_stats(request: HttpRequest, pool: str) -> HttpResponse:
         "queue": len(gold_and_adjudication.adjudication_queue(pool=judging.pool)),
         "num_gold": GoldLabel.objects.filter(item__pool=judging.pool).count(),
         "judgements": Judgement.objects.filter(item__pool=judging.pool).count(),
+        "quality": quality_views.quality_rows(judging),
     }
     return render(request, "judgements/manage/stats.html", context)
 

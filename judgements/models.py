@@ -305,3 +305,38 @@ class Release(models.Model):
 
     def __str__(self) -> str:
         return f"release {self.pk} of {self.pool.name} ({self.policy})"
+
+
+class RaterExclusion(models.Model):
+    """A rater's labels left out of a pool's releases (and of its current qrels, agreement and noise
+    floor), from `excluded_at` until `restored_at`: every exclusion is kept, so the record says who excluded
+    whom, why and when, and who restored them. At most one exclusion of a rater per pool is active."""
+
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="exclusions")
+    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="exclusions")
+    reason = models.CharField(max_length=500, blank=True)
+    excluded_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    excluded_at = models.DateTimeField(default=timezone.now)
+    restored_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    restored_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-excluded_at", "-id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["pool", "rater"],
+                condition=models.Q(restored_at__isnull=True),
+                name="one_active_exclusion_per_rater_and_pool",
+            )
+        ]
+
+    def __str__(self) -> str:
+        return f"exclusion of {self.rater_id} from {self.pool_id}"
+
+    @property
+    def active(self) -> bool:
+        return self.restored_at is None

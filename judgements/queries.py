@@ -13,6 +13,7 @@ from judgements.models import (
     Adjudication,
     Judgement,
     Judging,
+    RaterExclusion,
 )
 from pooling.models import Pool, PoolItem, Run
 from pooling.page_cache import cache_key, read_through
@@ -23,12 +24,16 @@ PAGE_VERSION = 3
 
 def data_stamp(pool: Pool) -> tuple[Any, ...]:
     """What every computed page of a pool depends on: its judgements (latest change and count, so a
-    deletion counts too), its adjudications, and the runs of its collection."""
+    deletion counts too), its adjudications, the exclusions of raters, and the runs of its collection."""
     # every kind: a model judge's new labels change the pages that read them (a report filled by it)
     judged = Judgement.all_kinds.filter(item__pool=pool).aggregate(m=Max("updated_at"), n=Count("id"))
     adjudicated = Adjudication.objects.filter(item__pool=pool).aggregate(m=Max("decided_at"), n=Count("id"))
     runs = Run.objects.filter(collection=pool.collection_id).aggregate(m=Max("created_at"), n=Count("id"))
-    return (judged["m"], judged["n"], adjudicated["m"], adjudicated["n"], runs["m"], runs["n"])
+    excluded = RaterExclusion.objects.filter(pool=pool).aggregate(
+        m=Max("excluded_at"), r=Max("restored_at"), n=Count("id")
+    )
+    return (judged["m"], judged["n"], adjudicated["m"], adjudicated["n"], runs["m"], runs["n"],
+            excluded["m"], excluded["r"], excluded["n"])  # fmt: skip
 
 
 def cached_for_pool(pool: Pool, kind: str, compute: Callable[..., Any], **params: Any) -> Any:

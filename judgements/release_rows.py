@@ -122,7 +122,11 @@ def stream_items(*, pool: Pool, iso_times: bool = False, copy: bool = False) -> 
 
     With `iso_times`, on PostgreSQL the rows' created_at and updated_at come as the strings `iso` makes
     of them (elsewhere as the driver reads them). With `copy`, PostgreSQL streams the rows with COPY
-    (see `query_rows`; close the generator before the transaction ends)."""
+    (see `query_rows`; close the generator before the transaction ends).
+
+    The judgements of a rater excluded from the pool (`exclusions.exclude_rater`) are not among them:
+    this is where an exclusion takes effect for every release and every read of the current labels."""
+    from judgements.models import RaterExclusion
     from pooling.models import Document, Topic
 
     postgres = connection.vendor == "postgresql"
@@ -137,7 +141,9 @@ def stream_items(*, pool: Pool, iso_times: bool = False, copy: bool = False) -> 
         FROM {PoolItem._meta.db_table} i
         JOIN {Topic._meta.db_table} t ON t.id = i.topic_id
         JOIN {Document._meta.db_table} d ON d.id = i.document_id
-        LEFT JOIN {Judgement._meta.db_table} j ON j.item_id = i.id AND j.kind = 'human'
+        LEFT JOIN {Judgement._meta.db_table} j ON j.item_id = i.id AND j.kind = 'human' AND NOT EXISTS (
+            SELECT 1 FROM {RaterExclusion._meta.db_table} e
+            WHERE e.pool_id = i.pool_id AND e.rater_id = j.rater_id AND e.restored_at IS NULL)
         LEFT JOIN {Adjudication._meta.db_table} a ON a.item_id = i.id
         WHERE i.pool_id = %s AND i.selected
         ORDER BY t.qid{collate}, d.docid{collate}, j.rater_id

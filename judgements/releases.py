@@ -23,6 +23,7 @@ from django.http import FileResponse, Http404
 from judgements import aggregation, agreement
 from judgements.crowd_policies import fit_policy
 from judgements.errors import JudgingError
+from judgements.exclusions import excluded_rater_ids
 from judgements.models import Judging, Release
 from judgements.queries import unpooled_by_run
 from judgements.release_files import UNJUDGED_TOPICS_FILE, Tally, write_qrels_and_judgements
@@ -217,7 +218,7 @@ def release_manifest(
     labels = rubric.labels
     counts = tally.counts
     explicit = unjudged == "explicit"
-    return {
+    manifest = {
         "format": "relevance-release/1",
         "pool": pool.name,
         "collection": pool.collection.name,
@@ -249,6 +250,10 @@ def release_manifest(
             "layout": QRELS_LAYOUT if explicit else QRELS_LAYOUT_OMIT,
         },
     }
+    excluded = excluded_rater_ids(pool=pool)
+    if excluded:  # the labels of these raters are not in the release (exclusions.exclude_rater)
+        manifest["excluded_raters"] = len(excluded)
+    return manifest
 
 
 def write_manifest(work: Path, manifest: dict[str, Any]) -> None:

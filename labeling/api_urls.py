@@ -6,7 +6,7 @@ from rest_framework.routers import DefaultRouter
 from evaluation import api as evaluation_api
 from evaluation import judge_api
 from judgements import api as judgements_api
-from judgements import rater_api, release_api
+from judgements import quality_api, rater_api, release_api
 from labeling.api import ping, token
 from online import api as online_api
 from online import experiment_api as online_experiment_api
@@ -21,6 +21,7 @@ router.register("jobs", pooling_api.JobViewSet, basename="job")
 pooling_api.register(router)
 judgements_api.register(router)
 release_api.register(router)
+quality_api.register(router)
 evaluation_api.register(router)
 judge_api.register(router)
 online_api.register(router)

@@ -1,0 +1,51 @@
+"""Excluding a rater's labels from a pool's releases, and restoring them: one click, recorded, reversible.
+
+An active exclusion removes the rater's judgements from what every release, the current qrels, the
+agreement summary of a release and the noise floor read (`release_rows.stream_items` is the one reader,
+and leaves them out there); the judgements themselves stay, so restoring brings them back unchanged."""
+
+from __future__ import annotations
+
+from django.contrib.auth.models import User
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from judgements.errors import JudgingError
+from judgements.models import Judgement, RaterExclusion
+from pooling.models import Pool
+
+
+def excluded_rater_ids(*, pool: Pool) -> set[int]:
+    """The raters whose labels the pool's releases leave out right now."""
+    return set(
+        RaterExclusion.objects.filter(pool=pool, restored_at__isnull=True).values_list("rater_id", flat=True)
+    )
+
+
+@transaction.atomic
+def exclude_rater(*, pool: Pool, rater: User, by: User | None, reason: str = "") -> RaterExclusion:
+    """Leave `rater`'s labels out of `pool`'s releases from now on (refused if they have no judgement in
+    the pool, or are excluded already)."""
+    if not Judgement.objects.filter(item__pool=pool, rater=rater).exists():
+        raise JudgingError(f"{rater.username} has no judgement in {pool.name}")
+    try:
+        with transaction.atomic():
+            return RaterExclusion.objects.create(pool=pool, rater=rater, excluded_by=by, reason=reason[:500])
+    except IntegrityError:
+        raise JudgingError(f"{rater.username} is excluded from {pool.name} already") from None
+
+
+@transaction.atomic
+def restore_rater(*, pool: Pool, rater: User, by: User | None) -> RaterExclusion:
+    """Count `rater`'s labels in `pool`'s releases again (refused if they are not excluded)."""
+    exclusion = (
+        RaterExclusion.objects.select_for_update()
+        .filter(pool=pool, rater=rater, restored_at__isnull=True)
+        .first()
+    )
+    if exclusion is None:
+        raise JudgingError(f"{rater.username} is not excluded from {pool.name}")
+    exclusion.restored_at = timezone.now()
+    exclusion.restored_by = by
+    exclusion.save(update_fields=["restored_at", "restored_by"])
+    return exclusion

@@ -1,0 +1,98 @@
+"""Rater quality API (pool managers): each rater's confusion matrices, accuracy, κ and flags; excluding a
+rater's labels from the pool's releases and restoring them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.http import Http404
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import serializers, status, viewsets
+from rest_framework.decorators import action
+from rest_framework.request import Request
+from rest_framework.response import Response
+
+from judgements import crowd_quality, exclusions
+from judgements.errors import JudgingError
+from judgements.models import Judging, RaterExclusion
+from judgements.queries import cached_for_pool
+from pooling.models import Pool
+from pooling.permissions import IsManager, managed_pool
+
+
+class ExclusionSerializer(serializers.Serializer):
+    rater = serializers.CharField(max_length=150)
+    reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+
+def _exclusion(row: RaterExclusion) -> dict[str, Any]:
+    return {
+        "rater": row.rater.username,
+        "reason": row.reason,
+        "excluded_by": row.excluded_by.username if row.excluded_by else None,
+        "excluded_at": row.excluded_at,
+        "restored_by": row.restored_by.username if row.restored_by else None,
+        "restored_at": row.restored_at,
+        "active": row.active,
+    }
+
+
+@extend_schema(parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, description="pool name")])
+class RaterQualityViewSet(viewsets.ViewSet):
+    """Per-rater quality of a pool and the exclusions of raters from its releases."""
+
+    permission_classes = [IsManager]
+    lookup_field = "name"
+
+    def _pool(self, name: str | None) -> Pool:
+        pool = managed_pool(self.request, name or "", queryset=Pool.objects.all())
+        if not Judging.objects.filter(pool=pool).exists():
+            raise Http404
+        return pool
+
+    @extend_schema(responses={200: OpenApiResponse(description="every rater's quality and flags")})
+    def retrieve(self, request: Request, name: str | None = None) -> Response:
+        return Response(cached_for_pool(self._pool(name), "rater-quality", crowd_quality.pool_rater_quality))
+
+    @extend_schema(request=ExclusionSerializer, responses={201: OpenApiResponse(description="the exclusion")})
+    @action(detail=True, methods=["get", "post"], url_path="exclusions")
+    def exclusions(self, request: Request, name: str | None = None) -> Response:
+        pool = self._pool(name)
+        if request.method == "GET":
+            rows = RaterExclusion.objects.filter(pool=pool).select_related(
+                "rater", "excluded_by", "restored_by"
+            )
+            return Response({"results": [_exclusion(row) for row in rows]})
+        params = ExclusionSerializer(data=request.data)
+        params.is_valid(raise_exception=True)
+        rater = User.objects.filter(username=params.validated_data["rater"]).first()
+        if rater is None:
+            raise serializers.ValidationError({"rater": ["no such user"]})
+        try:
+            row = exclusions.exclude_rater(
+                pool=pool,
+                rater=rater,
+                by=request.user,
+                reason=params.validated_data["reason"],  # type: ignore[arg-type]
+            )
+        except JudgingError as exc:
+            raise serializers.ValidationError({"rater": [str(exc)]}) from None
+        return Response(_exclusion(row), status=status.HTTP_201_CREATED)
+
+    @extend_schema(responses={200: OpenApiResponse(description="the exclusion, ended")})
+    @action(detail=True, methods=["delete"], url_path=r"exclusions/(?P<username>[^/]+)")
+    def restore(self, request: Request, name: str | None = None, username: str = "") -> Response:
+        pool = self._pool(name)
+        rater = User.objects.filter(username=username).first()
+        if rater is None:
+            raise Http404
+        try:
+            row = exclusions.restore_rater(pool=pool, rater=rater, by=request.user)  # type: ignore[arg-type]
+        except JudgingError as exc:
+            raise serializers.ValidationError({"rater": [str(exc)]}) from None
+        return Response(_exclusion(row))
+
+
+def register(router: Any) -> None:
+    router.register("rater-quality", RaterQualityViewSet, basename="rater-quality")

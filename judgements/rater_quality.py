@@ -1,0 +1,167 @@
+"""Per-rater quality in a crowd (pure: no Django): confusion matrices against gold and against the
+consensus, exact accuracy, Cohen's κ with the consensus and with the other raters, and automatic flags.
+
+Flags, each with the number behind it (thresholds below, all on graded votes):
+
+- ``constant`` — one grade in ≥ ``CONSTANT_SHARE`` of the rater's votes; ``near-constant`` — in ≥
+  ``NEAR_CONSTANT_SHARE`` (a rater who always answers the middle grade is "within one" of every gold item,
+  and only this flag catches them);
+- ``fast`` — the rater's median time per judgement is below ``FAST_RATIO`` × the median of the other
+  raters' medians;
+- ``near-chance`` — Cohen's κ (unweighted, the rubric's full label set) between the rater and the
+  majority of the *other* raters of the same items is below ``CHANCE_KAPPA``: their answers agree with
+  everyone else's no better than chance. (Against the consensus the rater's own vote is in it; against
+  the others it is not, so a random answerer cannot agree with themselves.)
+
+A flag needs ``MIN_VOTES`` votes (times, shared items) to be raised: too few say nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from collections import defaultdict
+from collections.abc import Hashable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from judgements import aggregation
+
+CONSTANT_SHARE = 0.98
+NEAR_CONSTANT_SHARE = 0.9
+FAST_RATIO = 0.3
+CHANCE_KAPPA = 0.1
+MIN_VOTES = 10
+
+Record = tuple[Hashable, Hashable, int | None, float | None]  # (item, rater, grade or None, seconds)
+
+
+@dataclass
+class Versus:
+    """The rater's grades against reference grades on the items both have: ``confusion[i][j]`` counts
+    items whose reference is ``labels[i]`` and the rater's grade ``labels[j]``."""
+
+    n: int
+    accuracy: float | None
+    kappa: float | None
+    confusion: list[list[int]]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"n": self.n, "accuracy": _round(self.accuracy), "kappa": _round(self.kappa),
+                "confusion": self.confusion}  # fmt: skip
+
+
+@dataclass
+class RaterQuality:
+    rater: Hashable
+    votes: int
+    unrateable: int
+    modal_share: float | None
+    median_seconds: float | None
+    gold: Versus
+    consensus: Versus
+    others: Versus
+    flags: list[dict[str, str]] = field(default_factory=list)
+
+    def as_dict(self) -> dict[str, Any]:
+        return {
+            "rater": str(self.rater),
+            "votes": self.votes,
+            "unrateable": self.unrateable,
+            "modal_share": _round(self.modal_share),
+            "median_seconds": _round(self.median_seconds),
+            "gold": self.gold.as_dict(),
+            "consensus": self.consensus.as_dict(),
+            "others": self.others.as_dict(),
+            "flags": self.flags,
+        }
+
+
+def _round(value: float | None) -> float | None:
+    return None if value is None or not math.isfinite(value) else round(value, 6)
+
+
+def versus(pairs: Sequence[tuple[int, int]], labels: Sequence[int]) -> Versus:
+    """(reference, rater) pairs → counts, exact accuracy, unweighted κ over ``labels`` (None when
+    undefined: no pairs, or both sides one same grade)."""
+    index = {g: i for i, g in enumerate(labels)}
+    confusion = np.zeros((len(labels), len(labels)), dtype=np.int64)
+    for ref, mine in pairs:
+        confusion[index[ref], index[mine]] += 1
+    n = int(confusion.sum())
+    if not n:
+        return Versus(0, None, None, confusion.tolist())
+    observed = float(np.trace(confusion)) / n
+    expected = float(confusion.sum(axis=1) @ confusion.sum(axis=0)) / (n * n)
+    kappa = (observed - expected) / (1 - expected) if expected < 1 else None
+    return Versus(n, observed, kappa, confusion.tolist())
+
+
+def rater_quality(
+    records: Sequence[Record],
+    *,
+    labels: Sequence[int],
+    consensus: Mapping[Hashable, int],
+    gold: Mapping[Hashable, int],
+) -> list[RaterQuality]:
+    """Every rater's quality (in order of first appearance) from their current judgements ``records``;
+    ``consensus`` holds the judged items' grades under the pool's policy, ``gold`` the gold grades.
+    Cohen's κ here is computed from the confusion matrix over ``labels`` (the same value as
+    ``sklearn.metrics.cohen_kappa_score(..., labels=labels)``)."""
+    by_rater: dict[Hashable, list[Record]] = defaultdict(list)
+    by_item: dict[Hashable, list[tuple[Hashable, int | None]]] = defaultdict(list)
+    for record in records:
+        by_rater[record[1]].append(record)
+        by_item[record[0]].append((record[1], record[2]))
+    medians = {}
+    for rater, rows in by_rater.items():
+        times = [s for *_, s in rows if s is not None and s > 0]
+        medians[rater] = statistics.median(times) if len(times) >= MIN_VOTES else None
+    out = []
+    for rater, rows in by_rater.items():
+        graded = [(item, g) for item, _, g, _ in rows if g is not None]
+        counts = np.bincount([labels.index(g) for _, g in graded], minlength=len(labels)) if graded else None
+        modal = float(counts.max() / len(graded)) if counts is not None else None
+        others_pairs = []
+        for item, grade in graded:
+            rest = [(r, g) for r, g in by_item[item] if r != rater]
+            if any(g is not None for _, g in rest):
+                decided = aggregation.aggregate(rest, policy="majority")
+                if decided.grade is not None:
+                    others_pairs.append((decided.grade, grade))
+        quality = RaterQuality(
+            rater=rater,
+            votes=len(graded),
+            unrateable=len(rows) - len(graded),
+            modal_share=modal,
+            median_seconds=medians[rater],
+            gold=versus([(gold[item], g) for item, g in graded if item in gold], labels),
+            consensus=versus([(consensus[item], g) for item, g in graded if item in consensus], labels),
+            others=versus(others_pairs, labels),
+        )
+        quality.flags = flags(quality, [m for r, m in medians.items() if r != rater and m is not None])
+        out.append(quality)
+    return out
+
+
+def flags(quality: RaterQuality, others_medians: Sequence[float]) -> list[dict[str, str]]:
+    """The flags of one rater (see the module docstring), each ``{"flag", "why"}``."""
+    out = []
+    share = quality.modal_share
+    if share is not None and quality.votes >= MIN_VOTES:
+        if share >= CONSTANT_SHARE:
+            out.append({"flag": "constant", "why": f"one grade in {share:.0%} of {quality.votes} votes"})
+        elif share >= NEAR_CONSTANT_SHARE:
+            out.append({"flag": "near-constant", "why": f"one grade in {share:.0%} of {quality.votes} votes"})
+    if quality.median_seconds is not None and others_medians:
+        typical = statistics.median(others_medians)
+        if quality.median_seconds < FAST_RATIO * typical:
+            why = f"median {quality.median_seconds:.1f} s a judgement, the others {typical:.1f} s"
+            out.append({"flag": "fast", "why": why})
+    others = quality.others
+    if others.n >= MIN_VOTES and (others.kappa is None or others.kappa < CHANCE_KAPPA):
+        kappa = "undefined" if others.kappa is None else f"{others.kappa:.2f}"
+        out.append({"flag": "near-chance", "why": f"κ with the other raters {kappa} over {others.n} items"})
+    return out
