@@ -74,7 +74,7 @@ class RaterQualityViewSet(viewsets.ViewSet):
                 pool=pool,
                 rater=rater,
                 by=request.user,
-                reason=params.validated_data["reason"],  # type: ignore[arg-type]
+                reason=params.validated_data["reason"],
             )
         except JudgingError as exc:
             raise serializers.ValidationError({"rater": [str(exc)]}) from None
@@ -88,7 +88,7 @@ class RaterQualityViewSet(viewsets.ViewSet):
         if rater is None:
             raise Http404
         try:
-            row = exclusions.restore_rater(pool=pool, rater=rater, by=request.user)  # type: ignore[arg-type]
+            row = exclusions.restore_rater(pool=pool, rater=rater, by=request.user)
         except JudgingError as exc:
             raise serializers.ValidationError({"rater": [str(exc)]}) from None
         return Response(_exclusion(row))

@@ -3,7 +3,7 @@ labels from a pool's releases, and its undoing (pool managers only)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib import messages
 from django.contrib.auth.models import User
@@ -39,9 +39,8 @@ def _rater(request: HttpRequest, name: str, username: str) -> tuple[Pool, User]:
 def exclude(request: HttpRequest, pool: str, username: str) -> HttpResponse:
     found, rater = _rater(request, pool, username)
     try:
-        exclusions.exclude_rater(
-            pool=found, rater=rater, by=request.user, reason=request.POST.get("reason", "")
-        )  # type: ignore[arg-type]
+        by = cast(User, request.user)  # manager_required: a signed-in manager
+        exclusions.exclude_rater(pool=found, rater=rater, by=by, reason=request.POST.get("reason", ""))
         messages.success(request, f"{rater.username}'s labels are left out of {found.name}'s releases.")
     except JudgingError as exc:
         messages.error(request, str(exc))
@@ -53,7 +52,7 @@ def exclude(request: HttpRequest, pool: str, username: str) -> HttpResponse:
 def restore(request: HttpRequest, pool: str, username: str) -> HttpResponse:
     found, rater = _rater(request, pool, username)
     try:
-        exclusions.restore_rater(pool=found, rater=rater, by=request.user)  # type: ignore[arg-type]
+        exclusions.restore_rater(pool=found, rater=rater, by=cast(User, request.user))
         messages.success(request, f"{rater.username}'s labels count in {found.name}'s releases again.")
     except JudgingError as exc:
         messages.error(request, str(exc))

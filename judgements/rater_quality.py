@@ -103,8 +103,8 @@ def rater_quality(
     records: Sequence[Record],
     *,
     labels: Sequence[int],
-    consensus: Mapping[Hashable, int],
-    gold: Mapping[Hashable, int],
+    consensus: Mapping[Any, int],
+    gold: Mapping[Any, int],
 ) -> list[RaterQuality]:
     """Every rater's quality (in order of first appearance) from their current judgements ``records``;
     ``consensus`` holds the judged items' grades under the pool's policy, ``gold`` the gold grades.

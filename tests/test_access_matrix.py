@@ -224,6 +224,19 @@ ROUTES: dict[str, list[Call]] = {
     "release-detail": [Call("get", "/api/releases/{release}/", API_A)],
     "release-files": [Call("get", "/api/releases/{release}/files/qrels.txt/", API_A)],
     "agreement-detail": [Call("get", "/api/agreement/{pool}/", API_A)],
+    "rater-quality-detail": [Call("get", "/api/rater-quality/{pool}/", API_A)],
+    "rater-quality-exclusions": [
+        Call("get", "/api/rater-quality/{pool}/exclusions/", API_A),
+        Call(
+            "post",
+            "/api/rater-quality/{pool}/exclusions/",
+            "401 403 403 403 201 404 201",
+            data={"rater": "rater-a"},
+        ),
+    ],
+    "rater-quality-restore": [
+        Call("delete", "/api/rater-quality/{pool}/exclusions/rater-a/", "401 403 403 403 400 404 400"),
+    ],
     "evaluation-report": [Call("get", "/api/evaluation/{pool}/report/", API_A)],
     "evaluation-pool-bias": [Call("get", "/api/evaluation/{pool}/pool-bias/", API_A)],
     "evaluation-two-stage": [
@@ -440,6 +453,12 @@ ROUTES: dict[str, list[Call]] = {
     ],  # fmt: skip
     "judging-manage:remove-gold": [
         Call("post", "/manage/pools/{pool}/gold/{gold_item}/remove/", "L 403 403 403 302 404 302"),
+    ],
+    "judging-manage:exclude-rater": [
+        Call("post", "/manage/pools/{pool}/raters/rater-a/exclude/", "L 403 403 403 302 404 302"),
+    ],
+    "judging-manage:restore-rater": [
+        Call("post", "/manage/pools/{pool}/raters/rater-a/restore/", "L 403 403 403 302 404 302"),
     ],
     "judging-manage:adjudication": [Call("get", "/manage/pools/{pool}/adjudication/", PAGE_A)],
     "judging-manage:adjudicate": [
