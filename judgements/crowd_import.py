@@ -1,0 +1,230 @@
+"""Importing a crowd's labels: many workers' judgements of a pool from one file, atomically.
+
+The file is CSV or TSV (the header's delimiter decides; ``.gz`` read transparently) with a header naming
+the columns ``worker`` (or ``rater``), ``qid`` (or ``topic``), ``docid`` (or ``doc``), ``label`` (or
+``grade``) and optionally ``seconds``. Rules, each one counted in the summary:
+
+- **Duplicates** — the same (worker, item) more than once in the file: with ``duplicates="last"`` the last
+  row wins and the earlier ones are counted as replaced; with ``"revisions"`` every row is kept, in file
+  order, each later one a revision of the worker's judgement (its history shows them all). A worker's
+  judgement already in the pool is revised by the file's label either way.
+- **Special labels** — a label in ``unrateable_labels`` (e.g. -2 for "broken") becomes an unrateable
+  judgement; any other negative label is skipped (counted under ``negative label``).
+- **Skipped rows** — counted by reason: ``negative label``, ``unpooled`` (with ``skip_unpooled``; otherwise
+  an unpooled row is an error), ``unknown worker`` (a worker who is no user; with ``create_raters`` each
+  new worker gets an account of that name with no usable password instead: they never log in).
+- **Errors** (nothing stored): a missing column, a label that is not an integer, a grade not on the rubric,
+  an empty field; each as ``FILE:LINE: what``.
+"""
+
+from __future__ import annotations
+
+import csv
+import time
+from collections import Counter
+from collections.abc import Collection
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from django.contrib.auth.models import User
+from django.db import transaction
+from django.db.models import F
+
+from judgements.labels import revise_judgement
+from judgements.models import Judgement, Judging
+from pooling import errors as pooling_errors
+from pooling import formats
+from pooling import imports as pooling_imports
+from pooling.models import Pool, PoolItem
+
+COLUMNS = {
+    "worker": ("worker", "rater", "worker_id", "workerid"),
+    "qid": ("qid", "topic", "topic_id", "topicid"),
+    "docid": ("docid", "doc", "document", "doc_id"),
+    "label": ("label", "grade", "rel", "relevance"),
+    "seconds": ("seconds", "time", "duration"),
+}
+DUPLICATE_RULES = ("last", "revisions")
+
+
+@dataclass
+class CrowdImportSummary:
+    rows: int = 0
+    created: int = 0
+    revised: int = 0
+    unrateable: int = 0
+    duplicates: int = 0
+    duplicate_rule: str = "last"
+    raters_created: int = 0
+    skipped: Counter[str] = field(default_factory=Counter)
+    seconds: float = 0.0
+
+    def line(self) -> str:
+        skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(self.skipped.items())) or "none"
+        return (
+            f"crowd judgements: {self.rows} rows, {self.created} created, {self.revised} revised, "
+            f"{self.unrateable} unrateable, {self.duplicates} duplicate (worker, item) rows "
+            f"({'last wins' if self.duplicate_rule == 'last' else 'kept as revisions'}), "
+            f"{self.raters_created} raters created; skipped: {skipped}; {self.seconds:.1f} s"
+        )
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"rows": self.rows, "created": self.created, "revised": self.revised,
+                "unrateable": self.unrateable, "duplicates": self.duplicates,
+                "duplicate_rule": self.duplicate_rule, "raters_created": self.raters_created,
+                "skipped": dict(self.skipped), "seconds": round(self.seconds, 3)}  # fmt: skip
+
+
+def _header(display: str, fields: list[str]) -> dict[str, int]:
+    names = [f.strip().lower() for f in fields]
+    found: dict[str, int] = {}
+    for column, aliases in COLUMNS.items():
+        for alias in aliases:
+            if alias in names:
+                found[column] = names.index(alias)
+                break
+    missing = [c for c in ("worker", "qid", "docid", "label") if c not in found]
+    if missing:
+        raise pooling_errors.ImportFailed(
+            [f"{display}:1: the header lacks the column(s) {', '.join(missing)}"]
+        )
+    return found
+
+
+def _rows(
+    path: str | Path, display: str, errors: list[str]
+) -> list[tuple[int, str, str, str, int, float | None]]:
+    """(line, worker, qid, docid, label, seconds) of every good row; problems appended to `errors`."""
+    problems: list[formats.LineError] = []
+    lines = formats.open_lines(path, errors=problems, max_errors=50)
+    out: list[tuple[int, str, str, str, int, float | None]] = []
+    columns: dict[str, int] | None = None
+    delimiter = "\t"
+    for number, text in lines:
+        if not text.strip():
+            continue
+        if columns is None:
+            delimiter = "\t" if "\t" in text else ","
+            columns = _header(display, next(csv.reader([text], delimiter=delimiter)))
+            continue
+        fields = next(csv.reader([text], delimiter=delimiter))
+        try:
+            worker, qid, docid, label = (
+                fields[columns[c]].strip() for c in ("worker", "qid", "docid", "label")
+            )
+        except IndexError:
+            errors.append(f"{display}:{number}: {len(fields)} fields, fewer than the header's")
+            continue
+        if not (worker and qid and docid):
+            errors.append(f"{display}:{number}: an empty worker, qid or docid")
+            continue
+        try:
+            grade = int(label)
+        except ValueError:
+            errors.append(f"{display}:{number}: label {label!r} is not an integer")
+            continue
+        seconds = None
+        if "seconds" in columns and columns["seconds"] < len(fields) and fields[columns["seconds"]].strip():
+            try:
+                seconds = float(fields[columns["seconds"]])
+            except ValueError:
+                errors.append(f"{display}:{number}: seconds {fields[columns['seconds']]!r} is not a number")
+                continue
+        out.append((number, worker, qid, docid, grade, seconds))
+    errors.extend(str(p) for p in problems)
+    if columns is None and not errors:
+        errors.append(f"{display}: empty file (a header line is needed)")
+    return out
+
+
+def import_crowd_judgements(
+    *,
+    pool: Pool,
+    path: str | Path,
+    duplicates: str = "last",
+    unrateable_labels: Collection[int] = (),
+    skip_unpooled: bool = False,
+    create_raters: bool = False,
+    display_name: str | None = None,
+) -> CrowdImportSummary:
+    """Import a crowd file (see the module docstring) as its workers' judgements of `pool`, in one
+    transaction: any error stores nothing (`ImportFailed` with every error by line)."""
+    if duplicates not in DUPLICATE_RULES:
+        raise ValueError(f"duplicates must be one of {', '.join(DUPLICATE_RULES)}, not {duplicates!r}")
+    started = time.monotonic()
+    display = display_name or str(path)
+    judging = Judging.objects.select_related("rubric").get(pool=pool)
+    grades = set(judging.rubric.labels)
+    special = set(unrateable_labels)
+    summary = CrowdImportSummary(duplicate_rule=duplicates)
+    errors: list[str] = []
+    with pooling_imports.reading_limits():
+        rows = _rows(path, display, errors)
+    items = {
+        (q, d): pk
+        for pk, q, d in PoolItem.objects.filter(pool=pool).values_list("pk", "topic__qid", "document__docid")
+    }
+    last_row: dict[tuple[str, int], int] = {}
+    kept: list[tuple[str, int, int, float | None]] = []
+    for number, worker, qid, docid, label, seconds in rows:
+        summary.rows += 1
+        if label < 0 and label not in special:
+            summary.skipped["negative label"] += 1
+            continue
+        if label >= 0 and label not in grades:
+            errors.append(f"{display}:{number}: grade {label} is not on the rubric")
+            continue
+        item = items.get((qid, docid))
+        if item is None:
+            if skip_unpooled:
+                summary.skipped["unpooled"] += 1
+            else:
+                errors.append(f"{display}:{number}: {qid} {docid} is not in pool {pool.name}")
+            continue
+        if (worker, item) in last_row:
+            summary.duplicates += 1
+        last_row[(worker, item)] = len(kept)
+        kept.append((worker, item, label, seconds))
+    if errors:
+        raise pooling_errors.ImportFailed(errors[:200])
+    if duplicates == "last":
+        kept = [row for k, row in enumerate(kept) if last_row[(row[0], row[1])] == k]
+    with transaction.atomic():
+        users = {u.username: u for u in User.objects.filter(username__in={w for w, *_ in kept})}
+        for worker in sorted({w for w, *_ in kept} - set(users)):
+            if not create_raters:
+                continue
+            user = User(username=worker)
+            user.set_unusable_password()
+            user.save()
+            users[worker] = user
+            summary.raters_created += 1
+        existing = {
+            (j.rater_id, j.item_id): j
+            for j in Judgement.objects.filter(item__pool=pool, rater__in=list(users.values()))
+        }
+        for worker, item, label, seconds in kept:
+            found_user = users.get(worker)
+            if found_user is None:
+                summary.skipped["unknown worker"] += 1
+                continue
+            user = found_user
+            unrateable = label in special
+            grade = None if unrateable else label
+            summary.unrateable += int(unrateable)
+            found = existing.get((user.pk, item))
+            if found is not None:
+                existing[(user.pk, item)] = revise_judgement(
+                    judgement=found, by=user, grade=grade, unrateable=unrateable
+                )
+                summary.revised += 1
+                continue
+            existing[(user.pk, item)] = Judgement.objects.create(
+                item_id=item, rater=user, rubric=judging.rubric, grade=grade, unrateable=unrateable,
+                seconds=seconds or 0.0, imported=True,
+            )  # fmt: skip
+            PoolItem.objects.filter(pk=item).update(num_judgements=F("num_judgements") + 1)
+            summary.created += 1
+    summary.seconds = time.monotonic() - started
+    return summary

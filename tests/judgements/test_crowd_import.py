@@ -1,0 +1,86 @@
+"""Importing a crowd file: duplicates by a stated rule, special labels as unrateable, every skipped row
+counted by reason, and nothing stored when any row is bad."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.core.management import call_command
+
+from judgements.crowd_import import import_crowd_judgements
+from judgements.models import Judgement
+from pooling.errors import ImportFailed
+from tests.factories import make_pool, make_user
+
+CROWD = """worker\tqid\tdocid\tlabel\tseconds
+w1\tq1\td001\t2\t12.5
+w2\tq1\td001\t1\t8
+w1\tq1\td002\t-2\t3
+w1\tq1\td001\t3\t9
+w3\tq1\td003\t0\t4
+w1\tq1\tnope\t1\t2
+w2\tq2\td010\t-1\t5
+"""
+
+
+@pytest.fixture
+def crowd_file(tmp_path):
+    path = tmp_path / "crowd.tsv"
+    path.write_text(CROWD)
+    return path
+
+
+@pytest.fixture
+def pool(db):
+    make_user("w1"), make_user("w2")
+    return make_pool(raters=[], name="crowd")
+
+
+def test_the_last_row_of_a_duplicate_wins_and_every_skip_is_counted(pool, crowd_file):
+    summary = import_crowd_judgements(pool=pool, path=crowd_file, skip_unpooled=True)
+    assert summary.duplicates == 1 and summary.duplicate_rule == "last"
+    assert dict(summary.skipped) == {"negative label": 2, "unpooled": 1, "unknown worker": 1}
+    assert summary.rows == 7 and summary.created == 2
+    w1 = Judgement.objects.get(rater__username="w1")
+    assert (w1.grade, w1.seconds, w1.imported) == (3, 9.0, True)
+    assert "2 negative label" in summary.line() and "last wins" in summary.line()
+
+
+def test_duplicates_can_be_kept_as_revisions(pool, crowd_file):
+    summary = import_crowd_judgements(pool=pool, path=crowd_file, skip_unpooled=True, duplicates="revisions")
+    assert summary.created == 2 and summary.revised == 1
+    w1 = Judgement.objects.get(rater__username="w1")
+    assert w1.grade == 3 and w1.revisions.count() == 1
+
+
+def test_special_labels_become_unrateable_and_new_workers_accounts(pool, crowd_file):
+    summary = import_crowd_judgements(
+        pool=pool, path=crowd_file, skip_unpooled=True, unrateable_labels=[-2], create_raters=True
+    )
+    assert summary.unrateable == 1 and summary.raters_created == 1
+    broken = Judgement.objects.get(rater__username="w1", item__document__docid="d002")
+    assert broken.unrateable and broken.grade is None
+    assert dict(summary.skipped) == {"negative label": 1, "unpooled": 1}
+    assert not Judgement.objects.get(rater__username="w3").rater.has_usable_password()
+
+
+def test_a_bad_row_stores_nothing_and_names_its_line(pool, tmp_path):
+    path = tmp_path / "bad.csv"
+    path.write_text("worker,qid,docid,label\nw1,q1,d001,2\nw2,q1,d001,high\nw2,q1,d002,7\n")
+    with pytest.raises(ImportFailed) as failed:
+        import_crowd_judgements(pool=pool, path=path)
+    assert "bad.csv:3: label 'high' is not an integer" in str(failed.value)
+    assert "bad.csv:4: grade 7 is not on the rubric" in str(failed.value)
+    assert not Judgement.objects.exists()
+    path.write_text("who,qid,docid,label\nw1,q1,d001,2\n")
+    with pytest.raises(ImportFailed, match="lacks the column"):
+        import_crowd_judgements(pool=pool, path=path)
+
+
+def test_the_command_imports_a_crowd_file_and_prints_the_counts(pool, crowd_file):
+    out = io.StringIO()
+    call_command("import_judgements", "crowd", str(crowd_file), "--crowd", "--skip-unpooled",
+                 "--unrateable-labels=-2", "--duplicates", "revisions", stdout=out)  # fmt: skip
+    line = out.getvalue()
+    assert "kept as revisions" in line and "1 unrateable" in line and "1 unknown worker" in line
