@@ -4,7 +4,7 @@ per run."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from django.db import connection
 from django.db.models import Count, Max
@@ -17,6 +17,9 @@ from judgements.models import (
 )
 from pooling.models import Pool, PoolItem, Run
 from pooling.page_cache import cache_key, read_through
+
+if TYPE_CHECKING:
+    from judgements.agreement import Weights
 
 #: Bumped when a cached page's shape changes, so no page reads a cached value of the old shape.
 PAGE_VERSION = 3
@@ -52,9 +55,12 @@ def agreement_records(*, pool: Pool) -> list[tuple[int, str, str, int | None]]:
     )
 
 
-def pool_agreement(*, pool: Pool, seed: int = 0, n_bootstrap: int = 1000) -> dict[str, Any]:
+def pool_agreement(
+    *, pool: Pool, seed: int = 0, n_bootstrap: int = 1000, weights: Weights = None
+) -> dict[str, Any]:
     """The agreement summary of a pool's judgements over its rubric's full label set
-    (the weights come from every grade, not only from those that occur)."""
+    (the weights come from every grade, not only from those that occur); the intervals of each pair and
+    topic are those of the kappa `weights` asks for (None: unweighted; "linear", "quadratic")."""
     from judgements import agreement
 
     judging = Judging.objects.select_related("rubric").get(pool=pool)
@@ -64,6 +70,7 @@ def pool_agreement(*, pool: Pool, seed: int = 0, n_bootstrap: int = 1000) -> dic
         relevance_level=pool.relevance_level,
         seed=seed,
         n_bootstrap=n_bootstrap,
+        weights=weights,
     )
     summary["sentence"] = agreement.noise_floor_sentence(summary)
     return summary

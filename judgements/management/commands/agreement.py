@@ -32,8 +32,13 @@ class Command(BaseCommand):
         pool = Pool.objects.filter(name=options["pool"]).first()
         if pool is None or not Judging.objects.filter(pool=pool).exists():
             raise CommandError(f"no judged pool named {options['pool']!r}")
-        summary = queries.pool_agreement(pool=pool, seed=options["seed"], n_bootstrap=options["bootstrap"])
         key = {"none": "unweighted", "linear": "linear", "quadratic": "quadratic"}[options["weights"]]
+        summary = queries.pool_agreement(
+            pool=pool,
+            seed=options["seed"],
+            n_bootstrap=options["bootstrap"],
+            weights={"none": None, "linear": "linear", "quadratic": "quadratic"}[options["weights"]],
+        )
         chosen = summary["cohen"][key]
         if options["format"] == "json":
             summary["cohen_kappa"] = chosen["kappa"]
@@ -52,7 +57,18 @@ class Command(BaseCommand):
         self.stdout.write(f"fleiss_kappa\t{_fmt(summary['fleiss']['kappa'])}")
         for level in ("nominal", "ordinal", "interval"):
             self.stdout.write(f"krippendorff_alpha ({level})\t{_fmt(summary['krippendorff'][level])}")
-        self.stdout.write(f"worst topics ({key}):")
+        self.stdout.write(f"rater pairs ({key} kappa, 95% CI of the {key} kappa):")
+        for pair in summary["pairs"]:
+            self.stdout.write(
+                f"  {pair['rater_a']} × {pair['rater_b']}\t{_fmt(pair[key])}\t"
+                f"[{_fmt(pair['ci_low'])}, {_fmt(pair['ci_high'])}] {pair['ci_weights']}\t"
+                f"{pair['n_items']} items"
+            )
+        self.stdout.write(f"worst topics ({key} kappa, 95% CI of the {key} kappa):")
         for topic in summary["topics"][:10]:
-            self.stdout.write(f"  {topic['topic']}\t{_fmt(topic[key])}\t{topic['n_items']} items")
+            self.stdout.write(
+                f"  {topic['topic']}\t{_fmt(topic[key])}\t"
+                f"[{_fmt(topic['ci_low'])}, {_fmt(topic['ci_high'])}] {topic['ci_weights']}\t"
+                f"{topic['n_items']} items"
+            )
         self.stdout.write(summary["sentence"])
