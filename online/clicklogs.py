@@ -1,5 +1,7 @@
-"""Importing click logs: one service, `import_click_log`, for every caller (command, API job, admin,
-demo, benchmark). Atomic: any bad line raises `FormatError` and nothing is stored (rows or archive).
+"""Importing click logs (a little over 400 lines: the per-page loop, the table of cells and the store are
+one flow, kept together so that the hot loop's shape is visible): one service, `import_click_log`, for
+every caller (command, API job, demo, benchmark). Atomic: any bad line raises `ImportFailed` and
+nothing is stored (rows or archive).
 
 Memory stays flat: pages are aggregated a chunk at a time with numpy into the sorted table of distinct
 cells (logger, topic, document, position), and each chunk's pages are appended to the impression
@@ -28,8 +30,9 @@ from django.conf import settings
 from django.db import connection, transaction
 
 from online import archive
-from online.logformats import CountRow, Page, UbiStats, read_counts, read_impressions, read_ubi
+from online.logformats import CountRow, Page, UbiStats, read_counts, read_impressions
 from online.models import ClickCount, ClickLog, QueryMapping
+from online.ubi import read_ubi
 from pooling.errors import ImportFailed, Refused
 from pooling.formats import FormatError, LineError
 from pooling.imports import _open_source, reading_limits

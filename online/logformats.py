@@ -24,26 +24,21 @@ page: the hits shown, in order; a query without hit ids takes its shown list fro
 events (`event_attributes.position.ordinal`). Click events (`action_name` `click` or `click_through` by
 default) carry `event_attributes.object.object_id` and `event_attributes.position.ordinal` (an integer,
 or `{"index": n}` as in the 1.0 JSON schema); ordinals are 1-based unless `ordinal_base=0` is given.
-The join streams through an on-disk SQLite scratch file, so memory does not grow with the log. Other
-actions (`hover`, `add_to_cart`, ...) are counted and ignored, as are events without a query_id.
+The join streams through an on-disk SQLite scratch file, so memory does not grow with the log
+(`online.ubi`). Other actions (`hover`, `add_to_cart`, ...) are counted and ignored, as are events
+without a query_id.
 The query's logger is `query_attributes.ranker` (or `.experiment`), else `application`.
 """
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import re
-import sqlite3
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from pooling.formats import (
-    FormatError,
-    LineError,
     Source,
     _id_problem,
     _Invalid,
@@ -242,217 +237,3 @@ def read_counts(source: Source, *, max_errors: int = 50) -> Iterator[CountRow]:
         reader.entries += 1
         yield CountRow(lineno, qid, docid, position, impressions, clicks, logger)
     reader.finish("counts")
-
-
-# ------------------------------------------------------------------------------------------------ UBI
-
-
-def _unwrap(obj: dict[str, Any]) -> tuple[dict[str, Any], str | None]:
-    if isinstance(obj.get("_source"), dict):
-        raw_id = obj.get("_id")
-        return obj["_source"], str(raw_id) if raw_id is not None else None
-    raw_id = obj.get("event_id", obj.get("id"))
-    return obj, str(raw_id) if raw_id is not None else None
-
-
-def _ordinal(attributes: Any, base: int) -> int | None:
-    position = attributes.get("position") if isinstance(attributes, dict) else None
-    if not isinstance(position, dict) or position.get("ordinal") is None:
-        return None
-    ordinal = position["ordinal"]
-    if isinstance(ordinal, dict):
-        ordinal = ordinal.get("index")
-    if isinstance(ordinal, bool) or not isinstance(ordinal, int):
-        raise _Invalid(f"event_attributes.position.ordinal {ordinal!r} is not an integer")
-    return ordinal + (1 - base)
-
-
-def _object_id(attributes: Any) -> str | None:
-    obj = attributes.get("object") if isinstance(attributes, dict) else None
-    if not isinstance(obj, dict) or obj.get("object_id") is None:
-        return None
-    value = obj["object_id"]
-    if isinstance(value, bool) or not isinstance(value, str | int):
-        raise _Invalid(
-            f"event_attributes.object.object_id must be a string or an integer, found {_json_type(value)}"
-        )
-    return str(value)
-
-
-def read_ubi(
-    queries: Source,
-    events: Source,
-    *,
-    click_actions: tuple[str, ...] = CLICK_ACTIONS,
-    ordinal_base: int = 1,
-    stats: UbiStats | None = None,
-    max_errors: int = 50,
-    scratch_dir: str | None = None,
-) -> Iterator[Page]:
-    """The pages of a UBI `ubi_queries` + `ubi_events` export pair (see the module docstring)."""
-    stats = stats if stats is not None else UbiStats()
-    fd, scratch = tempfile.mkstemp(suffix=".sqlite3", dir=scratch_dir)
-    os.close(fd)
-    db = sqlite3.connect(scratch)
-    try:
-        yield from _ubi_pages(db, queries, events, click_actions, ordinal_base, stats, max_errors)
-    finally:
-        db.close()
-        os.unlink(scratch)
-
-
-def _ubi_pages(
-    db: sqlite3.Connection,
-    queries: Source,
-    events: Source,
-    click_actions: tuple[str, ...],
-    ordinal_base: int,
-    stats: UbiStats,
-    max_errors: int,
-) -> Iterator[Page]:
-    db.executescript(
-        """
-        PRAGMA journal_mode=OFF; PRAGMA synchronous=OFF;
-        CREATE TABLE q (id TEXT PRIMARY KEY, line INT, query TEXT, by_qid INT, client TEXT, logger TEXT,
-                        hits TEXT);
-        CREATE TABLE e (eid TEXT UNIQUE, line INT, qid TEXT, click INT, object TEXT, position INT,
-                        session TEXT);
-        """
-    )
-    qreader = _Reader(queries, max_errors)
-    for lineno, raw in _json_objects(qreader):
-        try:
-            obj, _ = _unwrap(raw)
-            query_id = _json_id(obj, ("query_id",), "query_id")
-            raw_attributes = obj.get("query_attributes")
-            attributes: dict[str, Any] = raw_attributes if isinstance(raw_attributes, dict) else {}
-            qid = attributes.get("qid")
-            text = obj.get("user_query")
-            if qid is None and (not isinstance(text, str) or not text.strip()):
-                raise _Invalid(f"query {query_id!r} has no user_query")
-            hits = obj.get("query_response_hit_ids")
-            shown = _ids(hits, "query_response_hit_ids") if hits else None
-            logger = attributes.get("ranker") or attributes.get("experiment") or obj.get("application") or ""
-            db.execute(
-                "INSERT INTO q VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    query_id,
-                    lineno,
-                    str(qid) if qid is not None else text,
-                    qid is not None,
-                    str(obj.get("client_id") or ""),
-                    str(logger),
-                    json.dumps(shown) if shown else None,
-                ),
-            )
-        except _Invalid as exc:
-            qreader.error(lineno, str(exc))
-            continue
-        except sqlite3.IntegrityError:
-            qreader.error(lineno, f"query_id {query_id!r} appears twice")
-            continue
-        qreader.entries += 1
-    ereader = _Reader(events, max_errors)
-    for lineno, raw in _json_objects(ereader):
-        stats.events += 1
-        try:
-            obj, event_id = _unwrap(raw)
-            action = obj.get("action_name")
-            if not isinstance(action, str) or not action:
-                raise _Invalid("missing required field 'action_name'")
-            is_click = action in click_actions
-            if not is_click and action not in IMPRESSION_ACTIONS:
-                stats.ignored_actions[action] = stats.ignored_actions.get(action, 0) + 1
-                continue
-            if obj.get("query_id") in (None, ""):
-                stats.without_query += 1
-                continue
-            query_id = _json_id(obj, ("query_id",), "query_id")
-            row = db.execute("SELECT hits FROM q WHERE id = ?", (query_id,)).fetchone()
-            if row is None:
-                raise _Invalid(f"event's query_id {query_id!r} has no query in the queries file")
-            event_attributes = obj.get("event_attributes")
-            object_id = _object_id(event_attributes)
-            position = _ordinal(event_attributes, ordinal_base)
-            shown = json.loads(row[0]) if row[0] else None
-            if position is None and object_id is not None and shown is not None and object_id in shown:
-                position = shown.index(object_id) + 1
-            if position is None:
-                raise _Invalid(f"{action} event has no event_attributes.position.ordinal")
-            _position(position, len(shown) if shown else None, action)
-            if shown is not None and object_id is not None and shown[position - 1] != object_id:
-                raise _Invalid(
-                    f"{action} on object {object_id!r} at position {position}, "
-                    f"but the query showed {shown[position - 1]!r} there"
-                )
-            if object_id is None and not is_click:
-                raise _Invalid("impression event has no event_attributes.object.object_id")
-            session = obj.get("session_id") or obj.get("client_id") or query_id
-            db.execute(
-                "INSERT INTO e VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (event_id, lineno, query_id, is_click, object_id, position, str(session)),
-            )
-        except _Invalid as exc:
-            ereader.error(lineno, str(exc))
-            continue
-        except sqlite3.IntegrityError:
-            ereader.error(lineno, f"event id {event_id!r} appears twice")
-            continue
-        ereader.entries += 1
-    if not qreader.errors and qreader.entries == 0:
-        qreader.finish("queries")
-    errors: list[LineError] = qreader.errors + ereader.errors
-    if errors:
-        raise FormatError(errors)
-    db.execute("CREATE INDEX e_q ON e (qid, click, position)")
-    yield from _assemble(db, qreader.path, ereader.path)
-
-
-def _assemble(db: sqlite3.Connection, qpath: str, epath: str) -> Iterator[Page]:
-    errors: list[LineError] = []
-    cursor = db.execute("SELECT id, line, query, by_qid, client, logger, hits FROM q ORDER BY line")
-    lookup = db.cursor()
-    for query_id, line, query, by_qid, client, logger, hits in cursor:
-        events = lookup.execute(
-            "SELECT line, click, object, position, session FROM e WHERE qid = ? ORDER BY position, line",
-            (query_id,),
-        ).fetchall()
-        shown = json.loads(hits) if hits else None
-        if shown is None:
-            by_position = {pos: obj for _, click, obj, pos, _ in events if not click}
-            if not by_position:
-                continue  # a query nobody saw the results of
-            top = max(by_position)
-            missing = [p for p in range(1, top + 1) if p not in by_position]
-            if missing:
-                errors.append(
-                    LineError(qpath, line, f"query {query_id!r}: no impression at position {missing[0]}")
-                )
-                continue
-            shown = [by_position[p] for p in range(1, top + 1)]
-        clicks: list[int] = []
-        for event_line, click, obj, pos, _ in events:
-            if not click:
-                continue
-            if pos > len(shown):
-                errors.append(
-                    LineError(
-                        epath,
-                        event_line,
-                        f"click on position {pos}, but only {len(shown)} results were shown",
-                    )
-                )
-            elif obj is not None and shown[pos - 1] != obj:
-                errors.append(
-                    LineError(
-                        epath,
-                        event_line,
-                        f"click on object {obj!r} at position {pos}, but {shown[pos - 1]!r} was shown there",
-                    )
-                )
-            elif pos not in clicks:
-                clicks.append(pos)
-        session = next((s for *_, s in events), None) or client or query_id
-        yield Page(line, session, client or session, query, bool(by_qid), logger, shown, sorted(clicks))
-    if errors:
-        raise FormatError(errors)

@@ -236,6 +236,10 @@ def harvest(counts: Counts) -> Estimate:
         )
     for k in np.flatnonzero(~moved):
         warnings.append(f"position {k + 1}: no document was ever shown there and at another position")
+    if not rows:
+        raise PropensityError(
+            "no intervention has clicks at both of its positions: θ cannot be harvested from this log"
+        )
     design = np.array(rows)[:, 1:]  # log θ_1 = 0
     sw = np.sqrt(np.array(weights))
     solution, *_ = np.linalg.lstsq(design * sw[:, None], np.array(rhs) * sw, rcond=None)

@@ -107,3 +107,9 @@ def test_the_simulators_follow_their_models() -> None:
     assert np.allclose(pbm.mean(axis=0), THETA[:3], atol=0.01)
     cascade = cascade_clicks(rng, np.full((1000, 3), 1.0))
     assert cascade[:, 0].all() and not cascade[:, 1:].any()
+
+
+def test_it_refuses_to_harvest_interventions_without_clicks_at_both_positions() -> None:
+    counts = propensity.Counts.from_cells([0, 0], [1, 2], [10, 10], [5, 0])
+    with pytest.raises(propensity.PropensityError, match="clicks at both"):
+        propensity.harvest(counts)
