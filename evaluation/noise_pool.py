@@ -7,11 +7,15 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any
 
+import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
 from evaluation import noise_floor
 from evaluation.services import _runs, run_as_dict
+from judgements import aggregation, crowd
+from judgements.crowd_policies import fit_policy
+from judgements.models import Judging
 from judgements.release_rows import stream_items
 from judgements.releases import current_qrels
 from pooling.models import Pool
@@ -66,15 +70,45 @@ def pool_noise_floor(
     campaign = noise_floor.Campaign.of(
         runs, consensus, votes, measures=measures, fixed=fixed, relevance_level=pool.relevance_level
     )
+    posterior = model_posterior(pool=pool, policy=policy, campaign=campaign, votes=votes, fixed=fixed)
     data = noise_floor.report(
         campaign,
         n_topic_samples=topic_samples,
         n_label_samples=label_samples,
         n_splits=splits,
         seed=seed,
+        posterior=posterior,
         policy=policy if policy in ("majority", "median", "mean") else "majority",
     )
     return {"pool": pool.name, "policy": policy, "topics": len(topics), **data}
+
+
+def model_posterior(
+    *,
+    pool: Pool,
+    policy: str,
+    campaign: noise_floor.Campaign,
+    votes: dict[tuple[str, str], list[tuple[str, int | None]]],
+    fixed: dict[tuple[str, str], int],
+) -> np.ndarray | None:
+    """Under a model policy (Dawid–Skene, MACE, gold-weighted), each item's posterior over the grades
+    from the fitted model, for the label samples to draw from (items × grades; a zero row for an item the
+    model does not decide: adjudicated, pending or unrateable). None under any other policy."""
+    if policy not in aggregation.MODEL_POLICIES:
+        return None
+    fitted = fit_policy(aggregation.parse_policy(policy), pool=pool).fitted
+    ids = dict(
+        get_user_model().objects.filter(judgements__item__pool=pool).values_list("username", "pk").distinct()
+    )
+    grades = sorted(Judging.objects.select_related("rubric").get(pool=pool).rubric.labels)
+    out = np.zeros((len(campaign.scorer.items), max(grades) + 1))
+    for i, key in enumerate(campaign.scorer.items.keys):
+        if key in fixed or campaign.consensus[i] < 0:
+            continue
+        found = fitted.posteriors.get(crowd.signature((ids.get(r, r), g) for r, g in votes.get(key, ())))
+        for grade, p in (found or {}).items():
+            out[i, grade] = p
+    return out
 
 
 def verdicts_by_pair(data: dict[str, Any]) -> dict[tuple[str, str], str]:

@@ -298,14 +298,15 @@ class Votes:
         self, base: np.ndarray, posterior: np.ndarray, rng: np.random.Generator, n: int
     ) -> np.ndarray:
         """``n`` label vectors drawn from an aggregation model's posterior: ``posterior[i, g]`` is the
-        probability that item i's true grade is g (rows of items without votes are ignored: ``base``)."""
-        voted = np.flatnonzero(self.counts > 0)
+        probability that item i's true grade is g; an item whose row is all zero (no model decision: an
+        adjudicated, pending or unrateable item) keeps its ``base`` label."""
+        drawn = np.flatnonzero(posterior.sum(axis=1) > 0)
         out = np.tile(base, (n, 1))
-        if len(voted):
-            cumulative = np.cumsum(posterior[voted], axis=1)
+        if len(drawn):
+            cumulative = np.cumsum(posterior[drawn], axis=1)
             cumulative /= cumulative[:, -1:]
-            u = rng.random((n, len(voted), 1))
-            out[:, voted] = (u > cumulative[None, :, :]).sum(axis=2)
+            u = rng.random((n, len(drawn), 1))
+            out[:, drawn] = (u > cumulative[None, :, :]).sum(axis=2)
         return out
 
     def of_raters(self, keep: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -222,3 +222,15 @@ def test_it_keeps_adjudicated_labels_fixed_in_every_sample():
     drawn = votes.sample(items.labels({"q": {"a": 2, "b": 0}}), np.random.default_rng(0), 50)
     assert set(drawn[:, 0].tolist()) == {2}
     assert set(drawn[:, 1].tolist()) == {0, 1}
+
+
+def test_it_draws_labels_from_a_posterior_and_keeps_undecided_items():
+    items = Items.of({"q": {"a": 1, "b": -1, "c": 0}})
+    votes = Votes.of(items, {("q", "a"): [("x", 1)], ("q", "c"): [("x", 0), ("y", 3)]})
+    posterior = np.array([[0.0, 1.0, 0.0, 0.0], [0.0, 0.0, 0.0, 0.0], [0.5, 0.0, 0.0, 0.5]])
+    drawn = votes.sample_posterior(
+        items.labels({"q": {"a": 1, "b": -1, "c": 0}}), posterior, np.random.default_rng(0), 400
+    )
+    assert set(drawn[:, 0].tolist()) == {1}
+    assert set(drawn[:, 1].tolist()) == {-1}  # pending: no model decision
+    assert set(drawn[:, 2].tolist()) == {0, 3} and 0.4 < (drawn[:, 2] == 3).mean() < 0.6
