@@ -9,10 +9,10 @@
    ``--repeats``) and peak memory (tracemalloc, which sees numpy's and scipy's buffers) of each; the
    feature matrix is built once, before, and timed apart.
 2. **cal step**: a ``CalChooser`` over one topic of 100,000 candidates, 5,000 of them already judged;
-   one step is ``next_documents()`` once the open batch is judged (retrain on the judged documents, the
-   topic's text and the presumed negatives, predict every candidate, take the next batch), against one
-   plain ``make_classifier(seed).fit(...)`` + ``decision_function`` on the same rows (built before the
-   clock starts). Best of 7 (or ``--repeats``) of each, interleaved.
+   one step is ``next_documents()`` once the open batch is judged with its true grades (retrain on the
+   judged documents, the topic's text and the presumed negatives, predict every candidate, take the next
+   batch), against one plain ``make_classifier(seed).fit(...)`` + ``decision_function`` on the same rows
+   (built off the clock, before each step). Best of 7 (or ``--repeats``) of each, interleaved.
 
 Nothing is read from the network or disk. The last line holds the three ratios (targets: judge time and
 peak memory ≤ 1.5, cal step ≤ 2).
@@ -96,7 +96,9 @@ def sklearn_folds(x: sp.csr_matrix, y: np.ndarray, k: int, seed: int) -> np.ndar
     return out
 
 
-def cal_chooser(candidates: int, judged: int, seed: int) -> tuple[CalChooser, list[str]]:
+def cal_chooser(candidates: int, judged: int, seed: int) -> tuple[CalChooser, dict[str, int]]:
+    """A cal chooser over one topic of `candidates` documents (5% speak of apples: relevant), `judged` of
+    them recorded; and every document's grade."""
     rng = np.random.default_rng(seed)
     docids = [f"d{i:07d}" for i in range(candidates)]
     relevant = rng.random(candidates) < 0.05
@@ -112,7 +114,7 @@ def cal_chooser(candidates: int, judged: int, seed: int) -> tuple[CalChooser, li
     grades = dict(zip(docids, relevant.astype(int).tolist(), strict=True))
     for i in rng.choice(candidates, size=judged, replace=False).tolist():
         chooser.record(docids[i], grades[docids[i]])
-    return chooser, list(grades)
+    return chooser, grades
 
 
 def main() -> None:
@@ -157,38 +159,37 @@ def learned_judge(n: int, repeats: int) -> str:
 
 def cal_step(candidates: int, judged: int, repeats: int) -> float:
     """One cal step against a plain fit and predict; returns the ratio."""
-    chooser, _ = cal_chooser(candidates, judged, seed=3)
+    chooser, grades = cal_chooser(candidates, judged, seed=3)
     first = chooser.next_documents()  # builds the TF-IDF matrix once (not timed) and the first batch
     features, topic_row = chooser._matrices()
     print(f"cal step: {candidates:,} candidates, {judged:,} judged, {features.shape[1]:,} TF-IDF columns")
 
-    def step() -> list[str]:
-        for docid in chooser.next_documents():
-            chooser.record(docid, 0)
-        return chooser.next_documents()
-
-    # The plain fit's rows: the same judged rows, the topic's row and as many presumed negatives (their
-    # choice changes nothing to the cost), built before the clock starts.
-    rows = np.array([chooser._row[d] for d in chooser._labels], dtype=np.intp)
-    labels = np.array([int(v) for v in chooser._labels.values()])
     negatives = np.arange(CalChooser.presumed_negatives)
     assert topic_row is not None
-    x_train = sp.vstack([features[rows], features[negatives], topic_row], format="csr")
-    y_train = np.concatenate([labels, np.zeros(len(negatives), dtype=int), [1]])
-    unjudged = features[np.setdiff1d(np.arange(features.shape[0]), rows)]
 
-    def plain() -> np.ndarray:
-        return np.asarray(make_classifier(3).fit(x_train, y_train).decision_function(unjudged))
+    def plain_rows() -> tuple[sp.csr_matrix, np.ndarray, sp.csr_matrix]:
+        """The plain fit's matrices for the step about to run: the same judged rows, the topic's row and
+        as many presumed negatives (which ones changes nothing to the cost), built off the clock."""
+        rows = np.array([chooser._row[d] for d in chooser._labels], dtype=np.intp)
+        labels = np.array([int(v) for v in chooser._labels.values()])
+        x_train = sp.vstack([features[rows], features[negatives], topic_row], format="csr")
+        y_train = np.concatenate([labels, np.zeros(len(negatives), dtype=int), [1]])
+        return x_train, y_train, features[np.setdiff1d(np.arange(features.shape[0]), rows)]
 
+    # Each round: the open batch is judged (its true grades, off the clock), then one step — retrain,
+    # predict, choose the next batch — against one plain fit and decision_function on the same rows.
     # Interleaved, best of many: both meet the same load of a shared machine.
     step_t = plain_t = float("inf")
-    batch: list[str] = []
+    batch: list[str] = first
     for _ in range(max(7, repeats)):
+        for docid in batch:
+            chooser.record(docid, grades[docid])
+        x_train, y_train, unjudged = plain_rows()
         begin = time.perf_counter()
-        batch = step()
+        batch = chooser.next_documents()
         step_t = min(step_t, time.perf_counter() - begin)
         begin = time.perf_counter()
-        plain()
+        make_classifier(3).fit(x_train, y_train).decision_function(unjudged)
         plain_t = min(plain_t, time.perf_counter() - begin)
     print(
         f"  cal step (retrain, predict, next batch of {len(batch)}) {step_t * 1e3:8.1f} ms"

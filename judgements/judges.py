@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 from django.conf import settings
@@ -258,3 +259,35 @@ def fill_from_judge(*, judge: Judge, qrels: dict[str, dict[str, int]]) -> set[tu
             topic[docid] = int(grade)
             filled.add((qid, docid))
     return filled
+
+
+@dataclass(frozen=True)
+class ModelFill:
+    """What a release takes from an admitted judge: its labels by (qid, docid), its source name as the
+    release writes it (`model:NAME`), and the gate figures the manifest carries."""
+
+    source: str
+    labels: dict[tuple[str, str], int]
+    gate: dict[str, Any]
+
+
+def model_fill(*, pool: Pool, name: str) -> ModelFill:
+    """The labels of the pool's admitted judge `name` for a release to fill unjudged items with
+    (JudgingError, naming `judge`, if it is not admitted)."""
+    judge = admitted_judge(pool=pool, name=name)
+    rows = Judgement.all_kinds.filter(rater=judge.user_id, kind=Judge.Kind.MODEL, grade__isnull=False)
+    labels = {
+        (qid, docid): int(grade)
+        for qid, docid, grade in rows.values_list("item__topic__qid", "item__document__docid", "grade")
+        if grade is not None
+    }
+    figures = {key: judge.gate.get(key) for key in GATE_FIGURES}
+    gate = {"judge": judge.name, "method": judge.method, "admitted": judge.admitted, **figures}
+    return ModelFill(source=f"model:{judge.name}", labels=labels, gate=gate)
+
+
+#: The gate's figures a release's manifest carries.
+GATE_FIGURES = (
+    "items", "kappa", "kappa_quadratic", "alpha_ordinal", "confusion", "human_kappa", "threshold",
+    "threshold_source", "ranking", "reason", "measured_at",
+)  # fmt: skip

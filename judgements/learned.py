@@ -93,14 +93,21 @@ def make_model(seed: int) -> SGDClassifier:
     return SGDClassifier(loss="log_loss", alpha=1e-5, max_iter=15, tol=None, random_state=seed % (2**32))
 
 
-def _fit_predict(x_train: sp.csr_matrix, y_train: np.ndarray, x_test: sp.csr_matrix, seed: int) -> np.ndarray:
-    classes = np.unique(y_train)
-    if x_test.shape[0] == 0:
+def _fit_predict(
+    x: sp.csr_matrix, y: np.ndarray, train: np.ndarray | None, test: sp.csr_matrix | np.ndarray, seed: int
+) -> np.ndarray:
+    """Fit on the rows `train` of `x` (all of them if None) and predict `test` (rows of `x`, or a matrix
+    of its own). The training rows are sliced for the fit only and the test rows after it, so the two
+    copies are never held at once (the peak memory of a plain fit, then predict)."""
+    y_train = y if train is None else y[train]
+    n_test = len(test) if isinstance(test, np.ndarray) else test.shape[0]
+    if n_test == 0:
         return np.empty(0, dtype=np.int64)
+    classes = np.unique(y_train)
     if classes.size == 1:  # one grade only: nothing to learn, that grade for every item
-        return np.full(x_test.shape[0], classes[0], dtype=np.int64)
-    model = make_model(seed).fit(x_train, y_train)
-    return np.asarray(model.predict(x_test), dtype=np.int64)
+        return np.full(n_test, classes[0], dtype=np.int64)
+    model = make_model(seed).fit(x if train is None else x[train], y_train)
+    return np.asarray(model.predict(x[test] if isinstance(test, np.ndarray) else test), dtype=np.int64)
 
 
 def folds(n: int, *, k: int, seed: int) -> list[tuple[np.ndarray, np.ndarray]]:
@@ -149,7 +156,7 @@ def learned_grades(
         rest = np.full(unlabelled.shape[0], y[0] if n else -1, dtype=np.int64)
         return LearnedGrades(held_out, fold, rest)
     for index, (train, test) in enumerate(folds(n, k=k, seed=seed)):
-        held_out[test] = _fit_predict(labelled[train], y[train], labelled[test], seed + index)
+        held_out[test] = _fit_predict(labelled, y, train, test, seed + index)
         fold[test] = index
-    rest = _fit_predict(labelled, y, unlabelled, seed)
+    rest = _fit_predict(labelled, y, None, unlabelled, seed)
     return LearnedGrades(held_out, fold, rest)

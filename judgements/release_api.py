@@ -34,6 +34,12 @@ class ReleaseRequestSerializer(serializers.Serializer):
     pool = serializers.SlugRelatedField(slug_field="name", queryset=Pool.objects.all())
     policy = serializers.CharField(default="majority", max_length=120)
     unjudged = serializers.ChoiceField(choices=Release.Unjudged.values, default="explicit")
+    judge = serializers.CharField(
+        required=False,
+        allow_blank=True,
+        max_length=80,
+        help_text="an admitted model judge of the pool whose labels fill the items people have not judged",
+    )
 
     def validate_policy(self, value: str) -> str:
         try:
@@ -68,10 +74,15 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
         data = form.validated_data
         try:
             job = releases.start_release(
-                pool=data["pool"], policy=data["policy"], unjudged=data["unjudged"], user=request.user
+                pool=data["pool"],
+                policy=data["policy"],
+                unjudged=data["unjudged"],
+                user=request.user,
+                judge=data.get("judge") or None,
             )
         except JudgingError as exc:
-            raise ValidationError({"non_field_errors": [str(exc)]}) from None
+            field = "judge" if str(exc).startswith("judge: ") else "non_field_errors"
+            raise ValidationError({field: [str(exc)]}) from None
         job.refresh_from_db()
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 

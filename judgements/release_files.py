@@ -45,6 +45,8 @@ class Tally:
     pairs: Counter[tuple[int, int]] = field(default_factory=Counter)
     topics: dict[str, int] = field(default_factory=lambda: {"judged": 0, "not_judged": 0})
     lines: dict[str, int] = field(default_factory=lambda: {"qrels.txt": 0, UNJUDGED_TOPICS_FILE: 0})
+    # judged items by where their label comes from: "human", or "model:NAME" for an admitted judge's
+    sources: Counter[str] = field(default_factory=Counter)
     latest: str = ""  # the latest updated_at of a judgement or decided_at of an adjudication (ISO text)
 
 
@@ -199,17 +201,38 @@ class JudgementLines:
                 f', "note": {encode(note) if type(note) is str else json_text(note or "")}'
                 f"{qid}{rater}"
                 f', "seconds": {seconds_json}'
+                f', "source": "human"'
                 f', "state": {self.states[bool(unrateable)]}'
                 f', "updated_at": {updated_json}}}\n'
             )
 
+    def add_model(self, item: ItemVotes, source: str, grade: int) -> None:
+        """The line of a model's label that fills an item nobody judged (no rater, no times)."""
+        self.tally.counts["judgements"] += 1
+        self.lines.append(
+            f'{{"consensus": "judged", "created_at": null, "docid": {json_text(item.docid)}, "facets": {{}}'
+            f', "grade": {int(grade)}, "imported": false, "note": "", "qid": {json_text(item.qid)}'
+            f', "rater": {json_text(source)}, "seconds": 0.0, "source": {json_text(source)}'
+            f', "state": "graded", "updated_at": null}}\n'
+        )
+
 
 def write_qrels_and_judgements(
-    work: Path, *, pool: Pool, policy: aggregation.Policy, explicit: bool, progress: Any = None
+    work: Path,
+    *,
+    pool: Pool,
+    policy: aggregation.Policy,
+    explicit: bool,
+    progress: Any = None,
+    fill: Any = None,
 ) -> Tally:
     """Select the pool's items with their judgements (qrels order, streamed), aggregate each under
     `policy`, and write `qrels.txt`, `qrels.unjudged.txt` and `judgements.jsonl` into `work`, in one pass
-    inside one transaction (one snapshot of the data). Returns what it counted."""
+    inside one transaction (one snapshot of the data). Returns what it counted.
+
+    With `fill` (`judges.ModelFill` of an admitted judge) an item people have not judged (pending) that
+    the judge labelled is judged with the judge's grade, and its label is a line of `judgements.jsonl`
+    whose `source` is the judge's (`model:NAME`); every people's line has `source` `human`."""
     from pooling.models import PoolItem
 
     total = max(PoolItem.objects.filter(pool=pool, selected=True).count(), 1)
@@ -227,6 +250,14 @@ def write_qrels_and_judgements(
         counts, grades, pairs_count = tally.counts, tally.grades, tally.pairs
         for done, (item, rows) in enumerate(items, 1):
             result, pairs = consensus(item)
+            source = "human"
+            if fill is not None and result.state == "pending":
+                grade = fill.labels.get((item.qid, item.docid))
+                if grade is not None:
+                    result, source = aggregation.Aggregate("judged", grade), fill.source
+                    judgements.add_model(item, source, grade)
+            if result.state == "judged":
+                tally.sources[source] += 1
             counts[result.state] += 1
             counts["ties"] += int(result.tie)
             if result.state == "judged":

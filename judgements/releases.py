@@ -63,6 +63,7 @@ def create_release(
     unjudged: str = "explicit",
     by: User | None = None,
     progress: Any = None,
+    judge: str | None = None,
 ) -> Any:
     """Aggregate a pool's judgements under `policy` and write an immutable release:
 
@@ -79,6 +80,11 @@ def create_release(
     - `manifest.json`: pool, policy, rubric version, counts per state, unpooled documents per run, the
       agreement summary (Cohen's kappa, no bootstrap) and the SHA-256 of each file.
 
+    With `judge` (an admitted model judge of the pool, `judges.model_fill`) the items people have not
+    judged take its labels; `judgements.jsonl` says the source of every label (`human` or `model:NAME`),
+    the manifest counts the judged items by source (`counts.sources`) and carries the judge's gate
+    figures (`model_judge`). Without, nothing of a model enters the release.
+
     Nothing in the files depends on when the release is made, so two releases of unchanged data are
     byte-identical. Streams: memory does not grow with the number of judgements.
 
@@ -91,6 +97,11 @@ def create_release(
     `<id>-2/` and `release.warnings` says what it found.
     """
     parsed, judging = check_release(pool=pool, policy=policy, unjudged=unjudged)
+    fill = None
+    if judge:
+        from judgements.judges import model_fill
+
+        fill = model_fill(pool=pool, name=judge)
     explicit = unjudged == "explicit"
     release_root = Path(settings.MEDIA_ROOT) / "releases" / pool.name
     release_root.mkdir(parents=True, exist_ok=True)
@@ -104,11 +115,14 @@ def create_release(
             policy=fit_policy(by_rater_id(parsed), pool=pool),
             explicit=explicit,
             progress=progress,
+            fill=fill,
         )
         files = describe_files(work, tally=tally, explicit=explicit)
         manifest = release_manifest(
             pool=pool, policy=policy, unjudged=unjudged, rubric=judging.rubric, tally=tally, files=files
         )
+        manifest["counts"]["sources"] = dict(sorted(tally.sources.items()))
+        manifest["model_judge"] = None if fill is None else fill.gate
         write_manifest(work, manifest)
         release = publish_release(
             work,
@@ -374,7 +388,12 @@ def remove_stale_release_workdirs() -> list[Path]:
 
 
 def start_release(
-    *, pool: Pool, policy: str = "majority", unjudged: str = "explicit", user: Any = None
+    *,
+    pool: Pool,
+    policy: str = "majority",
+    unjudged: str = "explicit",
+    user: Any = None,
+    judge: str | None = None,
 ) -> Any:
     """Check the release's parameters and start its job (`tasks.create_release` once the row commits).
 
@@ -393,8 +412,9 @@ def start_release(
         raise JudgingError(str(exc)) from None
     if not Judging.objects.filter(pool=pool).exists():
         raise JudgingError("this pool has no judging set-up (rubric, raters)")
-    return jobs.start_job(
-        kind=Job.Kind.RELEASE,
-        params={"pool": pool.pk, "policy": policy, "unjudged": unjudged},
-        user=user,
-    )
+    params: dict[str, Any] = {"pool": pool.pk, "policy": policy, "unjudged": unjudged}
+    if judge:
+        from judgements.judges import admitted_judge
+
+        params["judge"] = admitted_judge(pool=pool, name=judge).name  # refused now, not in the job
+    return jobs.start_job(kind=Job.Kind.RELEASE, params=params, user=user)

@@ -45,6 +45,7 @@ def create_release(self: Any, job_id: int) -> None:
             pool=pool,
             policy=job.params.get("policy", "majority"),
             unjudged=job.params.get("unjudged", "explicit"),
+            judge=job.params.get("judge"),
             by=job.created_by,
             progress=lambda fraction, message: job.report(progress=fraction, message=message),
         )

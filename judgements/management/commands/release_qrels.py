@@ -24,6 +24,9 @@ class Command(BaseCommand):
             "mace, gold-weighted",
         )
         parser.add_argument("--unjudged", choices=["explicit", "omit"], default="explicit")
+        parser.add_argument(
+            "--judge", help="fill the items people have not judged from this admitted model judge's labels"
+        )
         parser.add_argument("-o", "--output", help="also copy the release files into this directory")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -33,7 +36,11 @@ class Command(BaseCommand):
         bar = ProgressBar("release")
         try:
             release = releases.create_release(
-                pool=pool, policy=options["policy"], unjudged=options["unjudged"], progress=bar
+                pool=pool,
+                policy=options["policy"],
+                unjudged=options["unjudged"],
+                progress=bar,
+                judge=options["judge"],
             )
         except errors.JudgingError as exc:
             raise CommandError(str(exc)) from None
