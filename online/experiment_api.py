@@ -11,7 +11,6 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
@@ -24,7 +23,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from labeling.throttling import UserThrottle
-from online import experiments, interleaving, tracking
+from online import experiment_input, experiments, interleaving, tracking
 from online.experiment_models import InterleavingExperiment, InterleavingResult, TrackedExperiment
 from online.models import ClickLog
 from pooling.models import Collection
@@ -38,18 +37,6 @@ class InterleavingThrottle(UserThrottle):
     calls it once per search, far above the `user` rate of people."""
 
     scope = "interleaving"
-
-
-class ExperimentCreateSerializer(serializers.Serializer):
-    name = serializers.SlugField(max_length=100)
-    collection = serializers.CharField(max_length=100)
-    run_a = serializers.CharField(max_length=200)
-    run_b = serializers.CharField(max_length=200)
-    method = serializers.ChoiceField(choices=list(interleaving.METHODS), default="team_draft")
-    length = serializers.IntegerField(min_value=1, max_value=experiments.MAX_LENGTH, default=10)
-    identical_prefix = serializers.BooleanField(default=True)
-    clients = serializers.ListField(child=serializers.CharField(max_length=150), default=list, max_length=100)
-    description = serializers.CharField(allow_blank=True, default="", max_length=2000)
 
 
 class ExperimentUpdateSerializer(serializers.Serializer):
@@ -106,14 +93,6 @@ def experiment_dict(experiment: InterleavingExperiment) -> dict[str, Any]:
     }
 
 
-def _users(names: list[str], field: str) -> list[Any]:
-    users = list(get_user_model().objects.filter(username__in=names))
-    missing = sorted(set(names) - {u.username for u in users})
-    if missing:
-        raise ValidationError({field: [f"no user named {', '.join(map(repr, missing))}"]})
-    return users
-
-
 class InterleavingViewSet(viewsets.ViewSet):
     """Interleaving experiments: two runs interleaved for searchers, and the preference their clicks show."""
 
@@ -144,19 +123,11 @@ class InterleavingViewSet(viewsets.ViewSet):
         return Response([experiment_dict(e) for e in self._visible()])
 
     @extend_schema(
-        request=ExperimentCreateSerializer, responses={201: OpenApiResponse(description="experiment")}
+        request=experiment_input.ExperimentCreateSerializer,
+        responses={201: OpenApiResponse(description="experiment")},
     )
     def create(self, request: Request) -> Response:
-        params = ExperimentCreateSerializer(data=request.data)
-        params.is_valid(raise_exception=True)
-        data = dict(params.validated_data)
-        collection = Collection.objects.managed_by(request.user).filter(name=data.pop("collection")).first()
-        if collection is None:
-            raise ValidationError({"collection": ["no collection of that name that you manage"]})
-        clients = _users(data.pop("clients"), "clients")
-        experiment = experiments.create_experiment(
-            collection=collection, clients=clients, created_by=request.user, **data
-        )
+        experiment = experiment_input.create_interleaving(user=request.user, data=request.data)
         return Response(experiment_dict(experiment), status=status.HTTP_201_CREATED)
 
     @extend_schema(parameters=[NAME], responses={200: OpenApiResponse(description="experiment")})
@@ -175,7 +146,7 @@ class InterleavingViewSet(viewsets.ViewSet):
         params.is_valid(raise_exception=True)
         data = dict(params.validated_data)
         if "clients" in data:
-            data["clients"] = _users(data["clients"], "clients")
+            data["clients"] = experiment_input.users(data["clients"], "clients")
         experiments.update_experiment(experiment=experiment, **data)
         return Response(experiment_dict(experiment))
 
@@ -270,19 +241,6 @@ class InterleavingViewSet(viewsets.ViewSet):
         return Response(dataclasses.asdict(plan))
 
 
-class TrackedCreateSerializer(serializers.Serializer):
-    collection = serializers.CharField(max_length=100)
-    name = serializers.CharField(max_length=200)
-    description = serializers.CharField(allow_blank=True, default="", max_length=2000)
-    release = serializers.IntegerField(min_value=1)
-    metric = serializers.CharField(max_length=100, default="ndcg_cut_10")
-    baseline = serializers.CharField(max_length=200)
-    treatment = serializers.CharField(max_length=200)
-    online_metric = serializers.CharField(max_length=100, allow_blank=True, default="")
-    online_delta = serializers.FloatField(required=False, allow_null=True, default=None)
-    interleaving = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
-
-
 class OnlineDeltaSerializer(serializers.Serializer):
     online_metric = serializers.CharField(max_length=100, allow_blank=True, default="")
     online_delta = serializers.FloatField(required=False, allow_null=True, default=None)
@@ -306,19 +264,10 @@ class TrackerViewSet(viewsets.ViewSet):
         return queryset.filter(collection__name=collection) if collection else queryset
 
     def _result(self, name: str | None) -> InterleavingResult | None:
-        if not name:
-            return None
-        experiment = InterleavingExperiment.objects.visible_to(self.request.user).filter(name=name).first()
-        latest = experiment.results.first() if experiment else None
-        if latest is None:
-            raise ValidationError({"interleaving": [f"no interleaving experiment {name!r} with a result"]})
-        return latest
+        return experiment_input.latest_result(user=self.request.user, name=name)
 
     def _collection(self, name: str) -> Collection:
-        collection = Collection.objects.managed_by(self.request.user).filter(name=name).first()
-        if collection is None:
-            raise ValidationError({"collection": ["no collection of that name that you manage"]})
-        return collection
+        return experiment_input.managed_collection(user=self.request.user, name=name)
 
     @extend_schema(
         parameters=[OpenApiParameter("collection", str)], responses={200: OpenApiResponse(description="list")}
@@ -327,22 +276,11 @@ class TrackerViewSet(viewsets.ViewSet):
         return Response([tracking.experiment_dict(e) for e in self._visible()])
 
     @extend_schema(
-        request=TrackedCreateSerializer, responses={201: OpenApiResponse(description="experiment")}
+        request=experiment_input.TrackedCreateSerializer,
+        responses={201: OpenApiResponse(description="experiment")},
     )
     def create(self, request: Request) -> Response:
-        params = TrackedCreateSerializer(data=request.data)
-        params.is_valid(raise_exception=True)
-        data = dict(params.validated_data)
-        collection = self._collection(data.pop("collection"))
-        from judgements.models import Release
-
-        release = Release.objects.filter(pk=data.pop("release"), pool__collection=collection).first()
-        if release is None:
-            raise ValidationError({"release": ["no release of that id in this collection"]})
-        result = self._result(data.pop("interleaving"))
-        experiment = tracking.track_experiment(
-            collection=collection, release=release, interleaving=result, created_by=request.user, **data
-        )
+        experiment = experiment_input.create_tracked(user=request.user, data=request.data)
         return Response(tracking.experiment_dict(experiment), status=status.HTTP_201_CREATED)
 
     @extend_schema(

@@ -5,14 +5,18 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.views.decorators.http import require_POST
+from rest_framework.exceptions import ValidationError as DRFValidationError
 
-from online import experiments, interleaving, tracker, tracking
+from judgements.models import Release
+from online import experiment_input, experiments, interleaving, tracker, tracking
 from online.experiment_models import InterleavingExperiment, TrackedExperiment
 from pooling import charts
-from pooling.models import Collection
+from pooling.models import Collection, Run
 from pooling.permissions import manager_required
 
 PER_QUERY_CHART = 20
@@ -130,3 +134,71 @@ def tracker_page(request: HttpRequest) -> HttpResponse:
         "min_experiments": tracker.MIN_EXPERIMENTS,
     }
     return render(request, "online/tracker.html", context)
+
+
+def _chosen_collection(request: HttpRequest, data: Any) -> Collection | None:
+    """The collection the form is for: one the user manages (another's is never offered, its runs never
+    listed), the only one when there is one."""
+    managed = Collection.objects.managed_by(request.user).order_by("name")
+    name = data.get("collection", "")
+    if not name and managed.count() == 1:
+        return managed.first()
+    return managed.filter(name=name).first() if name else None
+
+
+def _form_page(request: HttpRequest, template: str, create: Any, done: Any) -> HttpResponse:
+    """GET: the form (its collection chosen by `?collection=`); POST: `create(user=, data=)`, the same
+    function the API's create calls, then `done(created)`; refusals shown beside their fields."""
+    data = request.POST if request.method == "POST" else request.GET
+    errors: dict[str, list[str]] = {}
+    if request.method == "POST":
+        try:
+            return redirect(done(create(user=request.user, data=_fields(request.POST))))
+        except (DRFValidationError, DjangoValidationError) as exc:
+            errors = experiment_input.field_errors(exc)
+    collection = _chosen_collection(request, data)
+    context: dict[str, Any] = {
+        "collections": Collection.objects.managed_by(request.user).order_by("name"),
+        "collection": collection,
+        "runs": Run.objects.filter(collection=collection).order_by("name") if collection else [],
+        "values": data,
+        "errors": errors,
+    }
+    if collection is not None:
+        context["releases"] = Release.objects.filter(pool__collection=collection).select_related("pool")
+        context["results"] = InterleavingExperiment.objects.filter(
+            collection=collection, results__isnull=False
+        ).distinct()
+    status = 400 if errors else 200
+    return render(request, template, context, status=status)
+
+
+def _fields(post: Any) -> dict[str, Any]:
+    """The posted form as the API's fields: clients a list of user names (commas or spaces between), an
+    unticked box false, blanks of optional fields left out so the serializer's defaults apply."""
+    fields: dict[str, Any] = {k: v for k, v in post.items() if k != "csrfmiddlewaretoken" and v != ""}
+    if "clients" in post:
+        fields["clients"] = post.get("clients", "").replace(",", " ").split()
+    if "length" in post:  # the interleaving form: its checkbox is absent when unticked
+        fields["identical_prefix"] = "identical_prefix" in post
+    return fields
+
+
+@manager_required
+def interleaving_new(request: HttpRequest) -> HttpResponse:
+    return _form_page(
+        request,
+        "online/interleaving_new.html",
+        experiment_input.create_interleaving,
+        lambda e: reverse("online:interleaving", args=[e.name]),
+    )
+
+
+@manager_required
+def tracker_new(request: HttpRequest) -> HttpResponse:
+    return _form_page(
+        request,
+        "online/tracker_new.html",
+        experiment_input.create_tracked,
+        lambda e: reverse("online:tracker") + "?collection=" + e.collection.name,
+    )

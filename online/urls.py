@@ -14,6 +14,8 @@ urlpatterns = [
     path("labels/<int:set_id>/", views.labels_detail, name="labels"),
     path("labels/<int:set_id>/release/", views.release, name="release"),
     path("interleaving/", experiment_views.interleaving_list, name="interleaving-list"),
+    # not under interleaving/ where it would hide an experiment named "new"
+    path("new-interleaving/", experiment_views.interleaving_new, name="interleaving-new"),
     path("interleaving/<slug:name>/", experiment_views.interleaving_detail, name="interleaving"),
     path(
         "interleaving/<slug:name>/compute/",
@@ -21,4 +23,5 @@ urlpatterns = [
         name="interleaving-compute",
     ),
     path("tracker/", experiment_views.tracker_page, name="tracker"),
+    path("tracker/new/", experiment_views.tracker_new, name="tracker-new"),
 ]

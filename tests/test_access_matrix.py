@@ -394,6 +394,38 @@ ROUTES: dict[str, list[Call]] = {
         Call("post", "/online/interleaving/{interleaving}/compute/", "L 403 403 403 302 404 302"),
     ],
     "online:tracker": [Call("get", "/online/tracker/", MANAGER_PAGE)],
+    # the forms: B's manager is offered only B's collection, and posting A's is refused beside the field
+    "online:interleaving-new": [
+        Call("get", "/online/new-interleaving/?collection={collection}", MANAGER_PAGE),
+        Call(
+            "post",
+            "/online/new-interleaving/",
+            "L 403 403 403 302 400 302",
+            data={
+                "name": "fresh",
+                "collection": "{collection}",
+                "run_a": "alpha",
+                "run_b": "beta",
+                "length": "3",
+                "clients": "",
+            },
+        ),
+    ],  # fmt: skip
+    "online:tracker-new": [
+        Call("get", "/online/tracker/new/?collection={collection}", MANAGER_PAGE),
+        Call(
+            "post",
+            "/online/tracker/new/",
+            "L 403 403 403 302 400 302",
+            data={
+                "collection": "{collection}",
+                "name": "fresh",
+                "release": "{release}",
+                "baseline": "alpha",
+                "treatment": "beta",
+            },
+        ),
+    ],  # fmt: skip
     # --- manager pages
     "pooling:pool-list": [Call("get", "/pools/", MANAGER_PAGE)],
     "pooling:pool-detail": [Call("get", "/pools/{pool}/", PAGE_A)],

@@ -1,0 +1,114 @@
+"""What a manager gives to create an interleaving experiment or a tracked experiment, checked once for
+every caller: the API's `POST /api/interleaving/` and `POST /api/tracker/` and the pages' forms send the
+same fields through `create_interleaving` / `create_tracked`, which validate them with the serializers
+below, scope the collection to the ones the user manages, and call the services (`online.experiments`,
+`online.tracking`).
+
+Refusals are DRF ``ValidationError``s (from here) or Django ``ValidationError``s (from the services), both
+keyed by the field at fault; `field_errors` turns either into ``{field: [message, ...]}`` for a page.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError as DjangoValidationError
+from rest_framework import serializers
+from rest_framework.exceptions import ValidationError
+
+from judgements.models import Release
+from online import experiments, interleaving, tracking
+from online.experiment_models import InterleavingExperiment, InterleavingResult, TrackedExperiment
+from pooling.models import Collection
+
+
+class ExperimentCreateSerializer(serializers.Serializer):
+    name = serializers.SlugField(max_length=100)
+    collection = serializers.CharField(max_length=100)
+    run_a = serializers.CharField(max_length=200)
+    run_b = serializers.CharField(max_length=200)
+    method = serializers.ChoiceField(choices=list(interleaving.METHODS), default="team_draft")
+    length = serializers.IntegerField(min_value=1, max_value=experiments.MAX_LENGTH, default=10)
+    identical_prefix = serializers.BooleanField(default=True)
+    clients = serializers.ListField(child=serializers.CharField(max_length=150), default=list, max_length=100)
+    description = serializers.CharField(allow_blank=True, default="", max_length=2000)
+
+
+class TrackedCreateSerializer(serializers.Serializer):
+    collection = serializers.CharField(max_length=100)
+    name = serializers.CharField(max_length=200)
+    description = serializers.CharField(allow_blank=True, default="", max_length=2000)
+    release = serializers.IntegerField(min_value=1)
+    metric = serializers.CharField(max_length=100, default="ndcg_cut_10")
+    baseline = serializers.CharField(max_length=200)
+    treatment = serializers.CharField(max_length=200)
+    online_metric = serializers.CharField(max_length=100, allow_blank=True, default="")
+    online_delta = serializers.FloatField(required=False, allow_null=True, default=None)
+    interleaving = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
+
+
+def users(names: list[str], field: str) -> list[Any]:
+    """The accounts named, or a refusal naming the ones that do not exist."""
+    found = list(get_user_model().objects.filter(username__in=names))
+    missing = sorted(set(names) - {u.username for u in found})
+    if missing:
+        raise ValidationError({field: [f"no user named {', '.join(map(repr, missing))}"]})
+    return found
+
+
+def managed_collection(*, user: Any, name: str) -> Collection:
+    """The collection named `name` if `user` manages it (only its managers create experiments of it)."""
+    collection = Collection.objects.managed_by(user).filter(name=name).first()
+    if collection is None:
+        raise ValidationError({"collection": ["no collection of that name that you manage"]})
+    return collection
+
+
+def latest_result(*, user: Any, name: str | None) -> InterleavingResult | None:
+    """The latest result of the interleaving experiment `name` that `user` may see (None for no name)."""
+    if not name:
+        return None
+    experiment = InterleavingExperiment.objects.visible_to(user).filter(name=name).first()
+    latest = experiment.results.first() if experiment else None
+    if latest is None:
+        raise ValidationError({"interleaving": [f"no interleaving experiment {name!r} with a result"]})
+    return latest
+
+
+def create_interleaving(*, user: Any, data: Mapping[str, Any]) -> InterleavingExperiment:
+    """A new interleaving experiment from the fields the API or the page got."""
+    params = ExperimentCreateSerializer(data=data)
+    params.is_valid(raise_exception=True)
+    values = dict(params.validated_data)
+    collection = managed_collection(user=user, name=values.pop("collection"))
+    clients = users(values.pop("clients"), "clients")
+    return experiments.create_experiment(collection=collection, clients=clients, created_by=user, **values)
+
+
+def create_tracked(*, user: Any, data: Mapping[str, Any]) -> TrackedExperiment:
+    """A new tracked experiment (its offline delta computed now) from the fields the API or the page got."""
+    params = TrackedCreateSerializer(data=data)
+    params.is_valid(raise_exception=True)
+    values = dict(params.validated_data)
+    collection = managed_collection(user=user, name=values.pop("collection"))
+    release = Release.objects.filter(pk=values.pop("release"), pool__collection=collection).first()
+    if release is None:
+        raise ValidationError({"release": ["no release of that id in this collection"]})
+    result = latest_result(user=user, name=values.pop("interleaving"))
+    return tracking.track_experiment(
+        collection=collection, release=release, interleaving=result, created_by=user, **values
+    )
+
+
+def field_errors(exc: ValidationError | DjangoValidationError) -> dict[str, list[str]]:
+    """Either kind of refusal as ``{field: [message, ...]}`` (`detail` for one not tied to a field)."""
+    if isinstance(exc, DjangoValidationError):
+        if hasattr(exc, "error_dict"):
+            return {k: list(v) for k, v in exc.message_dict.items()}
+        return {"detail": list(exc.messages)}
+    detail = exc.detail
+    if isinstance(detail, dict):
+        return {k: [str(m) for m in (v if isinstance(v, list) else [v])] for k, v in detail.items()}
+    return {"detail": [str(m) for m in (detail if isinstance(detail, list) else [detail])]}
