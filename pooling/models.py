@@ -507,17 +507,21 @@ class Provenance(models.Model):
     """One (run, rank ≤ depth) that put an item in its pool.
 
     The key is (item, run), a composite primary key (migration 0017): nothing looks a row up by any other
-    id, and a pool build writes a quarter of a million of these rows, each a sequence draw and an index
-    entry more with a surrogate id. No database constraints on the foreign keys (written only by the pool
-    services; cascades go through Django's collector). `item` has no index of its own, the key leads with
-    it; `run` keeps its index, for removing a run from a pool and deleting a run.
+    id. It is the only index (migration 0018): a pool build writes a quarter of a million of these rows,
+    and each index more is an entry more per row. Every read goes from the pool's items to their
+    provenance by the key (statistics, export, removing a run from a pool, adaptive selection,
+    evaluation); only deleting a run looks provenance up by run alone, and scans for it (a rare
+    operation, against the cost of every build). No database constraints on the foreign keys (written only
+    by the pool services; cascades go through Django's collector).
     """
 
     pk = models.CompositePrimaryKey("item", "run")
     item = models.ForeignKey(
         PoolItem, on_delete=models.CASCADE, related_name="provenance", db_index=False, db_constraint=False
     )
-    run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+", db_constraint=False)
+    run = models.ForeignKey(
+        Run, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
+    )
     rank = models.PositiveIntegerField()
 
     def __str__(self) -> str:
