@@ -184,7 +184,8 @@ def _add_items(*, pool: Pool, run_ids: list[int]) -> tuple[int, int]:
         WHERE true
         ORDER BY k.topic_id, k.document_id"""
     item_params = [pool.pk, *required_params, not pool.adaptive, timezone.now(), *blind_params]
-    Pool.objects.select_for_update().filter(pk=pool.pk).first()
+    # NO KEY: builders of the pool take turns, while raters' new leases (which reference it) go on.
+    Pool.objects.select_for_update(no_key=True).filter(pk=pool.pk).first()
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql" and not PoolItem.objects.filter(pool=pool).exists():
             cursor.execute("SET LOCAL work_mem = '64MB'")

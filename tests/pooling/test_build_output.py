@@ -10,10 +10,12 @@ so running the suite on both databases covers every path.
 from __future__ import annotations
 
 import io
+import threading
 from typing import Any
 
 import pytest
 from django.conf import settings
+from django.db import connection, transaction
 
 from pooling import pool_build, pool_reads, strategies
 from pooling.models import Collection, Pool, PoolItem, Provenance, Run
@@ -154,3 +156,43 @@ def test_it_builds_the_same_pool_at_once_in_chunks_of_runs_and_run_by_run(
     check_items(chunked, numbered=False)  # each run's new items come after those of the runs before
     check_items(incremental, numbered=False)
     assert (again.items_added, again.provenance_added) == (0, 0)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_builders_of_one_pool_take_turns() -> None:
+    """The second builder waits for the first one's items and adds nothing (no duplicate, no error)."""
+    if connection.vendor != "postgresql":
+        pytest.skip("SQLite writes one transaction at a time anyway")
+    collection = make_collection(docs=40, topics=("q1", "q2", "q3"))
+    both = [
+        make_run(collection=collection, name="a", lists={"q1": ["d001", "d002"], "q2": ["d003"]}),
+        make_run(collection=collection, name="b", lists={"q1": ["d002", "d004"]}),
+    ]
+    pool = pool_build.create_pool(name="turns", collection=collection, runs=both, depth=5)
+    first_in, release = threading.Event(), threading.Event()
+    second: list[Any] = []
+
+    def build_first() -> None:
+        with transaction.atomic():
+            pool_build._add_items(pool=pool, run_ids=[run.pk for run in both])
+            first_in.set()
+            release.wait(30)
+        connection.close()
+
+    def build_second() -> None:
+        second.append(pool_build.build_pool(pool=Pool.objects.get(pk=pool.pk)))
+        connection.close()
+
+    one = threading.Thread(target=build_first)
+    one.start()
+    assert first_in.wait(30)
+    two = threading.Thread(target=build_second)
+    two.start()
+    two.join(1.0)
+    assert two.is_alive()  # waiting for the first builder's transaction
+    release.set()
+    one.join(30)
+    two.join(30)
+
+    assert (second[0].items_added, second[0].provenance_added) == (0, 0)
+    assert stored(pool) == expected(both, 5, ["q1", "q2", "q3"])
