@@ -12,7 +12,7 @@ from django.views.decorators.http import require_POST
 from judgements import queries
 from judgements.campaign_views import JudgingNotSetUp
 from judgements.errors import JudgingError
-from judgements.models import Judging, Release
+from judgements.models import Judge, Judging, Release
 from judgements.releases import release_file_response, start_release
 from pooling import charts
 from pooling.jobs import QueueUnavailable
@@ -63,6 +63,9 @@ def releases(request: HttpRequest, name: str) -> HttpResponse:
         "jobs": Job.objects.filter(kind=Job.Kind.RELEASE, params__pool=pool.pk)[:5],
         "runs": queries.unpooled_by_run(pool=pool),
         "state": pool_state_counts(pool),
+        "admitted_judges": list(
+            Judge.objects.filter(pool=pool, admitted=True).values_list("name", flat=True)
+        ),
     }
     return render(request, "judgements/campaign/releases.html", context)
 
@@ -87,8 +90,9 @@ def create_release(request: HttpRequest, name: str) -> HttpResponse:
     pool = managed_pool(request, name)
     policy = request.POST.get("policy", "majority").strip() or "majority"
     unjudged = request.POST.get("unjudged", "explicit")
+    judge = request.POST.get("judge", "").strip() or None
     try:
-        job = start_release(pool=pool, policy=policy, unjudged=unjudged, user=request.user)
+        job = start_release(pool=pool, policy=policy, unjudged=unjudged, user=request.user, judge=judge)
     except JudgingError as exc:
         messages.error(request, str(exc))
         return redirect("campaigns:releases", name=pool.name)

@@ -66,3 +66,21 @@ def test_it_refuses_a_judge_the_gate_did_not_admit(pool: Pool, manager: Any) -> 
         releases.start_release(pool=pool, judge="nobody")
     answer = client_for(manager).post("/api/releases/", {"pool": pool.name, "judge": "dice"})
     assert answer.status_code == 400 and "judge" in answer.json()
+
+
+def test_it_offers_only_admitted_judges_on_the_releases_page(
+    pool: Pool, manager: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    from django.test import Client
+
+    from judgements.models import Release
+
+    client = Client()
+    client.force_login(manager)
+    page = client.get(f"/campaigns/{pool.name}/releases/").content.decode()
+    assert 'value="copier"' in page and 'value="dice"' not in page
+    with django_capture_on_commit_callbacks(execute=True):
+        made = client.post(f"/campaigns/{pool.name}/releases/new/", {"policy": "majority", "judge": "copier"})
+    assert made.status_code == 302
+    release = Release.objects.filter(pool=pool).latest("id")
+    assert release.manifest["counts"]["sources"] == {"human": 30, "model:copier": 10}
