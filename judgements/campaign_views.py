@@ -90,6 +90,7 @@ class AddRatersForm(forms.Form):
     )
 
     def __init__(self, *args: Any, judging: Judging | None, manager: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("auto_id", "id_add_%s")  # the page's new-account form has a `username` too
         super().__init__(*args, **kwargs)
         self.judging = judging
         self.fields["users"].queryset = self.offered(judging=judging, manager=manager)  # type: ignore[attr-defined]  # a ModelMultipleChoiceField
