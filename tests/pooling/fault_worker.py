@@ -40,7 +40,10 @@ def hold(point: str) -> None:
 
 real_write_rows = run_ranking.write_rows
 real_add_items = pool_build._add_items
-real_stream_items = release_files.stream_items
+real_stream = {
+    "stream_items": release_files.stream_items,  # the portable path
+    "stream_item_texts": release_files.stream_item_texts,  # PostgreSQL's
+}
 
 
 def write_rows(**kwargs: Any) -> None:
@@ -54,16 +57,20 @@ def add_items(**kwargs: Any) -> Any:
     return result
 
 
-def stream_items(**kwargs: Any) -> Iterator[Any]:
-    for number, item in enumerate(real_stream_items(**kwargs)):
-        if number == 1:
-            hold("release")
-        yield item
+def held(name: str) -> Any:
+    def stream(**kwargs: Any) -> Iterator[Any]:
+        for number, item in enumerate(real_stream[name](**kwargs)):
+            if number == 1:
+                hold("release")
+            yield item
+
+    return stream
 
 
 run_ranking.write_rows = write_rows  # type: ignore[assignment]
 pool_build._add_items = add_items  # type: ignore[assignment]
-release_files.stream_items = stream_items  # type: ignore[assignment]
+release_files.stream_items = held("stream_items")
+release_files.stream_item_texts = held("stream_item_texts")
 
 if __name__ == "__main__":
     queue = sys.argv[1]
