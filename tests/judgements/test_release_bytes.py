@@ -1,7 +1,8 @@
 """A release's bytes: on PostgreSQL the server writes the lines of judgements.jsonl, and the files are exactly
 those of the portable path (every row encoded in Python); on either database the files are those this
-platform wrote before the server path existed (tests/judgements/data/release_bytes/, raters' pseudonyms
-and the hashes that depend on them as placeholders)."""
+platform wrote before the server path existed (tests/judgements/data/release_bytes/, written by the
+portable path, which is the code releases ran before; raters' pseudonyms and the hashes that depend on
+them as placeholders)."""
 
 from __future__ import annotations
 
