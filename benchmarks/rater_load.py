@@ -6,8 +6,9 @@ Which loop (`--path`):
   token: it judges the leased item and answers with the next one (each rater leases its first item once,
   in the warm-up). The physical limit is one trivial request per judgement.
 - `browser`: what the judging page's key press sends: the same request with the rater's session cookie
-  and CSRF token, then the page's background refresh of its progress bars (`GET /judge/<pool>/progress/`);
-  a loop is both, its latency is the key press's request.
+  and CSRF token, then the page's background refresh of its progress bars (`GET /judge/<pool>/progress/`)
+  at most once per JUDGE_PROGRESS_REFRESH_SECONDS (5 s, as the page's script does); its latency is the key
+  press's request.
 - `two-requests`: `POST /api/pools/<pool>/next/`, then `POST /api/assignments/<id>/judgement/` (the loop
   before the one-request endpoint; a token).
 
@@ -99,6 +100,9 @@ TOPICS = 28
 RUNS = 3
 J = 3
 RATERS = 32
+# The judging page refreshes its progress bars at most this often (the setting of the same name, which the
+# server started here reads from the same environment).
+PROGRESS_REFRESH_SECONDS = float(os.environ.get("JUDGE_PROGRESS_REFRESH_SECONDS", "5"))
 P99_TARGET_MS = 30.0
 RATIO_TARGET = 0.5
 SEED = 20240611
@@ -353,6 +357,7 @@ class Connection:
         self.writer: asyncio.StreamWriter | None = None
         self.connects = 0
         self.assignment: int | None = None  # the rater's live lease (the one-request loops)
+        self.progress_at = -float("inf")  # when this rater's page last refreshed its progress bars
 
     def close(self) -> None:
         if self.writer is not None:
@@ -476,7 +481,9 @@ async def one_loop(conn: Connection, loop: Loop, grade: int, tally: Tally) -> fl
         data = json.loads(body)
         tally.acked.append(int(data["judgement"]["id"]))
         conn.assignment = None if data["next"] is None else int(data["next"]["assignment"])
-        if loop.path == "browser":  # the page refreshes its progress bars once the next item is shown
+        # the page refreshes its progress bars once the next item is shown, at most once per interval
+        if loop.path == "browser" and answered - conn.progress_at >= PROGRESS_REFRESH_SECONDS:
+            conn.progress_at = answered
             status, body = await conn.request("GET", f"/judge/{loop.pool}/progress/")
             if status != 200:
                 tally.error(f"progress {status}", body.decode(errors="replace"))

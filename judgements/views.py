@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, cast
 
+from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import User
@@ -165,6 +166,7 @@ def respond(
                     "revise": reverse("judgements:revise", args=[judging.pool.name]),
                 },
                 "state": {k: v for k, v in data.items() if k != "parts"},
+                "progress_every_ms": round(settings.JUDGE_PROGRESS_REFRESH_SECONDS * 1000),
             },
         }
     )

@@ -307,6 +307,9 @@ JOB_MAX_ATTEMPTS = 3
 
 # Judging
 LEASE_MINUTES = int(os.environ.get("LEASE_MINUTES", "10"))
+# The judging page refreshes its progress bars (a count over the whole pool) at most this often, not on every
+# key press: a rater judging one document a second would otherwise double the server's work per judgement.
+JUDGE_PROGRESS_REFRESH_SECONDS = float(os.environ.get("JUDGE_PROGRESS_REFRESH_SECONDS", "5"))
 # External model judges a pool manager may pick by name: a JSON object of name -> argv, e.g.
 # {"umbrela": ["/opt/judges/venv/bin/python", "/opt/judges/umbrela.py"]}. Set by whoever runs the server:
 # a page never takes a command (judgements.judges.external_commands).

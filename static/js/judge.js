@@ -259,12 +259,23 @@
 
   var progressBusy = false;
   var progressAgain = false;
+  var progressEvery = config.progress_every_ms || 0;  // JUDGE_PROGRESS_REFRESH_SECONDS
+  var progressAt = -Infinity;           // when the last refresh was asked for
+  var progressTimer = null;
 
-  // The progress bars, fetched after the next item is on screen (one request at a time; one more if a
-  // key press came meanwhile).
+  // The progress bars, fetched after the next item is on screen: at most once per progressEvery ms (a
+  // count over the whole pool costs the server more than the judgement itself), the last key press of
+  // a burst refreshed when the interval is over; one request at a time.
   function refreshProgress() {
+    if (progressTimer !== null) return;  // a refresh is already due
+    var wait = progressAt + progressEvery - now();
+    if (wait > 0) {
+      progressTimer = setTimeout(function () { progressTimer = null; refreshProgress(); }, wait);
+      return;
+    }
     if (progressBusy) { progressAgain = true; return; }
     progressBusy = true;
+    progressAt = now();
     fetch(urls.progress, { headers: { "Accept": "application/json" }, credentials: "same-origin" })
       .then(function (response) { return response.ok ? response.json() : null; })
       .catch(function () { return null; })

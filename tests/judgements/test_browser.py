@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 import shutil
 import statistics
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -162,7 +163,8 @@ def progress_shows(page, text: str) -> None:
     assert page.inner_text("#progress-pool").startswith(text)
 
 
-def test_it_judges_by_keyboard_with_revise_skip_and_note(page, live_server):
+def test_it_judges_by_keyboard_with_revise_skip_and_note(page, live_server, settings):
+    settings.JUDGE_PROGRESS_REFRESH_SECONDS = 0  # the bars after every key press, to check each count
     rater = make_user("kim", password=PASSWORD)
     pool = make_browser_pool(name="keys", topics=2, per_topic=8, raters=[rater])
     log_in(page, live_server, "kim")
@@ -239,6 +241,26 @@ HOSTILE = (
     '<a href="javascript:window.__pwned=1">click me</a>'
     '<p onmouseover="window.__pwned=1">hover me</p>'
 )
+
+
+def test_it_refreshes_the_progress_bars_at_most_once_per_interval(page, live_server, settings):
+    settings.JUDGE_PROGRESS_REFRESH_SECONDS = 3
+    rater = make_user("pat", password=PASSWORD)
+    make_browser_pool(name="burst", topics=1, per_topic=8, raters=[rater])
+    log_in(page, live_server, "pat")
+    asked: list[float] = []
+    page.on("request", lambda r: asked.append(time.monotonic()) if r.url.endswith("/progress/") else None)
+    page.goto(f"{live_server.url}/judge/burst/")
+    page.wait_for_selector("#judge[data-mode=item]")
+    started = time.monotonic()
+    for key in "3210":  # a burst of four judgements well inside one interval
+        press_and_wait_for_next(page, key)
+    burst = time.monotonic() - started
+    assert burst < 3, f"the burst took {burst:.1f} s: too slow to test the interval"
+    assert len(asked) == 1  # the first key press's refresh; the others wait for the interval's end
+    progress_shows(page, "4 / 8")  # the last of the burst refreshed once the interval is over
+    assert len(asked) == 2
+    assert asked[1] - asked[0] >= 2.9
 
 
 def test_it_runs_no_script_from_a_document(page, live_server):
