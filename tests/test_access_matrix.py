@@ -567,10 +567,14 @@ ADMIN_MODELS = {
     "auth.user": "superuser", "auth.group": "superuser", "authtoken.tokenproxy": "superuser",
     "axes.accessattempt": "superuser", "axes.accesslog": "superuser", "axes.accessfailurelog": "superuser",
     "online.clicklog": "scoped", "online.propensityestimate": "scoped", "online.clicklabelset": "scoped",
+    "online.interleavingexperiment": "scoped", "online.interleavedimpression": "scoped",
+    "online.interleavingresult": "scoped", "online.trackedexperiment": "scoped",
 }  # fmt: skip
 # What the project's admin closes to everyone: adding these rows, deleting those (services keep them).
 NO_ADD = {
     "online.clicklog", "online.propensityestimate", "online.clicklabelset",
+    "online.interleavingexperiment", "online.interleavedimpression", "online.interleavingresult",
+    "online.trackedexperiment",
     "judgements.assignment", "judgements.judgement", "judgements.adjudication",
     "axes.accessattempt", "axes.accesslog", "axes.accessfailurelog",
 }  # fmt: skip
@@ -768,10 +772,26 @@ def world(db: None) -> dict[str, Any]:
         "auth.group": Group.objects.get(name=MANAGERS_GROUP).pk, "authtoken.tokenproxy": 0,
         "axes.accessattempt": 0, "axes.accesslog": 0, "axes.accessfailurelog": 0,
         **_online(pool, ids),
+        **_experiments(experiment, tracked),
     }  # fmt: skip
     ids.update({"admin_" + model.replace(".", "_"): pk for model, pk in admin_objects.items()})
     assert Release.objects.filter(pool=pool).count() == 1 and Assignment.objects.filter(pool=pool).exists()
     return {"people": people, "ids": ids}
+
+
+def _experiments(experiment: Any, tracked: Any) -> dict[str, int]:
+    """An impression of another searcher than the API's rows use, and a result: the admin's objects."""
+    shown = experiments.serve(experiment=experiment, qid="q1", user="admin-row")
+    impression = experiments.log_impression(
+        experiment=experiment, qid="q1", user="admin-row", docids=shown.docids, teams=shown.teams, clicks=[1]
+    )
+    result = experiments.compute_result(experiment=experiment, resamples=10)
+    return {
+        "online.interleavingexperiment": experiment.pk,
+        "online.interleavedimpression": impression.pk,
+        "online.interleavingresult": result.pk,
+        "online.trackedexperiment": tracked.pk,
+    }
 
 
 def _online(pool: Pool, ids: dict[str, Any]) -> dict[str, int]:
