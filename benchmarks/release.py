@@ -19,8 +19,6 @@ Timed:
   and written to files, both together;
 - release and COPY alternate, REPEATS (3) times: the best time of each is reported, and the largest RSS
   (the figure needs a quiet machine: on a shared one each run is noisy, hence the min of 3);
-- not timed: the files of the PostgreSQL path (lines written by the server) against the portable path's
-  (every row encoded in Python) on the profile pool, byte for byte;
 - `judgements.agreement.cohen_kappa(a, b, labels=[0, 1, 2, 3])` against
   `sklearn.metrics.cohen_kappa_score` on the pool's graded pairs (the items both raters graded, about
   492,000 of the 500,000; best of 3, after a warm-up); the agreement command and the release manifest
@@ -372,27 +370,6 @@ def sha256(path: Path) -> str:
     return digest.hexdigest()
 
 
-def compare_paths(pool_name: str, out: Path) -> int:
-    """Write the pool's files by both paths of `release_files.write_qrels_and_judgements`; SystemExit when
-    a byte differs. Returns the number of bytes compared."""
-    from judgements import aggregation, release_files
-    from pooling.models import Pool
-
-    pool = Pool.objects.get(name=pool_name)
-    written = {}
-    for server in (True, False):
-        work = out / f"paths-{server}"
-        work.mkdir(parents=True)
-        release_files.write_qrels_and_judgements(
-            work, pool=pool, policy=aggregation.parse_policy("majority"), explicit=True, server_lines=server
-        )
-        written[server] = {path.name: path.read_bytes() for path in sorted(work.iterdir())}
-        shutil.rmtree(work)
-    if written[True] != written[False]:
-        raise SystemExit("MISMATCH: the server path and the portable path wrote different files")
-    return sum(len(data) for data in written[True].values())
-
-
 def profile_in_process(pool_name: str, limit: int) -> None:
     from judgements import releases
     from pooling.models import Pool
@@ -500,10 +477,6 @@ def main() -> None:
         ):
             raise SystemExit("the release manifest's kappa disagrees with sklearn")
 
-        profile_pool = names["profile"] if not args.small else names["full"]
-        compared = compare_paths(profile_pool, tmp)
-        print(f"server path = portable path on {sizes['profile' if not args.small else 'full']:,} items: "
-              f"{compared:,} bytes identical")  # fmt: skip
         if args.profile:
             profile_in_process(names["profile"] if not args.small else names["full"], args.profile)
 

@@ -13,11 +13,10 @@ import contextlib
 import functools
 import hashlib
 import json
-import re
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import IO, Any
 
 from django.conf import settings
 from django.db import connection, transaction
@@ -31,8 +30,6 @@ from judgements.release_rows import (
     json_float,
     json_text,
     json_value,
-    raters_of,
-    stream_item_texts,
     stream_items,
 )
 from pooling.models import Pool
@@ -239,7 +236,6 @@ def write_qrels_and_judgements(
     explicit: bool,
     progress: Any = None,
     fill: Any = None,
-    server_lines: bool | None = None,
 ) -> Tally:
     """Select the pool's items with their judgements (qrels order, streamed), aggregate each under
     `policy`, and write `qrels.txt`, `qrels.unjudged.txt` and `judgements.jsonl` into `work`, in one pass
@@ -249,10 +245,9 @@ def write_qrels_and_judgements(
     the judge labelled is judged with the judge's grade, and its label is a line of `judgements.jsonl`
     whose `source` is the judge's (`model:NAME`); every people's line has `source` `human`.
 
-    On PostgreSQL the server builds the lines of judgements.jsonl (`release_rows.stream_item_texts`) and
-    Python aggregates each distinct combination of votes once; elsewhere (and with `fill`, or a model
-    policy) every row is encoded here. Both give the same bytes (`server_lines` forces one or the other,
-    for the test that compares them)."""
+    Every line is encoded here (`JudgementLines`), on every database: the text of a line has this one
+    home. (A PostgreSQL path that built the lines in SQL was tried: it used less Python CPU but was no
+    faster in wall time, and it wrote the line's rule a second time.)"""
 
     tally = Tally()
     with (
@@ -262,14 +257,7 @@ def write_qrels_and_judgements(
         open(work / UNJUDGED_TOPICS_FILE, "w", encoding="utf-8", newline="\n") as unjudged_file,
     ):
         qrels = QrelsFiles(qrels_file, unjudged_file, explicit=explicit, tally=tally)
-        if server_lines is None:
-            server_lines = connection.vendor == "postgresql" and fill is None and server_decides(policy)
-        if server_lines:
-            _write_server_lines(qrels, jsonl, pool=pool, policy=policy, tally=tally, progress=progress)
-        else:
-            _write_python_lines(
-                qrels, jsonl, pool=pool, policy=policy, tally=tally, progress=progress, fill=fill
-            )
+        _write_lines(qrels, jsonl, pool=pool, policy=policy, tally=tally, progress=progress, fill=fill)
         qrels.close()
         adjudicated = Adjudication.objects.filter(item__pool=pool).order_by("-decided_at").first()
         if adjudicated:
@@ -277,17 +265,7 @@ def write_qrels_and_judgements(
     return tally
 
 
-def server_decides(policy: aggregation.Policy) -> bool:
-    """Whether the server path can aggregate under `policy`: its key of an item is the votes in rater
-    order, with the vote of a `rater:NAME` (named by id by now, `releases.by_rater_id`) marked, which is
-    all a rule of `aggregation.RULES` reads; a model policy weighs who voted, so it takes the portable
-    path."""
-    if policy.kind == "rater":
-        return str(policy.rater).isdigit()
-    return policy.kind in aggregation.RULES
-
-
-def _write_python_lines(
+def _write_lines(
     qrels: QrelsFiles,
     jsonl: IO[str],
     *,
@@ -297,7 +275,7 @@ def _write_python_lines(
     progress: Any,
     fill: Any = None,
 ) -> None:
-    """The portable path of `write_qrels_and_judgements`: every row read, aggregated and encoded here."""
+    """The pass of `write_qrels_and_judgements`: every row read, aggregated and encoded here."""
     from pooling.models import PoolItem
 
     total = max(PoolItem.objects.filter(pool=pool, selected=True).count(), 1)
@@ -330,107 +308,3 @@ def _write_python_lines(
                 if progress:
                     progress(done / total, f"{done} items")
         jsonl.writelines(judgements.lines)
-
-
-#: A value of a server-built line that Python writes: \x02, its kind (s: seconds, f: facets, r: rater),
-#: its text, \x03 (see `release_rows.LINE_SQL`).
-SERVER_MARK = re.compile("\x02([sfr])([^\x03]*)\x03")
-UPDATED_AT = re.compile('"updated_at": "([^"]*)"}\x06')  # the last value of a line
-
-
-def _write_server_lines(
-    qrels: QrelsFiles, jsonl: IO[str], *, pool: Pool, policy: aggregation.Policy, tally: Tally, progress: Any
-) -> None:
-    """The PostgreSQL path of `write_qrels_and_judgements`: the server builds each judgement's line (and
-    the item's aggregation key); Python aggregates each distinct key once (`Consensus`, the one home of
-    the policies), puts the consensus in each line and writes. Same bytes as the portable path."""
-    from pooling.models import PoolItem
-
-    total = max(PoolItem.objects.filter(pool=pool, selected=True).count(), 1)
-    names = JudgementLines(pool=pool, tally=tally)
-    pseudonyms = {rater: json_text(names.pseudonym(rater)) for rater in raters_of(pool=pool)}
-    rater = int(str(policy.rater)) if policy.kind == "rater" else None
-    consensus = Consensus(policy)
-    keys: dict[str, tuple[aggregation.Aggregate, str, int, Pairs]] = {}
-    per_key: Counter[str] = Counter()
-    latest = tally.latest
-    lines: list[str] = []
-    last_qid, qid_text = None, ""
-    dumps = functools.partial(json.dumps, sort_keys=True, ensure_ascii=False)
-
-    def server_value(match: re.Match[str]) -> str:
-        kind, text = match.group(1), match.group(2)
-        if kind == "s":
-            seconds = round(float(text), 3)
-            return float.__repr__(seconds) if seconds - seconds == 0.0 else json_float(seconds)
-        if kind == "f":
-            return dumps(json_value(text))
-        return json_text(names.pseudonym(int(text)))
-
-    with contextlib.closing(stream_item_texts(pool=pool, rater=rater, pseudonyms=pseudonyms)) as items:
-        for done, (qid, docid, key, item_latest, item_lines) in enumerate(items, 1):
-            found = keys.get(key)
-            if found is None:
-                found = keys[key] = _aggregate_key(key, consensus=consensus, policy=policy)
-            result, head = found[0], found[1]
-            per_key[key] += 1
-            qrels.add_line(qid, docid, result)
-            if item_lines is not None:
-                if item_latest == "\x02":  # a time outside years 1000-9999: compared as text
-                    item_latest = max(UPDATED_AT.findall(item_lines), default=None)
-                if item_latest is not None and item_latest > latest:
-                    latest = item_latest
-                if "\x02" in item_lines:
-                    item_lines = SERVER_MARK.sub(server_value, item_lines)
-                if qid != last_qid:
-                    last_qid, qid_text = qid, f', "qid": {json_text(qid)}, "rater": '
-                lines.append(
-                    item_lines.replace("\x01", head)
-                    .replace("\x04", f', "docid": {json_text(docid)}, "facets": ')
-                    .replace("\x05", qid_text)
-                    .replace("\x06", "\n")
-                )
-            if len(lines) >= FLUSH_LINES or qrels.buffered() >= FLUSH_LINES:
-                qrels.flush()
-                jsonl.writelines(lines)
-                lines.clear()
-                if progress:
-                    progress(done / total, f"{done} items")
-    jsonl.writelines(lines)
-    tally.latest = latest
-    counts = tally.counts
-    for key, n in per_key.items():
-        result, _head, votes, pairs = keys[key]
-        counts[result.state] += n
-        counts["ties"] += n * int(result.tie)
-        counts["judgements"] += n * votes
-        if result.state == "judged":
-            tally.grades[result.grade] += n  # type: ignore[index]  # a judged result has a grade
-            tally.sources["human"] += n
-        for pair in pairs:
-            tally.pairs[pair] += n
-
-
-def key_votes(key: str, *, policy: aggregation.Policy) -> ItemVotes:
-    """The item `release_rows.stream_item_texts` describes by `key` (`required;adjudication;votes`), with
-    stand-in raters: the policy's rater where the vote is marked `*`, distinct others elsewhere."""
-    required, adjudication, votes_text = key.split(";")
-    adjudicated: int | Literal["unrateable"] | None = None
-    if adjudication:
-        adjudicated = "unrateable" if adjudication == "u" else int(adjudication)
-    votes: list[tuple[Any, int | None]] = []
-    for number, vote in enumerate(votes_text.split(",") if votes_text else []):
-        rater: Any = f"\x00{number}"
-        if vote.startswith("*"):
-            rater, vote = policy.rater, vote[1:]
-        votes.append((rater, None if vote == "u" else int(vote)))
-    return ItemVotes(0, "", "", int(required), adjudicated, votes)
-
-
-def _aggregate_key(
-    key: str, *, consensus: Consensus, policy: aggregation.Policy
-) -> tuple[aggregation.Aggregate, str, int, Pairs]:
-    """An item's consensus (from its key), the head of its lines, its number of votes and its pairs."""
-    item = key_votes(key, policy=policy)
-    result, pairs = consensus(item)
-    return result, f'{{"consensus": {json_text(result.state)}, "created_at": ', len(item.votes), pairs

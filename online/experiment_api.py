@@ -247,7 +247,7 @@ class OnlineDeltaSerializer(serializers.Serializer):
     interleaving = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
 
 
-class ImportSerializer(serializers.Serializer):
+class OnlineDeltasImportSerializer(serializers.Serializer):
     collection = serializers.CharField(max_length=100)
     file = serializers.FileField()
 
@@ -319,13 +319,15 @@ class TrackerViewSet(viewsets.ViewSet):
         """Pearson (Fisher interval), Spearman, Kendall τb, sign agreement (Wilson) and the verdict."""
         return Response(tracking.correlation_groups(self._visible()))
 
-    @extend_schema(request=ImportSerializer, responses={200: OpenApiResponse(description="updated")})
+    @extend_schema(
+        request=OnlineDeltasImportSerializer, responses={200: OpenApiResponse(description="updated")}
+    )
     @action(detail=False, methods=["post"], url_path="import")
     def import_deltas(self, request: Request) -> Response:
         """Online deltas from a TSV file (`name<TAB>online_metric<TAB>online_delta`), errors by line."""
         import tempfile
 
-        params = ImportSerializer(data=request.data)
+        params = OnlineDeltasImportSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         collection = self._collection(params.validated_data["collection"])
         upload = params.validated_data["file"]

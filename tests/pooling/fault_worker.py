@@ -40,10 +40,7 @@ def hold(point: str) -> None:
 
 real_write_rows = run_ranking.write_rows
 real_add_items = pool_build._add_items
-real_stream = {
-    "stream_items": release_files.stream_items,  # the portable path
-    "stream_item_texts": release_files.stream_item_texts,  # PostgreSQL's
-}
+real_stream = {"stream_items": release_files.stream_items}
 
 
 def write_rows(**kwargs: Any) -> None:
@@ -70,7 +67,6 @@ def held(name: str) -> Any:
 run_ranking.write_rows = write_rows  # type: ignore[assignment]
 pool_build._add_items = add_items  # type: ignore[assignment]
 release_files.stream_items = held("stream_items")
-release_files.stream_item_texts = held("stream_item_texts")
 
 if __name__ == "__main__":
     queue = sys.argv[1]
