@@ -6,8 +6,9 @@
 - removing raters from a pool releases their live leases (`membership.remove_rater`);
 - gold labels are set and removed with `adjudication.set_gold` / `adjudication.remove_gold` (which also
   mark the item as gold, so that it is served to every rater);
-- assignments, judgements (with their revisions) and adjudications are shown, never edited here: raters
-  change judgements through revisions, adjudicators decide on the adjudication page.
+- assignments, judgements (with their revisions), adjudications and model judges are shown, never edited
+  here: raters change judgements through revisions, adjudicators decide on the adjudication page, judges
+  are made and run on their own pages.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ from judgements.models import (
     Facet,
     GoldLabel,
     Grade,
+    Judge,
     Judgement,
     JudgementRevision,
     Judging,
@@ -317,6 +319,27 @@ class JudgementAdmin(ScopedAdmin):
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # the item's judgement counter is kept by the services
+
+
+@admin.register(Judge)
+class JudgeAdmin(ScopedAdmin):
+    """Read-only: model judges are made, run and measured on their pages (/evaluation/<pool>/judges/), the
+    API and the commands (`judgements.judges`), which also keep the judge's account and its labels."""
+
+    pool_path = "pool"
+    list_display = ["name", "pool", "method", "admitted", "created_at"]
+    list_filter = ["method", "admitted", ("pool", ONLY_MINE)]
+    list_select_related = ["pool"]
+    search_fields = ["name", "pool__name"]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
 
 
 # ------------------------------------------------------------------------------ gold and adjudication

@@ -564,6 +564,7 @@ ADMIN_MODELS = {
     "pooling.run": "scoped", "pooling.job": "scoped", "pooling.pool": "scoped",
     "judgements.judging": "scoped", "judgements.assignment": "scoped", "judgements.judgement": "scoped",
     "judgements.goldlabel": "scoped", "judgements.adjudication": "scoped", "judgements.rubric": "shared",
+    "judgements.judge": "scoped",
     "auth.user": "superuser", "auth.group": "superuser", "authtoken.tokenproxy": "superuser",
     "axes.accessattempt": "superuser", "axes.accesslog": "superuser", "axes.accessfailurelog": "superuser",
     "online.clicklog": "scoped", "online.propensityestimate": "scoped", "online.clicklabelset": "scoped",
@@ -575,10 +576,11 @@ NO_ADD = {
     "online.clicklog", "online.propensityestimate", "online.clicklabelset",
     "online.interleavingexperiment", "online.interleavedimpression", "online.interleavingresult",
     "online.trackedexperiment",
-    "judgements.assignment", "judgements.judgement", "judgements.adjudication",
+    "judgements.assignment", "judgements.judgement", "judgements.adjudication", "judgements.judge",
     "axes.accessattempt", "axes.accesslog", "axes.accessfailurelog",
 }  # fmt: skip
 NO_DELETE = {
+    "judgements.judge",
     "judgements.assignment",
     "judgements.judgement",
     "judgements.rubric",
@@ -739,7 +741,7 @@ def world(db: None) -> dict[str, Any]:
         baseline="alpha", treatment="beta", online_metric="ctr", online_delta=0.01,
     )  # fmt: skip
     job = Job.objects.create(kind=Job.Kind.RUN, collection=collection, status=Job.Status.DONE)
-    create_judge(pool=pool, name="learner", method="learned")
+    learner = create_judge(pool=pool, name="learner", method="learned")
     ids = {
         "pool": pool.name,
         "collection": collection.name,
@@ -768,7 +770,7 @@ def world(db: None) -> dict[str, Any]:
         "judgements.goldlabel": GoldLabel.objects.get(item=gold_item).pk,
         "judgements.adjudication": Adjudication.objects.create(
             item=judged, grade=2, adjudicator=people["manager_a"]).pk,
-        "judgements.rubric": ids["rubric"], "auth.user": people["rater_a"].pk,
+        "judgements.rubric": ids["rubric"], "judgements.judge": learner.pk, "auth.user": people["rater_a"].pk,
         "auth.group": Group.objects.get(name=MANAGERS_GROUP).pk, "authtoken.tokenproxy": 0,
         "axes.accessattempt": 0, "axes.accesslog": 0, "axes.accessfailurelog": 0,
         **_online(pool, ids),
