@@ -4,7 +4,7 @@ per run."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from django.db import connection
 from django.db.models import Count, Max
@@ -53,6 +53,19 @@ def agreement_records(*, pool: Pool) -> list[tuple[int, str, str, int | None]]:
         .order_by("item_id", "rater_id")
         .values_list("item_id", "item__topic__qid", "rater__username", "grade")
     )
+
+
+INTERVAL_WEIGHTS = ("unweighted", "linear", "quadratic")
+
+
+def interval_weights(value: str | None) -> Weights:
+    """The `weights` of a request (`?weights=`: unweighted, linear or quadratic; absent: unweighted) for
+    the intervals of `pool_agreement`; ValueError naming the choices otherwise."""
+    if value in (None, "", "unweighted"):
+        return None
+    if value not in INTERVAL_WEIGHTS:
+        raise ValueError(f"must be one of {', '.join(INTERVAL_WEIGHTS)}, not {value!r}")
+    return cast("Weights", value)
 
 
 def pool_agreement(

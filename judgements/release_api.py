@@ -100,12 +100,24 @@ class AgreementViewSet(viewsets.ViewSet):
     permission_classes = [IsManager]
     lookup_field = "name"
 
-    @extend_schema(responses={200: OpenApiResponse(description="the agreement summary")})
+    @extend_schema(
+        parameters=[
+            OpenApiParameter(
+                "weights", str, enum=list(queries.INTERVAL_WEIGHTS),
+                description="the kappa whose intervals each pair and topic carries (default unweighted)",
+            )
+        ],
+        responses={200: OpenApiResponse(description="the agreement summary")},
+    )  # fmt: skip
     def retrieve(self, request: Request, name: str | None = None) -> Response:
         pool = managed_pool(request, name or "", queryset=Pool.objects.all())
         if not Judging.objects.filter(pool=pool).exists():
             raise Http404
-        return Response(queries.cached_for_pool(pool, "agreement", queries.pool_agreement))
+        try:
+            weights = queries.interval_weights(request.query_params.get("weights"))
+        except ValueError as exc:
+            raise serializers.ValidationError({"weights": [str(exc)]}) from None
+        return Response(queries.cached_for_pool(pool, "agreement", queries.pool_agreement, weights=weights))
 
 
 def register(router: Any) -> None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, HttpRequest, HttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBadRequest
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
@@ -26,7 +26,11 @@ def agreement(request: HttpRequest, name: str) -> HttpResponse:
     pool = managed_pool(request, name)
     if not Judging.objects.filter(pool=pool).exists():
         raise JudgingNotSetUp(pool.name)
-    summary = queries.cached_for_pool(pool, "agreement", queries.pool_agreement)
+    try:
+        weights = queries.interval_weights(request.GET.get("weights"))
+    except ValueError as exc:
+        return HttpResponseBadRequest(f"weights: {exc}", content_type="text/plain")
+    summary = queries.cached_for_pool(pool, "agreement", queries.pool_agreement, weights=weights)
     figures: dict[str, SafeString] = {}
     matrix = summary.get("pair_matrix") or {}
     raters = [str(r) for r in matrix.get("raters", [])]
@@ -50,7 +54,13 @@ def agreement(request: HttpRequest, name: str) -> HttpResponse:
     return render(
         request,
         "judgements/campaign/agreement.html",
-        {"pool": pool, "summary": summary, "figures": figures},
+        {
+            "pool": pool,
+            "summary": summary,
+            "figures": figures,
+            "weights": weights or "unweighted",
+            "weight_choices": queries.INTERVAL_WEIGHTS,
+        },
     )
 
 

@@ -144,3 +144,27 @@ def test_the_agreement_api_returns_the_summary(campaign, manager):
     data = client_for(manager).get("/api/agreement/campaign/").json()
     assert data["n_pairs"] == 4
     assert json.dumps(data)
+
+
+def test_the_agreement_api_and_page_give_the_intervals_of_the_weighting_asked_for(campaign, manager):
+    plain = client_for(manager).get("/api/agreement/campaign/").json()
+    linear = client_for(manager).get("/api/agreement/campaign/?weights=linear").json()
+    assert {t["ci_weights"] for t in plain["topics"]} == {"unweighted"}
+    assert {t["ci_weights"] for t in linear["topics"]} == {"linear"}
+    assert [p["ci_weights"] for p in linear["pairs"]] == ["linear"]
+    assert (linear["pairs"][0]["ci_low"], linear["pairs"][0]["ci_high"]) != (
+        plain["pairs"][0]["ci_low"],
+        plain["pairs"][0]["ci_high"],
+    )
+    page = web(manager).get("/campaigns/campaign/agreement/?weights=linear").content.decode()
+    assert "95% interval (linear κ)" in page
+    for topic in linear["topics"]:  # the page shows the API's numbers
+        if topic["ci_low"] is not None:
+            assert f"{topic['ci_low']:.2f} – {topic['ci_high']:.2f}" in page
+
+
+def test_an_unknown_weighting_is_a_400_naming_the_field(campaign, manager):
+    response = client_for(manager).get("/api/agreement/campaign/?weights=cubic")
+    assert response.status_code == 400
+    assert "weights" in response.json()
+    assert web(manager).get("/campaigns/campaign/agreement/?weights=cubic").status_code == 400
