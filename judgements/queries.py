@@ -47,9 +47,14 @@ def cached_for_pool(pool: Pool, kind: str, compute: Callable[..., Any], **params
 
 
 def agreement_records(*, pool: Pool) -> list[tuple[int, str, str, int | None]]:
-    """Every current judgement of a pool as (item, qid, rater username, grade or None if unrateable)."""
+    """Every current judgement of a pool as (item, qid, rater username, grade or None if unrateable),
+    without those of raters excluded from the pool (`exclusions`): agreement is measured over the labels
+    a release would use."""
+    from judgements.exclusions import excluded_rater_ids
+
     return list(
         Judgement.objects.filter(item__pool=pool)
+        .exclude(rater_id__in=excluded_rater_ids(pool=pool))
         .order_by("item_id", "rater_id")
         .values_list("item_id", "item__topic__qid", "rater__username", "grade")
     )
@@ -75,6 +80,7 @@ def pool_agreement(
     (the weights come from every grade, not only from those that occur); the intervals of each pair and
     topic are those of the kappa `weights` asks for (None: unweighted; "linear", "quadratic")."""
     from judgements import agreement
+    from judgements.exclusions import excluded_rater_ids
 
     judging = Judging.objects.select_related("rubric").get(pool=pool)
     summary = agreement.agreement_summary(
@@ -86,6 +92,7 @@ def pool_agreement(
         weights=weights,
     )
     summary["sentence"] = agreement.noise_floor_sentence(summary)
+    summary["n_excluded_raters"] = len(excluded_rater_ids(pool=pool))
     return summary
 
 

@@ -168,3 +168,21 @@ def test_an_unknown_weighting_is_a_400_naming_the_field(campaign, manager):
     assert response.status_code == 400
     assert "weights" in response.json()
     assert web(manager).get("/campaigns/campaign/agreement/?weights=cubic").status_code == 400
+
+
+def test_agreement_leaves_out_the_labels_of_an_excluded_rater_until_restored(campaign, manager):
+    from django.contrib.auth.models import User
+
+    from judgements import exclusions
+
+    pool, _, _ = campaign
+    bob = User.objects.get(username="bob")
+    before = client_for(manager).get("/api/agreement/campaign/").json()
+    assert (before["n_raters"], before["n_pairs"], before["n_excluded_raters"]) == (2, 4, 0)
+    exclusions.exclude_rater(pool=pool, rater=bob, by=manager, reason="constant")
+    after = client_for(manager).get("/api/agreement/campaign/").json()
+    assert (after["n_raters"], after["n_pairs"], after["n_excluded_raters"]) == (1, 0, 1)
+    page = web(manager).get("/campaigns/campaign/agreement/").content.decode()
+    assert "The labels of 1 rater excluded from this pool" in page
+    exclusions.restore_rater(pool=pool, rater=bob, by=manager)
+    assert client_for(manager).get("/api/agreement/campaign/").json()["n_pairs"] == 4
