@@ -56,7 +56,6 @@ from benchmarks.rater_load import (  # noqa: E402
     admin,
     free_port,
     percentile,
-    service_up,
     start_gunicorn,
     stop_gunicorn,
     wait_ready,
@@ -74,23 +73,7 @@ SETTINGS_VARIABLES = rater_load.SETTINGS_VARIABLES
 
 def settings_env(data_dir: Path, secret: str) -> dict[str, str]:
     """rater_load's production environment, on this benchmark's database, the interleaving throttle off."""
-    env = {key: value for key, value in os.environ.items() if key not in SETTINGS_VARIABLES}
-    env.update(
-        DJANGO_SETTINGS_MODULE="labeling.settings",
-        DATABASE_URL=f"{SERVER}/{DATABASE}",
-        DEBUG="false",
-        ALLOWED_HOSTS="127.0.0.1,localhost,testserver",
-        SECRET_KEY=secret,
-        BLIND_ORDER_KEY=secret,
-        DB_CONN_MAX_AGE="600",
-        DATA_DIR=str(data_dir),
-        LOG_LEVEL="WARNING",
-        API_THROTTLE_USER="",
-        API_THROTTLE_INTERLEAVING="",
-    )
-    if service_up(*rater_load.REDIS):
-        env["CELERY_BROKER_URL"] = f"redis://{rater_load.REDIS[0]}:{rater_load.REDIS[1]}/0"
-    return env
+    return rater_load.settings_env(data_dir, secret, database=DATABASE, API_THROTTLE_INTERLEAVING="")
 
 
 def load_data(*, topics: int, depth: int) -> tuple[str, str, list[str]]:

@@ -136,12 +136,15 @@ def service_up(host: str, port: int) -> bool:
         return False
 
 
-def settings_env(data_dir: Path, secret: str) -> dict[str, str]:
-    """The environment of the server (and of this process's Django): production values, PostgreSQL."""
+def settings_env(
+    data_dir: Path, secret: str, *, database: str | None = None, **overrides: str
+) -> dict[str, str]:
+    """The environment of the server (and of this process's Django): production values, PostgreSQL
+    (`database`, this benchmark's by default), then `overrides` (the interleaving benchmark's)."""
     env = {key: value for key, value in os.environ.items() if key not in SETTINGS_VARIABLES}
     env.update(
         DJANGO_SETTINGS_MODULE="labeling.settings",
-        DATABASE_URL=f"{SERVER}/{DATABASE}",
+        DATABASE_URL=f"{SERVER}/{database or DATABASE}",
         DEBUG="false",
         ALLOWED_HOSTS="127.0.0.1,localhost,testserver",
         SECRET_KEY=secret,
@@ -156,6 +159,7 @@ def settings_env(data_dir: Path, secret: str) -> dict[str, str]:
         env["CELERY_BROKER_URL"] = os.environ.get("CELERY_BROKER_URL") or f"redis://{REDIS[0]}:{REDIS[1]}/0"
         if os.environ.get("CACHE_URL"):
             env["CACHE_URL"] = os.environ["CACHE_URL"]
+    env.update(overrides)
     return env
 
 
