@@ -36,11 +36,9 @@ import argparse
 import asyncio
 import os
 import random
-import secrets
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -68,12 +66,6 @@ SEARCHERS = 10_000
 LENGTH = 10
 P99_TARGET_MS = 20.0
 SEED = 20261201
-SETTINGS_VARIABLES = rater_load.SETTINGS_VARIABLES
-
-
-def settings_env(data_dir: Path, secret: str) -> dict[str, str]:
-    """rater_load's production environment, on this benchmark's database, the interleaving throttle off."""
-    return rater_load.settings_env(data_dir, secret, database=DATABASE, API_THROTTLE_INTERLEAVING="")
 
 
 def load_data(*, topics: int, depth: int) -> tuple[str, str, list[str]]:
@@ -264,16 +256,9 @@ def main() -> None:
     args.warmup = 120.0 if args.small else 300.0  # at most: it ends once every topic went through
     topics, depth = (200, 50) if args.small else (1000, 100)
 
-    work = Path(tempfile.mkdtemp(prefix="interleaving-bench-"))
-    secret = secrets.token_urlsafe(40)
-    env = settings_env(work / "data", secret)
-    for key in SETTINGS_VARIABLES:
-        os.environ.pop(key, None)
-    os.environ.update(env)
-    import django
-
-    django.setup()
-    admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)", f"CREATE DATABASE {DATABASE}")
+    work, env = rater_load.set_up_django(
+        "interleaving-bench-", database=DATABASE, API_THROTTLE_INTERLEAVING=""
+    )
     process: subprocess.Popen[bytes] | None = None
     log = work / "gunicorn.log"
     try:

@@ -163,6 +163,21 @@ def settings_env(
     return env
 
 
+def set_up_django(prefix: str, *, database: str, **overrides: str) -> tuple[Path, dict[str, str]]:
+    """A scratch directory, the server's environment (`settings_env`) made this process's too, Django set
+    up on it, and `database` dropped and created empty. Returns (directory, environment)."""
+    work = Path(tempfile.mkdtemp(prefix=prefix))
+    env = settings_env(work / "data", secrets.token_urlsafe(40), database=database, **overrides)
+    for key in SETTINGS_VARIABLES:
+        os.environ.pop(key, None)
+    os.environ.update(env)
+    import django
+
+    django.setup()
+    admin(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)", f"CREATE DATABASE {database}")
+    return work, env
+
+
 def load_data(*, items_per_topic: int) -> tuple[str, list[str], list[str], int]:
     """Migrate and load the campaign (see the module docstring). Returns (pool name, tokens, session keys,
     items)."""
@@ -839,17 +854,7 @@ def main() -> None:
     args.warmup = 2.0 if args.small else 5.0
     items_per_topic = 150 if args.small else 750
 
-    work = Path(tempfile.mkdtemp(prefix="rater-load-"))
-    secret = secrets.token_urlsafe(40)
-    env = settings_env(work / "data", secret)
-    for key in SETTINGS_VARIABLES:
-        os.environ.pop(key, None)
-    os.environ.update(env)
-    import django
-
-    django.setup()
-
-    admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)", f"CREATE DATABASE {DATABASE}")
+    work, env = set_up_django("rater-load-", database=DATABASE)
     process: subprocess.Popen[bytes] | None = None
     log = work / "gunicorn.log"
     try:
