@@ -211,3 +211,26 @@ class AdjudicationSerializer(serializers.ModelSerializer):
         model = Adjudication
         fields = ["item", "qid", "docid", "grade", "unrateable", "note", "adjudicator", "decided_at"]
         read_only_fields = fields
+
+
+class CrowdImportSerializer(serializers.Serializer):
+    """A crowd file and its import options (multipart), as the pool's crowd import page takes them."""
+
+    file = serializers.FileField(help_text="CSV or TSV with a header: worker, qid, docid, label[, seconds].")
+    duplicates = serializers.ChoiceField(
+        choices=["last", "revisions"], default="last", help_text="the same (worker, item) twice in the file"
+    )
+    unrateable_labels = serializers.CharField(
+        required=False, allow_blank=True, max_length=200, default="",
+        help_text="labels that mean unrateable, comma-separated (e.g. -2); other negative labels are skipped",
+    )  # fmt: skip
+    skip_unpooled = serializers.BooleanField(default=False, help_text="skip (and count) unpooled rows")
+    create_raters = serializers.BooleanField(default=False, help_text="an account for each unknown worker")
+
+    def validate_unrateable_labels(self, value: str) -> list[int]:
+        from judgements.crowd_import import CrowdOptionError, parse_labels
+
+        try:
+            return parse_labels(value)
+        except CrowdOptionError as exc:
+            raise serializers.ValidationError(exc.message) from None

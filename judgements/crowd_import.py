@@ -8,13 +8,19 @@ the columns ``worker`` (or ``rater``), ``qid`` (or ``topic``), ``docid`` (or ``d
   row wins and the earlier ones are counted as replaced; with ``"revisions"`` every row is kept, in file
   order, each later one a revision of the worker's judgement (its history shows them all). A worker's
   judgement already in the pool is revised by the file's label either way.
-- **Special labels** — a label in ``unrateable_labels`` (e.g. -2 for "broken") becomes an unrateable
-  judgement; any other negative label is skipped (counted under ``negative label``).
+- **Special labels** — a label in ``unrateable_labels`` (e.g. -2 for "broken", or 9 for "cannot judge")
+  becomes an unrateable judgement; any other negative label is skipped (counted under ``negative label``).
+  A special label may not be a grade of the rubric (refused as a bad option).
 - **Skipped rows** — counted by reason: ``negative label``, ``unpooled`` (with ``skip_unpooled``; otherwise
   an unpooled row is an error), ``unknown worker`` (a worker who is no user; with ``create_raters`` each
   new worker gets an account of that name with no usable password instead: they never log in).
 - **Errors** (nothing stored): a missing column, a label that is not an integer, a grade not on the rubric,
   an empty field; each as ``FILE:LINE: what``.
+
+Every caller — the pool's manager page, the API, ``manage.py import_judgements --crowd`` — imports here:
+the command calls :func:`import_crowd_judgements` directly, the page and the API start a job
+(:func:`start_crowd_import`, the upload checked first so a bad file is refused at once) whose task calls
+it with the same options.
 """
 
 from __future__ import annotations
@@ -27,16 +33,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F
 
+from judgements.errors import JudgingError
 from judgements.labels import revise_judgement
 from judgements.models import Judgement, Judging
 from pooling import errors as pooling_errors
 from pooling import formats
 from pooling import imports as pooling_imports
-from pooling.models import Pool, PoolItem
+from pooling.models import Job, Pool, PoolItem
 
 COLUMNS = {
     "worker": ("worker", "rater", "worker_id", "workerid"),
@@ -46,6 +54,50 @@ COLUMNS = {
     "seconds": ("seconds", "time", "duration"),
 }
 DUPLICATE_RULES = ("last", "revisions")
+#: Rows written between two progress reports.
+PROGRESS_EVERY = 2000
+
+
+class CrowdOptionError(JudgingError):
+    """An option of a crowd import is wrong (`field` names it: the API's 400, the form's field); nothing
+    was read or stored."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(f"{field}: {message}")
+        self.field = field
+        self.message = message
+
+
+def parse_labels(text: str) -> list[int]:
+    """The special labels of ``--unrateable-labels`` / the form's and API's ``unrateable_labels``:
+    integers separated by commas (``-2,9``); CrowdOptionError otherwise."""
+    try:
+        return sorted({int(part) for part in text.split(",") if part.strip()})
+    except ValueError:
+        raise CrowdOptionError(
+            "unrateable_labels", f"integers separated by commas are expected, not {text!r}"
+        ) from None
+
+
+def check_options(*, pool: Pool, duplicates: str, unrateable_labels: Collection[int]) -> Judging:
+    """The pool's judging set-up, once the options of an import into it are known to be good:
+    CrowdOptionError naming the option otherwise (a duplicate rule that is not one, a special label that
+    is a grade of the rubric); JudgingError for a pool without a judging set-up."""
+    if duplicates not in DUPLICATE_RULES:
+        raise CrowdOptionError(
+            "duplicates", f"one of {', '.join(DUPLICATE_RULES)} is expected, not {duplicates!r}"
+        )
+    judging = Judging.objects.select_related("rubric").filter(pool=pool).first()
+    if judging is None:
+        raise JudgingError(f"pool {pool.name} has no judging set-up (rubric, raters)")
+    on_rubric = sorted(set(unrateable_labels) & set(judging.rubric.labels))
+    if on_rubric:
+        raise CrowdOptionError(
+            "unrateable_labels",
+            f"{', '.join(map(str, on_rubric))} {'is a grade' if len(on_rubric) == 1 else 'are grades'} "
+            f"of the rubric {judging.rubric.name!r}, not a special label",
+        )
+    return judging
 
 
 @dataclass
@@ -147,20 +199,22 @@ def import_crowd_judgements(
     skip_unpooled: bool = False,
     create_raters: bool = False,
     display_name: str | None = None,
+    progress: pooling_imports.Progress | None = None,
 ) -> CrowdImportSummary:
     """Import a crowd file (see the module docstring) as its workers' judgements of `pool`, in one
-    transaction: any error stores nothing (`ImportFailed` with every error by line)."""
-    if duplicates not in DUPLICATE_RULES:
-        raise ValueError(f"duplicates must be one of {', '.join(DUPLICATE_RULES)}, not {duplicates!r}")
+    transaction: any error stores nothing (`ImportFailed` with every error by line; CrowdOptionError for a
+    bad option, before the file is read). `progress(fraction, message)` is told how far it got."""
+    judging = check_options(pool=pool, duplicates=duplicates, unrateable_labels=unrateable_labels)
     started = time.monotonic()
     display = display_name or str(path)
-    judging = Judging.objects.select_related("rubric").get(pool=pool)
     grades = set(judging.rubric.labels)
     special = set(unrateable_labels)
     summary = CrowdImportSummary(duplicate_rule=duplicates)
     errors: list[str] = []
     with pooling_imports.reading_limits():
         rows = _rows(path, display, errors)
+    if progress:
+        progress(0.2, f"read {len(rows):,} rows of {display}")
     items = {
         (q, d): pk
         for pk, q, d in PoolItem.objects.filter(pool=pool).values_list("pk", "topic__qid", "document__docid")
@@ -172,7 +226,7 @@ def import_crowd_judgements(
         if label < 0 and label not in special:
             summary.skipped["negative label"] += 1
             continue
-        if label >= 0 and label not in grades:
+        if label not in grades and label not in special:
             errors.append(f"{display}:{number}: grade {label} is not on the rubric")
             continue
         item = items.get((qid, docid))
@@ -204,7 +258,9 @@ def import_crowd_judgements(
             (j.rater_id, j.item_id): j
             for j in Judgement.objects.filter(item__pool=pool, rater__in=list(users.values()))
         }
-        for worker, item, label, seconds in kept:
+        for done, (worker, item, label, seconds) in enumerate(kept):
+            if progress and done % PROGRESS_EVERY == 0:
+                progress(0.3 + 0.7 * done / len(kept), f"stored {done:,} of {len(kept):,} judgements")
             found_user = users.get(worker)
             if found_user is None:
                 summary.skipped["unknown worker"] += 1
@@ -228,3 +284,59 @@ def import_crowd_judgements(
             summary.created += 1
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def start_crowd_import(
+    *,
+    pool: Pool,
+    upload: Any,
+    duplicates: str = "last",
+    unrateable_labels: Collection[int] = (),
+    skip_unpooled: bool = False,
+    create_raters: bool = False,
+    user: Any = None,
+) -> Job:
+    """Store an uploaded crowd file and start the job importing it into `pool` with these options (the
+    pool's manager page and the API; the task calls :func:`import_crowd_judgements`).
+
+    Refused before any job exists: a bad option (CrowdOptionError, naming it), and a file up to
+    IMPORT_CHECK_MAX_BYTES that would fail — it is first imported in a transaction that is rolled back
+    (`pooling.imports.rehearse`), so `ImportFailed` carries its errors by line and nothing is stored (no
+    job, no file). A larger file is checked by its job."""
+    from pooling import jobs
+
+    check_options(pool=pool, duplicates=duplicates, unrateable_labels=unrateable_labels)
+    params: dict[str, Any] = {
+        "pool": pool.pk,
+        "name": pool.name,
+        "duplicates": duplicates,
+        "unrateable_labels": sorted(set(unrateable_labels)),
+        "skip_unpooled": bool(skip_unpooled),
+        "create_raters": bool(create_raters),
+    }
+    name = Path(upload.name).name
+    job = Job(kind=Job.Kind.JUDGEMENTS, params=params, upload_name=name)
+    job.upload.save(name, upload, save=False)
+    if upload.size <= settings.IMPORT_CHECK_MAX_BYTES:
+        errors = pooling_imports.rehearse(lambda: import_job_file(job))
+        if errors:
+            job.upload.delete(save=False)
+            raise pooling_errors.ImportFailed(errors)
+    return jobs.start_job(
+        kind=Job.Kind.JUDGEMENTS, params=params, user=user, upload=job.upload.name or "", upload_name=name
+    )
+
+
+def import_job_file(job: Job, progress: pooling_imports.Progress | None = None) -> CrowdImportSummary:
+    """Import the crowd file of `job` with the options in its parameters (what its task runs)."""
+    params = job.params
+    return import_crowd_judgements(
+        pool=Pool.objects.get(pk=params["pool"]),
+        path=job.upload.path,
+        duplicates=params.get("duplicates", "last"),
+        unrateable_labels=[int(label) for label in params.get("unrateable_labels", [])],
+        skip_unpooled=bool(params.get("skip_unpooled")),
+        create_raters=bool(params.get("create_raters")),
+        display_name=job.upload_name or job.upload.name,
+        progress=progress,
+    )

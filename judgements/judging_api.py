@@ -11,6 +11,7 @@ managers set up and run the campaigns of the pools they manage.
     GET/POST /api/judging/<pool>/adjudication/  the queue (every grade, note, rater) and decisions
     GET  /api/judging/<pool>/adjudications/     decisions recorded
     GET  /api/judging/<pool>/judgements/   every judgement of the pool with its revisions
+    POST /api/judging/<pool>/crowd-imports/  a crowd file (multipart, with its options): 202 and its job
 
 A manager action on a pool the user does not manage answers 404; a rater calling one answers 403.
 """
@@ -24,16 +25,18 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import NotFound
+from rest_framework.exceptions import NotFound, ValidationError
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgements import adjudication, membership, stats
+from judgements import adjudication, crowd_import, membership, stats
 from judgements.api import JudgingAPIMixin
 from judgements.campaign_serializers import (
     AdjudicateSerializer,
     AdjudicationSerializer,
+    CrowdImportSerializer,
     GoldInputSerializer,
     GoldSerializer,
     JudgingSerializer,
@@ -46,6 +49,8 @@ from judgements.campaign_serializers import (
     RaterStatsSerializer,
 )
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging
+from pooling.api import JobSerializer
+from pooling.errors import ImportFailed
 from pooling.models import Pool, PoolItem
 from pooling.permissions import IsManager, is_manager
 
@@ -60,7 +65,7 @@ def _pool_item(pool: Pool, data: dict[str, Any]) -> PoolItem:
 
 MANAGER_ACTIONS = {
     "create", "partial_update", "raters", "remove_rater", "gold", "remove_gold", "stats", "adjudication",
-    "adjudications", "judgements",
+    "adjudications", "judgements", "crowd_imports",
 }  # fmt: skip
 
 
@@ -259,3 +264,33 @@ class JudgingViewSet(
             rows = rows.filter(item__topic__qid=request.query_params["qid"])
         page = self.paginate_queryset(rows)
         return self.get_paginated_response(PoolJudgementSerializer(page, many=True).data)
+
+    @extend_schema(request=CrowdImportSerializer, responses={202: JobSerializer, 400: None})
+    @action(
+        detail=True,
+        methods=["post"],
+        url_path="crowd-imports",
+        url_name="crowd-imports",
+        parser_classes=[MultiPartParser, FormParser],
+    )
+    def crowd_imports(self, request: Request, pool: str | None = None) -> Response:
+        """Import a crowd file (many workers' labels) into the pool: 202 with the job to poll, whose
+        `counts` say how many rows were created, revised, made unrateable, and skipped by reason.
+
+        A bad option is a 400 naming it. A file up to IMPORT_CHECK_MAX_BYTES that would fail is a 400 with
+        `file` listing the errors by line (FILE:LINE), and nothing is stored (no job either); a larger
+        file is checked by its job, which then fails with the errors."""
+        judging = self.get_object()
+        form = CrowdImportSerializer(data=request.data)
+        form.is_valid(raise_exception=True)
+        options = dict(form.validated_data)
+        upload = options.pop("file")
+        try:
+            job = crowd_import.start_crowd_import(
+                pool=judging.pool, upload=upload, user=request.user, **options
+            )
+        except crowd_import.CrowdOptionError as exc:
+            raise ValidationError({exc.field: [exc.message]}) from None
+        except ImportFailed as exc:
+            raise ValidationError({"file": exc.errors}) from None
+        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

@@ -1,11 +1,12 @@
-"""Manager pages of the judging app: rater statistics, gold items, the adjudication queue, item history."""
+"""Manager pages of the judging app: rater statistics, gold items, crowd imports, the adjudication queue, item
+history."""
 
 from __future__ import annotations
 
 from django.urls import path
 
+from judgements import crowd_views, quality_views
 from judgements import manager_views as views
-from judgements import quality_views
 
 app_name = "judging-manage"
 urlpatterns = [
@@ -13,6 +14,7 @@ urlpatterns = [
     path("dashboard/", views.dashboard, name="dashboard"),
     path("pools/<slug:pool>/", views.pool_stats, name="stats"),
     path("pools/<slug:pool>/gold/", views.gold, name="gold"),
+    path("pools/<slug:pool>/crowd/", crowd_views.crowd_upload, name="crowd-import"),
     path("pools/<slug:pool>/raters/<str:username>/exclude/", quality_views.exclude, name="exclude-rater"),
     path("pools/<slug:pool>/raters/<str:username>/restore/", quality_views.restore, name="restore-rater"),
     path("pools/<slug:pool>/gold/<int:item_id>/remove/", views.remove_gold, name="remove-gold"),

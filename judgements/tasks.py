@@ -53,3 +53,18 @@ def create_release(self: Any, job_id: int) -> None:
         return ReleaseSummary(counts=release.counts, warnings=release.warnings)
 
     jobs.run_job(job_id, work, heartbeat=not self.request.is_eager)
+
+
+@shared_task(bind=True)
+def import_crowd_labels(self: Any, job_id: int) -> None:
+    """Import the crowd file of job `job_id` into its pool (`crowd_import.import_job_file`)."""
+    from judgements import crowd_import
+    from pooling import jobs
+    from pooling.models import Job
+
+    def work(job: Job) -> crowd_import.CrowdImportSummary:
+        return crowd_import.import_job_file(
+            job, progress=lambda fraction, message: job.report(progress=0.99 * fraction, message=message)
+        )
+
+    jobs.run_job(job_id, work, heartbeat=not self.request.is_eager)

@@ -291,8 +291,14 @@ def import_file(
 
 
 def check_import(**kwargs: Any) -> list[str] | None:
-    """The errors `import_file(**kwargs)` would give, found by running it in a transaction that is then
-    rolled back; [] when it would succeed. Nothing changes either way.
+    """The errors `import_file(**kwargs)` would give (`rehearse`); [] when it would succeed."""
+    return rehearse(lambda: import_file(**kwargs))
+
+
+def rehearse(work: Callable[[], object]) -> list[str] | None:
+    """The errors `work()` (an import) would give, found by running it in a transaction that is then
+    rolled back; [] when it would succeed. Nothing changes either way. Every upload that is checked before
+    its job starts (a collection's files, a pool's crowd labels) is checked here.
 
     The check reads at most IMPORT_CHECK_MAX_DECOMPRESSED_BYTES of the file's data (decompressed: a small
     gzip file may expand a thousandfold): beyond that it stops and answers None, "not checked", and the
@@ -302,7 +308,7 @@ def check_import(**kwargs: Any) -> list[str] | None:
             formats.limits(total_bytes=settings.IMPORT_CHECK_MAX_DECOMPRESSED_BYTES),
             transaction.atomic(),
         ):
-            import_file(**kwargs)
+            work()
             raise _RolledBack
     except _RolledBack:
         return []

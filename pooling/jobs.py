@@ -47,6 +47,7 @@ TASKS = {
     Job.Kind.BUILD_POOL: "pooling.tasks.build_pool",
     Job.Kind.ADD_RUNS: "pooling.tasks.add_runs",
     Job.Kind.RELEASE: "judgements.tasks.create_release",
+    Job.Kind.JUDGEMENTS: "judgements.tasks.import_crowd_labels",
     Job.Kind.CLICK_LOG: "online.tasks.import_click_log",
     Job.Kind.PROPENSITY: "online.tasks.estimate_propensity",
     Job.Kind.CLICK_LABELS: "online.tasks.derive_click_labels",

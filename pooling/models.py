@@ -200,7 +200,7 @@ class JobQuerySet(models.QuerySet["Job"]):
 
 
 #: The kinds of job that name their pool in `params["pool"]` (whoever manages the pool sees them).
-POOL_JOB_KINDS = ("build_pool", "add_runs", "release", "report", "judge")
+POOL_JOB_KINDS = ("build_pool", "add_runs", "release", "report", "judge", "judgements")
 
 
 class Job(models.Model):

@@ -144,12 +144,25 @@ def _job_link(job: Job) -> dict[str, str] | None:
                 "url": reverse("campaigns:releases", kwargs={"name": pool.name}),
                 "label": f"releases of {pool.name}",
             }
+        if job.kind == Job.Kind.JUDGEMENTS:
+            return {
+                "url": reverse("judging-manage:crowd-import", kwargs={"pool": pool.name}),
+                "label": f"crowd imports of {pool.name}",
+            }
         return {
             "url": reverse("pooling:pool-detail", kwargs={"name": pool.name}),
             "label": f"pool {pool.name}",
         }
     except NoReverseMatch:
         return None
+
+
+def _shown(value: object) -> object:
+    """A count as the job page shows it: a breakdown (`{"unpooled": 3, ...}`, a crowd import's skipped rows
+    by reason) as `3 unpooled, ...`, `none` when empty."""
+    if isinstance(value, dict):
+        return ", ".join(f"{n} {reason}" for reason, n in sorted(value.items())) or "none"
+    return value
 
 
 def render_job(request: HttpRequest, job: Job, *, status: int = 200) -> HttpResponse:
@@ -162,7 +175,7 @@ def render_job(request: HttpRequest, job: Job, *, status: int = 200) -> HttpResp
         "message": live.get("message", ""),
         "link": _job_link(job),
         # a list, not `job.counts.items` in the template: a release's counts have a key named "items"
-        "counts": list((job.counts or {}).items()),
+        "counts": [(key, _shown(value)) for key, value in (job.counts or {}).items()],
         "retries": job.retries.order_by("-created_at", "-pk"),
         "refresh": None if job.finished else REFRESH_SECONDS,
     }

@@ -216,6 +216,10 @@ ROUTES: dict[str, list[Call]] = {
     ],  # fmt: skip
     "judging-adjudications": [Call("get", "/api/judging/{pool}/adjudications/", API_A)],
     "judging-judgements": [Call("get", "/api/judging/{pool}/judgements/", API_A)],
+    # the upload is no crowd file (its header names no worker): 400 with the file's errors, for those who may
+    "judging-crowd-imports": [
+        Call("post", "/api/judging/{pool}/crowd-imports/", "401 403 403 403 400 404 400", multipart=True),
+    ],
     # --- releases, agreement, evaluation
     "release-list": [
         Call("get", "/api/releases/", MANAGER_API),
@@ -501,6 +505,10 @@ ROUTES: dict[str, list[Call]] = {
             data={"decision": "1", "note": ""},
         ),
     ],  # fmt: skip
+    "judging-manage:crowd-import": [
+        Call("get", "/manage/pools/{pool}/crowd/", PAGE_A),
+        Call("post", "/manage/pools/{pool}/crowd/", "L 403 403 403 400 404 400", multipart=True),
+    ],
     "judging-manage:history": [Call("get", "/manage/pools/{pool}/items/{judged_item}/history/", PAGE_A)],
     "campaigns:agreement": [Call("get", "/campaigns/{pool}/agreement/", PAGE_A)],
     "campaigns:releases": [Call("get", "/campaigns/{pool}/releases/", PAGE_A)],

@@ -6,9 +6,9 @@ from __future__ import annotations
 import io
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
-from judgements.crowd_import import import_crowd_judgements
+from judgements.crowd_import import CrowdOptionError, import_crowd_judgements
 from judgements.models import Judgement
 from pooling.errors import ImportFailed
 from tests.factories import make_pool, make_user
@@ -84,3 +84,17 @@ def test_the_command_imports_a_crowd_file_and_prints_the_counts(pool, crowd_file
                  "--unrateable-labels=-2", "--duplicates", "revisions", stdout=out)  # fmt: skip
     line = out.getvalue()
     assert "kept as revisions" in line and "1 unrateable" in line and "1 unknown worker" in line
+
+
+def test_a_special_label_off_the_rubric_is_unrateable_and_one_on_it_is_refused(pool, tmp_path):
+    path = tmp_path / "special.csv"
+    path.write_text("worker,qid,docid,label\nw1,q1,d001,9\nw2,q1,d001,1\n")
+    summary = import_crowd_judgements(pool=pool, path=path, unrateable_labels=[9])
+    assert summary.unrateable == 1 and Judgement.objects.get(rater__username="w1").unrateable
+    with pytest.raises(CrowdOptionError) as refused:
+        import_crowd_judgements(pool=pool, path=path, unrateable_labels=[1, 9])
+    assert refused.value.field == "unrateable_labels" and "1 is a grade" in str(refused.value)
+    with pytest.raises(CommandError, match="unrateable_labels: integers separated by commas"):
+        call_command("import_judgements", "crowd", str(path), "--crowd", "--unrateable-labels", "x")
+    with pytest.raises(CrowdOptionError, match="duplicates: one of last, revisions"):
+        import_crowd_judgements(pool=pool, path=path, duplicates="first")

@@ -14,13 +14,6 @@ from pooling.errors import ImportFailed
 from pooling.management.commands._base import get_pool
 
 
-def _labels(text: str) -> list[int]:
-    try:
-        return [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise CommandError(f"--unrateable-labels takes integers separated by commas, not {text!r}") from None
-
-
 class Command(BaseCommand):
     help = (
         "Import qrels (qid iter docid rel; .gz read transparently) as one rater's judgements of a pool, "
@@ -51,7 +44,7 @@ class Command(BaseCommand):
             "--unrateable-labels",
             default="",
             metavar="L,L",
-            help="labels that mean unrateable, e.g. -2 (broken page); other negative labels are skipped",
+            help="labels that mean unrateable, e.g. -2 (broken page) or 9; other negative labels are skipped",
         )
         parser.add_argument(
             "--create-raters", action="store_true", help="make an account (no password) for each new worker"
@@ -68,7 +61,7 @@ class Command(BaseCommand):
                     pool=pool,
                     path=path,
                     duplicates=options["duplicates"],
-                    unrateable_labels=_labels(options["unrateable_labels"]),
+                    unrateable_labels=crowd_import.parse_labels(options["unrateable_labels"]),
                     skip_unpooled=options["skip_unpooled"],
                     create_raters=options["create_raters"],
                     display_name=path,
