@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Sequence
 
+import numpy as np
+
 from evaluation.metrics import Measure, Result
 
 
@@ -24,15 +26,90 @@ def format_value(measure: Measure, value: float) -> str:
     return f"{value:6.4f}"
 
 
-def _column(result: Result, measure: Measure) -> list[str]:
-    """A measure's per-topic texts, each ending its line: relstring quoted (printf "'%s'"), counts %ld,
-    values %6.4f."""
+_VALUE_WIDTH = 11  # the widest fast %6.4f text: 5 digits, '.', 4 digits, '\n'
+_FAST_LIMIT = 1e9  # v * 10^4 below this: the product's float error is under 2e-7
+_TIE_MARGIN = 1e-6  # ... so a product this far from a half rounds as the exact value does
+
+
+def _python_fixed4(v: float) -> str:
+    return f"{v:6.4f}\n" if v == v else "  -nan\n"  # v != v: NaN
+
+
+def _text_matrix(texts: Sequence[str]) -> np.ndarray:
+    """Strings as rows of UTF-8 bytes, zero-padded on the right (no text holds a NUL: the readers refuse
+    them)."""
+    encoded = np.array([t.encode("utf-8") for t in texts], dtype=np.bytes_)
+    width = max(encoded.dtype.itemsize, 1)
+    return encoded.astype(f"S{width}").view(np.uint8).reshape(len(texts), width)
+
+
+def fixed4_matrix(values: np.ndarray) -> np.ndarray:
+    """``printf("%6.4f\\n")`` of every value (``  -nan`` for NaN) as rows of bytes, zero-padded on the
+    right: exactly Python's ``f"{v:6.4f}"``, without a Python format call per value.
+
+    A value v >= 0 with v * 10^4 < 10^9 is printed from k = rint(v * 10^4): the product's rounding error
+    is below 2e-7, so k is the correctly rounded value unless the product lies within 1e-6 of a half (a
+    near tie, which the exact binary value decides); those, negative values (-0.0 included) and
+    infinities are formatted by Python one by one."""
+    v = np.asarray(values, dtype=np.float64)
+    n = len(v)
+    x = v * 10000.0
+    nan = np.isnan(v)
+    with np.errstate(invalid="ignore"):
+        fast = ~np.signbit(v) & (x < _FAST_LIMIT) & (np.abs(x - np.floor(x) - 0.5) > _TIE_MARGIN)
+    k = np.rint(np.where(fast, x, 0.0)).astype(np.int64)
+    whole, fraction = np.divmod(k, 10000)
+    digits = np.ones(n, dtype=np.int64)
+    for p in range(1, 5):  # whole < 10^5
+        digits += whole >= 10**p
+    slow = np.flatnonzero(~(fast | nan))
+    others = [_python_fixed4(x).encode() for x in v[slow].tolist()]
+    text = np.zeros((n, max([_VALUE_WIDTH, *map(len, others)])), dtype=np.uint8)
+    for d in np.unique(digits[fast]).tolist():
+        rows = np.flatnonzero(fast & (digits == d))
+        w, f = whole[rows], fraction[rows]
+        for j in range(d):
+            text[rows, j] = 48 + (w // 10 ** (d - 1 - j)) % 10
+        text[rows, d] = 46  # '.'
+        for j in range(4):
+            text[rows, d + 1 + j] = 48 + (f // 10 ** (3 - j)) % 10
+        text[rows, d + 5] = 10  # '\n'
+    text[nan, :7] = np.frombuffer(b"  -nan\n", dtype=np.uint8)
+    for i, other in zip(slow.tolist(), others, strict=True):
+        text[i, : len(other)] = np.frombuffer(other, dtype=np.uint8)
+    return text
+
+
+def _column(result: Result, measure: Measure) -> np.ndarray:
+    """A measure's per-topic texts as rows of bytes (zero-padded), each ending its line: relstring quoted
+    (printf "'%s'"), counts %ld, values %6.4f."""
     if measure.name in result.texts:
-        return [f"'{text}'\n" for text in result.texts[measure.name]]
-    values = result.values[measure.name].tolist()
+        return _text_matrix([f"'{text}'\n" for text in result.texts[measure.name]])
+    values = result.values[measure.name]
     if measure.family.kind == "long":
-        return [f"{int(v)}\n" for v in values]
-    return [f"{v:6.4f}\n" if v == v else "  -nan\n" for v in values]  # v != v: NaN
+        return _text_matrix([f"{int(v)}\n" for v in values.tolist()])
+    return fixed4_matrix(values)
+
+
+def _per_topic_lines(result: Result, printed: Sequence[Measure], rows: np.ndarray) -> str:
+    """The -q lines ``name<TAB>qid<TAB>value``, topic by topic, measure by measure, laid out at once: each
+    line is a row of bytes, [name padded to 22 and a tab][qid][tab][value text], each field zero-padded
+    to its widest; dropping the zero bytes leaves the lines, one after the other."""
+    if not len(rows) or not printed:
+        return ""
+    names = _text_matrix([f"{m.name:<22}\t" for m in printed])
+    qids = _text_matrix([result.topics[i] for i in rows.tolist()])
+    values = [_column(result, m) for m in printed]
+    a, b = names.shape[1], qids.shape[1]
+    width = a + b + 1 + max(v.shape[1] for v in values)
+    lines = np.zeros((len(rows), len(printed), width), dtype=np.uint8)
+    lines[:, :, :a] = names
+    lines[:, :, a : a + b] = qids[:, None, :]
+    lines[:, :, a + b] = 9  # '\t'
+    every = len(rows) == len(result.topics)
+    for j, v in enumerate(values):
+        lines[:, j, a + b + 1 : a + b + 1 + v.shape[1]] = v if every else v[rows]
+    return lines[lines != 0].tobytes().decode("utf-8")
 
 
 def _line(name: str, qid: str, text: str) -> str:
@@ -56,18 +133,8 @@ def format_result(
         printed = [
             m for m in plan if m.family.per_topic and (m.name in result.values or m.name in result.texts)
         ]
-        # Each column formatted at once, then laid out topic by topic as pieces of lines (name, qid, value)
-        # by slice assignment: no Python loop over the lines.
-        rows = [i for i, qid in enumerate(result.topics) if qid in shown]
-        qids = [f"{result.topics[i]}\t" for i in rows]
-        width = 3 * len(printed)
-        pieces: list[str] = [""] * (width * len(rows))
-        for j, m in enumerate(printed):
-            texts = _column(result, m)
-            pieces[3 * j :: width] = [f"{m.name:<22}\t"] * len(rows)
-            pieces[3 * j + 1 :: width] = qids
-            pieces[3 * j + 2 :: width] = texts if len(rows) == len(texts) else [texts[i] for i in rows]
-        out.append("".join(pieces))
+        rows = np.array([i for i, qid in enumerate(result.topics) if qid in shown], dtype=np.intp)
+        out.append(_per_topic_lines(result, printed, rows))
     if summary:
         means = result.means
         for m in plan:
