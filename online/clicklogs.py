@@ -18,11 +18,12 @@ out of the counts (warned), its position still taken by it.
 
 from __future__ import annotations
 
+import operator
 import shutil
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 from zlib import crc32
 
 import numpy as np
@@ -41,6 +42,7 @@ from pooling.models import Collection, Document, Pool, Topic
 #: Deepest position a page may show (a key's position field).
 MAX_POSITION = 1000
 CHUNK_PAGES = 10_000
+_CLICKS = operator.attrgetter("clicks")
 
 Progress = Callable[[float, str], None]
 
@@ -51,22 +53,37 @@ def normalise_query(text: str) -> str:
 
 
 class _Cells:
-    """The sorted table of distinct cells, merged a chunk at a time."""
+    """The sorted table of distinct cells, merged a chunk at a time: a chunk's cells are looked up in
+    the table (a binary search each) and summed in with `bincount`; only cells new to the table make it
+    grow (a sort of the table), which after the first chunks is rare."""
 
     def __init__(self) -> None:
         self.keys = np.zeros(0, dtype=np.int64)
         self.impressions = np.zeros(0, dtype=np.int64)
         self.clicks = np.zeros(0, dtype=np.int64)
 
-    def add(self, keys: np.ndarray, impressions: np.ndarray, clicks: np.ndarray) -> None:
-        merged, inverse = np.unique(np.concatenate([self.keys, keys]), return_inverse=True)
-        self.impressions = np.bincount(
-            inverse, weights=np.concatenate([self.impressions, impressions]), minlength=len(merged)
-        ).astype(np.int64)
-        self.clicks = np.bincount(
-            inverse, weights=np.concatenate([self.clicks, clicks]), minlength=len(merged)
-        ).astype(np.int64)
-        self.keys = merged
+    def add(self, keys: np.ndarray, impressions: np.ndarray | None, clicks: np.ndarray) -> None:
+        """Add `keys` (not necessarily distinct) with their impressions (None: one each) and clicks."""
+        index = np.searchsorted(self.keys, keys)
+        found = index < len(self.keys)
+        found[found] = self.keys[index[found]] == keys[found]
+        if not found.all():
+            merged = np.union1d(self.keys, keys[~found])
+            at = np.searchsorted(merged, self.keys)
+            grown_imp = np.zeros(len(merged), dtype=np.int64)
+            grown_clk = np.zeros(len(merged), dtype=np.int64)
+            grown_imp[at] = self.impressions
+            grown_clk[at] = self.clicks
+            self.keys, self.impressions, self.clicks = merged, grown_imp, grown_clk
+            index = np.searchsorted(merged, keys)
+        n = len(self.keys)
+        added = (
+            np.bincount(index, minlength=n)
+            if impressions is None
+            else np.bincount(index, weights=impressions, minlength=n)
+        )
+        self.impressions += added.astype(np.int64)
+        self.clicks += np.bincount(index, weights=clicks, minlength=n).astype(np.int64)
 
 
 class _Importer:
@@ -129,13 +146,18 @@ class _Importer:
         return ((logger * self.n_topics + topic) * self.n_docs + doc) * MAX_POSITION + (position - 1)
 
     def add_pages(self, pages: list[Page], writer: archive.Writer | None) -> None:
-        p_topic, p_logger, p_session, p_user, p_len = [], [], [], [], []
-        c_doc: list[int] = []
-        team_runs: list[tuple[int, list[int]]] = []  # (offset, team codes) of interleaved pages only
-        click_flat: list[int] = []
-        docs, teams, queries, loggers = self.docs, self.teams, self.queries, self.loggers
-        offset = 0
-        # The per-page loop is the import's cost: plain dict look-ups, C-level map/extend, no calls.
+        p_topic: list[int] = []
+        p_logger: list[str] = []
+        p_session: list[str] = []
+        p_user: list[str] = []
+        p_len: list[int] = []
+        p_clicks: list[int] = []
+        c_name: list[str] = []
+        c_click: list[int] = []
+        team_runs: list[tuple[int, list[int]]] = []  # (page, team codes) of interleaved pages only
+        teams, queries = self.teams, self.queries
+        # The per-page loop is the import's cost: plain dict look-ups and list appends, no calls; names
+        # become indices a chunk at a time below (C-level maps).
         for page in pages:
             shown = page.shown
             n = len(shown)
@@ -153,45 +175,53 @@ class _Importer:
             topic = entry[0]
             if topic < 0:
                 continue
-            found = list(map(docs.get, shown))
-            indices = self._unknown(shown, found) if None in found else cast(list[int], found)
-            p_topic.append(topic)
-            logger = loggers.get(page.logger)
-            p_logger.append(logger if logger is not None else self.logger_index(page.logger))
-            p_session.append(crc32(page.session.encode()))
-            p_user.append(crc32(page.user.encode()))
-            p_len.append(n)
-            c_doc.extend(indices)
             if page.teams is not None:
-                team_runs.append((offset, [teams.setdefault(t, len(teams) + 1) for t in page.teams]))
-            if clicks:
-                click_flat.extend([offset + p - 1 for p in clicks])
-            offset += n
-        self.clicks += sum(len(page.clicks) for page in pages)
+                team_runs.append((len(p_len), [teams.setdefault(t, len(teams) + 1) for t in page.teams]))
+            p_topic.append(topic)
+            p_logger.append(page.logger)
+            p_session.append(page.session)
+            p_user.append(page.user)
+            p_len.append(n)
+            p_clicks.append(len(clicks))
+            c_name.extend(shown)
+            c_click.extend(clicks)
+        self.clicks += sum(map(len, map(_CLICKS, pages)))
         if not p_topic:
             return
         self.pages += len(p_topic)
-        team = np.zeros(offset, dtype=np.int8)
-        for start, codes in team_runs:
-            team[start : start + len(codes)] = codes
+        for name in dict.fromkeys(p_logger):  # indices in order of first appearance
+            self.logger_index(name)
+        found = list(map(self.docs.get, c_name))
+        doc = np.array(self._unknown(c_name, found) if None in found else found, dtype=np.int64)
+        session_list = list(map(crc32, map(str.encode, p_session)))
+        session = np.array(session_list, dtype=np.uint32)
+        user = (
+            session
+            if all(map(operator.is_, p_user, p_session))
+            else np.array(list(map(crc32, map(str.encode, p_user))), dtype=np.uint32)
+        )
         lengths = np.array(p_len, dtype=np.int64)
-        starts = np.repeat(np.cumsum(lengths) - lengths, lengths)
+        offset = int(lengths.sum())
+        first = np.cumsum(lengths) - lengths
+        starts = np.repeat(first, lengths)
         position = np.arange(offset, dtype=np.int64) - starts + 1
-        doc = np.array(c_doc, dtype=np.int64)
+        team = np.zeros(offset, dtype=np.int8)
+        for page_index, codes in team_runs:
+            team[first[page_index] : first[page_index] + len(codes)] = codes
         clicked = np.zeros(offset, dtype=bool)
-        clicked[np.array(click_flat, dtype=np.int64)] = True
+        clicked[np.repeat(first, p_clicks) + np.array(c_click, dtype=np.int64) - 1] = True
+        logger_page = np.array(list(map(self.loggers.__getitem__, p_logger)), dtype=np.int64)
         topic_a = np.repeat(np.array(p_topic, dtype=np.int64), lengths)
-        logger_a = np.repeat(np.array(p_logger, dtype=np.int64), lengths)
+        logger_a = np.repeat(logger_page, lengths)
         known = doc >= 0
         keys = self.key(logger_a[known], topic_a[known], doc[known], position[known])
-        uniq, inverse = np.unique(keys, return_inverse=True)
-        self.cells.add(uniq, np.bincount(inverse), np.bincount(inverse, weights=clicked[known]))
+        self.cells.add(keys, None, clicked[known])
         if writer is not None:
             writer.append(
                 topic=np.array(p_topic, dtype=np.int32),
-                logger=np.array(p_logger, dtype=np.int16),
-                session=np.array(p_session, dtype=np.uint32),
-                user=np.array(p_user, dtype=np.uint32),
+                logger=logger_page.astype(np.int16),
+                session=session,
+                user=user,
                 length=lengths.astype(np.int32),
                 doc=doc.astype(np.int32),
                 click=clicked,

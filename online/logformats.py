@@ -129,21 +129,43 @@ def _position(value: Any, shown: int | None, what: str = "click") -> int:
     return value
 
 
+def _clicks(raw: Any, shown: int) -> list[int]:
+    if raw.__class__ is list and not raw:
+        return raw
+    # the common case in C-level checks: integers (not booleans) within the page, each once
+    if (
+        raw.__class__ is list
+        and set(map(type, raw)) == _INT
+        and min(raw) >= 1
+        and max(raw) <= shown
+        and (len(raw) == 1 or len(set(raw)) == len(raw))
+    ):
+        return raw
+    if not isinstance(raw, list):
+        raise _Invalid("field 'clicks' must be an array of positions")
+    clicks = [_position(p, shown) for p in raw]
+    if len(set(clicks)) != len(clicks):
+        raise _Invalid("field 'clicks' names the same position twice")
+    return clicks
+
+
+_INT = {int}
+
+
 def _page(lineno: int, obj: dict[str, Any]) -> Page:
     shown = _ids(obj.get("docids"), "docids")
-    if "qid" in obj and obj["qid"] is not None:
-        query, by_qid = _json_id(obj, ("qid",), "qid"), True
+    qid = obj.get("qid")
+    if qid is not None:
+        if qid.__class__ is str and qid and not _WHITESPACE.search(qid):
+            query, by_qid = qid, True  # the common case of `_json_id`
+        else:
+            query, by_qid = _json_id(obj, ("qid",), "qid"), True
     else:
         text = obj.get("query")
         if not isinstance(text, str) or not text.strip():
             raise _Invalid("missing required field 'qid' (or 'query' text)")
         query, by_qid = text, False
-    raw_clicks = obj.get("clicks", [])
-    if not isinstance(raw_clicks, list):
-        raise _Invalid("field 'clicks' must be an array of positions")
-    clicks = [_position(p, len(shown)) for p in raw_clicks]
-    if len(set(clicks)) != len(clicks):
-        raise _Invalid("field 'clicks' names the same position twice")
+    clicks = _clicks(obj.get("clicks", []), len(shown))
     dwell = None
     if obj.get("dwell") is not None:
         raw = obj["dwell"]
@@ -167,15 +189,20 @@ def _page(lineno: int, obj: dict[str, Any]) -> Page:
             raise _Invalid("field 'teams' must be an array of team names, one per shown position")
         teams = raw
     session = obj.get("session")
-    session = str(session) if session is not None else f"line-{lineno}"
+    if session.__class__ is not str:
+        session = str(session) if session is not None else f"line-{lineno}"
     user = obj.get("user")
+    if user is None:
+        user = session
+    elif user.__class__ is not str:
+        user = str(user)
     logger = obj.get("ranker")
     if logger is not None and not isinstance(logger, str):
         raise _Invalid(f"field 'ranker' must be a string, found {_json_type(logger)}")
     return Page(
         lineno,
         session,
-        str(user) if user is not None else session,
+        user,
         query,
         by_qid,
         logger or "",

@@ -175,6 +175,17 @@ BAD_JSONL = [
     (page(docids=["d001", "d001"]), "field 'docids' shows the same id twice"),
     (page(teams=["A"]), "field 'teams' must be an array"),
     ("{not json", "invalid JSON"),
+    # the fast paths of the reader (orjson, the common shapes of clicks and qid) leave these to the checks
+    (page(clicks=[True]), "click position True is not an integer"),
+    (page(clicks=[1.0]), "click position 1.0 is not an integer"),
+    (page(clicks=[2, 2]), "field 'clicks' names the same position twice"),
+    (page(clicks=2), "field 'clicks' must be an array of positions"),
+    (page(qid="q 1"), "qid 'q 1' contains whitespace"),
+    (page(qid=""), "qid is empty"),
+    (
+        '{"session": "s", "qid": "q1", "docids": ["d001"], "clicks": [100000000000000000000]}',
+        "click on position 100000000000000000000, but only 1 results were shown",
+    ),
 ]
 
 

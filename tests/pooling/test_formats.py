@@ -959,6 +959,24 @@ def test_it_parses_jsonl_documents_with_int_ids_aliases_and_extra_keys(tmp_path:
     ]
 
 
+def test_it_reads_json_numbers_and_strings_as_the_json_module_does(tmp_path: Path) -> None:
+    # the JSONL readers parse with orjson where it agrees with the json module, which reads the rest
+    path = make_file(
+        tmp_path,
+        '{"docid": 123456789012345678901, "metadata": {"big": -98765432109876543210, "n": 3, '
+        '"x": 0.1, "inf": 1e400, "nan": NaN, "s": "\\ud83d\\ude00"}}\n'
+        '{"docid": "d2", "metadata": {"u64": 18446744073709551615}}\n',
+        name="docs.jsonl",
+    )
+    first, second = read_documents(path)
+    assert first.docid == "123456789012345678901"
+    meta = first.metadata
+    assert meta["big"] == -98765432109876543210 and isinstance(meta["big"], int)
+    assert (meta["n"], meta["x"], meta["inf"], meta["s"]) == (3, 0.1, float("inf"), "\U0001f600")
+    assert meta["nan"] != meta["nan"]
+    assert second.metadata == {"u64": 18446744073709551615}
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
