@@ -53,9 +53,10 @@ def normalise_query(text: str) -> str:
 
 
 class _Cells:
-    """The sorted table of distinct cells, merged a chunk at a time: a chunk's cells are looked up in
-    the table (a binary search each) and summed in with `bincount`; only cells new to the table make it
-    grow (a sort of the table), which after the first chunks is rare."""
+    """The sorted table of distinct cells, merged a chunk at a time: a chunk's keys are sorted and summed
+    per distinct key, looked up in the table (a binary search each, in order) and added in place; only
+    cells new to the table make it grow (a merge), which after the first chunks is rare. (np.unique and
+    np.union1d hash: an order of magnitude slower than a sort here.)"""
 
     def __init__(self) -> None:
         self.keys = np.zeros(0, dtype=np.int64)
@@ -64,26 +65,32 @@ class _Cells:
 
     def add(self, keys: np.ndarray, impressions: np.ndarray | None, clicks: np.ndarray) -> None:
         """Add `keys` (not necessarily distinct) with their impressions (None: one each) and clicks."""
-        index = np.searchsorted(self.keys, keys)
+        if not len(keys):
+            return
+        order = np.argsort(keys)
+        keys = keys[order]
+        starts = np.flatnonzero(np.concatenate([[True], keys[1:] != keys[:-1]]))
+        distinct = keys[starts]
+        if impressions is None:
+            impressions_of = np.diff(np.append(starts, len(keys)))
+        else:
+            impressions_of = np.add.reduceat(np.asarray(impressions, dtype=np.int64)[order], starts)
+        clicks_of = np.add.reduceat(np.asarray(clicks, dtype=np.int64)[order], starts)
+        index = np.searchsorted(self.keys, distinct)
         found = index < len(self.keys)
-        found[found] = self.keys[index[found]] == keys[found]
+        found[found] = self.keys[index[found]] == distinct[found]
         if not found.all():
-            merged = np.union1d(self.keys, keys[~found])
+            merged = np.concatenate([self.keys, distinct[~found]])
+            merged.sort()
             at = np.searchsorted(merged, self.keys)
             grown_imp = np.zeros(len(merged), dtype=np.int64)
             grown_clk = np.zeros(len(merged), dtype=np.int64)
             grown_imp[at] = self.impressions
             grown_clk[at] = self.clicks
             self.keys, self.impressions, self.clicks = merged, grown_imp, grown_clk
-            index = np.searchsorted(merged, keys)
-        n = len(self.keys)
-        added = (
-            np.bincount(index, minlength=n)
-            if impressions is None
-            else np.bincount(index, weights=impressions, minlength=n)
-        )
-        self.impressions += added.astype(np.int64)
-        self.clicks += np.bincount(index, weights=clicks, minlength=n).astype(np.int64)
+            index = np.searchsorted(merged, distinct)
+        self.impressions[index] += impressions_of
+        self.clicks[index] += clicks_of
 
 
 class _Importer:
