@@ -32,11 +32,13 @@ given (each run's block ends with its 'all' lines). With -o DIR, each run's outp
 DIR/<run file name>.eval instead and stdout stays empty.
 
 Version semantics (--trec-eval, default 10):
-  10  a qrels topic missing from the run is an error unless -c is given; with -c it scores 0 and has
-      per-topic lines under -q; iprec_at_recall and 11pt_avg take lround(p*R) relevant documents.
+  10  a qrels topic missing from the run is an error unless -c is given (trec_eval 10.0-rc2 there
+      re-scores the previous topic's results under its qid, or crashes when it is the first); with -c it
+      scores 0 (trec_eval's one-document stand-in ranking) and has per-topic lines under -q.
   9   trec_eval 9.0.8: the mean is over the run's topics (a warning names the qrels topics it lacks);
       with -c the mean is over all qrels topics but -q prints the run's topics only, and the num_rel 'all'
-      line counts every qrels line with rel > 0 whatever -l says; recall counts are floor(p*R + 0.9).
+      line counts every qrels line with rel > 0 whatever -l says.
+Both: iprec_at_recall and 11pt_avg take floor(p*R + 0.9) relevant documents, (long) (p * R + 0.9).
 
 Topics nobody judged (every qrels line negative: only pending or unrateable items) are left out of every
 mean, -c included, and named on stderr: nobody observed a failure there, so a 0 would be invented

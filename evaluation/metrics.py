@@ -111,6 +111,7 @@ class Ranked:
     judged_offsets: np.ndarray
     present: np.ndarray
     relevance_level: int = 1
+    condensed: bool = False  # unjudged documents were dropped (-J)
 
     @property
     def n_topics(self) -> int:
@@ -340,6 +341,7 @@ def rank_lists(
         judged_offsets=judged_offsets.astype(np.intp, copy=False),
         present=present,
         relevance_level=relevance_level,
+        condensed=unjudged == "condensed",
     )
 
 
@@ -552,8 +554,8 @@ def _first_relevant_index(ranked: Ranked, rel: Rows) -> np.ndarray:
 
 def _interpolated_precision(ranked: Ranked, fractions: Iterable[float], version: Version) -> np.ndarray:
     """Interpolated precision (max precision at this or any later rank) at each recall fraction: an
-    (n_topics, n_fractions) array. The fraction p of R relevant documents is the count c = lround(p·R)
-    (trec_eval 10) or floor(p·R + 0.9) (trec_eval 9); the value is the highest precision at or after the
+    (n_topics, n_fractions) array. The fraction p of R relevant documents is the count c = floor(p·R + 0.9)
+    (trec_eval 9.0.8 and 10 alike); the value is the highest precision at or after the
     c-th relevant retrieved document (c = 0: after the first), 0 if fewer than c were retrieved. An empty
     list (a topic the run lacks under -c, or nothing judged left under -J) gives NaN where c = 0, as
     trec_eval's 0/0 does."""
@@ -565,7 +567,9 @@ def _interpolated_precision(ranked: Ranked, fractions: Iterable[float], version:
     first = _first_relevant_index(ranked, rel)
     found = np.diff(np.append(first, len(rel.rows)))  # relevant retrieved per topic
     r = ranked.num_rel.astype(np.float64)
-    empty = np.diff(ranked.offsets) == 0
+    # trec_eval 10 scores a topic the run lacks (-c) on a one-document stand-in ranking that is not in the
+    # pool: precision 0, not 0/0; only -J can leave that list (or any other) empty.
+    empty = (np.diff(ranked.offsets) == 0) & (ranked.present | ranked.condensed)
     fractions = list(fractions)
     out = np.zeros((ranked.n_topics, len(fractions)), dtype=np.float64)
     for j, p in enumerate(fractions):
@@ -577,14 +581,13 @@ def _interpolated_precision(ranked: Ranked, fractions: Iterable[float], version:
 
 
 def _recall_count(p: float, r: np.ndarray, version: Version) -> np.ndarray:
-    if version == "9":
-        return np.floor(p * r + 0.9).astype(np.int64)  # trec_eval 9: (long) (p * R + 0.9)
-    return np.floor(p * r + 0.5).astype(np.int64)  # trec_eval 10: lround(p * R), p * R >= 0
+    # trec_eval 9.0.8 and 10 alike (m_iprec_at_recall.c, m_11pt_avg.c): (long) (p * R + 0.9)
+    return np.floor(p * r + 0.9).astype(np.int64)
 
 
 def iprec_at_recall(ranked: Ranked, p: float, version: Version = "10") -> np.ndarray:
-    """Interpolated precision at recall p (trec_eval's iprec_at_recall_p): with c = lround(p·R)
-    (trec_eval 10; floor(p·R + 0.9) in trec_eval 9), the highest precision P@n over every rank n at or
+    """Interpolated precision at recall p (trec_eval's iprec_at_recall_p): with c = floor(p·R + 0.9)
+    (trec_eval's (long) (p * R + 0.9)), the highest precision P@n over every rank n at or
     after the c-th relevant retrieved document (c = 0: the highest anywhere), 0 if fewer than c relevant
     documents are retrieved or R = 0; NaN where nothing is retrieved and c = 0 (trec_eval's 0/0)."""
     return _interpolated_precision(ranked, [p], version)[:, 0]
@@ -954,9 +957,9 @@ FAMILIES: dict[str, Family] = {
         Family("set_map", "single"),
         Family("set_F", "fparam", (1.0,)),
         Family("num_nonrel_judged_ret", "long", summary="sum"),
-        Family("unj", "cut", (5, 10, 20)),
         Family("rbp", "pairs"),
         Family("rbp_resid", "single"),
+        Family("unj", "cut", (5, 10, 20)),
         Family("judged", "cut", DEFAULT_CUTOFFS),
     )
 }
@@ -993,12 +996,13 @@ _NICKNAMES: dict[str, list[str]] = {
         "P",
         "relstring",
         "recall",
+        "unj",
+        "rbp",
+        "rbp_resid",
         "infAP",
         "gm_bpref",
         "utility",
         "11pt_avg",
-        "ideal_dcg",
-        "dcg",
         "ndcg",
         "relative_P",
         "Rprec_mult",
@@ -1326,8 +1330,7 @@ def evaluate(
     ``runid`` is accepted and left to the printer (``Result.run_tag``). With ``average="common"`` a
     ``MissingTopicsWarning`` names the qrels topics the run lacks (also kept in ``Result.warnings``).
 
-    ``trec_eval="10"`` (default) or ``"9"`` picks where the two versions differ in a value: the recall
-    count of iprec_at_recall and 11pt_avg (lround(p·R) in 10, floor(p·R + 0.9) in 9.0.8), and the ``all``
+    ``trec_eval="10"`` (default) or ``"9"`` picks where the two versions differ in a value: the ``all``
     line of num_rel under ``average="all"`` (10: the sum of R at the relevance level; 9.0.8: every qrels
     line with a grade > 0, whatever the level, over all topics).
 
