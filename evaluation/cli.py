@@ -198,7 +198,8 @@ def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
             result = metrics.evaluate(
                 qrels, run, specs, **settings, trec_eval=version, skip_unjudged_topics=True
             )
-        if not result.topics or not (set(result.topics) - set(result.missing_topics)):
+        complete_10 = version == "10" and options["complete"]  # trec_eval 10 -c: every qrels topic
+        if not result.topics or not (complete_10 or set(result.topics) - set(result.missing_topics)):
             raise EvaluateError(f"{path}: no topics with both results and relevance information")
         if version == "10" and result.missing_topics and not options["complete"]:
             raise EvaluateError(

@@ -458,6 +458,50 @@ def _mapped_gains(grades: np.ndarray, gain_map: Mapping[int, float]) -> np.ndarr
     return out
 
 
+def _trec_level_order(levels: int, gain_map: Mapping[int, float]) -> list[int]:
+    """The relevance levels from the highest gain down, as trec_eval's ideal ranking walks them.
+
+    setup_gains (gain_init.c) lists the levels named by the map (in the order given), then the other
+    levels 0..levels-1, and qsorts them with ``return (ptr1->gain - ptr2->gain)``: the difference is
+    truncated to an int, so two gains less than 1 apart compare equal and keep the order the (glibc,
+    merge sort) qsort leaves them in. This is that sort, step for step."""
+    entries = [(g, float(v)) for g, v in gain_map.items()]
+    named = {g for g, _ in entries}
+    entries += [(g, float(g)) for g in range(levels) if g not in named]
+
+    def msort(items: list[tuple[int, float]]) -> list[tuple[int, float]]:
+        if len(items) <= 1:
+            return items
+        half = len(items) // 2
+        left, right = msort(items[:half]), msort(items[half:])
+        out: list[tuple[int, float]] = []
+        while left and right:
+            out.append(left.pop(0) if int(left[0][1] - right[0][1]) <= 0 else right.pop(0))
+        return out + left + right
+
+    return [g for g, _ in reversed(msort(entries))]
+
+
+def _trec_ideal_gains(ranked: Ranked, gain_map: Mapping[int, float]) -> np.ndarray:
+    """Per topic at ``Ranked.judged_offsets``: the gain of every judged document in trec_eval's ideal order
+    (``_trec_level_order``), 0 from the first gain <= 0 on (trec_eval's ideal stops there)."""
+    itopic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
+    grades = ranked.judged
+    levels = np.zeros(ranked.n_topics, dtype=np.int64)
+    has = np.diff(ranked.judged_offsets) > 0
+    levels[has] = grades[ranked.judged_offsets[:-1][has]] + 1  # judged is by grade descending
+    key = np.zeros(len(grades), dtype=np.int64)
+    for n in np.unique(levels[itopic]).tolist():
+        order = _trec_level_order(int(n), gain_map)
+        position = {g: i for i, g in enumerate(order)}
+        at = levels[itopic] == n
+        key[at] = [position[g] for g in grades[at].tolist()]
+    order = np.lexsort((key, itopic))
+    ideal = _mapped_gains(grades[order], gain_map)
+    stopped = _within_topic_cumsum(itopic, (ideal <= 0).astype(np.float64)) > 0
+    return np.where(stopped, 0.0, ideal)
+
+
 def _ndcg_mapped(ranked: Ranked, gain_map: Mapping[int, float]) -> np.ndarray:
     return _safe_div(*_dcg_pair(ranked, gain_map))
 
@@ -479,11 +523,8 @@ def _dcg_pair(ranked: Ranked, gain_map: Mapping[int, float]) -> tuple[np.ndarray
     rank = rows - ranked.offsets[topic] + 1
     found = ranked.count(topic, _mapped_gains(ranked.label[rows], gain_map) / np.log2(rank + 1.0))
     itopic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
-    ideal = _mapped_gains(ranked.judged, gain_map)
-    order = np.lexsort((-ideal, itopic))  # per topic, by gain descending
-    ideal = ideal[order]
+    ideal = _trec_ideal_gains(ranked, gain_map)
     position = np.arange(len(ideal)) - ranked.judged_offsets[itopic] + 1
-    # trec_eval's ideal stops at the first gain <= 0: the positive gains come first, so keep those.
     keep = ideal > 0
     idcg = ranked.count(itopic[keep], ideal[keep] / np.log2(position[keep] + 1.0))
     return found, idcg
@@ -561,9 +602,12 @@ def _interpolated_precision(ranked: Ranked, fractions: Iterable[float], version:
     trec_eval's 0/0 does."""
     rel = ranked.relevant
     precision = ranked.rank_among(rel) / rel.rank
-    # Suffix maximum within each topic: walk backwards with each topic lifted above the ones after it.
-    lift = 2.0 * (ranked.n_topics - rel.topic)
-    suffix = (np.maximum.accumulate((precision + lift)[::-1]) - lift[::-1])[::-1]
+    # Suffix maximum within each topic: walk backwards with each topic lifted above the ones after it, on
+    # the values' ranks (integers, so the lift loses no bit of the precision trec_eval prints).
+    distinct, order = np.unique(precision, return_inverse=True)
+    lift = (ranked.n_topics - rel.topic).astype(np.int64) * (len(distinct) + 1)
+    lifted = order.astype(np.int64).reshape(-1) + lift
+    suffix = distinct[(np.maximum.accumulate(lifted[::-1]) - lift[::-1])[::-1]]
     first = _first_relevant_index(ranked, rel)
     found = np.diff(np.append(first, len(rel.rows)))  # relevant retrieved per topic
     r = ranked.num_rel.astype(np.float64)
@@ -729,9 +773,7 @@ def _gain_view(ranked: Ranked, gain_map: Mapping[int, float] | None) -> _GainVie
         return _GainView(pos, ranked.label[pos.rows].astype(np.float64), ranked.judged.astype(np.float64))
     gains = _mapped_gains(ranked.label, gain_map)
     rows = ranked.select(gains != 0)
-    ideal = _mapped_gains(ranked.judged, gain_map)
-    itopic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
-    return _GainView(rows, gains[rows.rows], ideal[np.lexsort((-ideal, itopic))])
+    return _GainView(rows, gains[rows.rows], _trec_ideal_gains(ranked, gain_map))
 
 
 def G(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.ndarray:
@@ -743,9 +785,8 @@ def G(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.ndarray
 
     ``gain_map`` is trec_eval's ``rel_level=gain`` list (``-m NAME.1=3.5,2=9``), as in ``ndcg``: the gain of
     each listed grade (any real number, grade 0 included), every other judged grade gaining its own value;
-    the ideal ranking orders the judged documents by gain, descending (trec_eval sorts its levels with a
-    comparison that truncates the difference of two gains to an integer, so gains less than 1 apart may
-    come out in either order there; here they are ordered exactly)."""
+    the ideal ranking orders the judged documents by gain, descending, as trec_eval sorts its levels (a
+    comparison that truncates the difference of two gains to an integer: see ``_trec_level_order``)."""
     view = _gain_view(ranked, gain_map)
     rows = view.rows
     gained = _within_topic_cumsum(rows.topic, view.gain)
@@ -766,9 +807,8 @@ def ndcg_rel(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.
 
     ``gain_map`` is trec_eval's ``rel_level=gain`` list (``-m NAME.1=3.5,2=9``), as in ``ndcg``: the gain of
     each listed grade (any real number, grade 0 included), every other judged grade gaining its own value;
-    the ideal ranking orders the judged documents by gain, descending (trec_eval sorts its levels with a
-    comparison that truncates the difference of two gains to an integer, so gains less than 1 apart may
-    come out in either order there; here they are ordered exactly)."""
+    the ideal ranking orders the judged documents by gain, descending, as trec_eval sorts its levels (a
+    comparison that truncates the difference of two gains to an integer: see ``_trec_level_order``)."""
     view = _gain_view(ranked, gain_map)
     rows = view.rows
     discounted = view.gain / np.log2(rows.rank + 1.0)
@@ -800,7 +840,14 @@ def rbp(ranked: Ranked, p: float = 0.9) -> np.ndarray:
     np.maximum.at(top, itopic, ranked.judged.astype(np.float64))
     scale = np.where(top > 1, top, 1.0)
     gains = ranked.label[rows] / scale[topic]
-    return (1.0 - p) * ranked.count(topic, gains * np.power(p, rank - 1.0))
+    return (1.0 - p) * ranked.count(topic, gains * _powers(ranked, p)[rank - 1])
+
+
+def _powers(ranked: Ranked, p: float) -> np.ndarray:
+    """p^0, p^1, ... up to the longest list, each the previous times p as trec_eval's loop computes them
+    (``cur_p = cur_p * p``): np.power can differ in the last bit."""
+    longest = int(np.diff(ranked.offsets).max(initial=0))
+    return np.cumprod(np.concatenate(([1.0], np.full(longest, p))))
 
 
 def rbp_resid(ranked: Ranked) -> np.ndarray:
@@ -811,7 +858,8 @@ def rbp_resid(ranked: Ranked) -> np.ndarray:
     rows = np.flatnonzero(ranked.label < 0)
     topic = ranked.topic_of(rows)
     rank = rows - ranked.offsets[topic] + 1
-    value = np.power(p, num_ret(ranked)) + (1.0 - p) * ranked.count(topic, np.power(p, rank - 1.0))
+    powers = _powers(ranked, p)
+    value = powers[np.diff(ranked.offsets)] + (1.0 - p) * ranked.count(topic, powers[rank - 1])
     return np.where(ranked.count(topic) > 0, value, 0.0)
 
 
@@ -855,9 +903,8 @@ def Rndcg(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.nda
 
     ``gain_map`` is trec_eval's ``rel_level=gain`` list (``-m NAME.1=3.5,2=9``), as in ``ndcg``: the gain of
     each listed grade (any real number, grade 0 included), every other judged grade gaining its own value;
-    the ideal ranking orders the judged documents by gain, descending (trec_eval sorts its levels with a
-    comparison that truncates the difference of two gains to an integer, so gains less than 1 apart may
-    come out in either order there; here they are ordered exactly)."""
+    the ideal ranking orders the judged documents by gain, descending, as trec_eval sorts its levels (a
+    comparison that truncates the difference of two gains to an integer: see ``_trec_level_order``)."""
     view = _gain_view(ranked, gain_map)
     pos = view.rows
     dcg_here = _within_topic_cumsum(pos.topic, view.gain / np.log2(pos.rank + 1.0))
@@ -1284,9 +1331,15 @@ def _aggregate(measure: str, values: np.ndarray) -> float:
         return float(len(values))
     if not len(values):
         return math.nan
+    # trec_eval adds the topics' values one by one in topic order, then divides (meas_acc.c, meas_avg.c);
+    # numpy's pairwise sum can differ in the last bit, and so in the 4th decimal printed.
     if kind == "gm":
-        return float(np.exp(np.log(np.maximum(values, MIN_GEO_MEAN)).mean()))
-    return float(values.mean())
+        return float(np.exp(_running_sum(np.log(np.maximum(values, MIN_GEO_MEAN))) / len(values)))
+    return _running_sum(values) / len(values)
+
+
+def _running_sum(values: np.ndarray) -> float:
+    return float(np.cumsum(values, dtype=np.float64)[-1])
 
 
 @dataclass(frozen=True)
