@@ -290,17 +290,16 @@ def test_it_equals_pytrec_eval_on_the_other_trec_eval_measures(
             assert result.means[m] == pytest.approx(want, rel=1e-9)
 
 
-def test_it_rounds_the_recall_count_as_trec_eval_10_does_by_default() -> None:
-    # R = 4, relevant at ranks 1 and 4. p = 0.3: lround(1.2) = 1 (trec_eval 10) but floor(1.2 + 0.9) = 2 (9).
+def test_it_rounds_the_recall_count_as_trec_eval_does_in_both_versions() -> None:
+    # R = 4, relevant at ranks 1 and 4. p = 0.3: (long) (1.2 + 0.9) = 2 relevant documents, in trec_eval
+    # 9.0.8 and in the 10.0-rc2 binary alike (m_iprec_at_recall.c, m_11pt_avg.c); lround(1.2) = 1 is not it.
     qrels = {"t": {"a": 1, "b": 0, "c": 1, "d": 2, "e": 1}}
     run = {"t": {"a": 5.0, "x": 4.0, "b": 3.0, "c": 2.0}}
-    ten = metrics.evaluate(qrels, run, ["iprec_at_recall.0.3", "11pt_avg"])
-    nine = metrics.evaluate(qrels, run, ["iprec_at_recall.0.3", "11pt_avg"], trec_eval="9")
-    assert ten.means["iprec_at_recall_0.30"] == 1.0
-    assert nine.means["iprec_at_recall_0.30"] == 0.5
-    # 11 points: counts 0..4 by lround are 0,0,1,1,2,2,2,3,3,4,4 -> 1,1,1,1,.5,.5,.5,0,0,0,0
-    assert ten.means["11pt_avg"] == pytest.approx(5.5 / 11)
-    assert nine.means["11pt_avg"] == pytest.approx(4.5 / 11)  # pytrec_eval's 0.4091
+    for version in ("10", "9"):
+        result = metrics.evaluate(qrels, run, ["iprec_at_recall.0.3", "11pt_avg"], trec_eval=version)
+        assert result.means["iprec_at_recall_0.30"] == 0.5
+        # 11 points: counts floor(p*4 + 0.9) are 0,1,1,2,2,2,3,3,4,4,4 -> 1,1,1,.5,.5,.5,0,0,0,0,0
+        assert result.means["11pt_avg"] == pytest.approx(4.5 / 11)  # pytrec_eval's 0.4091
 
 
 @PROPERTY_SETTINGS
