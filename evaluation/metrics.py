@@ -492,8 +492,7 @@ def _trec_ideal_gains(ranked: Ranked, gain_map: Mapping[int, float]) -> np.ndarr
     levels[has] = grades[ranked.judged_offsets[:-1][has]] + 1  # judged is by grade descending
     key = np.zeros(len(grades), dtype=np.int64)
     for n in np.unique(levels[itopic]).tolist():
-        order = _trec_level_order(int(n), gain_map)
-        position = {g: i for i, g in enumerate(order)}
+        position = {g: i for i, g in enumerate(_trec_level_order(int(n), gain_map))}
         at = levels[itopic] == n
         key[at] = [position[g] for g in grades[at].tolist()]
     order = np.lexsort((key, itopic))

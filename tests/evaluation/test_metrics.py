@@ -216,7 +216,9 @@ def test_it_scores_a_topic_whose_labels_are_all_negative_as_zero() -> None:
     assert values.pop("utility") == -2.0  # utility's -1 per retrieved document that is not relevant
     # Both retrieved documents are unjudged: unj_k = 2/k and rbp_resid = 0.9^2 + 0.1 (1 + 0.9), as the
     # trec_eval 10.0-rc2 binary prints them.
-    assert [values.pop(m) for m in ("unj_5", "unj_10", "unj_20", "rbp_resid")] == pytest.approx([0.4, 0.2, 0.1, 1])
+    assert [values.pop(m) for m in ("unj_5", "unj_10", "unj_20", "rbp_resid")] == pytest.approx(
+        [0.4, 0.2, 0.1, 1]
+    )
     assert set(values.values()) == {0.0}
 
 

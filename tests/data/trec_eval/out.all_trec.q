@@ -50,8 +50,6 @@ utility               	301	-1.0000
 11pt_avg              	301	0.6263
 binG                  	301	0.5574
 G                     	301	0.3935
-dcg                   	301	3.6315
-ideal_dcg             	301	5.5794
 ndcg                  	301	0.6509
 ndcg_rel              	301	0.5525
 Rndcg                 	301	0.4801
@@ -91,6 +89,11 @@ set_recall            	301	0.8000
 set_map               	301	0.3556
 set_F                 	301	0.5714
 num_nonrel_judged_ret 	301	2
+rbp                   	301	0.1667
+rbp_resid             	301	0.5945
+unj_5                 	301	0.4000
+unj_10                	301	0.3000
+unj_20                	301	0.1500
 num_ret               	302	4
 num_rel               	302	2
 num_rel_ret           	302	2
@@ -143,8 +146,6 @@ utility               	302	0.0000
 11pt_avg              	302	0.5000
 binG                  	302	0.5000
 G                     	302	0.5000
-dcg                   	302	1.4307
-ideal_dcg             	302	2.6309
 ndcg                  	302	0.5438
 ndcg_rel              	302	0.4619
 Rndcg                 	302	0.1813
@@ -184,6 +185,11 @@ set_recall            	302	1.0000
 set_map               	302	0.5000
 set_F                 	302	0.6667
 num_nonrel_judged_ret 	302	1
+rbp                   	302	0.1174
+rbp_resid             	302	0.7461
+unj_5                 	302	0.2000
+unj_10                	302	0.1000
+unj_20                	302	0.0500
 num_ret               	303	4
 num_rel               	303	2
 num_rel_ret           	303	2
@@ -236,8 +242,6 @@ utility               	303	0.0000
 11pt_avg              	303	0.5000
 binG                  	303	0.5655
 G                     	303	0.5655
-dcg                   	303	1.0616
-ideal_dcg             	303	1.6309
 ndcg                  	303	0.6509
 ndcg_rel              	303	0.5189
 Rndcg                 	303	0.5189
@@ -277,6 +281,11 @@ set_recall            	303	1.0000
 set_map               	303	0.5000
 set_F                 	303	0.6667
 num_nonrel_judged_ret 	303	1
+rbp                   	303	0.1629
+rbp_resid             	303	0.7371
+unj_5                 	303	0.2000
+unj_10                	303	0.1000
+unj_20                	303	0.0500
 num_ret               	304	2
 num_rel               	304	0
 num_rel_ret           	304	0
@@ -329,8 +338,6 @@ utility               	304	-2.0000
 11pt_avg              	304	0.0000
 binG                  	304	0.0000
 G                     	304	0.0000
-dcg                   	304	0.0000
-ideal_dcg             	304	0.0000
 ndcg                  	304	0.0000
 ndcg_rel              	304	0.0000
 Rndcg                 	304	0.0000
@@ -370,6 +377,11 @@ set_recall            	304	0.0000
 set_map               	304	0.0000
 set_F                 	304	0.0000
 num_nonrel_judged_ret 	304	1
+rbp                   	304	0.0000
+rbp_resid             	304	0.9000
+unj_5                 	304	0.2000
+unj_10                	304	0.1000
+unj_20                	304	0.0500
 num_ret               	305	3
 num_rel               	305	2
 num_rel_ret           	305	2
@@ -422,8 +434,6 @@ utility               	305	1.0000
 11pt_avg              	305	1.0000
 binG                  	305	1.0000
 G                     	305	0.8770
-dcg                   	305	2.2619
-ideal_dcg             	305	2.6309
 ndcg                  	305	0.8597
 ndcg_rel              	305	0.6799
 Rndcg                 	305	0.6799
@@ -463,6 +473,11 @@ set_recall            	305	1.0000
 set_map               	305	0.6667
 set_F                 	305	0.8000
 num_nonrel_judged_ret 	305	0
+rbp                   	305	0.1400
+rbp_resid             	305	0.8100
+unj_5                 	305	0.2000
+unj_10                	305	0.1000
+unj_20                	305	0.0500
 runid                 	all	golden
 num_q                 	all	5
 num_ret               	all	22
@@ -518,8 +533,6 @@ utility               	all	-0.4000
 11pt_avg              	all	0.5253
 binG                  	all	0.5246
 G                     	all	0.4672
-dcg                   	all	1.6771
-ideal_dcg             	all	2.4944
 ndcg                  	all	0.5411
 ndcg_rel              	all	0.4426
 Rndcg                 	all	0.3720
@@ -559,3 +572,8 @@ set_recall            	all	0.7600
 set_map               	all	0.4044
 set_F                 	all	0.5410
 num_nonrel_judged_ret 	all	5
+rbp                   	all	0.1174
+rbp_resid             	all	0.7575
+unj_5                 	all	0.2400
+unj_10                	all	0.1400
+unj_20                	all	0.0700
