@@ -41,10 +41,10 @@ def _clean(value: float) -> float | None:
 
 
 def _runs(pool: Pool, names: Sequence[str] | None) -> list[Run]:
-    runs = Run.objects.filter(collection=pool.collection_id).order_by("name")
+    """The runs named (every run of the collection without names), by name; an unknown name is refused."""
     if names:
-        runs = runs.filter(name__in=list(names))
-    return list(runs)
+        return sorted(Run.objects.named(pool.collection, names), key=lambda run: run.name)
+    return list(Run.objects.filter(collection=pool.collection_id).order_by("name"))
 
 
 def pool_report(
@@ -304,9 +304,6 @@ def two_stage(
     split = metrics.split_judged(current_qrels(pool=pool, policy=policy), topics=qids)
     qrels = split.qrels
     runs = {r.name: r for r in _runs(pool, [candidate, reranked])}
-    for name in (candidate, reranked):
-        if name not in runs:
-            raise ValueError(f"no run named {name!r} in collection {pool.collection.name!r}")
     no_relevant = sorted(
         qid for qid, docs in qrels.items() if not any(g >= pool.relevance_level for g in docs.values())
     )

@@ -38,7 +38,7 @@ from judgements.models import (
     Judging,
     Rubric,
 )
-from pooling.admin import ONLY_MINE, ScopedAdmin
+from pooling.admin import ONLY_MINE, ReadOnlyAdmin, ScopedAdmin
 from pooling.models import Pool
 
 NEW_VERSION = "_new_version"
@@ -244,7 +244,7 @@ class JudgingAdmin(ScopedAdmin):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(ScopedAdmin):
+class AssignmentAdmin(ReadOnlyAdmin):
     pool_path = "item__pool"
     list_display = ["id", "rater", "pool", "item", "state", "leased_at", "expires_at"]
     list_filter = ["state", ("item__pool", ONLY_MINE)]
@@ -255,15 +255,6 @@ class AssignmentAdmin(ScopedAdmin):
     @admin.display(description="pool", ordering="item__pool__name")
     def pool(self, assignment: Assignment) -> str:
         return assignment.item.pool.name
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
-    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     @admin.action(description="Sweep the expired leases of the pools I manage now (gives their items back)")
     def sweep_expired(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
@@ -289,8 +280,9 @@ class RevisionInline(admin.TabularInline):
 
 
 @admin.register(Judgement)
-class JudgementAdmin(ScopedAdmin):
-    """Read-only: a judgement changes only through a revision (labels.revise_judgement)."""
+class JudgementAdmin(ReadOnlyAdmin):
+    """Read-only: a judgement changes only through a revision (labels.revise_judgement), and is never
+    deleted here (the item's judgement counter is kept by the services)."""
 
     pool_path = "item__pool"
     list_display = ["id", "rater", "pool", "qid", "docid", "grade", "unrateable", "imported", "updated_at"]
@@ -311,18 +303,12 @@ class JudgementAdmin(ScopedAdmin):
     def docid(self, judgement: Judgement) -> str:
         return judgement.item.document.docid
 
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
-
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False  # the item's judgement counter is kept by the services
 
 
 @admin.register(Judge)
-class JudgeAdmin(ScopedAdmin):
+class JudgeAdmin(ReadOnlyAdmin):
     """Read-only: model judges are made, run and measured on their pages (/evaluation/<pool>/judges/), the
     API and the commands (`judgements.judges`), which also keep the judge's account and its labels."""
 
@@ -331,12 +317,6 @@ class JudgeAdmin(ScopedAdmin):
     list_filter = ["method", "admitted", ("pool", ONLY_MINE)]
     list_select_related = ["pool"]
     search_fields = ["name", "pool__name"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
 
     def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
         return False
@@ -388,19 +368,14 @@ class GoldLabelAdmin(ScopedAdmin):
 
 
 @admin.register(Adjudication)
-class AdjudicationAdmin(ScopedAdmin):
+class AdjudicationAdmin(ReadOnlyAdmin):
     """Decisions are made on the adjudication page (it shows every grade and note); here they are listed,
     and deleting one puts the item back in the queue."""
 
     pool_path = "item__pool"
+    deletable = True
 
     list_display = ["item", "grade", "unrateable", "adjudicator", "decided_at"]
     list_select_related = ["item__pool", "item__topic", "item__document", "adjudicator"]
     list_filter = [("item__pool", ONLY_MINE), "unrateable"]
     search_fields = ["item__document__docid", "item__topic__qid", "note"]
-
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
-
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False

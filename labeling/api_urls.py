@@ -11,6 +11,7 @@ from labeling.api import ping, token
 from online import api as online_api
 from online import experiment_api as online_experiment_api
 from pooling import api as pooling_api
+from pooling import pool_api
 
 router = DefaultRouter()
 router.register("collections", pooling_api.CollectionViewSet, basename="collection")
@@ -18,7 +19,7 @@ router.register("topics", pooling_api.TopicViewSet, basename="topic")
 router.register("documents", pooling_api.DocumentViewSet, basename="document")
 router.register("runs", pooling_api.RunViewSet, basename="run")
 router.register("jobs", pooling_api.JobViewSet, basename="job")
-pooling_api.register(router)
+pool_api.register(router)
 judgements_api.register(router)
 release_api.register(router)
 quality_api.register(router)

@@ -70,6 +70,22 @@ class ScopedAdmin(admin.ModelAdmin):
         return super().formfield_for_foreignkey(db_field, request, **kwargs)
 
 
+class ReadOnlyAdmin(ScopedAdmin):
+    """Scoped, and listed only: these rows change through the services and their pages, never by hand
+    here (no add, no change; no delete unless `deletable`, for rows whose deletion the services expect)."""
+
+    deletable = False
+
+    def has_add_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return False
+
+    def has_delete_permission(self, request: HttpRequest, obj: Any = None) -> bool:
+        return self.deletable and super().has_delete_permission(request, obj)
+
+
 def _scoped_choices(model: Any, request: HttpRequest) -> Any:
     """The pools, collections, items or runs a form of the admin may offer this user (None: any)."""
     user = request.user

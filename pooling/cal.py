@@ -37,8 +37,8 @@ import scipy.sparse as sp
 from sklearn.feature_extraction.text import TfidfVectorizer
 from sklearn.linear_model import LogisticRegression
 
-from pooling.choosers import Chooser, TopicTexts, _is_relevant, register
-from pooling.ranking import Ranked, depth_order
+from pooling.choosers import Chooser, _is_relevant, register
+from pooling.ranking import depth_order
 
 __all__ = ["CalChooser", "bmi_batch_sizes", "fit_and_rank"]
 
@@ -107,16 +107,7 @@ class CalChooser(Chooser):
     """Unjudged candidates presumed non-relevant per round (BMI uses 100 over a whole collection; a pool
     is far denser in relevant documents, so fewer)."""
 
-    def __init__(
-        self,
-        ranked: Ranked,
-        *,
-        depth: int | None,
-        seed: int,
-        relevance_level: int = 1,
-        texts: TopicTexts | None = None,
-    ) -> None:
-        super().__init__(ranked, depth=depth, seed=seed, relevance_level=relevance_level, texts=texts)
+    def _start(self) -> None:
         # Feature rows are in docid order, so nothing the classifier sees (rows, the presumed negatives
         # drawn from them) depends on the runs; depth order only seeds and breaks ties.
         depth_first = depth_order(self._lists, None)

@@ -114,6 +114,10 @@ class Chooser:
         self._pending: tuple[str | None, str] | None = None
         self._fingerprint = _fingerprint(self._lists)
         self._rng = np.random.default_rng(self.seed)
+        self._start()
+
+    def _start(self) -> None:
+        """A strategy's own set-up, once the shared state above exists (the constructor's one hook)."""
 
     # -- shared mechanics ------------------------------------------------------------------------------
 
@@ -244,16 +248,7 @@ class DepthChooser(Chooser):
 
     strategy = "depth"
 
-    def __init__(
-        self,
-        ranked: Ranked,
-        *,
-        depth: int | None,
-        seed: int,
-        relevance_level: int = 1,
-        texts: TopicTexts | None = None,
-    ) -> None:
-        super().__init__(ranked, depth=depth, seed=seed, relevance_level=relevance_level, texts=texts)
+    def _start(self) -> None:
         self._order = depth_order(self._lists, None)
         self._cursor = 0
 
@@ -281,16 +276,7 @@ class MoveToFrontChooser(Chooser):
 
     strategy = "mtf"
 
-    def __init__(
-        self,
-        ranked: Ranked,
-        *,
-        depth: int | None,
-        seed: int,
-        relevance_level: int = 1,
-        texts: TopicTexts | None = None,
-    ) -> None:
-        super().__init__(ranked, depth=depth, seed=seed, relevance_level=relevance_level, texts=texts)
+    def _start(self) -> None:
         self._order: list[str] = [self._runs[i] for i in self._rng.permutation(len(self._runs))]
         self._priority: dict[str, int] = dict.fromkeys(self._runs, 0)
         self._current: str | None = None
@@ -339,16 +325,7 @@ class _BanditChooser(Chooser):
     document; those runs simply skip it later. External judgements reward no arm.
     """
 
-    def __init__(
-        self,
-        ranked: Ranked,
-        *,
-        depth: int | None,
-        seed: int,
-        relevance_level: int = 1,
-        texts: TopicTexts | None = None,
-    ) -> None:
-        super().__init__(ranked, depth=depth, seed=seed, relevance_level=relevance_level, texts=texts)
+    def _start(self) -> None:
         self._rel: dict[str, int] = dict.fromkeys(self._runs, 0)
         self._nonrel: dict[str, int] = dict.fromkeys(self._runs, 0)
 

@@ -28,7 +28,23 @@ class ImportFailed(Refused):
 
 
 class PoolError(Refused):
-    """A pool operation was refused; nothing changed."""
+    """A pool operation was refused; nothing changed. `fields` maps the option at fault to its messages
+    (what a form or the API shows beside the field); the message is all of them."""
+
+    def __init__(self, message: str = "", *, fields: dict[str, list[str]] | None = None) -> None:
+        self.fields = fields or {}
+        super().__init__(message or "; ".join(m for messages in self.fields.values() for m in messages))
+
+
+class UnknownRuns(PoolError, ValueError):
+    """Run names that no run of the collection has (`RunQuerySet.named`); a ValueError too, as a parameter
+    that names nothing is to the reports."""
+
+    def __init__(self, collection: str, missing: list[str]) -> None:
+        self.missing = missing
+        super().__init__(
+            fields={"runs": [f"no run named {name!r} in collection {collection!r}" for name in missing]}
+        )
 
 
 def format_errors(exc: formats.FormatError) -> list[str]:

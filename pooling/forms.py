@@ -1,7 +1,7 @@
 """Forms of the manager's pages: a collection, an upload, a pool and the runs added to one.
 
-They validate what a person types; the services (`pooling.pool_build`) still check every rule, so a form
-only saves the round trip (and names the field)."""
+They parse what a person types; the rules a pool's options obey are the service's
+(`pool_build.pool_problems`), which the pool form calls to name the field at fault."""
 
 from __future__ import annotations
 
@@ -9,6 +9,7 @@ from typing import Any
 
 from django import forms
 
+from pooling import pool_build
 from pooling.models import Collection, Job, Pool, Run
 
 UPLOAD_KINDS = [
@@ -48,6 +49,9 @@ class UploadForm(forms.Form):
         return {"format": data["format"]} if data["format"] else {}
 
 
+OPTION_FIELDS = ("name", "strategy", "depth", "budget", "judgements_per_item", "double_judge_fraction")
+
+
 class PoolForm(forms.Form):
     """What `pool_build.create_pool` takes, for one collection's runs."""
 
@@ -79,16 +83,15 @@ class PoolForm(forms.Form):
         self.collection = collection
         self.fields["runs"].queryset = Run.objects.filter(collection=collection).order_by("name")  # type: ignore[attr-defined]  # a ModelMultipleChoiceField
 
-    def clean_name(self) -> str:
-        name = self.cleaned_data["name"]
-        if Pool.objects.filter(name=name).exists():
-            raise forms.ValidationError(f"a pool named {name!r} already exists")
-        return name
-
     def clean(self) -> dict[str, Any]:
+        """The service's rules (`pool_build.pool_problems`), each shown beside its field."""
         data = super().clean() or {}
-        if data.get("strategy", Pool.Strategy.DEPTH) != Pool.Strategy.DEPTH and not data.get("budget"):
-            self.add_error("budget", f"strategy {data.get('strategy')!r} needs a judgement budget")
+        options = {field: data[field] for field in OPTION_FIELDS if data.get(field) is not None}
+        if "runs" in data:
+            options["runs"] = list(data["runs"])
+        for field, messages in pool_build.pool_problems(collection=self.collection, **options).items():
+            for message in messages:
+                self.add_error(field if field in self.fields else None, message)
         return data
 
     def pool_options(self) -> dict[str, Any]:

@@ -14,6 +14,9 @@ What ends a job, whatever happens:
   gets `QueueUnavailable` (the API and pages answer 503); nothing is left queued for ever.
 A failed build gives its pool back (`built` if an earlier build stands, else `failed`), so it can be built
 again.
+
+Over 400 lines on purpose: this is one state machine (queued → running → done/failed → retried), and its
+start, claim, heartbeat, failure and sweep are read together or not understood at all.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ import shutil
 import socket
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from datetime import timedelta
 from pathlib import Path
@@ -168,6 +171,15 @@ def active_build(pool: Pool) -> Job | None:
         .order_by("-created_at", "-pk")
         .first()
     )
+
+
+def latest_builds(pools: Iterable[Pool]) -> dict[int, Job]:
+    """The newest build job of each of `pools` that has one, by pool id (`latest_build` for many)."""
+    latest: dict[int, Job] = {}
+    builds = Job.objects.filter(kind=Job.Kind.BUILD_POOL, params__pool__in=[pool.pk for pool in pools])
+    for job in builds.order_by("created_at", "pk"):
+        latest[job.params["pool"]] = job
+    return latest
 
 
 def latest_build(pool: Pool) -> Job | None:

@@ -6,6 +6,7 @@ the item rules), each model short, read together; one module is where Django and
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.conf import settings
@@ -117,6 +118,22 @@ class Topic(models.Model):
         return "\n".join(part for part in (self.query, self.description, self.narrative) if part)
 
 
+class RunQuerySet(models.QuerySet["Run"]):
+    def named(self, collection: Collection, names: Iterable[str]) -> list[Run]:
+        """The runs of `collection` called `names`, in that order (a name given twice counts once).
+
+        The one lookup of runs by name: every page, endpoint and command that takes run names calls it.
+        Raises `UnknownRuns` (a `PoolError`) naming each missing run."""
+        from pooling.errors import UnknownRuns
+
+        wanted = list(dict.fromkeys(names))
+        runs = {run.name: run for run in self.filter(collection=collection, name__in=wanted)}
+        missing = [name for name in wanted if name not in runs]
+        if missing:
+            raise UnknownRuns(collection.name, missing)
+        return [runs[name] for name in wanted]
+
+
 class Run(models.Model):
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs")
     name = models.CharField(max_length=200)
@@ -125,6 +142,8 @@ class Run(models.Model):
     num_rows = models.PositiveIntegerField(default=0)
     num_topics = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
+
+    objects = RunQuerySet.as_manager()
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["collection", "name"], name="run_unique_name")]

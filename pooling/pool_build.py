@@ -41,6 +41,52 @@ class BuildSummary:
         )
 
 
+def pool_problems(
+    *,
+    collection: Collection,
+    name: str | None = None,
+    runs: list[Run] | None = None,
+    strategy: str = "depth",
+    depth: int = 10,
+    budget: int | None = None,
+    judgements_per_item: int = 1,
+    double_judge_fraction: float | None = None,
+    segment: str = "",
+) -> dict[str, list[str]]:
+    """What is wrong with a pool's options, by option: the one statement of the rules a new pool obeys.
+
+    `create_pool` refuses on any; the page's form and the API's serializer call it too, to name the field
+    (an option not given yet — `name` or `runs` still being typed — is not checked)."""
+    problems: dict[str, list[str]] = {}
+
+    def problem(field: str, message: str) -> None:
+        problems.setdefault(field, []).append(message)
+
+    if name is not None and Pool.objects.filter(name=name).exists():
+        problem("name", f"a pool named {name!r} already exists")
+    if strategy not in Pool.Strategy.values:
+        problem("strategy", f"unknown strategy {strategy!r}; choose from {', '.join(Pool.Strategy.values)}")
+    if depth < 1:
+        problem("depth", "depth must be at least 1")
+    if strategy != Pool.Strategy.DEPTH and not budget:
+        problem("budget", f"strategy {strategy!r} needs a judgement budget (--budget)")
+    if budget is not None and budget < 1:
+        problem("budget", "budget must be at least 1")
+    if judgements_per_item < 1:
+        problem("judgements_per_item", "judgements per item must be at least 1")
+    if double_judge_fraction is not None and not 0.0 <= double_judge_fraction <= 1.0:
+        problem("double_judge_fraction", "double_judge_fraction must be between 0 and 1")
+    if runs is not None:
+        if not runs:
+            problem("runs", "a pool needs at least one run")
+        foreign = [run.name for run in runs if run.collection_id != collection.id]
+        if foreign:
+            problem("runs", f"runs not in collection {collection.name!r}: {', '.join(foreign)}")
+    if segment and not Topic.objects.filter(collection=collection).in_segment(segment):
+        problem("segment", f"no topic of collection {collection.name!r} has segment {segment!r}")
+    return problems
+
+
 def create_pool(
     *,
     name: str,
@@ -64,30 +110,19 @@ def create_pool(
     `description` is for managers (it may name runs); raters see `instructions`. `created_by` becomes
     the pool's first manager (None: only admins manage it until one is added)."""
     runs = list(runs)
-    problems: list[str] = []
-    if Pool.objects.filter(name=name).exists():
-        problems.append(f"a pool named {name!r} already exists")
-    if strategy not in Pool.Strategy.values:
-        problems.append(f"unknown strategy {strategy!r}; choose from {', '.join(Pool.Strategy.values)}")
-    if depth < 1:
-        problems.append("depth must be at least 1")
-    if strategy != Pool.Strategy.DEPTH and not budget:
-        problems.append(f"strategy {strategy!r} needs a judgement budget (--budget)")
-    if budget is not None and budget < 1:
-        problems.append("budget must be at least 1")
-    if judgements_per_item < 1:
-        problems.append("judgements per item must be at least 1")
-    if double_judge_fraction is not None and not 0.0 <= double_judge_fraction <= 1.0:
-        problems.append("double_judge_fraction must be between 0 and 1")
-    if not runs:
-        problems.append("a pool needs at least one run")
-    foreign = [run.name for run in runs if run.collection_id != collection.id]
-    if foreign:
-        problems.append(f"runs not in collection {collection.name!r}: {', '.join(foreign)}")
-    if segment and not Topic.objects.filter(collection=collection).in_segment(segment):
-        problems.append(f"no topic of collection {collection.name!r} has segment {segment!r}")
+    problems = pool_problems(
+        name=name,
+        collection=collection,
+        runs=runs,
+        strategy=strategy,
+        depth=depth,
+        budget=budget,
+        judgements_per_item=judgements_per_item,
+        double_judge_fraction=double_judge_fraction,
+        segment=segment,
+    )
     if problems:
-        raise PoolError("; ".join(problems))
+        raise PoolError(fields=problems)
     with transaction.atomic():
         pool = Pool.objects.create(
             name=name,

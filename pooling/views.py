@@ -8,7 +8,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from pooling import charts, jobs, ownership, pool_reads, stats
-from pooling.jobs import active_build, start_build
+from pooling.jobs import active_build, latest_builds, start_build
 from pooling.models import Job, Pool
 from pooling.permissions import managed_pool, manager_required
 
@@ -25,9 +25,7 @@ def _percent(done: int, total: int) -> int:
 def pool_list(request: HttpRequest) -> HttpResponse:
     pools = list(Pool.objects.managed_by(request.user).select_related("collection").order_by("name"))
     progress = stats.pool_progress(pools)
-    jobs: dict[int, Job] = {}
-    for each in Job.objects.filter(kind=Job.Kind.BUILD_POOL).order_by("created_at", "pk"):
-        jobs[each.params.get("pool")] = each
+    jobs = latest_builds(pools)
     rows = []
     for pool in pools:
         counts = progress[pool.pk]

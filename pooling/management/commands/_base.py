@@ -46,16 +46,16 @@ OWNER_HELP = "the user who manages it (besides the admins); without it, only adm
 
 
 def get_runs(collection: Collection, names: str) -> list:
+    from pooling.errors import PoolError
     from pooling.models import Run
 
     wanted = [name.strip() for name in names.split(",") if name.strip()]
     if not wanted:
         raise CommandError("name at least one run")
-    runs = {run.name: run for run in Run.objects.filter(collection=collection, name__in=wanted)}
-    missing = [name for name in wanted if name not in runs]
-    if missing:
-        raise CommandError(f"no run named {', '.join(map(repr, missing))} in collection {collection.name!r}")
-    return [runs[name] for name in wanted]
+    try:
+        return Run.objects.named(collection, wanted)
+    except PoolError as exc:
+        raise CommandError(str(exc)) from None
 
 
 class ImportCommand:
