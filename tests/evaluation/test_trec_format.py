@@ -63,7 +63,7 @@ def test_it_lays_out_per_topic_lines_topic_by_topic_with_any_qid() -> None:
     assert out == "".join(expected)
 
 
-def test_it_evaluates_files_through_manage_py_without_importing_django() -> None:
+def test_it_evaluates_files_through_manage_py_without_django_nor_huge_pages() -> None:
     code = (
         "import runpy, sys\n"
         "sys.argv = ['manage.py', 'evaluate', sys.argv[1], sys.argv[2], '-q']\n"
@@ -73,6 +73,8 @@ def test_it_evaluates_files_through_manage_py_without_importing_django() -> None
         "    assert not exit.code, exit.code\n"
         "sys.stderr.write('django imported\\n' if any(m.split('.')[0] == 'django' for m in sys.modules) "
         "else 'no django\\n')\n"
+        "from numpy._core.multiarray import _get_madvise_hugepage\n"
+        "sys.stderr.write(f'huge pages {_get_madvise_hugepage()}\\n')\n"
     )
     done = subprocess.run(
         [sys.executable, "-c", code, str(DATA / "qrels.txt"), str(DATA / "run.txt")],
@@ -83,4 +85,4 @@ def test_it_evaluates_files_through_manage_py_without_importing_django() -> None
         check=True,
     )
     assert done.stdout == (DATA / "out.q").read_text()
-    assert done.stderr.splitlines()[-1] == "no django"
+    assert done.stderr.splitlines()[-2:] == ["no django", "huge pages False"]
