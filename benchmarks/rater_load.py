@@ -324,12 +324,14 @@ def worker_pids(master: int) -> list[int]:
     return pids
 
 
-def backend_pids() -> list[int]:
+def backend_pids(database: str | None = None) -> list[int]:
+    """The PostgreSQL backends connected to `database` (this benchmark's by default)."""
     import psycopg
 
     with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
         rows = conn.execute(
-            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [DATABASE]
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()",
+            [database or DATABASE],
         ).fetchall()
     return [int(row[0]) for row in rows]
 
@@ -339,12 +341,13 @@ class CpuMeter:
     """CPU seconds of the gunicorn workers, the PostgreSQL backends of the bench database and this client."""
 
     master: int
+    database: str | None = None  # this benchmark's by default
     workers: list[int] = field(default_factory=list)
     backends: list[int] = field(default_factory=list)
     start: tuple[float, float, float] = (0.0, 0.0, 0.0)
 
     def begin(self) -> None:
-        self.workers, self.backends = worker_pids(self.master), backend_pids()
+        self.workers, self.backends = worker_pids(self.master), backend_pids(self.database)
         self.start = (cpu_seconds(self.workers), cpu_seconds(self.backends), time.process_time())
 
     def end(self) -> tuple[float, float, float]:

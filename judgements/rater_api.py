@@ -11,8 +11,8 @@ negotiation and renderer, and keep the rules: the API's authentication (`labelin
 or the session with DRF's CSRF check), its throttles (`labeling.throttling`, REST_FRAMEWORK's
 DEFAULT_THROTTLE_CLASSES), the serializers' validation and errors (`SubmitSerializer`: a 400 naming the
 field), the JSON DRF's renderer writes, and the two calls of the loop (`leasing.lease_next`,
-`leasing.submit_label`). The OpenAPI schema documents them through `documented_by` (the schema generator
-reads DRF views only).
+`leasing.submit_label`). The plumbing (authentication, throttles, refusals, the OpenAPI schema through
+`documented_by`) is `labeling.plain_api`'s, shared with the interleaving search path.
 
 Blind: a payload carries the topic, the document (sanitised), the rubric and the rater's own label; no run,
 rank, score, other rater's grade, consensus, nor whether the item is gold.
@@ -21,21 +21,14 @@ rank, score, other rater's grade, consensus, nor whether the item is gold.
 from __future__ import annotations
 
 import json
-import math
-from collections.abc import Callable
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse
 from django.utils import timezone
-from django.utils.cache import patch_vary_headers
-from django.views.decorators.csrf import csrf_exempt
 from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_serializer
 from rest_framework import exceptions, status
-from rest_framework.authentication import SessionAuthentication
-from rest_framework.renderers import JSONRenderer
-from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from judgements import leasing
@@ -43,11 +36,10 @@ from judgements.documents import render_body, safe_link
 from judgements.errors import JudgingError, NotARater
 from judgements.models import Assignment, Judging
 from judgements.serializers import AssignmentPayloadSerializer, JudgementSerializer, SubmitSerializer
-from labeling.auth import TokenAuthentication
+from labeling import plain_api
 from pooling.models import Pool
 
 _ALLOW = "POST, OPTIONS"
-_RENDERER = JSONRenderer()
 
 # ------------------------------------------------------------------------------------------ payloads
 
@@ -88,52 +80,8 @@ def judged_payload(judged: leasing.Judged) -> dict[str, Any]:
 # ------------------------------------------------------------------------------------------ plumbing
 
 
-def _answer(data: Any, code: int, headers: dict[str, str] | None = None) -> HttpResponse:
-    """JSON as DRF's `JSONRenderer` writes it (no body for None), with the headers DRF adds."""
-    if data is None:
-        response = HttpResponse(status=code)
-        del response["Content-Type"]
-    else:
-        response = HttpResponse(_RENDERER.render(data), status=code, content_type="application/json")
-    patch_vary_headers(response, ["Accept"])
-    response["Allow"] = _ALLOW
-    for name, value in (headers or {}).items():
-        response[name] = value
-    return response
-
-
-def _refusal(request: HttpRequest, exc: exceptions.APIException) -> HttpResponse:
-    """An API exception answered as DRF's exception handler answers it."""
-    detail = exc.detail if isinstance(exc.detail, list | dict) else {"detail": exc.detail}
-    headers = {}
-    if isinstance(exc, exceptions.NotAuthenticated | exceptions.AuthenticationFailed):
-        headers["WWW-Authenticate"] = TokenAuthentication().authenticate_header(request)
-    if isinstance(exc, exceptions.Throttled) and exc.wait is not None:
-        headers["Retry-After"] = str(math.ceil(exc.wait))
-    return _answer(detail, exc.status_code, headers)
-
-
-def _caller(request: HttpRequest) -> User:
-    """The user as the API's authentication classes find them, in their order: a token (this class's
-    errors when it is wrong), else the session, whose writes need DRF's CSRF check; then the throttles.
-    Raises the APIException DRF would answer."""
-    found = TokenAuthentication().authenticate(request)  # (DRF's reads request.META only)
-    if found is not None:
-        user = found[0]
-        request.user = user  # as DRF sets it on the Django request (the session is not touched)
-    else:
-        user = getattr(request, "user", None)
-        if user is None or not user.is_active:
-            raise exceptions.NotAuthenticated()
-        SessionAuthentication().enforce_csrf(request)
-    waits = []
-    for throttle_class in api_settings.DEFAULT_THROTTLE_CLASSES:
-        throttle = throttle_class()
-        if not throttle.allow_request(request, None):
-            waits.append(throttle.wait())
-    if waits:
-        raise exceptions.Throttled(wait=max((w for w in waits if w is not None), default=None))
-    return user
+def _answer(data: Any, code: int) -> HttpResponse:
+    return plain_api.answer(data, code, allow=_ALLOW)
 
 
 def _refuse_constant(name: str) -> Any:
@@ -155,39 +103,9 @@ def _data(request: HttpRequest) -> Any:
     raise exceptions.UnsupportedMediaType(media_type)
 
 
-def _rater_endpoint(view: Callable[..., HttpResponse]) -> Callable[..., HttpResponse]:
-    """POST only (OPTIONS says so); the caller authenticated and within the rates; an APIException (and a
-    refusal of the loop, `JudgingError`) answered as the DRF API answers it. CSRF is DRF's rule: checked for
-    a session, not for a token (hence exempt from Django's middleware, which would ask it of both)."""
-
-    @csrf_exempt
-    def endpoint(request: HttpRequest, **kwargs: Any) -> HttpResponse:
-        if request.method == "OPTIONS":
-            return _answer({"name": view.__name__, "description": (view.__doc__ or "").strip()}, 200)
-        try:
-            if request.method != "POST":
-                raise exceptions.MethodNotAllowed(request.method or "")
-            return view(request, _caller(request), **kwargs)
-        except JudgingError as exc:
-            return _answer({"detail": str(exc)}, status.HTTP_400_BAD_REQUEST)
-        except exceptions.APIException as exc:
-            return _refusal(request, exc)
-
-    endpoint.__name__ = view.__name__
-    endpoint.__doc__ = view.__doc__
-    return endpoint
-
-
-def documented_by(schema_view: type[APIView]) -> Callable[[Callable[..., Any]], Callable[..., Any]]:
-    """Give a function view the DRF view that documents it: drf-spectacular lists a URL pattern whose view
-    has a `cls` (an APIView) and reads its schema from that class. The class is never routed."""
-
-    def mark(view: Callable[..., Any]) -> Callable[..., Any]:
-        view.cls = schema_view  # type: ignore[attr-defined]  # what DRF's as_view() sets
-        view.initkwargs = {}  # type: ignore[attr-defined]
-        return view
-
-    return mark
+#: POST only (OPTIONS says so); the caller authenticated and within the API's rates; a refusal of the
+#: loop (`JudgingError`) a 400 with its message (see `labeling.plain_api.endpoint`).
+_rater_endpoint = plain_api.endpoint(methods=["POST"], refused=[JudgingError])
 
 
 def _assignment_id(raw: str) -> int:
@@ -269,7 +187,7 @@ class _JudgementAndNextSchema(APIView):
         the rater's loop in one request."""
 
 
-@documented_by(_NextSchema)
+@plain_api.documented_by(_NextSchema)
 @_rater_endpoint
 def next_item(request: HttpRequest, rater: User, name: str) -> HttpResponse:
     """Lease the next item (or resume the live lease)."""
@@ -279,14 +197,14 @@ def next_item(request: HttpRequest, rater: User, name: str) -> HttpResponse:
     return _answer(payload, status.HTTP_200_OK)
 
 
-@documented_by(_JudgementSchema)
+@plain_api.documented_by(_JudgementSchema)
 @_rater_endpoint
 def judgement(request: HttpRequest, rater: User, id: str) -> HttpResponse:
     """Judge the leased item."""
     return _answer(judged_payload(_submit(request, rater, id)), status.HTTP_201_CREATED)
 
 
-@documented_by(_JudgementAndNextSchema)
+@plain_api.documented_by(_JudgementAndNextSchema)
 @_rater_endpoint
 def judgement_and_next(request: HttpRequest, rater: User, id: str) -> HttpResponse:
     """Judge the leased item and lease the next one of its pool."""

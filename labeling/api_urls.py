@@ -10,6 +10,7 @@ from judgements import quality_api, rater_api, release_api
 from labeling.api import ping, token
 from online import api as online_api
 from online import experiment_api as online_experiment_api
+from online import search_api as online_search_api
 from pooling import api as pooling_api
 from pooling import pool_api
 
@@ -39,5 +40,7 @@ urlpatterns = [
         rater_api.judgement_and_next,
         name="assignment-judgement-and-next",
     ),
+    # The interleaving search path: a plain function view (online/search_api.py), before the router's.
+    path("interleaving/<str:name>/ranking/", online_search_api.ranking, name="interleaving-ranking"),
     *router.urls,
 ]

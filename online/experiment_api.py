@@ -1,8 +1,9 @@
 """API of interleaving experiments and of the offline–online tracker.
 
-`GET /api/interleaving/<name>/ranking/?qid=&user=` is the search path: the front end's API account (a
-client of the experiment, or a manager of its collection) gets the interleaved list with the team of each
-position, and logs back what was shown and clicked with `POST …/impressions/`. Everything else is for
+`GET /api/interleaving/<name>/ranking/?qid=&user=` is the search path (`online.search_api`, a plain view
+routed before these): the front end's API account (a client of the experiment, or a manager of its
+collection) gets the interleaved list with the team of each position, and logs back what was shown and
+clicked with `POST …/impressions/`. Everything else is for
 managers, scoped to the collections they may read; anyone else is told the experiment does not exist.
 """
 
@@ -14,7 +15,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -101,12 +102,12 @@ class InterleavingViewSet(viewsets.ViewSet):
     permission_classes = [IsManager]
 
     def get_permissions(self) -> list[Any]:
-        if self.action in ("ranking", "impressions"):
+        if self.action == "impressions":
             return [IsAuthenticated()]
         return super().get_permissions()
 
     def get_throttles(self) -> list[Any]:
-        if self.action in ("ranking", "impressions"):
+        if self.action == "impressions":
             return [InterleavingThrottle()]
         return super().get_throttles()
 
@@ -149,41 +150,6 @@ class InterleavingViewSet(viewsets.ViewSet):
             data["clients"] = experiment_input.users(data["clients"], "clients")
         experiments.update_experiment(experiment=experiment, **data)
         return Response(experiment_dict(experiment))
-
-    @extend_schema(
-        parameters=[NAME, RankingQuerySerializer],
-        responses={
-            200: inline_serializer(
-                "InterleavedList",
-                {
-                    "experiment": serializers.CharField(),
-                    "qid": serializers.CharField(),
-                    "method": serializers.CharField(),
-                    "docids": serializers.ListField(child=serializers.CharField()),
-                    "teams": serializers.ListField(child=serializers.CharField()),
-                },
-            )
-        },
-    )
-    @action(detail=True, methods=["get"])
-    def ranking(self, request: Request, name: str | None = None) -> Response:
-        """The interleaved list of a query for a searcher (the same list each time the same searcher asks
-        the same query), with the team of each position (A, B, or - for the shared top)."""
-        experiment = experiments.usable_experiment(user=request.user, name=name or "")
-        if experiment is None:
-            raise Http404
-        # `serve` checks both parameters and names the one at fault (RankingQuerySerializer documents them)
-        qid = request.query_params.get("qid", "")
-        shown = experiments.serve(experiment=experiment, qid=qid, user=request.query_params.get("user", ""))
-        return Response(
-            {
-                "experiment": experiment.name,
-                "qid": qid,
-                "method": experiment.method,
-                "docids": shown.docids,
-                "teams": shown.teams,
-            }
-        )
 
     @extend_schema(
         parameters=[NAME],

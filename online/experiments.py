@@ -22,6 +22,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
+from labeling.auth import TokenAuthentication
 from online import archive, interleaving
 from online.experiment_models import InterleavedImpression, InterleavingExperiment, InterleavingResult
 from online.models import ClickLog
@@ -32,8 +33,9 @@ MAX_LENGTH = 100
 #: in place, `import_run --replace`, is served fresh after this long; a new run is a new id, at once).
 LIST_SECONDS = 600.0
 LIST_ENTRIES = 50_000
-#: How long a process keeps who may use which experiment (a client removed, an experiment deactivated
-#: take effect on the search path after this long).
+#: How long a process keeps who may use which experiment and whose token a key is (a client removed, an
+#: experiment deactivated, a token deleted, its user deactivated take effect on the search path after this
+#: long).
 ACCESS_SECONDS = 5.0
 ACCESS_ENTRIES = 10_000
 
@@ -138,12 +140,24 @@ class _Memo(Generic[K, V]):
 _lists: _Memo[tuple[int, str, int], tuple[str, ...] | None] = _Memo(LIST_SECONDS, LIST_ENTRIES)
 #: Which experiment a caller may use: (user id, name) → the experiment, or None.
 _usable: _Memo[tuple[int, str], InterleavingExperiment | None] = _Memo(ACCESS_SECONDS, ACCESS_ENTRIES)
+#: Whose an API token is: key → (user, token) as `TokenAuthentication` found them (a refusal is not kept).
+_tokens: _Memo[str, tuple[Any, Any]] = _Memo(ACCESS_SECONDS, ACCESS_ENTRIES)
 
 
 def clear_caches() -> None:
     """Forget every memoised list and access decision of this process (tests; after a bulk change)."""
     _lists.clear()
     _usable.clear()
+    _tokens.clear()
+
+
+class SearchPathToken(TokenAuthentication):
+    """The API's token rule (`labeling.auth.TokenAuthentication`), its answer for a key kept ACCESS_SECONDS
+    in the process: the search path asks it on every search, and the database round trip was most of the
+    request's time. A wrong key, an inactive user are refused (and asked again) each time."""
+
+    def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
+        return _tokens.get(key, functools.partial(super().authenticate_credentials, key))
 
 
 def usable_experiment(*, user: Any, name: str) -> InterleavingExperiment | None:
