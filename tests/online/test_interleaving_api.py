@@ -101,6 +101,54 @@ def test_it_forgets_a_removed_client_once_the_access_memo_expires(world, monkeyp
     assert client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"}).status_code == 200
 
 
+def test_the_search_path_reads_nothing_from_the_database_once_warm(world):
+    client = client_for(world["frontend"])
+    assert client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"}).status_code == 200
+    with CaptureQueriesContext(connection) as queries:
+        again = client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u2"})
+    assert again.status_code == 200
+    assert queries.captured_queries == []  # the token's user, the access and the lists are memoised
+
+
+def test_it_refuses_a_deleted_token_once_the_access_memo_expires(world, monkeypatch):
+    from rest_framework.authtoken.models import Token
+
+    client = client_for(world["frontend"])
+    query = {"qid": "q1", "user": "u1"}
+    assert client.get("/api/interleaving/ab/ranking/", query).status_code == 200
+    clock = [1000.0]
+    monkeypatch.setattr(experiments.time, "monotonic", lambda: clock[0])
+    experiments.clear_caches()
+    assert client.get("/api/interleaving/ab/ranking/", query).status_code == 200
+    Token.objects.filter(user=world["frontend"]).delete()
+    assert client.get("/api/interleaving/ab/ranking/", query).status_code == 200  # within ACCESS_SECONDS
+    clock[0] += experiments.ACCESS_SECONDS + 1
+    refused = client.get("/api/interleaving/ab/ranking/", query)
+    assert refused.status_code == 401 and refused.headers["WWW-Authenticate"] == "Token"
+    assert refused.json() == {"detail": "Invalid token."}
+    world["frontend"].is_active = False
+    world["frontend"].save()
+    inactive = client_for(world["frontend"])  # a new token of an inactive user: refused at once
+    assert inactive.get("/api/interleaving/ab/ranking/", query).status_code == 401
+
+
+def test_the_search_path_answers_get_and_says_so(world):
+    client = client_for(world["frontend"])
+    url = "/api/interleaving/ab/ranking/?qid=q1&user=u1"
+    posted = client.post(url)
+    assert posted.status_code == 405 and posted.json() == {"detail": 'Method "POST" not allowed.'}
+    options = client.options(url)
+    assert options.status_code == 200 and options.headers["Allow"] == "GET, HEAD, OPTIONS"
+    assert client.head(url).status_code == 200
+    assert client.get("/api/interleaving/nope/ranking/?qid=q1&user=u1").json() == {"detail": "Not found."}
+
+
+def test_the_search_path_is_in_the_api_schema(world):
+    schema = APIClient().get("/api/schema/?format=json").json()
+    operation = schema["paths"]["/api/interleaving/{name}/ranking/"]["get"]
+    assert {p["name"] for p in operation["parameters"]} >= {"name", "qid", "user"}
+
+
 def test_it_logs_impressions_with_the_credited_outcome(world):
     client = client_for(world["frontend"])
     shown = client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"}).json()
