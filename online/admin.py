@@ -3,14 +3,21 @@ of the admin (`pooling.admin.ScopedAdmin`: staff see only the rows of the collec
 the interleaving and tracked experiments with their impressions and results. Rows are written by the
 services only (imports, estimation, derivation, `create_experiment`, `track_experiment`: the pages' forms
 and the API create them), so the admin adds none and edits none; its actions call the same services as
-the pages and the API."""
+the pages and the API. A click log is uploaded from its list ("Upload a click log"): the API upload's
+formats and options, the same job (`jobs.start_click_import`), a link to the job's page."""
 
 from __future__ import annotations
 
 from typing import Any
 
+from django import forms
 from django.contrib import admin, messages
-from django.http import HttpRequest
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import URLPattern, path, reverse
+from django.utils.html import format_html
 
 from online import experiments, jobs
 from online.experiment_models import (
@@ -21,7 +28,10 @@ from online.experiment_models import (
 )
 from online.models import ClickLabelSet, ClickLog, PropensityEstimate
 from pooling.admin import ScopedAdmin
-from pooling.errors import Refused
+from pooling.errors import ImportFailed, Refused
+from pooling.jobs import QueueUnavailable
+from pooling.models import Collection, Pool
+from pooling.permissions import is_manager
 
 
 class _ReadOnly(ScopedAdmin):
@@ -47,12 +57,104 @@ def _estimate(method: str) -> Any:
     return action
 
 
+class ClickLogUploadForm(forms.Form):
+    """The API upload's fields (`api.ClickLogUploadSerializer`), the collection and pool among those the
+    user manages."""
+
+    collection = forms.ModelChoiceField(queryset=Collection.objects.none())
+    name = forms.SlugField(max_length=100, help_text="The log's name in the collection.")
+    format = forms.ChoiceField(choices=[c for c in ClickLog.Format.choices if c[0] in jobs.UPLOAD_FORMATS])
+    file = forms.FileField(help_text="The impressions JSONL, the counts file, or UBI ubi_queries.")
+    events = forms.FileField(required=False, help_text="UBI only: the ubi_events export.")
+    pool = forms.ModelChoiceField(
+        queryset=Pool.objects.none(),
+        required=False,
+        help_text="The pool whose human judgements click labels are compared with.",
+    )
+    object_field = forms.CharField(
+        required=False, max_length=100, help_text="Map object ids by this document metadata key."
+    )
+    ordinal_base = forms.TypedChoiceField(
+        choices=[(1, "1"), (0, "0")],
+        coerce=int,
+        initial=1,
+        help_text="UBI position.ordinal of the first result.",
+    )
+
+    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["collection"].queryset = Collection.objects.managed_by(user)  # type: ignore[attr-defined]
+        self.fields["pool"].queryset = Pool.objects.managed_by(user)  # type: ignore[attr-defined]
+
+    def clean(self) -> dict[str, Any]:
+        data = super().clean() or {}
+        pool, collection = data.get("pool"), data.get("collection")
+        if pool is not None and collection is not None and pool.collection_id != collection.pk:
+            self.add_error("pool", f"pool {pool.name} is not a pool of collection {collection.name}")
+        if data.get("format") and data.get("file"):
+            try:
+                data["uploads"] = jobs.click_uploads(
+                    format=data["format"], file=data["file"], events=data.get("events")
+                )
+            except Refused as exc:
+                self.add_error("events", exc.errors)
+        return data
+
+
 @admin.register(ClickLog)
 class ClickLogAdmin(_ReadOnly):
     collection_path = "collection"
     list_display = ["name", "collection", "pool", "format", "created_at"]
     list_filter = ["format"]
     actions = [_estimate("em"), _estimate("harvest"), _estimate("randtop")]
+    change_list_template = "online/admin_clicklog_list.html"
+
+    def get_urls(self) -> list[URLPattern]:
+        upload = path("upload/", self.admin_site.admin_view(self.upload_view), name="online_clicklog_upload")
+        return [upload, *super().get_urls()]
+
+    def upload_view(self, request: HttpRequest) -> HttpResponse:
+        """Upload a click log: the import job of the API upload (`jobs.start_click_import`), for staff
+        who manage a collection (403 otherwise); a bad small file is refused on the form, by line."""
+        if not (is_manager(request.user) and self.has_view_permission(request)):
+            raise PermissionDenied
+        form = ClickLogUploadForm(request.POST or None, request.FILES or None, user=request.user)
+        if request.method == "POST" and form.is_valid():
+            data = form.cleaned_data
+            try:
+                job = jobs.start_click_import(
+                    collection=data["collection"],
+                    name=data["name"],
+                    format=data["format"],
+                    uploads=data["uploads"],
+                    pool=data["pool"],
+                    object_field=data["object_field"],
+                    ordinal_base=data["ordinal_base"],
+                    user=request.user,
+                )
+            except ImportFailed as exc:
+                form.add_error("file", exc.errors)
+            except Refused as exc:
+                form.add_error("name", exc.errors)
+            except QueueUnavailable as exc:
+                job = exc.job
+                self.message_user(request, f"Job {job.pk} failed: {exc.reason}", messages.ERROR)
+                return redirect("jobs:job-detail", job_id=job.pk)
+            else:
+                link = reverse("jobs:job-detail", kwargs={"job_id": job.pk})
+                message = format_html(
+                    'Importing click log {} of {}: <a href="{}">job {}</a>.',
+                    data["name"], data["collection"].name, link, job.pk,
+                )  # fmt: skip
+                self.message_user(request, message, messages.SUCCESS)
+                return redirect("admin:online_clicklog_changelist")
+        context = {
+            **self.admin_site.each_context(request),
+            "title": "Upload a click log",
+            "opts": self.model._meta,
+            "form": form,
+        }
+        return TemplateResponse(request, "online/admin_clicklog_upload.html", context)
 
 
 @admin.register(PropensityEstimate)

@@ -36,7 +36,7 @@ class ClickLogSerializer(serializers.ModelSerializer):
 class ClickLogUploadSerializer(serializers.Serializer):
     collection = serializers.CharField(max_length=100)
     name = serializers.SlugField(max_length=100)
-    format = serializers.ChoiceField(choices=["jsonl", "counts", "ubi"])
+    format = serializers.ChoiceField(choices=list(jobs.UPLOAD_FORMATS))
     file = serializers.FileField(help_text="The impressions JSONL, the counts file, or UBI ubi_queries.")
     events = serializers.FileField(required=False, help_text="UBI only: the ubi_events export.")
     pool = serializers.CharField(required=False, allow_blank=True, max_length=100)
@@ -127,11 +127,10 @@ class ClickLogViewSet(viewsets.ReadOnlyModelViewSet):
                 raise ValidationError(
                     {"pool": [f"no pool {data['pool']!r} of this collection that you manage"]}
                 )
-        uploads = [data["file"]]
-        if data["format"] == "ubi":
-            if not data.get("events"):
-                raise ValidationError({"events": ["a UBI log needs the ubi_events export too"]})
-            uploads.append(data["events"])
+        try:
+            uploads = jobs.click_uploads(format=data["format"], file=data["file"], events=data.get("events"))
+        except Refused as exc:
+            raise _refused("events", exc) from None
         try:
             job = jobs.start_click_import(
                 collection=collection,

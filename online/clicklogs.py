@@ -52,6 +52,23 @@ def normalise_query(text: str) -> str:
     return " ".join(unicodedata.normalize("NFKC", text).casefold().split())
 
 
+def text_index(topics: Sequence[tuple[str, str]]) -> tuple[dict[str, int], list[str]]:
+    """How query text maps to topics: `normalise_query` of each topic's query → its index in `topics`
+    ((qid, query) pairs in qid order); of topics with the same text the first maps, with a warning."""
+    by_text: dict[str, int] = {}
+    warnings: list[str] = []
+    for i, (qid, query) in enumerate(topics):
+        key = normalise_query(query)
+        if key in by_text:
+            first = topics[by_text[key]][0]
+            warnings.append(
+                f"topics {first} and {qid} have the same query text; text {key!r} maps to {first}"
+            )
+            continue
+        by_text[key] = i
+    return by_text, warnings
+
+
 class _Cells:
     """The sorted table of distinct cells, merged a chunk at a time: a chunk's keys are sorted and summed
     per distinct key, looked up in the table (a binary search each, in order) and added in place; only
@@ -103,17 +120,7 @@ class _Importer:
         )
         self.topic_pks = np.array([pk for pk, _, _ in topics] or [0], dtype=np.int64)
         self.by_qid = {qid: i for i, (_, qid, _) in enumerate(topics)}
-        self.by_text: dict[str, int] = {}
-        self.warnings: list[str] = []
-        for i, (_, qid, query) in enumerate(topics):
-            key = normalise_query(query)
-            if key in self.by_text:
-                self.warnings.append(
-                    f"topics {topics[self.by_text[key]][1]} and {qid} have the same query text; "
-                    f"text {key!r} maps to {topics[self.by_text[key]][1]}"
-                )
-                continue
-            self.by_text[key] = i
+        self.by_text, self.warnings = text_index([(qid, query) for _, qid, query in topics])
         docs = Document.objects.filter(collection=log.collection_id).order_by("pk")
         if object_field:
             pairs = [

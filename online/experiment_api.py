@@ -48,11 +48,6 @@ class ExperimentUpdateSerializer(serializers.Serializer):
     description = serializers.CharField(allow_blank=True, required=False, max_length=2000)
 
 
-class RankingQuerySerializer(serializers.Serializer):
-    qid = serializers.CharField(max_length=100)
-    user = serializers.CharField(max_length=200, help_text="the searcher's (pseudonymous) id")
-
-
 class ImpressionSerializer(serializers.Serializer):
     qid = serializers.CharField(max_length=100)
     user = serializers.CharField(max_length=200)
@@ -90,6 +85,7 @@ def experiment_dict(experiment: InterleavingExperiment) -> dict[str, Any]:
         "description": experiment.description,
         "clients": sorted(experiment.clients.values_list("username", flat=True)),
         "impressions": experiment.impressions.count(),
+        "unmapped_queries": experiments.unmapped_queries(experiment),
         "result": experiments.result_dict(latest) if latest else None,
     }
 

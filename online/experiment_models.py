@@ -69,6 +69,9 @@ class InterleavingExperiment(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     created_at = models.DateTimeField(default=timezone.now)
+    unmapped_queries = models.PositiveBigIntegerField(
+        default=0, help_text="Searches (`ranking?q=`) whose query text is no topic's: answered 404."
+    )
 
     objects = InterleavingExperimentQuerySet.as_manager()
 

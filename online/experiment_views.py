@@ -87,7 +87,8 @@ def interleaving_detail(request: HttpRequest, name: str) -> HttpResponse:
     except ValueError as exc:
         plan_error = str(exc)
     context = {"experiment": experiment, "data": data, "figure": figure, "queries": queries,
-               "plan": plan, "plan_inputs": plan_inputs, "plan_error": plan_error}  # fmt: skip
+               "plan": plan, "plan_inputs": plan_inputs, "plan_error": plan_error,
+               "unmapped": experiments.unmapped_queries(experiment)}  # fmt: skip
     return render(request, "online/interleaving_detail.html", context)
 
 

@@ -21,9 +21,10 @@ import numpy as np
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import F
 
 from labeling.auth import TokenAuthentication
-from online import archive, interleaving
+from online import archive, clicklogs, interleaving
 from online.experiment_models import InterleavedImpression, InterleavingExperiment, InterleavingResult
 from online.models import ClickLog
 from pooling.models import Collection, Run, RunRow, Topic
@@ -38,6 +39,10 @@ LIST_ENTRIES = 50_000
 #: long).
 ACCESS_SECONDS = 5.0
 ACCESS_ENTRIES = 10_000
+#: A process adds the searches it answered 404 for an unmapped query text to the experiment's count at
+#: most this often (a write per unmapped search would put one on the search path).
+UNMAPPED_FLUSH_SECONDS = 5.0
+MAX_QUERY_TEXT = 1000
 
 
 def create_experiment(
@@ -142,6 +147,37 @@ _lists: _Memo[tuple[int, str, int], tuple[str, ...] | None] = _Memo(LIST_SECONDS
 _usable: _Memo[tuple[int, str], InterleavingExperiment | None] = _Memo(ACCESS_SECONDS, ACCESS_ENTRIES)
 #: Whose an API token is: key → (user, token) as `TokenAuthentication` found them (a refusal is not kept).
 _tokens: _Memo[str, tuple[Any, Any]] = _Memo(ACCESS_SECONDS, ACCESS_ENTRIES)
+#: A collection's query texts: collection id → {normalised text: qid}, kept as long as the runs' lists.
+_texts: _Memo[int, dict[str, str]] = _Memo(LIST_SECONDS, 1000)
+
+
+class _Unmapped:
+    """Unmapped searches counted in the process, added to `InterleavingExperiment.unmapped_queries` at
+    most every UNMAPPED_FLUSH_SECONDS (a process that dies loses at most that long of its count)."""
+
+    def __init__(self) -> None:
+        self.pending: dict[int, int] = {}
+        self.flushed = 0.0
+        self._lock = threading.Lock()
+
+    def add(self, experiment_id: int) -> None:
+        now = time.monotonic()
+        with self._lock:
+            self.pending[experiment_id] = self.pending.get(experiment_id, 0) + 1
+            due = now - self.flushed >= UNMAPPED_FLUSH_SECONDS
+        if due:
+            self.flush()
+
+    def flush(self) -> None:
+        with self._lock:
+            pending, self.pending, self.flushed = self.pending, {}, time.monotonic()
+        for experiment_id, n in pending.items():
+            InterleavingExperiment.objects.filter(pk=experiment_id).update(
+                unmapped_queries=F("unmapped_queries") + n
+            )
+
+
+_unmapped = _Unmapped()
 
 
 def clear_caches() -> None:
@@ -149,6 +185,15 @@ def clear_caches() -> None:
     _lists.clear()
     _usable.clear()
     _tokens.clear()
+    _texts.clear()
+    _unmapped.pending.clear()
+
+
+def unmapped_queries(experiment: InterleavingExperiment) -> int:
+    """The experiment's unmapped searches so far (this process's not yet added included)."""
+    _unmapped.flush()
+    experiment.refresh_from_db(fields=["unmapped_queries"])
+    return experiment.unmapped_queries
 
 
 class SearchPathToken(TokenAuthentication):
@@ -215,10 +260,53 @@ def _coin(experiment: InterleavingExperiment, user: str, qid: str) -> random.Ran
     return random.Random(int.from_bytes(digest[:8], "big"))  # noqa: S311 - a fair coin, not a secret
 
 
+class UnmappedQuery(Exception):
+    """A search whose query text is no topic of the experiment's collection (counted)."""
+
+    def __init__(self, experiment: InterleavingExperiment, text: str) -> None:
+        self.text, self.normalised = text, clicklogs.normalise_query(text)
+        super().__init__(f"no topic of the experiment's collection has the query {self.normalised!r}")
+
+
+def _query_texts(collection_id: int) -> dict[str, str]:
+    topics = list(
+        Topic.objects.filter(collection_id=collection_id).order_by("qid").values_list("qid", "query")
+    )
+    index, _ = clicklogs.text_index(topics)
+    return {text: topics[i][0] for text, i in index.items()}
+
+
+def qid_of_query(*, experiment: InterleavingExperiment, qid: str | None, query: str | None) -> str:
+    """The topic a search asks for: `qid` as given, or the topic whose query text is `query` by the click
+    logs' rule (`clicklogs.normalise_query`, exact; of topics with the same text the first qid). Exactly
+    one of the two; a text no topic has raises `UnmappedQuery` and is counted (`unmapped_queries`)."""
+    if query is None:
+        return qid or ""
+    errors = {}
+    if not experiment.active:
+        errors["experiment"] = [_inactive(experiment)]
+    if qid is not None:
+        errors["q"] = ["give qid or q, not both"]
+    elif not query.strip() or len(query) > MAX_QUERY_TEXT:
+        errors["q"] = [f"a query text of 1 to {MAX_QUERY_TEXT} characters is needed"]
+    if errors:
+        raise ValidationError(errors)
+    found = _texts.get(experiment.collection_id, functools.partial(_query_texts, experiment.collection_id))
+    mapped = found.get(clicklogs.normalise_query(query))
+    if mapped is None:
+        _unmapped.add(experiment.pk)
+        raise UnmappedQuery(experiment, query)
+    return mapped
+
+
+def _inactive(experiment: InterleavingExperiment) -> str:
+    return f"experiment {experiment.name!r} is not active"
+
+
 def _check_query(experiment: InterleavingExperiment, qid: str, user: str) -> None:
     errors = {}
     if not experiment.active:
-        errors["experiment"] = [f"experiment {experiment.name!r} is not active"]
+        errors["experiment"] = [_inactive(experiment)]
     if not qid or len(qid) > 100:
         errors["qid"] = ["a qid of 1 to 100 characters is needed"]
     if not user or len(user) > 200:

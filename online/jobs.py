@@ -25,6 +25,20 @@ class _RolledBack(Exception):
     pass
 
 
+#: The formats a click log is uploaded in (`simulated` logs are made by the simulator, not uploaded).
+UPLOAD_FORMATS = ("jsonl", "counts", "ubi")
+
+
+def click_uploads(*, format: str, file: Any, events: Any = None) -> list[Any]:
+    """The uploaded files of a click log in the order the import reads them (UBI: queries, then events);
+    a UBI log without its events export is refused."""
+    if format != "ubi":
+        return [file]
+    if not events:
+        raise Refused("a UBI log needs the ubi_events export too")
+    return [file, events]
+
+
 def start_click_import(
     *,
     collection: Collection,

@@ -1,6 +1,12 @@
 """The interleaving search path as a plain function view (`labeling.plain_api`, as the rater's loop is):
 
     GET /api/interleaving/<name>/ranking/?qid=<qid>&user=<searcher>
+    GET /api/interleaving/<name>/ranking/?q=<query text>&user=<searcher>
+
+A front end that knows the searcher's query text rather than a qid gives `q`: it maps to the topic by the
+click logs' rule (exact normalised text, `experiments.qid_of_query`); a text no topic has answers 404 with
+`{"detail": …, "q": <the text>}` (counted on the experiment), so the front end serves its production
+ranking. The answer names the topic's `qid`, which the front end logs back with the impression.
 
 A search front end calls it on every search, so it skips DRF's request wrapper, content negotiation and
 renderer, and its steady state reads nothing from the database: who the token is
@@ -21,9 +27,22 @@ from rest_framework.views import APIView
 
 from labeling import plain_api
 from online import experiments
-from online.experiment_api import InterleavingThrottle, RankingQuerySerializer
+from online.experiment_api import InterleavingThrottle
 
 ALLOW = "GET, HEAD, OPTIONS"
+
+
+class RankingQuerySerializer(serializers.Serializer):
+    """The parameters (documentation: `experiments.qid_of_query` and `serve` check them)."""
+
+    qid = serializers.CharField(required=False, max_length=100, help_text="the topic (or give q)")
+    q = serializers.CharField(
+        required=False,
+        max_length=experiments.MAX_QUERY_TEXT,
+        help_text="instead of qid: the searcher's query text (exact normalised match to a topic's query; "
+        "none: 404 with this text as `q`)",
+    )
+    user = serializers.CharField(max_length=200, help_text="the searcher's (pseudonymous) id")
 
 
 class _RankingSchema(APIView):
@@ -43,7 +62,16 @@ class _RankingSchema(APIView):
                     "docids": serializers.ListField(child=serializers.CharField()),
                     "teams": serializers.ListField(child=serializers.CharField()),
                 },
-            )
+            ),
+            404: inline_serializer(
+                "UnmappedQuery",
+                {
+                    "detail": serializers.CharField(),
+                    "q": serializers.CharField(
+                        required=False, help_text="the query text no topic has (absent: no such experiment)"
+                    ),
+                },
+            ),
         },
         tags=["interleaving"],
     )
@@ -61,8 +89,14 @@ def ranking(request: HttpRequest, caller: User, name: str) -> HttpResponse:
     experiment = experiments.usable_experiment(user=caller, name=name)
     if experiment is None:
         raise Http404
-    # `serve` checks both parameters and names the one at fault (RankingQuerySerializer documents them)
-    qid = request.GET.get("qid", "")
+    # `qid_of_query` and `serve` check the parameters and name the one at fault (the serializers above
+    # document them)
+    try:
+        qid = experiments.qid_of_query(
+            experiment=experiment, qid=request.GET.get("qid"), query=request.GET.get("q")
+        )
+    except experiments.UnmappedQuery as exc:
+        return plain_api.answer({"detail": str(exc), "q": exc.text}, status.HTTP_404_NOT_FOUND, allow=ALLOW)
     shown = experiments.serve(experiment=experiment, qid=qid, user=request.GET.get("user", ""))
     data = {
         "experiment": experiment.name,

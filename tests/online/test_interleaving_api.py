@@ -146,7 +146,54 @@ def test_the_search_path_answers_get_and_says_so(world):
 def test_the_search_path_is_in_the_api_schema(world):
     schema = APIClient().get("/api/schema/?format=json").json()
     operation = schema["paths"]["/api/interleaving/{name}/ranking/"]["get"]
-    assert {p["name"] for p in operation["parameters"]} >= {"name", "qid", "user"}
+    assert {p["name"] for p in operation["parameters"]} >= {"name", "qid", "q", "user"}
+    assert "404" in operation["responses"]
+
+
+def test_it_serves_a_query_given_by_its_text_as_its_topic(world):
+    client = client_for(world["frontend"])
+    by_qid = client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u7"}).json()
+    by_text = client.get("/api/interleaving/ab/ranking/", {"q": "  QUERY\tq1 ", "user": "u7"})
+    assert by_text.status_code == 200, by_text.content
+    assert by_text.json() == by_qid  # the topic's qid named, the same list and teams for this searcher
+
+
+def test_it_maps_query_text_by_the_click_logs_rule(world):
+    from online.clicklogs import normalise_query
+    from pooling.models import Topic
+
+    # two topics with the same normalised text: the first qid maps, as in a click log's import
+    Topic.objects.create(collection=world["collection"], qid="q0", query="Query Ｑ1")  # (NFKC: Ｑ is Q)
+    assert normalise_query("Query Ｑ1") == normalise_query("query q1")
+    answer = client_for(world["frontend"]).get(
+        "/api/interleaving/ab/ranking/", {"q": "query q1", "user": "u"}
+    )
+    assert answer.status_code == 200 and answer.json()["qid"] == "q0"
+
+
+def test_it_answers_an_unmapped_query_text_404_naming_it_and_counts_it(world, manager):
+    client = client_for(world["frontend"])
+    for _ in range(2):
+        unknown = client.get("/api/interleaving/ab/ranking/", {"q": "How to bake bread", "user": "u1"})
+        assert unknown.status_code == 404
+        assert unknown.json() == {
+            "detail": "no topic of the experiment's collection has the query 'how to bake bread'",
+            "q": "How to bake bread",
+        }
+    assert client_for(manager).get("/api/interleaving/ab/").json()["unmapped_queries"] == 2
+    page = client_for(manager)
+    page.force_login(manager)
+    assert b'<span class="unmapped">2</span> searches' in page.get("/online/interleaving/ab/").content
+
+
+@pytest.mark.parametrize(
+    "query",
+    [{"q": "query q1", "qid": "q1", "user": "u"}, {"q": "   ", "user": "u"}, {"q": "x" * 1001, "user": "u"}],
+)
+def test_it_refuses_a_bad_query_text_naming_it(world, query):
+    answer = client_for(world["frontend"]).get("/api/interleaving/ab/ranking/", query)
+    assert answer.status_code == 400 and "q" in answer.json()
+    assert experiments.unmapped_queries(world["experiment"]) == 0
 
 
 def test_it_logs_impressions_with_the_credited_outcome(world):
