@@ -614,6 +614,8 @@ ADMIN_SITE: dict[str, list[Call]] = {
     "admin:auth_user_password_change": [
         Call("get", "/admin/auth/user/{admin_auth_user}/password/", "L L L L L 403 200"),
     ],
+    # the click log upload: staff who manage a collection (its choices are theirs), the admin
+    "admin:online_clicklog_upload": [Call("get", "/admin/online/clicklog/upload/", "L L L L L 200 200")],
     "(?P<url>.*)$": [Call("get", "/admin/nowhere/", "L L L L L 404 404")],  # the admin's catch-all
 }
 
