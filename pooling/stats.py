@@ -43,6 +43,15 @@ __all__ = [
 ]
 
 
+#: The three counts every progress figure shows, as aggregates over pool items: items, selected items and
+#: judged items (selected, with the judgements they need: `JUDGED`).
+ITEM_COUNTS = {
+    "n": Count("id"),
+    "n_selected": Count("id", filter=Q(selected=True)),
+    "n_judged": Count("id", filter=Q(JUDGED, selected=True)),
+}
+
+
 @dataclass
 class TopicCount:
     qid: str
@@ -88,18 +97,8 @@ class PoolStatistics:
 def topic_counts(pool: Pool) -> list[TopicCount]:
     """Items, selected and judged items of every topic of the pool (zeros for a topic without items),
     in qid order. One GROUP BY over the pool's items."""
-    judged = Q(JUDGED, selected=True)
-    rows = (
-        PoolItem.objects.filter(pool=pool)
-        .values("topic_id")
-        .annotate(
-            n=Count("id"),
-            n_selected=Count("id", filter=Q(selected=True)),
-            n_judged=Count("id", filter=judged),
-        )
-        .order_by()
-    )
-    by_topic = {row["topic_id"]: row for row in rows}
+    rows = PoolItem.objects.filter(pool=pool).values("topic_id").annotate(**ITEM_COUNTS).order_by()
+    by_topic: dict[int, dict[str, Any]] = {row["topic_id"]: dict(row) for row in rows}
     out = []
     for topic in pool.topics():
         row = by_topic.pop(topic.id, {"n": 0, "n_selected": 0, "n_judged": 0})
@@ -228,11 +227,8 @@ def _topk_overlap(pool: Pool, names: list[str]) -> list[list[float]]:
 
 def judgement_totals(pool: Pool) -> dict[str, Any]:
     """Items, selected, judged, judgements required and done, and the estimated cost (module docstring)."""
-    judged = Q(JUDGED, selected=True)
     totals = PoolItem.objects.filter(pool=pool).aggregate(
-        n_items=Count("id"),
-        n_selected=Count("id", filter=Q(selected=True)),
-        n_judged=Count("id", filter=judged),
+        **ITEM_COUNTS,
         n_required=Sum("required_judgements", filter=Q(selected=True)),
         n_done=Sum("num_judgements"),
     )
@@ -240,12 +236,12 @@ def judgement_totals(pool: Pool) -> dict[str, Any]:
         per_item = float(pool.judgements_per_item)
         if pool.double_judge_fraction is not None:
             per_item = 1 + (pool.judgements_per_item - 1) * pool.double_judge_fraction
-        required = round(min(pool.budget or 0, totals["n_items"]) * per_item)
+        required = round(min(pool.budget or 0, totals["n"]) * per_item)
     else:
         required = int(totals["n_required"] or 0)
     price = Decimal(str(pool.price_per_judgement))
     return {
-        "items": totals["n_items"],
+        "items": totals["n"],
         "selected": totals["n_selected"],
         "judged": totals["n_judged"],
         "judgements_required": required,
@@ -276,19 +272,12 @@ def pool_progress(pools: list[Pool]) -> dict[int, dict[str, int]]:
     """
     ids = [pool.pk for pool in pools]
     out = {pk: {"runs": 0, "items": 0, "selected": 0, "judged": 0} for pk in ids}
-    judged = Q(JUDGED, selected=True)
-    rows = (
-        PoolItem.objects.filter(pool_id__in=ids)
-        .values("pool_id")
-        .annotate(
-            n=Count("id"),
-            n_selected=Count("id", filter=Q(selected=True)),
-            n_judged=Count("id", filter=judged),
+    rows = PoolItem.objects.filter(pool_id__in=ids).values("pool_id").annotate(**ITEM_COUNTS).order_by()
+    counted: list[dict[str, Any]] = [dict(row) for row in rows]
+    for counts in counted:
+        out[counts["pool_id"]].update(
+            items=counts["n"], selected=counts["n_selected"], judged=counts["n_judged"]
         )
-        .order_by()
-    )
-    for row in rows:
-        out[row["pool_id"]].update(items=row["n"], selected=row["n_selected"], judged=row["n_judged"])
     runs = PoolRun.objects.filter(pool_id__in=ids).values("pool_id").annotate(n=Count("id")).order_by()
     for link in runs:
         out[link["pool_id"]]["runs"] = link["n"]
