@@ -7,7 +7,10 @@ form_res_rels.c, meas_*.c, gain_init.c, formats.c and the m_*.c measure files at
 at d19e2f88, m_relstring.c at 3d6be10c, m_num_q.c with the -c average; the prefs and qrels_jg formats and
 their measures were left out of that build, none of them in all_trec), run with the flags listed in
 ``GOLDEN`` on the inputs beside them. No trec_eval code, and no script that builds it, is in this
-repository; only its output. That binary also matched the platform on several hundred random qrels/runs
+repository; only its output. The build was checked on trec_eval's own test data: on test/qrels-302.test
+and test/results-302.test it prints all 91 per-topic values that trec_eval's test/out.test.aq gives for
+topic 302 (and ``evaluate`` prints what it prints there, with -m all_trec). That binary also matched the
+platform on several hundred random qrels/runs
 with ``-m all_trec`` under -q, -c, -J, -l2 and -M, except rbp with a parameter (``-m rbp.p=0.5``), where
 trec_eval 10.0-rc2 scales the gains with two uninitialised variables (m_rbp.c), so no golden has it.
 
@@ -23,7 +26,8 @@ docid, an unpooled document, a run topic without qrels) and run_partial.txt (the
 qrels_hard.txt (grades 0-4, -1 and -2, a topic with no relevant document, case-differing and punctuated
 docids) with run_hard.txt (three- and two-way ties broken by docid in byte order, a negative and an
 exponent score, an unpooled document, a run topic without qrels, a qrels document nobody retrieved) and
-run_hard2.txt (lacks two qrels topics, its last line's tag differs: trec_eval prints that one).
+run_hard2.txt (lacks two qrels topics, its last line's tag differs: trec_eval prints that one);
+run_stray.txt (only a topic without qrels).
 """
 
 from __future__ import annotations
@@ -66,6 +70,8 @@ GOLDEN = [
         ["run_hard.txt", "run_hard2.txt"],
         ["-q", "-c", "-m", "all_trec"],
     ),
+    # -c with a run that shares no topic with the qrels: every qrels topic scores 0 (no error).
+    ("out.hard.no_overlap.qc", "qrels_hard.txt", ["run_stray.txt"], ["-q", "-c"]),
     ("out.qc.v9", "qrels.txt", ["run_partial.txt"], ["-q", "-c", "--trec-eval", "9"]),
 ]
 
