@@ -10,9 +10,9 @@ their measures were left out of that build, none of them in all_trec), run with 
 repository; only its output. The build was checked on trec_eval's own test data: on test/qrels-302.test
 and test/results-302.test it prints all 91 per-topic values that trec_eval's test/out.test.aq gives for
 topic 302 (and ``evaluate`` prints what it prints there, with -m all_trec). That binary also matched the
-platform on several hundred random qrels/runs
-with ``-m all_trec`` under -q, -c, -J, -l2 and -M, except rbp with a parameter (``-m rbp.p=0.5``), where
-trec_eval 10.0-rc2 scales the gains with two uninitialised variables (m_rbp.c), so no golden has it.
+platform on several hundred random qrels/runs with ``-m all_trec`` under -q, -c, -J, -l2 and -M, and with
+gain maps, except rbp with a parameter (``-m rbp.p=0.5``), where trec_eval 10.0-rc2 scales the gains
+with two uninitialised variables (m_rbp.c), so no golden has it.
 
 ``out.qc.v9`` (``--trec-eval 9``) is NOT from a binary: no trec_eval 9.0.8 tree was built. It is this
 implementation's output, its per-topic values checked against pytrec_eval below.
