@@ -1072,6 +1072,7 @@ _NICKNAMES: dict[str, list[str]] = {
         "num_ret",
         "num_rel",
         "num_rel_ret",
+        "utility",
         "set_P",
         "set_recall",
         "set_relative_P",

@@ -62,6 +62,7 @@ GOLDEN = [
     ("out.hard.ndcg_gains", "qrels_hard.txt", ["run_hard.txt"], ["-q", "-m", "ndcg.1=3,2=9,4=4.5"]),
     ("out.hard.success", "qrels_hard.txt", ["run_hard.txt"], ["-q", "-m", "success.1,5,10"]),
     ("out.hard.map_cut", "qrels_hard.txt", ["run_hard.txt"], ["-q", "-m", "map_cut.10,100"]),
+    ("out.hard.set.qc", "qrels_hard.txt", ["run_hard.txt"], ["-q", "-c", "-m", "set"]),
     ("out.hard.P_first_wins", "qrels_hard.txt", ["run_hard.txt"], ["-q", "-m", "P.5", "-m", "P.20"]),
     # Several runs: each run's block is what trec_eval prints for it alone, in the order given.
     (
