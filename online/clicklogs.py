@@ -22,13 +22,14 @@ import operator
 import shutil
 import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
+from itertools import islice
 from pathlib import Path
 from typing import Any
 from zlib import crc32
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import connection, models, transaction
 
 from online import archive
 from online.logformats import CountRow, Page, UbiStats, read_counts, read_impressions
@@ -289,13 +290,8 @@ class _Importer:
 
 
 def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
-    chunk: list[Any] = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) >= size:
-            yield chunk
-            chunk = []
-    if chunk:
+    iterator = iter(items)
+    while chunk := list(islice(iterator, size)):
         yield chunk
 
 
@@ -394,19 +390,20 @@ def import_click_log(
     return log
 
 
-def _insert_counts(rows: Iterable[tuple[Any, ...]]) -> None:
-    """The cells in one COPY on PostgreSQL, executemany elsewhere: the importer is the table's only writer
-    and has checked every value, so the ORM's per-object work (a third of an import) is skipped."""
-    table = ClickCount._meta.db_table
-    columns = "log_id, logger, topic_id, document_id, position, impressions, clicks"
+def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> None:
+    """Rows into `model`'s table in one COPY on PostgreSQL, executemany elsewhere, for the writers that
+    have checked every value themselves (the click counts, the click labels): the ORM's per-object work
+    (a third of an import) is skipped."""
+    table = model._meta.db_table
+    names = ", ".join(columns)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql":
-            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            with cursor.cursor.copy(f"COPY {table} ({names}) FROM STDIN") as copy:
                 for row in rows:
                     copy.write_row(row)
         else:
-            insert = f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s, %s, %s)"
-            cursor.executemany(insert, list(rows))
+            marks = ", ".join(["%s"] * len(columns))
+            cursor.executemany(f"INSERT INTO {table} ({names}) VALUES ({marks})", list(rows))
 
 
 def _discard(root: Path | None) -> None:
@@ -434,7 +431,8 @@ def _store(log: ClickLog, importer: _Importer, ubi: UbiStats) -> None:
         cells.clicks.tolist(),
         strict=True,
     )
-    _insert_counts(rows)
+    columns = ("log_id", "logger", "topic_id", "document_id", "position", "impressions", "clicks")
+    insert_rows(ClickCount, columns, rows)
     QueryMapping.objects.bulk_create(
         QueryMapping(
             log=log,

@@ -25,6 +25,7 @@ from django.db import transaction
 from judgements import agreement
 from judgements.models import Judging, Rubric
 from online import archive, propensity, relevance
+from online.clicklogs import insert_rows
 from online.models import ClickCount, ClickLabel, ClickLabelSet, ClickLog, ClickRelease, PropensityEstimate
 from pooling.errors import Refused
 
@@ -160,25 +161,33 @@ def derive_click_labels(
         )
         grades = relevance.grade(scored.score, parsed, min(rubric.labels)) if parsed and rubric else None
         rows = []
-        for i, pair in enumerate(scored.pair):
-            if scored.impressions[i] < min_impressions:
+        impressions, clicks, scores = (
+            scored.impressions.tolist(),
+            scored.clicks.tolist(),
+            scored.score.tolist(),
+        )
+        grade_of = grades.tolist() if grades is not None else None
+        for i, pair in enumerate(scored.pair.tolist()):
+            if impressions[i] < min_impressions:
                 continue
-            topic, doc = pairs[int(pair)]
+            topic, doc = pairs[pair]
             low, high = intervals.get((topic, doc), (None, None))
+            grade = int(grade_of[i]) if grade_of is not None else None
             rows.append(
-                ClickLabel(
-                    label_set=label_set,
-                    topic_id=topic,
-                    document_id=doc,
-                    impressions=int(scored.impressions[i]),
-                    clicks=int(scored.clicks[i]),
-                    score=float(scored.score[i]),
-                    low=low,
-                    high=high,
-                    grade=int(grades[i]) if grades is not None else None,
-                )
+                (label_set.pk, topic, doc, int(impressions[i]), int(clicks[i]), scores[i], low, high, grade)
             )
-        ClickLabel.objects.bulk_create(rows, batch_size=5000)
+        columns = [
+            "label_set_id",
+            "topic_id",
+            "document_id",
+            "impressions",
+            "clicks",
+            "score",
+            "low",
+            "high",
+            "grade",
+        ]
+        insert_rows(ClickLabel, columns, rows)
         if parsed and log.pool_id:
             label_set.agreement = agreement_with_humans(label_set)
             label_set.save(update_fields=["agreement"])
