@@ -27,19 +27,17 @@ from online.experiment_models import (
     TrackedExperiment,
 )
 from online.models import ClickLabelSet, ClickLog, PropensityEstimate
-from pooling.admin import ScopedAdmin
+from pooling.admin import ReadOnlyAdmin
 from pooling.errors import ImportFailed, Refused
 from pooling.jobs import QueueUnavailable
 from pooling.models import Collection, Pool
 from pooling.permissions import is_manager
 
 
-class _ReadOnly(ScopedAdmin):
-    def has_add_permission(self, request: HttpRequest) -> bool:
-        return False
+class _ReadOnly(ReadOnlyAdmin):
+    """Listed, and deletable (a log, an estimate, a label set or an experiment goes with its rows)."""
 
-    def has_change_permission(self, request: HttpRequest, obj: Any = None) -> bool:
-        return False
+    deletable = True
 
 
 def _estimate(method: str) -> Any:
