@@ -128,6 +128,16 @@ class Ranked:
         return Rows(rows, topic, rows - self.offsets[topic] + 1)
 
     @cached_property
+    def row_topic(self) -> np.ndarray:
+        """The topic index of every row."""
+        return np.repeat(np.arange(self.n_topics), np.diff(self.offsets))
+
+    @cached_property
+    def row_rank(self) -> np.ndarray:
+        """The 1-based rank of every row in its topic's list."""
+        return np.arange(len(self.label)) - self.offsets[self.row_topic] + 1
+
+    @cached_property
     def relevant(self) -> Rows:
         """Retrieved relevant documents: grade >= the relevance level."""
         return self.select(self.label >= self.relevance_level)
@@ -854,21 +864,21 @@ def rbp_resid(ranked: Ranked) -> np.ndarray:
     p^n + (1 − p) Σ over unjudged documents (absent from the qrels or negative) of p^(rank−1), n = the
     length of the list; 0 if no document of the list is unjudged."""
     p = 0.9
-    rows = np.flatnonzero(ranked.label < 0)
-    topic = ranked.topic_of(rows)
-    rank = rows - ranked.offsets[topic] + 1
     powers = _powers(ranked, p)
-    value = powers[np.diff(ranked.offsets)] + (1.0 - p) * ranked.count(topic, powers[rank - 1])
-    return np.where(ranked.count(topic) > 0, value, 0.0)
+    # Over every row, 0 for the judged ones: the same additions, in the same (rank) order, as over the
+    # unjudged rows alone (x + 0.0 is x), without gathering the rows of (nearly) the whole run.
+    unjudged = np.where(ranked.label < 0, powers[ranked.row_rank - 1], 0.0)
+    lengths = np.diff(ranked.offsets)
+    value = powers[lengths] + (1.0 - p) * ranked.count(ranked.row_topic, unjudged)
+    return np.where(lengths - ranked.count(ranked.judged_rows.topic) > 0, value, 0.0)
 
 
 def unj_k(ranked: Ranked, k: int) -> np.ndarray:
     """Unjudged at k (trec_eval's unj): documents among ranks 1..k absent from the qrels or with a negative
     grade, divided by k (by k even when fewer were retrieved)."""
-    rows = np.flatnonzero(ranked.label < 0)
-    topic = ranked.topic_of(rows)
-    rank = rows - ranked.offsets[topic] + 1
-    return ranked.count(topic[rank <= k]) / k
+    judged = ranked.judged_rows  # the few judged rows: the retrieved top k less those
+    top_k = np.minimum(np.diff(ranked.offsets), k)
+    return (top_k - ranked.count(judged.topic[judged.rank <= k])) / k
 
 
 def relstring(ranked: Ranked, n: int = 10) -> list[str]:
@@ -1407,7 +1417,13 @@ def evaluate(
     qt = _as_qrels(qrels)
     rt = _as_run(run)
     ranked = rank_lists(qt, rt, relevance_level=relevance_level, unjudged=unjudged, depth=depth)
-    values_all = {m.name: _measure_function(m, gain, trec_eval)(ranked) for m in plan}
+    values_all: dict[str, np.ndarray] = {}
+    done: dict[Callable[[Ranked], np.ndarray], np.ndarray] = {}  # gm_map is map's per-topic values, ...
+    for m in plan:
+        function = _measure_function(m, gain, trec_eval)
+        if function not in done:
+            done[function] = function(ranked)
+        values_all[m.name] = done[function]
 
     nobody = np.diff(ranked.judged_offsets) == 0 if skip_unjudged_topics else np.zeros(ranked.n_topics, bool)
     unjudged_topics = tuple(ranked.topics[i] for i in np.flatnonzero(nobody).tolist())
