@@ -337,16 +337,37 @@ def add_runs(*, pool: Pool, runs: Iterable[Run], progress: Progress | None = Non
 
 def remove_run(*, pool: Pool, run: Run) -> BuildSummary:
     """Take a run out of a pool: its provenance goes, and the items only it contributed go too — unless
-    they have a judgement (those stay, judged evidence is never thrown away)."""
+    they have a judgement (those stay, judged evidence is never thrown away).
+
+    Both steps go from the pool's items, so their cost is the pool's, not the database's: the run's
+    provenance is looked for among the pool's items only (provenance has no index on the run, see
+    `Provenance`), and an item left without provenance is found by probing the (item, run) key once per
+    unjudged item of the pool, where a join would hash the provenance of every pool (2 s on a database of
+    a few large pools). The probe is kept a probe on PostgreSQL by `OFFSET 0`, which stops the planner
+    from turning the NOT EXISTS into that join.
+    """
     summary = BuildSummary()
+    item = PoolItem._meta.db_table
+    prov = Provenance._meta.db_table
+    fence = " OFFSET 0" if connection.vendor == "postgresql" else ""
+    lock = " FOR UPDATE OF i" if connection.features.has_select_for_update_of else ""
     with transaction.atomic():
         PoolRun.objects.filter(pool=pool, run=run).delete()
-        Provenance.objects.filter(item__pool=pool, run=run).delete()
+        Provenance.objects.filter(
+            run=run, item_id__in=PoolItem.objects.filter(pool=pool).values("pk")
+        ).delete()
         # Locked (and on PostgreSQL re-checked) so a judgement committing meanwhile keeps its item.
-        orphans = PoolItem.objects.select_for_update(of=("self",)).filter(
-            pool=pool, num_judgements=0, provenance__isnull=True
-        )
-        _, deleted = PoolItem.objects.filter(pk__in=list(orphans.values_list("pk", flat=True))).delete()
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"""
+                SELECT i.id FROM {item} i
+                WHERE i.pool_id = %s AND i.num_judgements = 0
+                  AND NOT EXISTS (SELECT 1 FROM {prov} p WHERE p.item_id = i.id{fence}){lock}
+                """,
+                [pool.pk],
+            )  # fmt: skip
+            orphans = [row[0] for row in cursor.fetchall()]
+        _, deleted = PoolItem.objects.filter(pk__in=orphans).delete()
         # delete() also counts the rows it cascades to (leases...): report the items only.
         summary.items_removed = deleted.get(PoolItem._meta.label, 0)
     return summary

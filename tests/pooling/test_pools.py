@@ -17,15 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count
+from django.test.utils import CaptureQueriesContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pooling import adaptive, imports, pool_build, pool_reads, stats, strategies, tasks
+from pooling import adaptive, deletion, imports, pool_build, pool_reads, stats, strategies, tasks
 from pooling import errors as pooling_errors
 from pooling.models import Collection, Document, Job, Pool, PoolItem, PoolRun, Provenance, Run, Topic
-from tests.conftest import client_for
+from tests.conftest import client_for, require_services
 from tests.factories import every_manager, make_collection, make_pool, make_run
 
 pytestmark = pytest.mark.django_db
@@ -336,6 +337,36 @@ def test_it_counts_only_items_as_removed_not_their_skipped_leases(
 
     assert summary.items_removed == 4  # q1/d002, q1/d004, q2/d011, q2/d012 (the lease is not an item)
     assert not PoolItem.objects.filter(pk=alone.pk).exists()
+
+
+def test_removing_a_run_also_drops_unjudged_items_an_earlier_deletion_left_without_provenance(
+    collection: Collection, two_runs: list[Run]
+) -> None:
+    pool = build(collection, two_runs, depth=4)
+    alpha_only = set(
+        PoolItem.objects.filter(pool=pool).exclude(provenance__run=two_runs[1]).values_list("pk", flat=True)
+    )
+    deletion.delete_run(run=two_runs[0])  # alpha's items stay in the pool, without provenance
+    assert PoolItem.objects.filter(pk__in=alpha_only).count() == len(alpha_only) == 4
+
+    summary = pool_build.remove_run(pool=pool, run=two_runs[1])
+
+    assert summary.items_removed == 10  # beta's 6 and the 4 alpha left, none judged
+    assert not PoolItem.objects.filter(pool=pool).exists()
+
+
+def test_removing_a_run_probes_the_pools_items_instead_of_joining_every_pools_provenance(
+    collection: Collection, two_runs: list[Run]
+) -> None:
+    require_services()
+    pool = build(collection, two_runs, depth=4)
+    with CaptureQueriesContext(connection) as queries:
+        pool_build.remove_run(pool=pool, run=two_runs[0])
+    (orphans,) = [q["sql"] for q in queries if "NOT EXISTS" in q["sql"] or "IS NULL" in q["sql"]]
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN {orphans}")
+        plan = "\n".join(row[0] for row in cursor.fetchall())
+    assert "Anti Join" not in plan and "SubPlan" in plan and "pooling_provenance_pkey" in plan
 
 
 def test_it_rebuilds_harmlessly(collection: Collection, two_runs: list[Run]) -> None:
