@@ -19,6 +19,9 @@ index on the topic, as an imported run is. Then:
 - memory: the same build of 10 runs vs 50 runs — the child's peak RSS and its growth during the build. The
   union and the provenance are computed by the database (set-based SQL), so Python's memory stays flat in
   the number of runs (PostgreSQL's own memory is bounded by work_mem, not measured here).
+- removal (not in the ratio): on the first pool, `pool_build.remove_run` of its first run and
+  `deletion.delete_run` of that run, each rolled back, best of `--repeats`, wall and CPU seconds (client and
+  backend): what a manager waits for when a run leaves a 160,000-item pool, or goes altogether.
 - trectools: `TrecRun(file)` for the 50 run files plus `TrecPoolMaker().make_pool(runs, strategy="topX",
   topX=100)`, best of `--repeats`.
 
@@ -247,6 +250,43 @@ def our_pairs(name: str) -> set[tuple[str, str]]:
     return set(PoolItem.objects.filter(pool__name=name).values_list("topic__qid", "document__docid"))
 
 
+def removal_times(name: str, repeats: int) -> dict[str, tuple[float, float]]:
+    """Best wall and CPU seconds (this process's plus its database backend's) of taking a run out of pool
+    `name` (`pool_build.remove_run`) and of deleting the run itself (`deletion.delete_run`), each rolled
+    back, so every repeat takes out the same run (the pool's first) from the same database."""
+    from django.db import connection, transaction
+
+    from pooling import deletion, pool_build
+    from pooling.models import Pool, Run
+
+    pool = Pool.objects.get(name=name)
+    first = pool.runs.order_by("pk").first()
+    assert first is not None
+    connection.ensure_connection()
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT pg_backend_pid()")
+        backend = int(cursor.fetchone()[0])
+    steps = {
+        "remove_run": lambda run: pool_build.remove_run(pool=pool, run=run),
+        "delete_run": lambda run: deletion.delete_run(run=run),
+    }
+    times: dict[str, tuple[float, float]] = {}
+    for label, step in steps.items():
+        best = (float("inf"), float("inf"))
+        for _ in range(repeats):
+            run = Run.objects.get(pk=first.pk)  # a deleted instance loses its pk, even rolled back
+            with transaction.atomic():
+                cpu_before = time.process_time() + _process_cpu(backend)
+                started = time.perf_counter()
+                step(run)
+                seconds = time.perf_counter() - started
+                cpu = time.process_time() + _process_cpu(backend) - cpu_before
+                transaction.set_rollback(True)
+            best = min(best, (seconds, cpu))
+        times[label] = best
+    return times
+
+
 # ------------------------------------------------------------------------------------------------- main
 
 
@@ -324,6 +364,8 @@ def main() -> None:
                 if our_pairs(name) != ours:
                     raise SystemExit(f"MISMATCH: pools {names[0]} and {name} differ")
 
+            removal = removal_times(names[0], args.repeats)
+
             ref_times, ref_cpus = [], []
             theirs: set[tuple[str, str]] = set()
             for _ in range(args.repeats):
@@ -359,6 +401,12 @@ def main() -> None:
             f"(+{(b['peak_kb'] - b['rss_before_kb']) / 1024:.1f} MiB during the build), "
             f"{b['items_added']:,} items in {b['seconds']:.2f} s"
         )
+    for label, what in (
+        ("remove_run", "taking its first run out of the pool"),
+        ("delete_run", "deleting that run"),
+    ):
+        seconds, cpu = removal[label]
+        print(f"{label} ({what}, rolled back): best {seconds:.2f} s, {cpu:.2f} CPU s")
     # CPU seconds suffer far less than wall time from other work on the cores: a second view of the same
     # runs, for a loaded machine (the build's is its process's plus its database backend's).
     best_cpu = min(b["cpu"] for b in builds)
