@@ -17,7 +17,7 @@ request adds two cache round trips); the load generator is rater_load's asyncio 
 
 Measured, after a warm-up that asks every topic 3 × workers times (sync workers take connections at random:
 a worker then misses a topic with probability (2/3)^9 ≈ 3%), so that the per-process memo of the runs' top
-documents (`online.experiments.top_lists`) is as a long-running server has it:
+documents (`online.serving.top_lists`) is as a long-running server has it:
 1. anchor: 32 clients loop `GET /api/ping/`, closed loop, no think time: requests per second;
 2. ours: 32 clients loop the ranking endpoint (a random topic, one of 10,000 searchers) the same way;
 3. latency at a realistic load: requests arrive open loop (Poisson, seeded) at half our closed-loop capacity,

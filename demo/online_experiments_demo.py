@@ -25,7 +25,7 @@ import numpy as np
 from judgements import releases
 from judgements.imports import import_judgements
 from judgements.models import Judgement, Release
-from online import experiments, simulate, tracking
+from online import experiments, serving, simulate, tracking
 from online.experiment_models import InterleavingExperiment, TrackedExperiment
 from pooling import imports
 from pooling.models import Collection, Pool, Run
@@ -121,7 +121,7 @@ def _simulate(
     for searcher in range(SEARCHERS):
         for qid in rng.choice(qids, size=QUERIES_PER_SEARCHER, replace=False).tolist():
             user = f"searcher-{searcher:03d}"
-            shown = experiments.serve(experiment=experiment, qid=qid, user=user)
+            shown = serving.serve(experiment=experiment, qid=qid, user=user)
             gamma = np.array([[GAMMA_BY_GRADE[grades.get((qid, d), 0)] for d in shown.docids]])
             clicks = (np.flatnonzero(simulate.pbm_clicks(rng, simulate.THETA, gamma)[0]) + 1).tolist()
             shown_all.append(

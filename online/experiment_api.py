@@ -24,7 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from labeling.throttling import UserThrottle
-from online import experiment_input, experiments, interleaving, tracking
+from online import experiment_input, experiments, interleaving, serving, tracking
 from online.experiment_models import InterleavingExperiment, InterleavingResult, TrackedExperiment
 from online.models import ClickLog
 from pooling.models import Collection
@@ -85,7 +85,7 @@ def experiment_dict(experiment: InterleavingExperiment) -> dict[str, Any]:
         "description": experiment.description,
         "clients": sorted(experiment.clients.values_list("username", flat=True)),
         "impressions": experiment.impressions.count(),
-        "unmapped_queries": experiments.unmapped_queries(experiment),
+        "unmapped_queries": serving.unmapped_queries(experiment),
         "result": experiments.result_dict(latest) if latest else None,
     }
 
@@ -155,7 +155,7 @@ class InterleavingViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["post"])
     def impressions(self, request: Request, name: str | None = None) -> Response:
         """Log what a searcher was shown (the list and teams `ranking` gave) and the positions clicked."""
-        experiment = experiments.usable_experiment(user=request.user, name=name or "")
+        experiment = serving.usable_experiment(user=request.user, name=name or "")
         if experiment is None:
             raise Http404
         params = ImpressionSerializer(data=request.data)

@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError as DRFValidationError
 
 from judgements.models import Release
-from online import experiment_input, experiments, interleaving, tracker, tracking
+from online import experiment_input, experiments, interleaving, serving, tracker, tracking
 from online.experiment_models import InterleavingExperiment, TrackedExperiment
 from pooling import charts
 from pooling.models import Collection, Run
@@ -88,7 +88,7 @@ def interleaving_detail(request: HttpRequest, name: str) -> HttpResponse:
         plan_error = str(exc)
     context = {"experiment": experiment, "data": data, "figure": figure, "queries": queries,
                "plan": plan, "plan_inputs": plan_inputs, "plan_error": plan_error,
-               "unmapped": experiments.unmapped_queries(experiment)}  # fmt: skip
+               "unmapped": serving.unmapped_queries(experiment)}  # fmt: skip
     return render(request, "online/interleaving_detail.html", context)
 
 

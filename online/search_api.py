@@ -4,14 +4,14 @@
     GET /api/interleaving/<name>/ranking/?q=<query text>&user=<searcher>
 
 A front end that knows the searcher's query text rather than a qid gives `q`: it maps to the topic by the
-click logs' rule (exact normalised text, `experiments.qid_of_query`); a text no topic has answers 404 with
+click logs' rule (exact normalised text, `serving.qid_of_query`); a text no topic has answers 404 with
 `{"detail": …, "q": <the text>}` (counted on the experiment), so the front end serves its production
 ranking. The answer names the topic's `qid`, which the front end logs back with the impression.
 
 A search front end calls it on every search, so it skips DRF's request wrapper, content negotiation and
 renderer, and its steady state reads nothing from the database: who the token is
-(`experiments.SearchPathToken`), who may use the experiment (`experiments.usable_experiment`) and the runs'
-lists (`experiments.top_lists`) are memoised in the process. The rules are the API's: a token or a session,
+(`serving.SearchPathToken`), who may use the experiment (`serving.usable_experiment`) and the runs'
+lists (`serving.top_lists`) are memoised in the process. The rules are the API's: a token or a session,
 the `interleaving` throttle, a 400 naming the field, a 404 for an experiment the caller may not use.
 """
 
@@ -26,19 +26,19 @@ from rest_framework import serializers, status
 from rest_framework.views import APIView
 
 from labeling import plain_api
-from online import experiments
+from online import serving
 from online.experiment_api import InterleavingThrottle
 
 ALLOW = "GET, HEAD, OPTIONS"
 
 
 class RankingQuerySerializer(serializers.Serializer):
-    """The parameters (documentation: `experiments.qid_of_query` and `serve` check them)."""
+    """The parameters (documentation: `serving.qid_of_query` and `serve` check them)."""
 
     qid = serializers.CharField(required=False, max_length=100, help_text="the topic (or give q)")
     q = serializers.CharField(
         required=False,
-        max_length=experiments.MAX_QUERY_TEXT,
+        max_length=serving.MAX_QUERY_TEXT,
         help_text="instead of qid: the searcher's query text (exact normalised match to a topic's query; "
         "none: 404 with this text as `q`)",
     )
@@ -81,23 +81,21 @@ class _RankingSchema(APIView):
 
 
 @plain_api.documented_by(_RankingSchema)
-@plain_api.endpoint(
-    methods=["GET"], token=experiments.SearchPathToken(), throttle_classes=[InterleavingThrottle]
-)
+@plain_api.endpoint(methods=["GET"], token=serving.SearchPathToken(), throttle_classes=[InterleavingThrottle])
 def ranking(request: HttpRequest, caller: User, name: str) -> HttpResponse:
     """The interleaved list of a query for a searcher, with the team of each position."""
-    experiment = experiments.usable_experiment(user=caller, name=name)
+    experiment = serving.usable_experiment(user=caller, name=name)
     if experiment is None:
         raise Http404
     # `qid_of_query` and `serve` check the parameters and name the one at fault (the serializers above
     # document them)
     try:
-        qid = experiments.qid_of_query(
+        qid = serving.qid_of_query(
             experiment=experiment, qid=request.GET.get("qid"), query=request.GET.get("q")
         )
-    except experiments.UnmappedQuery as exc:
+    except serving.UnmappedQuery as exc:
         return plain_api.answer({"detail": str(exc), "q": exc.text}, status.HTTP_404_NOT_FOUND, allow=ALLOW)
-    shown = experiments.serve(experiment=experiment, qid=qid, user=request.GET.get("user", ""))
+    shown = serving.serve(experiment=experiment, qid=qid, user=request.GET.get("user", ""))
     data = {
         "experiment": experiment.name,
         "qid": qid,

@@ -33,7 +33,7 @@ from rest_framework.test import APIClient
 from judgements import adjudication, releases
 from judgements.judges import create_judge
 from judgements.models import Adjudication, Assignment, GoldLabel, Judgement, Judging, Release
-from online import experiments, tracking
+from online import experiments, serving, tracking
 from pooling.models import Document, Job, Pool, PoolItem, Run, Topic
 from pooling.permissions import MANAGERS_GROUP
 from tests.factories import lease_for, make_collection, make_pool, make_run, make_user
@@ -744,8 +744,8 @@ def world(db: None) -> dict[str, Any]:
     experiment = experiments.create_experiment(
         name="ab-a", collection=collection, run_a="alpha", run_b="beta", length=3
     )
-    experiments.clear_caches()
-    shown = experiments.serve(experiment=experiment, qid="q1", user="u1")
+    serving.clear_caches()
+    shown = serving.serve(experiment=experiment, qid="q1", user="u1")
     tracked = tracking.track_experiment(
         collection=collection, name="beta over alpha", release=release, metric="ndcg_cut_10",
         baseline="alpha", treatment="beta", online_metric="ctr", online_delta=0.01,
@@ -793,7 +793,7 @@ def world(db: None) -> dict[str, Any]:
 
 def _experiments(experiment: Any, tracked: Any) -> dict[str, int]:
     """An impression of another searcher than the API's rows use, and a result: the admin's objects."""
-    shown = experiments.serve(experiment=experiment, qid="q1", user="admin-row")
+    shown = serving.serve(experiment=experiment, qid="q1", user="admin-row")
     impression = experiments.log_impression(
         experiment=experiment, qid="q1", user="admin-row", docids=shown.docids, teams=shown.teams, clicks=[1]
     )

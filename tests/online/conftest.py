@@ -15,8 +15,8 @@ def fast_passwords(settings):
 @pytest.fixture(autouse=True)
 def fresh_interleaving_caches():
     """The search path's per-process memos start empty: a test's ids may be an earlier test's."""
-    from online import experiments
+    from online import serving
 
-    experiments.clear_caches()
+    serving.clear_caches()
     yield
-    experiments.clear_caches()
+    serving.clear_caches()

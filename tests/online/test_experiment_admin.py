@@ -8,7 +8,7 @@ from django.contrib.auth.models import Group, Permission
 from django.core.exceptions import ValidationError
 from django.test import Client
 
-from online import experiments
+from online import experiments, serving
 from online.experiment_models import InterleavingExperiment
 from pooling.permissions import MANAGERS_GROUP
 from tests.factories import make_collection, make_run, make_user
@@ -50,7 +50,7 @@ def test_it_switches_an_experiment_off_through_the_service(world):
     _, client = staff("mine3")
     mine = InterleavingExperiment.objects.get(name="news-ab")
     mine.collection.managers.add(client.session["_auth_user_id"])
-    assert experiments.usable_experiment(user=mine.collection.managers.first(), name="news-ab") is not None
+    assert serving.usable_experiment(user=mine.collection.managers.first(), name="news-ab") is not None
     response = client.post(
         "/admin/online/interleavingexperiment/",
         {"action": "deactivate", "_selected_action": [mine.pk]},
@@ -58,7 +58,7 @@ def test_it_switches_an_experiment_off_through_the_service(world):
     assert response.status_code == 302
     mine.refresh_from_db()
     assert not mine.active  # and the search path's memo was cleared: it serves nothing at once
-    usable = experiments.usable_experiment(user=mine.collection.managers.first(), name="news-ab")
+    usable = serving.usable_experiment(user=mine.collection.managers.first(), name="news-ab")
     assert usable is not None and not usable.active
     with pytest.raises(ValidationError):
-        experiments.serve(experiment=usable, qid="q1", user="u1")
+        serving.serve(experiment=usable, qid="q1", user="u1")

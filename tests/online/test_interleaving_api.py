@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from online import experiments
+from online import experiments, serving
 from online.experiment_models import InterleavedImpression
 from pooling.permissions import MANAGERS_GROUP
 from tests.conftest import client_for
@@ -35,7 +35,7 @@ def world(db, manager, rater):
     experiment = experiments.create_experiment(
         name="ab", collection=collection, run_a="alpha", run_b="beta", length=4, clients=[frontend]
     )
-    experiments.clear_caches()
+    serving.clear_caches()
     return {"experiment": experiment, "frontend": frontend, "other": other, "collection": collection}
 
 
@@ -64,7 +64,7 @@ def test_it_refuses_bad_queries_naming_the_field(world):
     assert no_user.status_code == 400 and "user" in no_user.json()
     world["experiment"].active = False
     world["experiment"].save()
-    experiments.clear_caches()  # (the search path would see it within ACCESS_SECONDS)
+    serving.clear_caches()  # (the search path would see it within ACCESS_SECONDS)
     inactive = client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"})
     assert inactive.status_code == 400 and "experiment" in inactive.json()
 
@@ -92,12 +92,12 @@ def test_it_forgets_a_removed_client_once_the_access_memo_expires(world, monkeyp
     assert client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"}).status_code == 200
     world["experiment"].clients.clear()
     clock = [1000.0]
-    monkeypatch.setattr(experiments.time, "monotonic", lambda: clock[0])
-    experiments.clear_caches()
+    monkeypatch.setattr(serving.time, "monotonic", lambda: clock[0])
+    serving.clear_caches()
     assert client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"}).status_code == 404
     world["experiment"].clients.add(world["frontend"])
     assert client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"}).status_code == 404
-    clock[0] += experiments.ACCESS_SECONDS + 1
+    clock[0] += serving.ACCESS_SECONDS + 1
     assert client.get("/api/interleaving/ab/ranking/", {"qid": "q1", "user": "u1"}).status_code == 200
 
 
@@ -117,12 +117,12 @@ def test_it_refuses_a_deleted_token_once_the_access_memo_expires(world, monkeypa
     query = {"qid": "q1", "user": "u1"}
     assert client.get("/api/interleaving/ab/ranking/", query).status_code == 200
     clock = [1000.0]
-    monkeypatch.setattr(experiments.time, "monotonic", lambda: clock[0])
-    experiments.clear_caches()
+    monkeypatch.setattr(serving.time, "monotonic", lambda: clock[0])
+    serving.clear_caches()
     assert client.get("/api/interleaving/ab/ranking/", query).status_code == 200
     Token.objects.filter(user=world["frontend"]).delete()
     assert client.get("/api/interleaving/ab/ranking/", query).status_code == 200  # within ACCESS_SECONDS
-    clock[0] += experiments.ACCESS_SECONDS + 1
+    clock[0] += serving.ACCESS_SECONDS + 1
     refused = client.get("/api/interleaving/ab/ranking/", query)
     assert refused.status_code == 401 and refused.headers["WWW-Authenticate"] == "Token"
     assert refused.json() == {"detail": "Invalid token."}
@@ -193,7 +193,7 @@ def test_it_answers_an_unmapped_query_text_404_naming_it_and_counts_it(world, ma
 def test_it_refuses_a_bad_query_text_naming_it(world, query):
     answer = client_for(world["frontend"]).get("/api/interleaving/ab/ranking/", query)
     assert answer.status_code == 400 and "q" in answer.json()
-    assert experiments.unmapped_queries(world["experiment"]) == 0
+    assert serving.unmapped_queries(world["experiment"]) == 0
 
 
 def test_it_logs_impressions_with_the_credited_outcome(world):
@@ -242,7 +242,7 @@ def test_it_refuses_a_bad_impression_naming_the_field_and_stores_nothing(world, 
 def test_it_computes_the_result_for_managers(world, manager):
     experiment = world["experiment"]
     for i in range(40):
-        shown = experiments.serve(experiment=experiment, qid="q1", user=f"u{i}")
+        shown = serving.serve(experiment=experiment, qid="q1", user=f"u{i}")
         # searchers prefer B: they click B's first position, and A's now and then
         clicks = [shown.teams.index("B") + 1] + ([shown.teams.index("A") + 1] if i % 4 == 0 else [])
         experiments.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,

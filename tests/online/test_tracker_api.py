@@ -15,7 +15,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
 from judgements import releases
-from online import experiments, tracker, tracking
+from online import experiments, serving, tracker, tracking
 from online.experiment_models import TrackedExperiment
 from pooling.permissions import MANAGERS_GROUP
 from tests.conftest import client_for
@@ -101,9 +101,9 @@ def test_it_takes_the_treatments_interleaving_preference_as_the_online_delta(wor
     experiment = experiments.create_experiment(
         name="ab", collection=world["collection"], run_a="beta", run_b="alpha", length=3
     )
-    experiments.clear_caches()
+    serving.clear_caches()
     for i in range(10):
-        shown = experiments.serve(experiment=experiment, qid="q1", user=f"u{i}")
+        shown = serving.serve(experiment=experiment, qid="q1", user=f"u{i}")
         clicks = [shown.teams.index("A") + 1] if "A" in shown.teams else []
         experiments.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,
                                    teams=shown.teams, clicks=clicks)  # fmt: skip

@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.test import Client
 
-from online import experiments, tracking
+from online import experiments, serving, tracking
 from online.experiment_models import InterleavingResult
 from pooling.permissions import MANAGERS_GROUP
 from tests.factories import make_collection, make_pool, make_run, make_user
@@ -35,9 +35,9 @@ def world(db, manager, rater):
     judge(pool, rater, {("q1", "d001"): 2, ("q1", "d003"): 1})
     release = releases.create_release(pool=pool)
     experiment = experiments.create_experiment(name="ab", collection=collection, run_a="alpha", run_b="beta")
-    experiments.clear_caches()
+    serving.clear_caches()
     for i in range(12):
-        shown = experiments.serve(experiment=experiment, qid="q1", user=f"u{i}")
+        shown = serving.serve(experiment=experiment, qid="q1", user=f"u{i}")
         experiments.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,
                                    teams=shown.teams, clicks=[1] if i % 3 else [])  # fmt: skip
     # the twelve experiments, their offline deltas stored as the tracker stores them
