@@ -24,7 +24,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from labeling.throttling import UserThrottle
-from online import experiment_input, experiments, interleaving, serving, tracking
+from online import experiment_input, experiments, preference, serving, tracking
 from online.experiment_models import InterleavingExperiment, InterleavingResult, TrackedExperiment
 from online.models import ClickLog
 from pooling.models import Collection
@@ -197,7 +197,7 @@ class InterleavingViewSet(viewsets.ViewSet):
         params = PowerSerializer(data=request.query_params)
         params.is_valid(raise_exception=True)
         try:
-            plan = interleaving.plan_power(**params.validated_data)
+            plan = preference.plan_power(**params.validated_data)
         except ValueError as exc:
             raise ValidationError({"delta": [str(exc)]}) from None
         return Response(dataclasses.asdict(plan))

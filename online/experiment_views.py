@@ -13,7 +13,7 @@ from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError as DRFValidationError
 
 from judgements.models import Release
-from online import experiment_input, experiments, interleaving, serving, tracker, tracking
+from online import experiment_input, experiments, preference, serving, tracker, tracking
 from online.experiment_models import InterleavingExperiment, TrackedExperiment
 from pooling import charts
 from pooling.models import Collection, Run
@@ -81,7 +81,7 @@ def interleaving_detail(request: HttpRequest, name: str) -> HttpResponse:
     }
     plan, plan_error = None, ""
     try:
-        plan = interleaving.plan_power(
+        plan = preference.plan_power(
             plan_inputs["delta"], tie_share=plan_inputs["tie_share"], click_rate=plan_inputs["click_rate"]
         )
     except ValueError as exc:

@@ -18,7 +18,7 @@ from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
 
-from online import archive, interleaving, serving
+from online import archive, interleaving, preference, serving
 from online.experiment_models import InterleavedImpression, InterleavingExperiment, InterleavingResult
 from online.models import ClickLog
 from pooling.models import Collection, Run, Topic
@@ -150,11 +150,11 @@ def compute_result(
     *, experiment: InterleavingExperiment, resamples: int = 2000, level: float = 0.95, seed: int = 0
 ) -> InterleavingResult:
     """The preference over every impression logged so far, stored as a new result (see
-    `interleaving.summarise`: Δ_AB, its user-clustered interval, the sign test, per query)."""
+    `preference.summarise`: Δ_AB, its user-clustered interval, the sign test, per query)."""
     rows = InterleavedImpression.objects.filter(experiment=experiment).values_list("user", "qid", "outcome")
-    summary = interleaving.summarise(
+    summary = preference.summarise(
         (
-            interleaving.Impression(user, qid, outcome)  # type: ignore[arg-type]  # an Outcome choice
+            preference.Impression(user, qid, outcome)  # type: ignore[arg-type]  # an Outcome choice
             for user, qid, outcome in rows.iterator(chunk_size=20000)
         ),
         resamples=resamples,
@@ -206,7 +206,7 @@ def compute_result_from_click_log(
         outcomes.append(outcome[interleaved])
     if not outcomes or not sum(len(o) for o in outcomes):
         raise ValidationError({"click_log": ["the log has no interleaved page"]})
-    summary = interleaving.summarise_codes(
+    summary = preference.summarise_codes(
         np.concatenate(users), np.concatenate(queries), np.concatenate(outcomes), query_names,
         resamples=resamples, level=level, seed=seed,
     )  # fmt: skip
@@ -214,7 +214,7 @@ def compute_result_from_click_log(
 
 
 def _store(
-    experiment: InterleavingExperiment, summary: interleaving.Summary, level: float, *, source: str
+    experiment: InterleavingExperiment, summary: preference.Summary, level: float, *, source: str
 ) -> InterleavingResult:
     counts = summary.counts
     per_query = {

@@ -13,14 +13,16 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from online.interleaving import (
-    Impression,
     all_interleavings,
-    clustered_interval,
     credit_balanced,
     credit_team_draft,
-    delta_ab,
     interleave,
     outcome_probabilities,
+)
+from online.preference import (
+    Impression,
+    clustered_interval,
+    delta_ab,
     plan_power,
     sign_test,
     sign_test_power,

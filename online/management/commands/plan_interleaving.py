@@ -4,7 +4,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from online import interleaving
+from online import preference
 
 
 class Command(BaseCommand):
@@ -21,7 +21,7 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
-            plan = interleaving.plan_power(
+            plan = preference.plan_power(
                 options["delta"],
                 tie_share=options["tie_share"],
                 click_rate=options["click_rate"],

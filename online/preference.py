@@ -1,0 +1,294 @@
+"""The statistics of an interleaving experiment's preference (pure: numpy and scipy, no Django): counts of
+outcomes, Δ_AB, the exact sign test, the user-clustered bootstrap interval, the summary of a set of
+impressions and the power planner. The outcomes themselves (how lists are merged and clicks credited) are
+`online.interleaving`'s.
+
+Statistics
+----------
+* Δ_AB = (wins_A + ties / 2) / (wins_A + wins_B + ties) − 1/2 (Chapelle, Joachims, Radlinski and Yue,
+  TOIS 2012): > 0 prefers A, < 0 prefers B, undefined (None) without any clicked impression.
+* The exact sign test: under "no preference" wins_A ~ Binomial(wins_A + wins_B, 1/2); two-sided
+  p = min(1, 2 · P(X ≤ min(wins_A, wins_B))). 115 wins against 85: p = 0.040.
+* The interval of Δ_AB is a percentile bootstrap over **users** (every impression of a resampled user comes
+  with them): one user's impressions are not independent, and resampling impressions would give an
+  interval too narrow for the traffic.
+* The power planner: how many impressions the exact sign test needs to detect a true Δ_AB, given the share
+  of impressions that have a click and the share of clicked impressions that tie.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Hashable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import stats
+
+from online.interleaving import OUTCOMES, Outcome
+
+
+@dataclass(frozen=True)
+class Counts:
+    """Outcomes of a set of impressions."""
+
+    a: int = 0
+    b: int = 0
+    ties: int = 0
+    none: int = 0
+
+    @property
+    def clicked(self) -> int:
+        return self.a + self.b + self.ties
+
+    @property
+    def impressions(self) -> int:
+        return self.clicked + self.none
+
+    @property
+    def delta_ab(self) -> float | None:
+        """Δ_AB (module docstring); None without a clicked impression."""
+        return delta_ab(self.a, self.b, self.ties)
+
+    @property
+    def p_value(self) -> float:
+        return sign_test(self.a, self.b)
+
+    @property
+    def preferred(self) -> str:
+        """``"A"``, ``"B"`` or ``"neither"`` (Δ_AB of 0 or undefined)."""
+        delta = self.delta_ab
+        if delta is None or delta == 0:
+            return "neither"
+        return "A" if delta > 0 else "B"
+
+
+def count(outcomes: Iterable[Outcome]) -> Counts:
+    tally = dict.fromkeys(OUTCOMES, 0)
+    for outcome in outcomes:
+        tally[outcome] += 1
+    return Counts(tally["A"], tally["B"], tally["tie"], tally["none"])
+
+
+def delta_ab(wins_a: int, wins_b: int, ties: int) -> float | None:
+    """Δ_AB = (wins_A + ties/2) / (wins_A + wins_B + ties) − 1/2; None when all three are 0."""
+    total = wins_a + wins_b + ties
+    if total == 0:
+        return None
+    return (wins_a + ties / 2) / total - 0.5
+
+
+def sign_test(wins_a: int, wins_b: int) -> float:
+    """The exact two-sided sign test of wins_A against wins_B (ties left out): p = min(1, 2·P(X ≤ min))
+    with X ~ Binomial(wins_A + wins_B, 1/2); 1.0 when there is no decisive impression."""
+    if wins_a < 0 or wins_b < 0:
+        raise ValueError("wins cannot be negative")
+    n = wins_a + wins_b
+    if n == 0:
+        return 1.0
+    return float(min(1.0, 2.0 * stats.binom.cdf(min(wins_a, wins_b), n, 0.5)))
+
+
+@dataclass(frozen=True)
+class Impression:
+    """One impression's outcome, with the searcher it belongs to (the bootstrap's cluster) and its query."""
+
+    user: Hashable
+    qid: str
+    outcome: Outcome
+
+
+@dataclass(frozen=True)
+class Summary:
+    """The preference over a set of impressions: counts, Δ_AB with its user-clustered bootstrap interval,
+    the sign test, and the same per query."""
+
+    counts: Counts
+    delta_ab: float | None
+    interval: tuple[float, float] | None
+    level: float
+    p_value: float
+    users: int
+    per_query: dict[str, Counts] = field(default_factory=dict)
+
+
+def clustered_interval(
+    per_user: np.ndarray, *, resamples: int = 2000, level: float = 0.95, seed: int = 0
+) -> tuple[float, float] | None:
+    """Percentile bootstrap interval of Δ_AB, resampling users: `per_user` is a (users × 3) array of each
+    user's (wins_A, wins_B, ties). A resample of N users with replacement is one multinomial draw of how
+    many times each user is taken (equal in distribution), done in blocks so memory stays bounded.
+    Resamples without any clicked impression are left out. None without a clicked impression at all."""
+    if not 0 < level < 1:
+        raise ValueError("level must be between 0 and 1")
+    per_user = np.asarray(per_user, dtype=np.int64).reshape(-1, 3)
+    per_user = per_user[per_user.sum(axis=1) > 0]
+    users = len(per_user)
+    if users == 0:
+        return None
+    rng = np.random.default_rng(seed)
+    block = max(1, min(resamples, 2_000_000 // users))
+    deltas: list[np.ndarray] = []
+    done = 0
+    while done < resamples:
+        size = min(block, resamples - done)
+        weights = rng.multinomial(users, np.full(users, 1.0 / users), size=size)
+        sums = weights @ per_user  # (size × 3): wins_A, wins_B, ties of each resample
+        total = sums.sum(axis=1)
+        keep = total > 0
+        deltas.append((sums[keep, 0] + sums[keep, 2] / 2) / total[keep] - 0.5)
+        done += size
+    values = np.concatenate(deltas)
+    tail = (1 - level) / 2 * 100
+    low, high = np.percentile(values, [tail, 100 - tail])
+    return float(low), float(high)
+
+
+def summarise(
+    impressions: Iterable[Impression], *, resamples: int = 2000, level: float = 0.95, seed: int = 0
+) -> Summary:
+    """Counts, Δ_AB, its user-clustered interval, the sign test, and the per-query counts."""
+    users: dict[Hashable, int] = {}
+    queries: dict[str, int] = {}
+    rows = [
+        (
+            users.setdefault(i.user, len(users)),
+            queries.setdefault(i.qid, len(queries)),
+            OUTCOMES.index(i.outcome),
+        )
+        for i in impressions
+    ]
+    table = np.array(rows, dtype=np.int64).reshape(-1, 3)
+    return summarise_codes(
+        table[:, 0], table[:, 1], table[:, 2], list(queries), resamples=resamples, level=level, seed=seed
+    )
+
+
+def summarise_codes(
+    users: np.ndarray,
+    queries: np.ndarray,
+    outcomes: np.ndarray,
+    query_names: Sequence[str],
+    *,
+    resamples: int = 2000,
+    level: float = 0.95,
+    seed: int = 0,
+) -> Summary:
+    """`summarise` over arrays, one entry per impression: the searcher (any integer code), the query (an
+    index into `query_names`) and the outcome (its index in OUTCOMES: 0 A, 1 B, 2 tie, 3 none)."""
+    outcomes = np.asarray(outcomes, dtype=np.int64)
+    tally = np.bincount(outcomes, minlength=4)
+    counts = Counts(int(tally[0]), int(tally[1]), int(tally[2]), int(tally[3]))
+    _, user_index = np.unique(np.asarray(users), return_inverse=True)
+    n_users = int(user_index.max()) + 1 if len(user_index) else 0
+    per_user = np.stack(
+        [np.bincount(user_index, weights=outcomes == c, minlength=n_users) for c in range(3)], axis=1
+    ).astype(np.int64)
+    by_query = np.bincount(
+        np.asarray(queries, dtype=np.int64) * 4 + outcomes, minlength=4 * len(query_names)
+    ).reshape(-1, 4)
+    return Summary(
+        counts=counts,
+        delta_ab=counts.delta_ab,
+        interval=clustered_interval(per_user, resamples=resamples, level=level, seed=seed),
+        level=level,
+        p_value=counts.p_value,
+        users=n_users,
+        per_query={
+            name: Counts(*(int(v) for v in by_query[i]))
+            for i, name in sorted(enumerate(query_names), key=lambda item: item[1])
+            if by_query[i].sum()
+        },
+    )
+
+
+# ------------------------------------------------------------------------------------------------ power
+
+
+@dataclass(frozen=True)
+class PowerPlan:
+    """What the exact sign test needs to detect Δ_AB: `decisive` impressions won by A or B (not tied),
+    hence `clicked` impressions with a click and `impressions` in all."""
+
+    delta_ab: float
+    win_share: float
+    decisive: int
+    clicked: int
+    impressions: int
+    alpha: float
+    power: float
+    achieved_power: float
+
+
+def sign_test_power(n: int, win_share: float, alpha: float) -> float:
+    """The power of the exact two-sided sign test at level `alpha` with `n` decisive impressions when A
+    wins each with probability `win_share`."""
+    if n <= 0:
+        return 0.0
+    # The largest c with 2·P(X ≤ c | 1/2) ≤ alpha: reject when min(wins) ≤ c.
+    c = int(stats.binom.ppf(alpha / 2, n, 0.5))
+    while c >= 0 and 2 * stats.binom.cdf(c, n, 0.5) > alpha:
+        c -= 1
+    while 2 * stats.binom.cdf(c + 1, n, 0.5) <= alpha:
+        c += 1
+    if c < 0:
+        return 0.0
+    return float(stats.binom.cdf(c, n, win_share) + stats.binom.sf(n - c - 1, n, win_share))
+
+
+def plan_power(
+    delta: float,
+    *,
+    tie_share: float = 0.0,
+    click_rate: float = 1.0,
+    alpha: float = 0.05,
+    power: float = 0.8,
+    max_decisive: int = 10_000_000,
+) -> PowerPlan:
+    """Impressions needed for the exact sign test to detect a true Δ_AB of `delta` (either sign) with
+    probability `power` at level `alpha`, when a share `click_rate` of impressions has a click and a share
+    `tie_share` of those ties. Among decisive impressions A then wins with probability
+    1/2 + Δ_AB / (1 − tie_share). The smallest n whose exact power reaches `power` (searched from the
+    normal approximation); impressions are assumed independent (a user's correlated impressions need
+    more: the bootstrap interval shows it afterwards)."""
+    if not 0 < abs(delta) < 0.5:
+        raise ValueError("delta must be between -0.5 and 0.5, and not 0")
+    if not 0 <= tie_share < 1:
+        raise ValueError("tie_share must be at least 0 and below 1")
+    if not 0 < click_rate <= 1:
+        raise ValueError("click_rate must be above 0 and at most 1")
+    if not 0 < alpha < 1:
+        raise ValueError("alpha must be between 0 and 1")
+    if not 0 < power < 1:
+        raise ValueError("power must be between 0 and 1")
+    win_share = 0.5 + abs(delta) / (1 - tie_share)
+    if win_share >= 1:
+        raise ValueError("delta is too large for this tie_share: A would win every decisive impression")
+    z_alpha, z_power = stats.norm.ppf(1 - alpha / 2), stats.norm.ppf(power)
+    spread = math.sqrt(win_share * (1 - win_share))
+    edge = win_share - 0.5
+    guess = ((z_alpha * 0.5 + z_power * spread) / edge) ** 2 if edge > 0 else math.inf
+    if not guess * 0.8 <= max_decisive:
+        raise ValueError(f"more than {max_decisive:,} decisive impressions would be needed")
+    n = max(1, int(guess * 0.8))
+    # The exact power saw-tooths in n: from below the approximation, walk up to the first n that reaches it.
+    achieved = sign_test_power(n, win_share, alpha)
+    while n > 1 and achieved >= power:
+        n = max(1, n // 2)
+        achieved = sign_test_power(n, win_share, alpha)
+    while achieved < power:
+        n += 1 if n < 2000 else max(1, n // 2000)
+        if n > max_decisive:
+            raise ValueError(f"more than {max_decisive:,} decisive impressions would be needed")
+        achieved = sign_test_power(n, win_share, alpha)
+    clicked = math.ceil(n / (1 - tie_share))
+    return PowerPlan(
+        delta_ab=delta,
+        win_share=win_share,
+        decisive=n,
+        clicked=clicked,
+        impressions=math.ceil(clicked / click_rate),
+        alpha=alpha,
+        power=power,
+        achieved_power=achieved,
+    )
