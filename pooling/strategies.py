@@ -35,15 +35,14 @@ from collections.abc import Iterable, Mapping
 
 from scipy.stats import kendalltau
 
+from pooling.bandits import MaxMeanChooser, ThompsonChooser
 from pooling.cal import CalChooser
 from pooling.choosers import (
     CHOOSERS,
     STATE_VERSION,
     Chooser,
     DepthChooser,
-    MaxMeanChooser,
     MoveToFrontChooser,
-    ThompsonChooser,
     TopicTexts,
 )
 from pooling.ranking import (
