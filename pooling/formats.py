@@ -44,9 +44,7 @@ whitespace-separated, so such an identifier could never be matched.
 from __future__ import annotations
 
 import gzip
-import html
 import io
-import json
 import os
 import re
 import zlib
@@ -55,8 +53,6 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import IO, Any
-
-import orjson
 
 __all__ = [
     "DocumentEntry",
@@ -528,6 +524,10 @@ _UNREAD = object()
 
 def _json_objects(reader: _Reader) -> Iterator[tuple[int, dict[str, Any]]]:
     """The JSON object of each non-blank line; a line that is not valid JSON or not an object is an error."""
+    import json  # here, not at the top: reading a run or qrels (``evaluate`` on files) needs no JSON
+
+    import orjson
+
     for lineno, line in reader.lines():
         # orjson (several times faster) parses the lines it reads exactly as the json module does; the
         # rest go to the json module, whose results and messages are the reader's: what orjson refuses
@@ -898,6 +898,8 @@ _MARKUP = re.compile(r"<[^>]*>")
 
 def _plain(markup: str) -> str:
     """Tags and comments removed, entities unescaped, whitespace collapsed."""
+    import html  # here, not at the top: only documents have markup
+
     return _SPACES.sub(" ", html.unescape(_MARKUP.sub(" ", _COMMENT.sub(" ", markup)))).strip()
 
 
