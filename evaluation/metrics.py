@@ -128,6 +128,12 @@ class Ranked:
         return Rows(rows, topic, rows - self.offsets[topic] + 1)
 
     @cached_property
+    def interpolation(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """What interpolated precision reads at every recall fraction (``_interpolation``): computed once
+        for all of iprec_at_recall's and 11pt_avg's fractions."""
+        return _interpolation(self)
+
+    @cached_property
     def row_topic(self) -> np.ndarray:
         """The topic index of every row."""
         return np.repeat(np.arange(self.n_topics), np.diff(self.offsets))
@@ -609,16 +615,7 @@ def _interpolated_precision(ranked: Ranked, fractions: Iterable[float], version:
     c-th relevant retrieved document (c = 0: after the first), 0 if fewer than c were retrieved. An empty
     list (a topic the run lacks under -c, or nothing judged left under -J) gives NaN where c = 0, as
     trec_eval's 0/0 does."""
-    rel = ranked.relevant
-    precision = ranked.rank_among(rel) / rel.rank
-    # Suffix maximum within each topic: walk backwards with each topic lifted above the ones after it, on
-    # the values' ranks (integers, so the lift loses no bit of the precision trec_eval prints).
-    distinct, order = np.unique(precision, return_inverse=True)
-    lift = (ranked.n_topics - rel.topic).astype(np.int64) * (len(distinct) + 1)
-    lifted = order.astype(np.int64).reshape(-1) + lift
-    suffix = distinct[(np.maximum.accumulate(lifted[::-1]) - lift[::-1])[::-1]]
-    first = _first_relevant_index(ranked, rel)
-    found = np.diff(np.append(first, len(rel.rows)))  # relevant retrieved per topic
+    suffix, first, found = ranked.interpolation
     r = ranked.num_rel.astype(np.float64)
     # trec_eval 10 scores a topic the run lacks (-c) on a one-document stand-in ranking that is not in the
     # pool: precision 0, not 0/0; only -J can leave that list (or any other) empty.
@@ -631,6 +628,22 @@ def _interpolated_precision(ranked: Ranked, fractions: Iterable[float], version:
         out[ok, j] = suffix[first[ok] + np.maximum(c[ok] - 1, 0)]
         out[empty & (c == 0), j] = math.nan  # trec_eval divides 0 by 0 retrieved here
     return out
+
+
+def _interpolation(ranked: Ranked) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """(the highest precision at or after each relevant retrieved row, within its topic; per topic the
+    index of its first relevant row in ``ranked.relevant``; per topic the relevant retrieved)."""
+    rel = ranked.relevant
+    precision = ranked.rank_among(rel) / rel.rank
+    # Suffix maximum within each topic: walk backwards with each topic lifted above the ones after it, on
+    # the values' ranks (integers, so the lift loses no bit of the precision trec_eval prints).
+    distinct, order = np.unique(precision, return_inverse=True)
+    lift = (ranked.n_topics - rel.topic).astype(np.int64) * (len(distinct) + 1)
+    lifted = order.astype(np.int64).reshape(-1) + lift
+    suffix = distinct[(np.maximum.accumulate(lifted[::-1]) - lift[::-1])[::-1]]
+    first = _first_relevant_index(ranked, rel)
+    found = np.diff(np.append(first, len(rel.rows)))  # relevant retrieved per topic
+    return suffix, first, found
 
 
 def _recall_count(p: float, r: np.ndarray, version: Version) -> np.ndarray:
