@@ -7,7 +7,7 @@ from django.contrib.auth.models import User
 from django.db import models
 from django.utils import timezone
 
-from pooling.models import Pool, PoolItem
+from pooling.models import Authored, Pool, PoolItem
 
 
 class Rubric(models.Model):
@@ -134,7 +134,7 @@ class Assignment(models.Model):
         return f"{self.rater_id} on {self.item_id} ({self.state})"
 
 
-class Judge(models.Model):
+class Judge(Authored):
     """A model judge of a pool: a rater with its own identity (`user`, an account that cannot log in)
     and kind `model`, whose labels are judgements of kind `model` (see `Judgement`). People who judge are
     raters of kind `human` and need no row here.
@@ -165,10 +165,6 @@ class Judge(models.Model):
     run_counts = models.JSONField(default=dict, blank=True)
     gate = models.JSONField(default=dict, blank=True)
     admitted = models.BooleanField(default=False)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         constraints = [models.UniqueConstraint(fields=["pool", "name"], name="judge_unique_name")]
@@ -279,7 +275,7 @@ class Adjudication(models.Model):
         return f"adjudication of {self.item_id}: {'unrateable' if self.unrateable else self.grade}"
 
 
-class Release(models.Model):
+class Release(Authored):
     """An immutable qrels snapshot of a pool under one aggregation policy. Its files live in
     MEDIA_ROOT/releases/<pool>/<id>/ and are never rewritten; `files` maps names to their SHA-256."""
 
@@ -295,10 +291,6 @@ class Release(models.Model):
     files = models.JSONField(default=dict)
     counts = models.JSONField(default=dict)
     manifest = models.JSONField(default=dict)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-created_at", "-id"]

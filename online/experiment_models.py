@@ -17,7 +17,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from judgements.models import Release
-from pooling.models import Collection, Run
+from pooling.models import Authored, Collection, Run
 
 
 class InterleavingExperimentQuerySet(models.QuerySet["InterleavingExperiment"]):
@@ -41,7 +41,7 @@ class InterleavingExperimentQuerySet(models.QuerySet["InterleavingExperiment"]):
         )
 
 
-class InterleavingExperiment(models.Model):
+class InterleavingExperiment(Authored):
     """Runs A and B of a collection, interleaved for searchers by `method` (see `online.interleaving`)."""
 
     class Method(models.TextChoices):
@@ -65,10 +65,6 @@ class InterleavingExperiment(models.Model):
         blank=True,
         help_text="API accounts (the search front end) that may fetch lists and log impressions.",
     )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(default=timezone.now)
     unmapped_queries = models.PositiveBigIntegerField(
         default=0, help_text="Searches (`ranking?q=`) whose query text is no topic's: answered 404."
     )
@@ -144,7 +140,7 @@ class TrackedExperimentQuerySet(models.QuerySet["TrackedExperiment"]):
         return self.filter(collection__in=Collection.objects.visible_to(user))
 
 
-class TrackedExperiment(models.Model):
+class TrackedExperiment(Authored):
     """A ranking change, baseline → treatment, with its offline delta (a metric on one release, computed by
     the evaluation app and stored with the runs' names, so it stays readable if a run goes) and its online
     delta (an A/B metric entered or imported, or the treatment's interleaving preference)."""
@@ -167,10 +163,6 @@ class TrackedExperiment(models.Model):
     interleaving = models.ForeignKey(
         InterleavingResult, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(default=timezone.now)
 
     objects = TrackedExperimentQuerySet.as_manager()
 

@@ -15,12 +15,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.db import models
-from django.utils import timezone
 
 from judgements.models import Rubric
-from pooling.models import Collection, Document, Pool, Topic
+from pooling.models import Authored, Collection, Document, Pool, Topic
 
 
 class ClickLogQuerySet(models.QuerySet["ClickLog"]):
@@ -37,7 +35,7 @@ class ClickLogQuerySet(models.QuerySet["ClickLog"]):
         )
 
 
-class ClickLog(models.Model):
+class ClickLog(Authored):
     """One imported click log of a collection (a file, or a UBI queries + events pair)."""
 
     class Format(models.TextChoices):
@@ -64,10 +62,6 @@ class ClickLog(models.Model):
     max_position = models.PositiveIntegerField(default=0)
     # Relative to MEDIA_ROOT; blank when the log has no per-impression data (pre-aggregated counts).
     archive_dir = models.CharField(max_length=500, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(default=timezone.now)
 
     objects = ClickLogQuerySet.as_manager()
 
@@ -129,7 +123,7 @@ class ClickCount(models.Model):
         return f"{self.topic_id}/{self.document_id}@{self.position}: {self.clicks}/{self.impressions}"
 
 
-class PropensityEstimate(models.Model):
+class PropensityEstimate(Authored):
     """Examination propensities θ_1..θ_K of the position-based model for a log, normalised θ_1 = 1."""
 
     class Method(models.TextChoices):
@@ -150,10 +144,6 @@ class PropensityEstimate(models.Model):
     # pair counts (harvesting), iterations (EM), sessions used; warnings such as "never changes rank"
     diagnostics = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -162,7 +152,7 @@ class PropensityEstimate(models.Model):
         return f"{self.name} ({self.method})"
 
 
-class ClickLabelSet(models.Model):
+class ClickLabelSet(Authored):
     """Click-derived relevance for a log's (topic, document) pairs under one estimator and propensity,
     mapped to a rubric's grades by thresholds, with its agreement against the human judgements of
     `pool` (the gate a click-label release carries in its manifest)."""
@@ -189,10 +179,6 @@ class ClickLabelSet(models.Model):
     # {"kappa", "alpha", "n", "confusion", ...}: null until computed; a release requires it
     agreement = models.JSONField(null=True, blank=True)
     warnings = models.JSONField(default=list, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-created_at", "-id"]
@@ -225,7 +211,7 @@ class ClickLabel(models.Model):
         return f"{self.topic_id}/{self.document_id}: {self.score:.3f}"
 
 
-class ClickRelease(models.Model):
+class ClickRelease(Authored):
     """An immutable release of a click-label set: its own files (a qrels-format file of click grades and
     a manifest carrying the agreement with the human judgements), never mixed into a human release."""
 
@@ -233,10 +219,6 @@ class ClickRelease(models.Model):
     directory = models.CharField(max_length=500)
     files = models.JSONField(default=dict)
     manifest = models.JSONField(default=dict)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(default=timezone.now)
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -25,6 +25,19 @@ def _sees_everything(user: Any) -> bool:
     return bool(user.is_authenticated and user.is_active and user.is_superuser)
 
 
+class Authored(models.Model):
+    """Who made a row (kept when that account is deleted: null) and when; the fields of every record a
+    manager makes: jobs, judges, releases, click logs and their estimates, experiments."""
+
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        abstract = True
+
+
 class CollectionQuerySet(models.QuerySet["Collection"]):
     def managed_by(self, user: Any) -> CollectionQuerySet:
         """Collections `user` may change (imports, deleting runs, new pools, managers): the ones they
@@ -222,7 +235,7 @@ class JobQuerySet(models.QuerySet["Job"]):
 POOL_JOB_KINDS = ("build_pool", "add_runs", "release", "report", "judge", "judgements")
 
 
-class Job(models.Model):
+class Job(Authored):
     """The status row of a long task (an import, a pool build, a release): what the UI and API read."""
 
     class Kind(models.TextChoices):
@@ -257,10 +270,6 @@ class Job(models.Model):
     errors = models.JSONField(default=list, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     result = models.JSONField(default=dict, blank=True)
-    created_by = models.ForeignKey(
-        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
-    )
-    created_at = models.DateTimeField(default=timezone.now)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
     # Stamped by the worker while the job runs (`pooling.jobs.Heartbeat`): a running job whose stamp is
