@@ -91,7 +91,7 @@ def model_posterior(
     votes: dict[tuple[str, str], list[tuple[str, int | None]]],
     fixed: dict[tuple[str, str], int],
 ) -> np.ndarray | None:
-    """Under a model policy (Dawid–Skene, MACE, gold-weighted), each item's posterior over the grades
+    """Under a model policy (Dawid–Skene, MACE, GLAD, gold-weighted), each item's posterior over the grades
     from the fitted model, for the label samples to draw from (items × grades; a zero row for an item the
     model does not decide: adjudicated, pending or unrateable). None under any other policy."""
     if policy not in aggregation.MODEL_POLICIES:

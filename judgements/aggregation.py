@@ -29,7 +29,7 @@ Policies, applied by :func:`aggregate` in this order:
 Each of the three is a function of ``RULES`` (a new policy is one more function there); rules 1–4 hold
 for every policy.
 
-**Model policies** (``MODEL_POLICIES``: ``dawid-skene``, ``mace``, ``gold-weighted``, see
+**Model policies** (``MODEL_POLICIES``: ``dawid-skene``, ``mace``, ``glad``, ``gold-weighted``, see
 :mod:`judgements.crowd`) learn each rater's reliability from the whole pool first: their ``Policy``
 carries the fit (``Policy.fitted``, made by ``judgements.crowd_policies.fit_policy``), which decides an
 item from who gave which grade, after rules 1–4. ``aggregate`` refuses a model policy without its fit.
@@ -65,7 +65,7 @@ __all__ = [
 
 
 #: Policies fitted on the whole pool before any item is decided (judgements.crowd).
-MODEL_POLICIES = ("dawid-skene", "mace", "gold-weighted")
+MODEL_POLICIES = ("dawid-skene", "mace", "glad", "gold-weighted")
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""Fitting a model policy (Dawid–Skene, MACE, gold-weighted voting) on a pool's current judgements, so
+"""Fitting a model policy (Dawid–Skene, MACE, GLAD, gold-weighted voting) on a pool's current judgements, so
 that every release and every read of the current qrels decides its items with the fitted model."""
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
 
-from judgements import queries
+from judgements import aggregation, queries
 from judgements.campaign_views import JudgingNotSetUp
 from judgements.errors import JudgingError
 from judgements.models import Judge, Judging, Release
@@ -76,6 +76,8 @@ def releases(request: HttpRequest, name: str) -> HttpResponse:
         "admitted_judges": list(
             Judge.objects.filter(pool=pool, admitted=True).values_list("name", flat=True)
         ),
+        "rules": list(aggregation.RULES),
+        "model_policies": aggregation.MODEL_POLICIES,
     }
     return render(request, "judgements/campaign/releases.html", context)
 

@@ -186,3 +186,14 @@ def test_agreement_leaves_out_the_labels_of_an_excluded_rater_until_restored(cam
     assert "The labels of 1 rater excluded from this pool" in page
     exclusions.restore_rater(pool=pool, rater=bob, by=manager)
     assert client_for(manager).get("/api/agreement/campaign/").json()["n_pairs"] == 4
+
+
+def test_the_release_form_and_the_command_offer_every_policy_of_the_registry(campaign, manager):
+    from judgements import aggregation
+    from judgements.management.commands.release_qrels import Command
+
+    html = web(manager).get("/campaigns/campaign/releases/").content.decode()
+    help_text = Command().create_parser("manage.py", "release_qrels").format_help()
+    for name in (*aggregation.RULES, *aggregation.MODEL_POLICIES):
+        assert f'<option value="{name}">' in html
+    assert "glad" in aggregation.MODEL_POLICIES and "glad" in " ".join(help_text.split())

@@ -7,7 +7,7 @@ from typing import Any
 from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from judgements import errors, releases
+from judgements import aggregation, errors, releases
 from pooling.models import Pool
 from pooling.terminal_progress import ProgressBar
 
@@ -20,8 +20,8 @@ class Command(BaseCommand):
         parser.add_argument(
             "--policy",
             default="majority",
-            help="majority, median, mean, rater:USERNAME, or a model fitted on the whole pool: dawid-skene, "
-            "mace, gold-weighted",
+            help=f"{', '.join(aggregation.RULES)}, rater:USERNAME, or a model fitted on the whole pool: "
+            f"{', '.join(aggregation.MODEL_POLICIES)}",
         )
         parser.add_argument("--unjudged", choices=["explicit", "omit"], default="explicit")
         parser.add_argument(
