@@ -15,10 +15,12 @@ simulated raters (the true grade 0-3, or a random grade with probability 0.3).
          topics, items and runs, so the same work; building the 1,000 resampled qrels is not charged to
          the naive side (which only flatters it).
 
-At full size the naive side is long: one call is about 0.45 s of CPU on this two-core machine, so the
-1,000 calls take about 7-8 minutes of CPU on a quiet machine (far longer in wall time when the machine is
-shared); they are all timed anyway, with progress on stderr. ``--small`` (10 runs × 100 topics, 1,000 topic
-samples, 40 label samples, 5 splits) also runs its 1,000 naive calls for real, in about 15 s.
+At full size the naive side is long: measured on this two-core machine while it was shared (load average
+16 falling to 7), the 1,000 calls took 357 s of CPU (about 0.36 s a call) and 1,671 s of wall time, against
+4.3 s of CPU and 40 s of wall time for the whole report: CPU ratio 0.012, wall ratio 0.024. On a quiet
+machine expect about 6 minutes for the naive side; it is timed in full anyway, with progress on stderr.
+``--small`` (10 runs × 100 topics, 1,000 topic samples, 40 label samples, 5 splits) also runs its 1,000
+naive calls for real: 17 s of CPU (164 s wall at load 16), ratio 0.016 CPU, 0.014 wall.
 
 Both sides are timed in wall-clock and in CPU seconds of this process (the CPU figures are the steadier
 on a shared machine). Measures: ndcg_cut_10, P_10, map (the report's defaults). The LAST line is
