@@ -141,10 +141,11 @@ def test_the_evaluate_command_on_a_qrels_file_says_raters_were_not_measured(tmp_
     assert len(lines) == 1 and "Δ P@2 = " in lines[0] and "raters not measured" in lines[0]
 
 
-def test_under_a_model_policy_the_labels_are_drawn_from_its_posterior(noisy_pool):
+@pytest.mark.parametrize("policy", ["dawid-skene", "glad"])
+def test_under_a_model_policy_the_labels_are_drawn_from_its_posterior(noisy_pool, policy):
     data = noise_pool.pool_noise_floor(
-        pool=noisy_pool, policy="dawid-skene", topic_samples=50, label_samples=20, splits=2
+        pool=noisy_pool, policy=policy, topic_samples=50, label_samples=20, splits=2
     )
     assert data["settings"]["label_source"] == "posterior"
-    assert data["policy"] == "dawid-skene"
+    assert data["policy"] == policy
     assert data["pairs"]["ndcg_cut_10"][0]["verdict"].startswith("Δ nDCG@10 = ")
