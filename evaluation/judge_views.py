@@ -14,9 +14,7 @@ from django.views.decorators.http import require_POST
 from judgements.errors import JudgingError
 from judgements.judges import create_judge, external_commands, start_judge_run
 from judgements.models import Judge, Judging
-from pooling.jobs import QueueUnavailable
 from pooling.permissions import managed_pool
-from pooling.views import render_job
 
 
 class JudgeForm(forms.Form):
@@ -111,8 +109,5 @@ def judge(request: HttpRequest, name: str, judge: str) -> HttpResponse:
 def judge_run(request: HttpRequest, name: str, judge: str) -> HttpResponse:
     """Start the job that labels the pool with this judge and measures its gate; its page follows it."""
     found = _judge(request, name, judge)
-    try:
-        job = start_judge_run(judge=found, user=request.user)
-    except QueueUnavailable as exc:
-        return render_job(request, exc.job, status=503)
+    job = start_judge_run(judge=found, user=request.user)
     return redirect("jobs:job-detail", job_id=job.pk)

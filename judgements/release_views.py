@@ -15,10 +15,8 @@ from judgements.errors import JudgingError
 from judgements.models import Judge, Judging, Release
 from judgements.releases import release_file_response, start_release
 from pooling import charts
-from pooling.jobs import QueueUnavailable
 from pooling.models import JUDGED, Job, Pool
 from pooling.permissions import managed_pool
-from pooling.views import render_job
 
 
 @login_required
@@ -108,8 +106,6 @@ def create_release(request: HttpRequest, name: str) -> HttpResponse:
     except JudgingError as exc:
         messages.error(request, str(exc))
         return redirect("campaigns:releases", name=pool.name)
-    except QueueUnavailable as exc:
-        return render_job(request, exc.job, status=503)
     messages.info(request, f"Release of {pool.name} queued.")
     return redirect("jobs:job-detail", job_id=job.pk)  # its progress, then a link to the releases
 

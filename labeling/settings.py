@@ -68,6 +68,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "judgements.campaign_views.JudgingNotSetUpMiddleware",
+    "pooling.views.QueueUnavailableMiddleware",
     # Last, as django-axes asks: it turns a locked-out login into its 429 answer.
     "axes.middleware.AxesMiddleware",
 ]

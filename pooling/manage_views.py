@@ -18,7 +18,6 @@ from pooling import imports, jobs, pool_build, pool_reads
 from pooling.forms import AddRunsForm, CollectionForm, PoolForm, UploadForm
 from pooling.models import Collection, Job, Pool
 from pooling.permissions import managed_collection, managed_pool, manager_required
-from pooling.views import render_job
 
 #: Import jobs listed on a collection's page.
 RECENT_JOBS = 10
@@ -65,8 +64,6 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
         except pooling_errors.Refused as exc:
             for error in exc.errors:
                 form.add_error("file", error)
-        except jobs.QueueUnavailable as exc:
-            return redirect("jobs:job-detail", job_id=exc.job.pk)
         else:
             return redirect("jobs:job-detail", job_id=job.pk)
     context = {
@@ -132,8 +129,6 @@ def pool_add_runs(request: HttpRequest, name: str) -> HttpResponse:
             job = jobs.start_add_runs(pool=pool, runs=list(form.cleaned_data["runs"]), user=request.user)
         except pooling_errors.PoolError as exc:
             form.add_error("runs", str(exc))
-        except jobs.QueueUnavailable as exc:
-            return render_job(request, exc.job, status=503)
         else:
             added = ", ".join(run.name for run in form.cleaned_data["runs"])
             messages.success(request, f"Adding {added} to pool {pool.name}.")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -88,10 +90,7 @@ def pool_build(request: HttpRequest, name: str) -> HttpResponse:
     if job is not None:
         messages.info(request, f"Pool {pool.name} is being built already.")
     else:
-        try:
-            job = start_build(pool=pool, user=request.user)
-        except jobs.QueueUnavailable as exc:
-            return render_job(request, exc.job, status=503)
+        job = start_build(pool=pool, user=request.user)
         messages.success(request, f"Build of pool {pool.name} started.")
     # the build's own page: its live progress, then the counts and a link back to the pool
     return redirect("jobs:job-detail", job_id=job.pk)
@@ -195,7 +194,22 @@ def job_retry(request: HttpRequest, job_id: int) -> HttpResponse:
     except jobs.JobRefused as exc:
         messages.error(request, str(exc))
         return redirect("jobs:job-detail", job_id=job.pk)
-    except jobs.QueueUnavailable as exc:
-        return render_job(request, exc.job, status=503)
     messages.success(request, f"Job {job.pk} retried as job {retry.pk}.")
     return redirect("jobs:job-detail", job_id=retry.pk)
+
+
+class QueueUnavailableMiddleware:
+    """Every page that starts a job answers a broker that refused it the same way: 503 with the job's own
+    page (failed, with the reason, and its retry button), never a 500. The API's answer is
+    `labeling.api.exception_handler`'s; a page's view lets `jobs.QueueUnavailable` through to here."""
+
+    def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
+        self.get_response = get_response
+
+    def __call__(self, request: HttpRequest) -> HttpResponse:
+        return self.get_response(request)
+
+    def process_exception(self, request: HttpRequest, exception: Exception) -> HttpResponse | None:
+        if isinstance(exception, jobs.QueueUnavailable):
+            return render_job(request, exception.job, status=503)
+        return None

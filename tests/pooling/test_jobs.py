@@ -104,6 +104,10 @@ def test_it_answers_503_and_fails_the_job_when_the_broker_is_down(manager: Any, 
                 format="multipart",
             )
         page = web(manager).post(f"/pools/{pool.name}/build/")
+        with (GOOD / "topics.jsonl").open("rb") as handle:
+            upload_page = web(manager).post(
+                f"/collections/{pool.collection.name}/", {"file": handle, "kind": "topics"}
+            )
     assert time.monotonic() - started < 20
 
     for response in (build, release, upload):
@@ -113,7 +117,8 @@ def test_it_answers_503_and_fails_the_job_when_the_broker_is_down(manager: Any, 
         job = Job.objects.get(pk=body["job"])
         assert job.status == "failed" and job.finished_at is not None
         assert "task queue is unreachable" in job.errors[0] and "127.0.0.1:1" in job.errors[0]
-    assert page.status_code == 503 and b"task queue is unreachable" in page.content
+    for answer in (page, upload_page):  # every page that starts a job: the failed job's page, a 503
+        assert answer.status_code == 503 and b"task queue is unreachable" in answer.content
     assert not Job.objects.filter(status__in=["queued", "running"]).exists()
     pool.refresh_from_db()
     assert pool.status == "built"  # untouched: nothing was started
