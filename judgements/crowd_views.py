@@ -15,7 +15,6 @@ from judgements import crowd_import
 from judgements.errors import JudgingError
 from judgements.manager_views import _judging
 from pooling import errors as pooling_errors
-from pooling import jobs
 from pooling.models import Job
 from pooling.permissions import manager_required
 
@@ -83,8 +82,6 @@ def crowd_upload(request: HttpRequest, pool: str) -> HttpResponse:
                 form.add_error("file", error)
         except JudgingError as exc:
             form.add_error(None, str(exc))
-        except jobs.QueueUnavailable as exc:
-            return redirect("jobs:job-detail", job_id=exc.job.pk)
         else:
             return redirect("jobs:job-detail", job_id=job.pk)
     recent = Job.objects.filter(kind=Job.Kind.JUDGEMENTS, params__pool=judging.pool.pk).order_by(
