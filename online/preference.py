@@ -23,7 +23,6 @@ from collections.abc import Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import stats
 
 from online.interleaving import OUTCOMES, Outcome
 
@@ -86,6 +85,8 @@ def sign_test(wins_a: int, wins_b: int) -> float:
     n = wins_a + wins_b
     if n == 0:
         return 1.0
+    from scipy import stats  # here: scipy.stats takes a second to import, and every process loads this module
+
     return float(min(1.0, 2.0 * stats.binom.cdf(min(wins_a, wins_b), n, 0.5)))
 
 
@@ -226,6 +227,8 @@ def sign_test_power(n: int, win_share: float, alpha: float) -> float:
     if n <= 0:
         return 0.0
     # The largest c with 2·P(X ≤ c | 1/2) ≤ alpha: reject when min(wins) ≤ c.
+    from scipy import stats  # here, not at the top: see sign_test
+
     c = int(stats.binom.ppf(alpha / 2, n, 0.5))
     while c >= 0 and 2 * stats.binom.cdf(c, n, 0.5) > alpha:
         c -= 1
@@ -264,6 +267,8 @@ def plan_power(
     win_share = 0.5 + abs(delta) / (1 - tie_share)
     if win_share >= 1:
         raise ValueError("delta is too large for this tie_share: A would win every decisive impression")
+    from scipy import stats  # here, not at the top: see sign_test
+
     z_alpha, z_power = stats.norm.ppf(1 - alpha / 2), stats.norm.ppf(power)
     spread = math.sqrt(win_share * (1 - win_share))
     edge = win_share - 0.5
