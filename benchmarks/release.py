@@ -25,9 +25,9 @@ Timed:
   must give the same kappa;
 - `manage.py agreement POOL --format json` end to end (its default bootstrap of 1,000 resamples).
 
-The database `labeling_release_bench` on postgres://postgres@127.0.0.1:5432 is dropped and recreated, and
-dropped at the end (unless --keep); files go to a temp dir, removed at the end. The last line is
-`ratio release/COPY: X.XX` (target ≤ 1.5).
+The database `labeling_release_bench` (or BENCH_DB) on postgres://postgres@127.0.0.1:5432 is dropped and
+recreated, and dropped at the end (unless --keep); files go to a temp dir, removed at the end. The last line
+is `ratio release/COPY: X.XX` (target ≤ 1.5).
 
 Usage: .venv/bin/python benchmarks/release.py [--small] [--keep] [--reuse] [--profile N]
   --small      200 topics (20,000 items) instead of 5,000
@@ -58,7 +58,7 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 SERVER = "postgres://postgres@127.0.0.1:5432"
-DATABASE = "labeling_release_bench"
+DATABASE = os.environ.get("BENCH_DB", "labeling_release_bench")  # BENCH_DB: another name, as ingest.py takes
 ITEMS_PER_TOPIC = 100
 UNPOOLED_PER_TOPIC = 10
 PROFILE_TOPICS = 1_000
