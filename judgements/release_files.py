@@ -120,6 +120,7 @@ class QrelsFiles:
         self.topic: list[str] = []
         self.qid: str | None = None
         self.judged = False
+        self.waiting = 0  # lines in `pending`
 
     def add(self, item: ItemVotes, result: aggregation.Aggregate) -> None:
         self.add_line(item.qid, item.docid, result)
@@ -141,15 +142,17 @@ class QrelsFiles:
         self.tally.topics["judged" if self.judged else "not_judged"] += 1
         self.pending[name].extend(self.topic)
         self.tally.lines[name] += len(self.topic)
+        self.waiting += len(self.topic)
         self.topic.clear()
 
     def buffered(self) -> int:
-        return max(len(lines) for lines in self.pending.values())
+        return self.waiting
 
     def flush(self) -> None:
         for name, lines in self.pending.items():
             self.files[name].writelines(lines)
             lines.clear()
+        self.waiting = 0
 
     def close(self) -> None:
         self.end_topic()
@@ -170,6 +173,9 @@ class JudgementLines:
         self.raters: dict[Any, str] = {}  # rater id -> the JSON text of their pseudonym
         self.facets: dict[str, str] = {}  # facets text -> its JSON (few distinct ones)
         self.states = {True: json_text("unrateable"), False: json_text("graded")}
+        self.heads: dict[str, str] = {}  # consensus state -> the line's start up to created_at's value
+        self.qid: Any = None  # the last item's qid, and its part of the line
+        self.qid_json = ""
 
     def pseudonym(self, rater_id: Any) -> str:
         """A rater's name in a release: stable within the pool, unguessable without SECRET_KEY."""
@@ -182,24 +188,32 @@ class JudgementLines:
         tally.counts["judgements"] += len(rows)
         encode = json.encoder.encode_basestring
         to_iso = self.to_iso
-        head = f'{{"consensus": {json_text(result.state)}, "created_at": '
-        docid = f', "docid": {json_text(item.docid)}, "facets": '
-        qid = f', "qid": {json_text(item.qid)}, "rater": '
+        raters, facets_json, states = self.raters, self.facets, self.states
+        latest = tally.latest
+        head = self.heads.get(result.state)
+        if head is None:
+            head = self.heads[result.state] = f'{{"consensus": {json_text(result.state)}, "created_at": '
+        docid_json = encode(item.docid) if type(item.docid) is str else json_text(item.docid)
+        docid = f', "docid": {docid_json}, "facets": '
+        if item.qid != self.qid:
+            self.qid = item.qid
+            self.qid_json = f', "qid": {json_text(item.qid)}, "rater": '
+        qid = self.qid_json
         append = self.lines.append
         for row in rows:
             rater_id, grade, unrateable, raw, note, seconds, created, updated = row[7:15]
             if to_iso is not iso_text:
                 created, updated = to_iso(created), to_iso(updated)
-            if updated is not None and updated > tally.latest:  # max(latest, updated or "")
-                tally.latest = updated
-            rater = self.raters.get(rater_id)
+            if updated is not None and updated > latest:  # max(latest, updated or "")
+                latest = updated
+            rater = raters.get(rater_id)
             if rater is None:
-                rater = self.raters[rater_id] = json_text(self.pseudonym(rater_id))
-            facets = self.facets.get(raw) if type(raw) is str else None
+                rater = raters[rater_id] = json_text(self.pseudonym(rater_id))
+            facets = facets_json.get(raw) if type(raw) is str else None
             if facets is None:
                 facets = self.dumps(json_value(raw))
-                if type(raw) is str and len(self.facets) < 1000:
-                    self.facets[raw] = facets
+                if type(raw) is str and len(facets_json) < 1000:
+                    facets_json[raw] = facets
             grade = None if unrateable else grade
             seconds = round(float(seconds or 0.0), 3)
             seconds_json = float.__repr__(seconds) if seconds - seconds == 0.0 else json_float(seconds)
@@ -213,9 +227,10 @@ class JudgementLines:
                 f"{qid}{rater}"
                 f', "seconds": {seconds_json}'
                 f', "source": "human"'
-                f', "state": {self.states[bool(unrateable)]}'
+                f', "state": {states[bool(unrateable)]}'
                 f', "updated_at": {updated_json}}}\n'
             )
+        tally.latest = latest
 
     def add_model(self, item: ItemVotes, source: str, grade: int) -> None:
         """The line of a model's label that fills an item nobody judged (no rater, no times)."""
@@ -282,7 +297,8 @@ def _write_lines(
     consensus = Consensus(policy)
     with contextlib.closing(stream_items(pool=pool, iso_times=True, copy=True)) as items:
         judgements = JudgementLines(pool=pool, tally=tally)
-        counts, grades, pairs_count = tally.counts, tally.grades, tally.pairs
+        counts, grades, pairs_count, sources = tally.counts, tally.grades, tally.pairs, tally.sources
+        add_qrels, add_judgements, lines = qrels.add_line, judgements.add, judgements.lines
         for done, (item, rows) in enumerate(items, 1):
             result, pairs = consensus(item)
             source = "human"
@@ -291,17 +307,18 @@ def _write_lines(
                 if grade is not None:
                     result, source = aggregation.Aggregate("judged", grade), fill.source
                     judgements.add_model(item, source, grade)
-            if result.state == "judged":
-                tally.sources[source] += 1
-            counts[result.state] += 1
-            counts["ties"] += int(result.tie)
-            if result.state == "judged":
+            state = result.state
+            counts[state] += 1
+            if state == "judged":
+                sources[source] += 1
                 grades[result.grade] += 1  # type: ignore[index]  # a judged result has a grade
-            qrels.add(item, result)
+            if result.tie:
+                counts["ties"] += 1
+            add_qrels(item.qid, item.docid, result)
             for pair in pairs:
                 pairs_count[pair] += 1
-            judgements.add(item, result, rows)
-            if len(judgements.lines) >= FLUSH_LINES or qrels.buffered() >= FLUSH_LINES:
+            add_judgements(item, result, rows)
+            if len(lines) >= FLUSH_LINES or qrels.waiting >= FLUSH_LINES:
                 qrels.flush()
                 jsonl.writelines(judgements.lines)
                 judgements.lines.clear()

@@ -158,19 +158,21 @@ def stream_items(*, pool: Pool, iso_times: bool = False, copy: bool = False) -> 
         ORDER BY t.qid{collate}, d.docid{collate}, j.rater_id
     """
     current: ItemVotes | None = None
+    current_id: Any = None
     rows: list[tuple[Any, ...]] = []
+    votes: list[tuple[Any, int | None]] = []
     for row in query_rows(sql, [pool.pk], copy=copy):
-        item_id = row[0]
-        if current is None or current.item_id != item_id:
+        if row[0] != current_id or current is None:
             if current is not None:
                 yield current, rows
+            current_id = row[0]
             adjudicated: int | Literal["unrateable"] | None = None
             if row[4] is not None:
                 adjudicated = "unrateable" if row[6] else row[5]
-            current = ItemVotes(item_id, row[1], row[2], row[3], adjudicated, [])
-            rows = []
+            votes, rows = [], []
+            current = ItemVotes(current_id, row[1], row[2], row[3], adjudicated, votes)
         if row[7] is not None:
-            current.votes.append((row[7], None if row[9] else row[8]))
+            votes.append((row[7], None if row[9] else row[8]))
             rows.append(row)
     if current is not None:
         yield current, rows
