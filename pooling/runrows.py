@@ -83,10 +83,7 @@ class DocumentCatalogue:
         if only is None:
             batches: Any = [documents.values_list("docid", "id").iterator(chunk_size=50_000)]
         else:
-            batches = (
-                documents.filter(docid__in=only[start : start + _LOOKUP_CHUNK]).values_list("docid", "id")
-                for start in range(0, len(only), _LOOKUP_CHUNK)
-            )
+            batches = _documents_named(collection, only)
         for rows in batches:
             for docid, pk in rows:
                 docids.append(docid.encode("utf-8"))
@@ -116,6 +113,22 @@ class DocumentCatalogue:
         return np.array([self._dict.get(value, -1) for value in docid.tolist()], dtype=np.int64)
 
 
+def _documents_named(collection: Collection, docids: list[str]) -> Any:
+    """The (docid, id) of the collection's documents among `docids`, in batches. In plain SQL: the ORM's
+    per-value work on tens of thousands of docids cost more than loading the whole catalogue. PostgreSQL
+    takes them as one array; SQLite in chunks under its limit of variables."""
+    sql = f"SELECT docid, id FROM {Document._meta.db_table} WHERE collection_id = %s AND docid"
+    with connection.cursor() as cursor:
+        if connection.vendor == "postgresql":
+            cursor.execute(f"{sql} = ANY(%s)", [collection.pk, docids])
+            yield cursor.fetchall()
+            return
+        for start in range(0, len(docids), _LOOKUP_CHUNK):
+            chunk = docids[start : start + _LOOKUP_CHUNK]
+            cursor.execute(f"{sql} IN ({', '.join(['%s'] * len(chunk))})", [collection.pk, *chunk])
+            yield cursor.fetchall()
+
+
 def docids_named(path: Any) -> list[str]:
     """The distinct docids a run file names (its bad lines are the import's to report)."""
     errors = trec_io.ErrorLog(str(path))
@@ -123,6 +136,22 @@ def docids_named(path: Any) -> list[str]:
     if not parts:
         return []
     return [docid.decode("utf-8", "replace") for docid in np.unique(np.concatenate(parts)).tolist()]
+
+
+#: COPY blocks (psycopg's, 128 KiB each) waiting to be sent: the rows in flight stay under 8 MiB.
+COPY_QUEUE_BLOCKS = 64
+
+
+def _queued_writer(cursor: Any) -> Any:
+    """psycopg's QueuedLibpqWriter (a thread sends the COPY data while this one parses and ranks the next
+    rows; the server ingests meanwhile), its queue bounded by COPY_QUEUE_BLOCKS instead of psycopg's 1,024
+    blocks (128 MiB), so that memory stays flat whichever side is slower."""
+    from psycopg._acompat import Queue
+    from psycopg.copy import QueuedLibpqWriter
+
+    writer = QueuedLibpqWriter(cursor)
+    writer._queue = Queue(maxsize=COPY_QUEUE_BLOCKS)  # psycopg==3.3 (pinned) keeps its queue here
+    return writer
 
 
 class RowWriter:
@@ -147,7 +176,9 @@ class RowWriter:
             raw = self.cursor.cursor  # the psycopg cursor under Django's wrapper
             # FREEZE: the table is new in this transaction, so its rows can be written frozen (no later
             # vacuum rewrites them; about 5% off the COPY).
-            self.copy_cm = raw.copy(f"COPY {self.table} {_COLUMNS} FROM STDIN (FORMAT binary, FREEZE)")
+            self.copy_cm = raw.copy(
+                f"COPY {self.table} {_COLUMNS} FROM STDIN (FORMAT binary, FREEZE)", writer=_queued_writer(raw)
+            )
             self.copy = self.copy_cm.__enter__()
             self.copy.write(_COPY_HEADER)
 
