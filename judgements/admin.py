@@ -25,7 +25,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from judgements import adjudication, errors, leasing, membership, rubrics
+from judgements import adjudication, errors, lease_ends, membership, rubrics
 from judgements.models import (
     Adjudication,
     Assignment,
@@ -258,7 +258,7 @@ class AssignmentAdmin(ReadOnlyAdmin):
 
     @admin.action(description="Sweep the expired leases of the pools I manage now (gives their items back)")
     def sweep_expired(self, request: HttpRequest, queryset: QuerySet[Assignment]) -> None:
-        swept = leasing.sweep_expired_leases(pools=Pool.objects.managed_by(request.user))
+        swept = lease_ends.sweep_expired_leases(pools=Pool.objects.managed_by(request.user))
         self.message_user(request, f"{swept} expired lease(s) swept in the pools you manage.")
 
 

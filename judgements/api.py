@@ -33,7 +33,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgements import errors, labels, leasing, rubrics
+from judgements import errors, labels, lease_ends, rubrics
 from judgements.models import Assignment, Judgement, Judging, Rubric
 from judgements.serializers import (
     AssignmentPayloadSerializer,
@@ -138,7 +138,7 @@ class AssignmentViewSet(
     @action(detail=True, methods=["post"])
     def skip(self, request: Request, pk: str | None = None) -> Response:
         """Give the item back; it is not offered to you again."""
-        leasing.skip_item(assignment=self.get_object())
+        lease_ends.skip_item(assignment=self.get_object())
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 

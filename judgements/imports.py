@@ -12,7 +12,7 @@ from django.db import transaction
 from django.db.models import F
 
 from judgements.labels import revise_judgement
-from judgements.leasing import end_lease
+from judgements.lease_ends import end_lease
 from judgements.models import (
     Assignment,
     Judgement,

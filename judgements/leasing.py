@@ -1,257 +1,35 @@
-"""The rater loop: lease an item to a rater (`lease_next`), skip it, submit its label (`submit_label`);
-leases that expire.
+"""Leasing an item to a rater (`lease_next`): their live lease, else an item open for them
+(`PoolItem.objects.open_for`, as OPEN_FOR_SQL), on the topic they are on first.
 
-Longer than 400 lines: each of the two steps holds its single-statement PostgreSQL path (the SQL text,
-long and commented, that the benchmarks measure) beside its portable ORM path."""
+The rater loop is two steps, each one public function: `leasing.lease_next` (this module's, answered as a
+`Lease`) and `submission.submit_label` (answered as a `Judged`): plain values, what a rater may see.
+Every caller (the judging page, the rater API, its hot endpoints, tests, benchmarks) calls these two.
+Inside each, PostgreSQL takes ONE statement, prepared on the connection (`prepared.one_row`), with no
+BEGIN/COMMIT of its own outside a caller's transaction (the statement is its own transaction). Whatever
+that statement does not cover goes to the portable ORM path beside it, which decides it: the statement
+changes nothing in those cases. Elsewhere (SQLite) only the portable path runs.
+Here the statement is `_LEASE_SQL`; the portable path is `_lease_orm` (nothing open, so adaptive
+selection or "nothing left"; a rater's own race between two tabs). How a lease ends (skipped, expired,
+swept) is `lease_ends`; asking an adaptive pool for more items, `adaptive_selection`."""
 
 from __future__ import annotations
 
 import functools
-from collections import Counter
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import timedelta
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
-from django.db.models import F
 from django.utils import timezone
 
-from judgements.errors import JudgingError, NotARater
-from judgements.labels import clean_note, validate_label
-from judgements.models import (
-    Assignment,
-    Judgement,
-    Judging,
-    Rubric,
-)
+from judgements.adaptive_selection import select_adaptive
+from judgements.errors import NotARater
+from judgements.lease_ends import expire_lapsed
+from judgements.models import Assignment, Judging
 from judgements.prepared import PAGES_SQL, one_row
 from judgements.rubrics import rubric_values, rubric_values_from_row
-from pooling import adaptive as pooling_adaptive
-from pooling.models import JUDGED, OPEN_FOR_SQL, Pool, PoolItem
-
-_NEXT_SQL = """
-SELECT pi.id, (SELECT a.id FROM judgements_assignment a WHERE a.item_id = pi.id AND a.rater_id = %(rater)s)
-FROM pooling_poolitem pi
-WHERE pi.pool_id = %(pool)s {topic_clause} AND {open_for}
-ORDER BY pi.topic_id, pi.blind_key
-LIMIT 1 {lock}
-""".replace("{open_for}", OPEN_FOR_SQL)
-
-
-# Membership (no row if not a rater), the lease length, the live lease, the topic of the last lease, and
-# whether a lease of theirs lapsed unswept (active, past its time: the new lease must end it first).
-_RATER_SQL = """
-SELECT j.lease_minutes,
-  (SELECT a.id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
-   WHERE pi.pool_id = %(pool)s AND a.rater_id = %(rater)s AND a.state = %(active)s AND a.expires_at > %(now)s
-   ORDER BY a.leased_at DESC LIMIT 1),
-  (SELECT pi.topic_id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
-   WHERE pi.pool_id = %(pool)s AND a.rater_id = %(rater)s ORDER BY a.leased_at DESC LIMIT 1),
-  EXISTS (SELECT 1 FROM judgements_assignment a WHERE a.pool_id = %(pool)s AND a.rater_id = %(rater)s
-          AND a.state = %(active)s AND a.expires_at <= %(now)s)
-FROM judgements_judging j JOIN judgements_judging_raters r ON r.judging_id = j.id
-WHERE j.pool_id = %(pool)s AND r.user_id = %(rater)s
-"""
-
-
-def _find_open_item(*, pool: Pool, rater: User, topic_id: int | None) -> tuple[int, int | None] | None:
-    """(item id, id of this rater's expired assignment on it or None), the item locked on PostgreSQL."""
-    lock = "FOR UPDATE OF pi SKIP LOCKED" if connection.vendor == "postgresql" else ""
-    params = {"pool": pool.pk, "rater": rater.pk, "topic": topic_id}
-    with connection.cursor() as cursor:
-        if topic_id is not None:
-            cursor.execute(_NEXT_SQL.format(topic_clause="AND pi.topic_id = %(topic)s", lock=lock), params)
-            row = cursor.fetchone()
-            if row:
-                return int(row[0]), row[1]
-        cursor.execute(_NEXT_SQL.format(topic_clause="", lock=lock), params)
-        row = cursor.fetchone()
-    return (int(row[0]), row[1]) if row else None
-
-
-def current_assignment(*, pool: Pool, rater: User) -> Assignment | None:
-    """The rater's live lease in this pool, if any (a rater resumes where they were)."""
-    return (
-        Assignment.objects.select_related("item__topic", "item__document")
-        .filter(item__pool=pool, rater=rater, state=Assignment.State.ACTIVE, expires_at__gt=timezone.now())
-        .order_by("-leased_at")
-        .first()
-    )
-
-
-def _lease_orm(*, pool: Pool, rater: User) -> Assignment | None:
-    """The portable path of `lease_next`: lease the rater an item that still needs judgements and that
-    they have not judged, preferring the
-    topic they are on. Concurrency-safe: on PostgreSQL the item row is locked with SKIP LOCKED and its
-    lease counter is re-checked, so no item is ever leased beyond what it still needs. Returns None when
-    nothing is left for this rater."""
-    for _attempt in range(3):
-        try:
-            with transaction.atomic():
-                # One rater's leases in a pool take turns (two tabs, a double click): the second waits
-                # here for the first to commit, then finds its lease live. The database holds one live
-                # lease per rater and pool whatever happens (`assignment_one_live_lease`).
-                _take_turn(pool=pool, rater=rater)
-                now = connection.ops.adapt_datetimefield_value(timezone.now())
-                params: dict[str, Any] = {
-                    "pool": pool.pk,
-                    "rater": rater.pk,
-                    "active": Assignment.State.ACTIVE.value,
-                    "now": now,
-                }
-                with connection.cursor() as cursor:
-                    cursor.execute(_RATER_SQL, params)
-                    row = cursor.fetchone()
-                if row is None:
-                    raise NotARater("you are not a rater of this pool")
-                lease_minutes, live_id, last, lapsed = row
-                if live_id is not None:
-                    live = current_assignment(pool=pool, rater=rater)
-                    if live is not None:
-                        return live
-                lease = functools.partial(
-                    _lease, pool=pool, rater=rater, topic_id=last, lease_minutes=lease_minutes, lapsed=lapsed
-                )
-                assignment = lease()
-                if assignment is None and pool.adaptive and _select_adaptive(pool=pool):
-                    assignment = lease()
-                return assignment
-        except IntegrityError:
-            continue  # a live lease the turn did not see (the single statement's, racing): try again
-    return None
-
-
-_TURN_SQL = """
-SELECT 1 FROM judgements_judging_raters r JOIN judgements_judging j ON j.id = r.judging_id
-WHERE j.pool_id = %s AND r.user_id = %s FOR UPDATE OF r
-"""
-
-
-def _take_turn(*, pool: Pool, rater: User) -> None:
-    """Lock the rater's membership of the pool until the transaction ends (PostgreSQL; SQLite locks the
-    whole database for a write anyway)."""
-    if connection.vendor == "postgresql":
-        with connection.cursor() as cursor:
-            cursor.execute(_TURN_SQL, [pool.pk, rater.pk])
-
-
-def _expire_lapsed(*, pool: Pool, rater: User) -> None:
-    """End the rater's leases in `pool` that are past their time but not yet swept."""
-    with transaction.atomic():
-        for assignment in Assignment.objects.select_for_update().filter(
-            pool=pool, rater=rater, state=Assignment.State.ACTIVE, expires_at__lte=timezone.now()
-        ):
-            end_lease(assignment, Assignment.State.EXPIRED)
-
-
-def _lease(
-    *,
-    pool: Pool,
-    rater: User,
-    topic_id: int | None,
-    lease_minutes: int | None = None,
-    lapsed: bool = False,
-) -> Assignment | None:
-    found = _find_open_item(pool=pool, rater=rater, topic_id=topic_id)
-    if found is None:
-        return None
-    if lapsed:  # found while the lapsed lease still held its item: a lapsed lease is not resumed
-        _expire_lapsed(pool=pool, rater=rater)
-    item_id, expired_id = found
-    now = timezone.now()
-    if lease_minutes is None:
-        lease_minutes = Judging.objects.filter(pool=pool).values_list("lease_minutes", flat=True).first()
-    expires_at = now + timedelta(minutes=lease_minutes or 10)
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE pooling_poolitem SET active_leases = active_leases + 1 WHERE id = %s", [item_id]
-        )
-    assignment: Assignment | None = None
-    if expired_id is not None and Assignment.objects.filter(
-        pk=expired_id, state=Assignment.State.EXPIRED
-    ).update(state=Assignment.State.ACTIVE, leased_at=now, expires_at=expires_at):
-        assignment = Assignment.objects.get(pk=expired_id)
-    if assignment is None:  # no row of this rater on the item (a racing tab's new row: IntegrityError)
-        assignment = Assignment.objects.create(
-            item_id=item_id, pool=pool, rater=rater, leased_at=now, expires_at=expires_at
-        )
-    assignment.item = PoolItem.objects.select_related("topic", "document").get(pk=item_id)
-    return assignment
-
-
-def _select_adaptive(*, pool: Pool) -> bool:
-    """Ask the pool's strategy for more items, for every topic whose selected items are all judged."""
-    selected_any = False
-    for topic in pool.topics():
-        items = PoolItem.objects.filter(pool=pool, topic=topic, selected=True)
-        if items.exclude(JUDGED).exists():
-            continue
-        outcomes = consensus_outcomes(items)
-        if pooling_adaptive.select_next(pool=pool, topic=topic, outcomes=outcomes) is not None:
-            selected_any = True
-    return selected_any
-
-
-def consensus_outcomes(items: Any) -> dict[str, int | None]:
-    """docid → the item's consensus under the `median` policy (the lower median; None if most said
-    unrateable), for the adaptive strategies."""
-    from judgements import aggregation
-
-    votes: dict[str, list[tuple[int, int | None]]] = {}
-    rows = Judgement.objects.filter(item__in=items).values_list("item__document__docid", "rater_id", "grade")
-    for docid, rater_id, grade in rows:
-        votes.setdefault(docid, []).append((rater_id, grade))
-    return {docid: aggregation.aggregate(v, policy="median").grade for docid, v in votes.items()}
-
-
-def end_lease(assignment: Assignment, state: str) -> None:
-    if assignment.state == Assignment.State.ACTIVE:
-        PoolItem.objects.filter(pk=assignment.item_id).update(active_leases=F("active_leases") - 1)
-    assignment.state = state
-    assignment.save(update_fields=["state"])
-
-
-def skip_item(*, assignment: Assignment) -> None:
-    """Give an item back: the lease ends and this rater is not offered it again."""
-    with transaction.atomic():
-        locked = Assignment.objects.select_for_update().get(pk=assignment.pk)
-        if locked.state != Assignment.State.ACTIVE:
-            raise JudgingError("this item is no longer leased to you")
-        end_lease(locked, Assignment.State.SKIPPED)
-
-
-def sweep_expired_leases(*, now: Any = None, pools: Any = None) -> int:
-    """Expire leases past their time and give their items back: of every pool, or of `pools` (a Pool
-    queryset: the admin's action sweeps the pools its user manages). Returns how many expired."""
-    now = now or timezone.now()
-    leases = Assignment.objects.filter(state=Assignment.State.ACTIVE, expires_at__lte=now)
-    if pools is not None:
-        leases = leases.filter(pool__in=pools.values("pk"))
-    with transaction.atomic():
-        expired = list(leases.select_for_update(skip_locked=True).values_list("id", "item_id"))
-        if not expired:
-            return 0
-        Assignment.objects.filter(pk__in=[pk for pk, _ in expired]).update(state=Assignment.State.EXPIRED)
-        per_item = Counter(item_id for _, item_id in expired)
-        by_count: dict[int, list[int]] = {}
-        for item_id, count in per_item.items():
-            by_count.setdefault(count, []).append(item_id)
-        for count, item_ids in by_count.items():
-            PoolItem.objects.filter(pk__in=item_ids).update(active_leases=F("active_leases") - count)
-    return len(expired)
-
-
-# ------------------------------------------------------------------------- the two steps of the loop
-#
-# `lease_next` and `submit_label` are the rater loop: every caller (the judging page, the rater API, its
-# hot endpoints, tests, benchmarks) calls these two, and each answers in one value type (`Lease`,
-# `Judged`: plain values, what a rater may see). Inside each, PostgreSQL takes ONE statement, prepared on
-# the connection (`one_row`), with no BEGIN/COMMIT of its own outside a caller's transaction (the
-# statement is its own transaction). Whatever that statement does not cover (nothing open, so adaptive
-# selection or "nothing left"; a rater's own race between two tabs; an expired lease; facets or
-# unrateable; any refusal) goes to the portable ORM path (`_lease_orm`, `_submit_orm`), which decides it:
-# the statement changes nothing in those cases. Elsewhere (SQLite) only the portable path runs.
+from pooling.models import OPEN_FOR_SQL, Pool, PoolItem
 
 
 @dataclass(slots=True)
@@ -273,24 +51,6 @@ class Lease:
     url: str
     text: str
     rubric: dict[str, Any]
-
-
-@dataclass(slots=True)
-class Judged:
-    """A judgement just recorded by `submit_label`, with what the rater API answers about it."""
-
-    id: int
-    pool: str
-    qid: str
-    query: str
-    docid: str
-    title: str
-    grade: int | None
-    note: str
-    seconds: float
-    created_at: Any
-    unrateable: bool = False
-    facets: dict[str, Any] = field(default_factory=dict)
 
 
 # The lease in one statement: membership, the rater's live lease (returned as is) or an open item —
@@ -433,191 +193,144 @@ def lease_next(*, pool: Pool | str, rater: User) -> Lease | None:
     return None if assignment is None else _lease_of(assignment, found)
 
 
-# A plain grade (no facets asked or given, not unrateable) on the rater's active lease, in one statement:
-# the same checks as `_SUBMIT_SQL` (the assignment is theirs and locked, they still rate the pool, the
-# item is not judged by them yet, the grade is on a rubric without facets); when they pass, the judgement,
-# the item's counters and the assignment's state, and the answer's fields. Committed synchronously: a
-# judgement answered 201 is durable.
-_SUBMIT_ONE_SQL = f"""
-WITH a AS (
-  SELECT a.id, a.state, a.item_id, a.rater_id, j.rubric_id, p.name AS pool_name, pi.topic_id,
-    pi.document_id,
-    EXISTS (SELECT 1 FROM judgements_judging_raters r WHERE r.judging_id = j.id AND r.user_id = a.rater_id)
-      AS member,
-    EXISTS (SELECT 1 FROM judgements_judgement x WHERE x.item_id = a.item_id AND x.rater_id = a.rater_id)
-      AS judged,
-    EXISTS (SELECT 1 FROM judgements_facet f WHERE f.rubric_id = j.rubric_id) AS has_facets,
-    EXISTS (SELECT 1 FROM judgements_grade g WHERE g.rubric_id = j.rubric_id AND g.value = %(grade)s)
-      AS grade_ok
-  FROM judgements_assignment a
-  JOIN pooling_poolitem pi ON pi.id = a.item_id
-  JOIN pooling_pool p ON p.id = pi.pool_id
-  JOIN judgements_judging j ON j.pool_id = pi.pool_id
-  WHERE a.id = %(assignment)s AND a.rater_id = %(rater)s
-  FOR UPDATE OF a
-),
-ok AS (SELECT * FROM a WHERE state = 'active' AND member AND NOT judged AND NOT has_facets AND grade_ok),
-judged AS (
-  INSERT INTO judgements_judgement
-    (item_id, rater_id, rubric_id, grade, unrateable, facets, note, seconds, imported, created_at, updated_at)
-  SELECT item_id, rater_id, rubric_id, %(grade)s, false, '{{}}', %(note)s, %(seconds)s, false, %(now)s,
-    %(now)s
-  FROM ok
-  RETURNING id, item_id
-),
-counted AS (
-  UPDATE pooling_poolitem SET num_judgements = num_judgements + 1, active_leases = active_leases - 1
-  WHERE id IN (SELECT item_id FROM judged)
-),
-done AS (
-  UPDATE judgements_assignment SET state = 'done'
-  WHERE id IN (SELECT ok.id FROM ok JOIN judged ON judged.item_id = ok.item_id)
-)
-SELECT judged.id, a.pool_name, t.qid, t.query, d.docid, d.title, {PAGES_SQL}
-FROM a
-LEFT JOIN judged ON true
-JOIN pooling_topic t ON t.id = a.topic_id
-JOIN pooling_document d ON d.id = a.document_id
+# ------------------------------------------------------------------------------------- portable path
+
+_NEXT_SQL = """
+SELECT pi.id, (SELECT a.id FROM judgements_assignment a WHERE a.item_id = pi.id AND a.rater_id = %(rater)s)
+FROM pooling_poolitem pi
+WHERE pi.pool_id = %(pool)s {topic_clause} AND {open_for}
+ORDER BY pi.topic_id, pi.blind_key
+LIMIT 1 {lock}
+""".replace("{open_for}", OPEN_FOR_SQL)
+
+
+# Membership (no row if not a rater), the lease length, the live lease, the topic of the last lease, and
+# whether a lease of theirs lapsed unswept (active, past its time: the new lease must end it first).
+_RATER_SQL = """
+SELECT j.lease_minutes,
+  (SELECT a.id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
+   WHERE pi.pool_id = %(pool)s AND a.rater_id = %(rater)s AND a.state = %(active)s AND a.expires_at > %(now)s
+   ORDER BY a.leased_at DESC LIMIT 1),
+  (SELECT pi.topic_id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
+   WHERE pi.pool_id = %(pool)s AND a.rater_id = %(rater)s ORDER BY a.leased_at DESC LIMIT 1),
+  EXISTS (SELECT 1 FROM judgements_assignment a WHERE a.pool_id = %(pool)s AND a.rater_id = %(rater)s
+          AND a.state = %(active)s AND a.expires_at <= %(now)s)
+FROM judgements_judging j JOIN judgements_judging_raters r ON r.judging_id = j.id
+WHERE j.pool_id = %(pool)s AND r.user_id = %(rater)s
 """
 
 
-def submit_label(
-    *,
-    assignment: int,
-    rater: User,
-    grade: int | None,
-    unrateable: bool = False,
-    facets: dict[str, Any] | None = None,
-    note: str = "",
-    seconds: float = 0.0,
-) -> Judged:
-    """Record the rater's label for the item of their assignment `assignment` (an id) and end the lease.
-    A lease that has expired is still honoured if the item has room for this judgement. Raises
-    Assignment.DoesNotExist when the assignment is not theirs, JudgingError for any refusal (no longer a
-    rater, skipped, judged already, a label the rubric does not allow, a note too long); nothing changed
-    then. On PostgreSQL a plain grade (no facets asked or given, not unrateable) on an active lease is one
-    statement (`_SUBMIT_ONE_SQL`); everything else, and every other database, takes the portable path
-    (`_submit_orm`)."""
-    note = clean_note(note)
-    seconds = max(0.0, min(float(seconds), 24 * 3600.0))
-    plain = not unrateable and not facets and type(grade) is int and -(2**31) <= grade < 2**31
-    if plain and connection.vendor == "postgresql":
-        now = timezone.now()
-        params = {"assignment": assignment, "rater": rater.pk, "grade": grade, "note": note,
-                  "seconds": seconds, "now": now}  # fmt: skip
-        try:
-            row = one_row(_SUBMIT_ONE_SQL, params)
-        except IntegrityError:
-            row = None  # a racing submit of the same item: the portable path names the refusal
-        if row is not None and row[0] is not None:
-            judged_id, pool_name, qid, query, docid, title = row
-            return Judged(id=judged_id, pool=pool_name, qid=qid, query=query, docid=docid, title=title,
-                          grade=grade, note=note, seconds=seconds, created_at=now)  # fmt: skip
-    judgement = _submit_orm(
-        assignment=assignment, rater=rater, grade=grade, unrateable=unrateable, facets=facets, note=note,
-        seconds=seconds,
-    )  # fmt: skip
-    pool_name, qid, query, docid, title = PoolItem.objects.values_list(
-        "pool__name", "topic__qid", "topic__query", "document__docid", "document__title"
-    ).get(pk=judgement.item_id)
-    return Judged(
-        id=judgement.pk, pool=pool_name, qid=qid, query=query, docid=docid, title=title,
-        grade=judgement.grade, note=judgement.note, seconds=judgement.seconds,
-        created_at=judgement.created_at, unrateable=judgement.unrateable, facets=judgement.facets,
-    )  # fmt: skip
-
-
-# The rater's hot path writes its SQL by hand: Django took about as long to build each of these queries
-# as PostgreSQL took to run them. Locked with FOR UPDATE on PostgreSQL (SQLite locks the whole file).
-_SUBMIT_SQL = """
-SELECT a.state, a.item_id, a.rater_id, j.id, j.rubric_id,
-  EXISTS (SELECT 1 FROM judgements_judging_raters r WHERE r.judging_id = j.id AND r.user_id = a.rater_id),
-  EXISTS (SELECT 1 FROM judgements_judgement x WHERE x.item_id = a.item_id AND x.rater_id = a.rater_id),
-  EXISTS (SELECT 1 FROM judgements_facet f WHERE f.rubric_id = j.rubric_id),
-  EXISTS (SELECT 1 FROM judgements_grade g WHERE g.rubric_id = j.rubric_id AND g.value = %(grade)s)
-FROM judgements_assignment a
-JOIN pooling_poolitem pi ON pi.id = a.item_id
-LEFT JOIN judgements_judging j ON j.pool_id = pi.pool_id
-WHERE a.id = %(assignment)s {lock}
-"""
-_JUDGED_SQL = """
-UPDATE pooling_poolitem SET num_judgements = num_judgements + 1, active_leases = active_leases - %s
-WHERE id = %s
-"""
-
-
-def _submit_orm(
-    *,
-    assignment: int,
-    rater: User,
-    grade: int | None,
-    unrateable: bool = False,
-    facets: dict[str, Any] | None = None,
-    note: str = "",
-    seconds: float = 0.0,
-) -> Judgement:
-    """The portable path of `submit_label` (its note already cleaned, its seconds bounded)."""
-    # The checks ride on the locking query (one round trip instead of five): still a rater of the pool,
-    # already judged, the rubric has facets, and — for a plain grade — it is on the rubric. Anything but
-    # a plain grade of a facet-less rubric is validated by `validate_label` as ever.
-    plain = not unrateable and not facets and isinstance(grade, int) and -(2**31) <= grade < 2**31
-    lock = "FOR UPDATE OF a" if connection.vendor == "postgresql" else ""
-    params = {"assignment": assignment, "grade": int(grade) if plain and grade is not None else None}
-    with transaction.atomic():
-        with connection.cursor() as cursor:
-            cursor.execute(_SUBMIT_SQL.format(lock=lock), params)
+def _find_open_item(*, pool: Pool, rater: User, topic_id: int | None) -> tuple[int, int | None] | None:
+    """(item id, id of this rater's expired assignment on it or None), the item locked on PostgreSQL."""
+    lock = "FOR UPDATE OF pi SKIP LOCKED" if connection.vendor == "postgresql" else ""
+    params = {"pool": pool.pk, "rater": rater.pk, "topic": topic_id}
+    with connection.cursor() as cursor:
+        if topic_id is not None:
+            cursor.execute(_NEXT_SQL.format(topic_clause="AND pi.topic_id = %(topic)s", lock=lock), params)
             row = cursor.fetchone()
-        if row is None or row[2] != rater.pk:  # another rater's assignment is not found, as none
-            raise Assignment.DoesNotExist("Assignment matching query does not exist.")
-        state, item_id, rater_id, judging_id, rubric_id, is_member, judged, has_facets, grade_ok = row
-        if judging_id is None:
-            raise Judging.DoesNotExist("Pool has no judging.")
-        if not is_member:
-            raise NotARater("you are no longer a rater of this pool")
-        if plain and grade_ok and not has_facets:
-            facets = {}  # what `validate_label` returns for a grade of the rubric, no facet asked or given
-        else:
-            facets = validate_label(Rubric.objects.get(pk=rubric_id), grade, unrateable, facets)
-        if state == Assignment.State.DONE:
-            raise judged_already(item_id=item_id, rater_id=rater_id)
-        if state == Assignment.State.SKIPPED:
-            raise JudgingError("you skipped this item")
-        if state == Assignment.State.EXPIRED:
-            item = PoolItem.objects.select_for_update().get(pk=item_id)
-            if not item.needs_judgement():
-                raise JudgingError("your lease on this item expired and it went to another rater")
-        if judged:
-            raise judged_already(item_id=item_id, rater_id=rater_id)
-        now = timezone.now()
-        judgement = Judgement.objects.create(
-            item_id=item_id,
-            rater_id=rater_id,
-            rubric_id=rubric_id,
-            grade=None if unrateable else grade,
-            unrateable=unrateable,
-            facets=facets,
-            note=note,
-            seconds=seconds,
-            created_at=now,
-            updated_at=now,
-        )
-        leases = 1 if state == Assignment.State.ACTIVE else 0
+            if row:
+                return int(row[0]), row[1]
+        cursor.execute(_NEXT_SQL.format(topic_clause="", lock=lock), params)
+        row = cursor.fetchone()
+    return (int(row[0]), row[1]) if row else None
+
+
+def current_assignment(*, pool: Pool, rater: User) -> Assignment | None:
+    """The rater's live lease in this pool, if any (a rater resumes where they were)."""
+    return (
+        Assignment.objects.select_related("item__topic", "item__document")
+        .filter(item__pool=pool, rater=rater, state=Assignment.State.ACTIVE, expires_at__gt=timezone.now())
+        .order_by("-leased_at")
+        .first()
+    )
+
+
+def _lease_orm(*, pool: Pool, rater: User) -> Assignment | None:
+    """The portable path of `lease_next`: lease the rater an item that still needs judgements and that
+    they have not judged, preferring the
+    topic they are on. Concurrency-safe: on PostgreSQL the item row is locked with SKIP LOCKED and its
+    lease counter is re-checked, so no item is ever leased beyond what it still needs. Returns None when
+    nothing is left for this rater."""
+    for _attempt in range(3):
+        try:
+            with transaction.atomic():
+                # One rater's leases in a pool take turns (two tabs, a double click): the second waits
+                # here for the first to commit, then finds its lease live. The database holds one live
+                # lease per rater and pool whatever happens (`assignment_one_live_lease`).
+                _take_turn(pool=pool, rater=rater)
+                now = connection.ops.adapt_datetimefield_value(timezone.now())
+                params: dict[str, Any] = {
+                    "pool": pool.pk,
+                    "rater": rater.pk,
+                    "active": Assignment.State.ACTIVE.value,
+                    "now": now,
+                }
+                with connection.cursor() as cursor:
+                    cursor.execute(_RATER_SQL, params)
+                    row = cursor.fetchone()
+                if row is None:
+                    raise NotARater("you are not a rater of this pool")
+                lease_minutes, live_id, last, lapsed = row
+                if live_id is not None:
+                    live = current_assignment(pool=pool, rater=rater)
+                    if live is not None:
+                        return live
+                lease = functools.partial(
+                    _lease, pool=pool, rater=rater, topic_id=last, lease_minutes=lease_minutes, lapsed=lapsed
+                )
+                assignment = lease()
+                if assignment is None and pool.adaptive and select_adaptive(pool=pool):
+                    assignment = lease()
+                return assignment
+        except IntegrityError:
+            continue  # a live lease the turn did not see (the single statement's, racing): try again
+    return None
+
+
+_TURN_SQL = """
+SELECT 1 FROM judgements_judging_raters r JOIN judgements_judging j ON j.id = r.judging_id
+WHERE j.pool_id = %s AND r.user_id = %s FOR UPDATE OF r
+"""
+
+
+def _take_turn(*, pool: Pool, rater: User) -> None:
+    """Lock the rater's membership of the pool until the transaction ends (PostgreSQL; SQLite locks the
+    whole database for a write anyway)."""
+    if connection.vendor == "postgresql":
         with connection.cursor() as cursor:
-            cursor.execute(_JUDGED_SQL, [leases, item_id])
-            cursor.execute(
-                "UPDATE judgements_assignment SET state = %s WHERE id = %s",
-                [Assignment.State.DONE.value, assignment],
-            )
-    return judgement
+            cursor.execute(_TURN_SQL, [pool.pk, rater.pk])
 
 
-def judged_already(*, item_id: int, rater_id: int) -> JudgingError:
-    """The refusal of a second judgement of one item by one rater, naming how to revise the first: the API
-    call (with that judgement's id) and the judging page's key."""
-    judgement_id = (
-        Judgement.objects.filter(item_id=item_id, rater_id=rater_id).values_list("pk", flat=True).first()
-    )
-    where = f"PATCH /api/judgements/{judgement_id}/" if judgement_id else "PATCH /api/judgements/<id>/"
-    return JudgingError(
-        f"you have judged this item already: revise that judgement ({where}; u on the judging page)"
-    )
+def _lease(
+    *,
+    pool: Pool,
+    rater: User,
+    topic_id: int | None,
+    lease_minutes: int | None = None,
+    lapsed: bool = False,
+) -> Assignment | None:
+    found = _find_open_item(pool=pool, rater=rater, topic_id=topic_id)
+    if found is None:
+        return None
+    if lapsed:  # found while the lapsed lease still held its item: a lapsed lease is not resumed
+        expire_lapsed(pool=pool, rater=rater)
+    item_id, expired_id = found
+    now = timezone.now()
+    if lease_minutes is None:
+        lease_minutes = Judging.objects.filter(pool=pool).values_list("lease_minutes", flat=True).first()
+    expires_at = now + timedelta(minutes=lease_minutes or 10)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE pooling_poolitem SET active_leases = active_leases + 1 WHERE id = %s", [item_id]
+        )
+    assignment: Assignment | None = None
+    if expired_id is not None and Assignment.objects.filter(
+        pk=expired_id, state=Assignment.State.EXPIRED
+    ).update(state=Assignment.State.ACTIVE, leased_at=now, expires_at=expires_at):
+        assignment = Assignment.objects.get(pk=expired_id)
+    if assignment is None:  # no row of this rater on the item (a racing tab's new row: IntegrityError)
+        assignment = Assignment.objects.create(
+            item_id=item_id, pool=pool, rater=rater, leased_at=now, expires_at=expires_at
+        )
+    assignment.item = PoolItem.objects.select_related("topic", "document").get(pk=item_id)
+    return assignment

@@ -11,7 +11,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from judgements.errors import JudgingError
-from judgements.leasing import end_lease
+from judgements.lease_ends import end_lease
 from judgements.models import (
     Assignment,
     Judging,

@@ -11,7 +11,7 @@ negotiation and renderer, and keep the rules: the API's authentication (`labelin
 or the session with DRF's CSRF check), its throttles (`labeling.throttling`, REST_FRAMEWORK's
 DEFAULT_THROTTLE_CLASSES), the serializers' validation and errors (`SubmitSerializer`: a 400 naming the
 field), the JSON DRF's renderer writes, and the two calls of the loop (`leasing.lease_next`,
-`leasing.submit_label`). The plumbing (authentication, throttles, refusals, the OpenAPI schema through
+`submission.submit_label`). The plumbing (authentication, throttles, refusals, the OpenAPI schema through
 `documented_by`) is `labeling.plain_api`'s, shared with the interleaving search path.
 
 Blind: a payload carries the topic, the document (sanitised), the rubric and the rater's own label; no run,
@@ -31,7 +31,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema, inline_seriali
 from rest_framework import exceptions, status
 from rest_framework.views import APIView
 
-from judgements import leasing
+from judgements import leasing, submission
 from judgements.documents import render_body, safe_link
 from judgements.errors import JudgingError, NotARater
 from judgements.models import Assignment, Judging
@@ -66,7 +66,7 @@ def lease_payload(lease: leasing.Lease) -> dict[str, Any]:
     }  # fmt: skip
 
 
-def judged_payload(judged: leasing.Judged) -> dict[str, Any]:
+def judged_payload(judged: submission.Judged) -> dict[str, Any]:
     """A judgement `submit_label` just recorded, as `JudgementSerializer` shows it (no revisions yet)."""
     created = _drf_time(judged.created_at)
     return {
@@ -115,19 +115,19 @@ def _assignment_id(raw: str) -> int:
     return int(raw)
 
 
-def _submit(request: HttpRequest, rater: User, pk: str) -> leasing.Judged:
+def _submit(request: HttpRequest, rater: User, pk: str) -> submission.Judged:
     """Validate the label (`SubmitSerializer`: 400 naming the field) and submit it; an assignment that is
     not the caller's, or of a pool they no longer rate, is a 404."""
     assignment = _assignment_id(pk)
     form = SubmitSerializer(data=_data(request))
     form.is_valid(raise_exception=True)
     try:
-        return leasing.submit_label(assignment=assignment, rater=rater, **form.validated_data)
+        return submission.submit_label(assignment=assignment, rater=rater, **form.validated_data)
     except (Assignment.DoesNotExist, Judging.DoesNotExist, NotARater):
         raise exceptions.NotFound(f"No {Assignment._meta.object_name} matches the given query.") from None
     except IntegrityError:  # the same item judged by a racing request of the same rater
         item = Assignment.objects.filter(pk=assignment).values_list("item_id", flat=True).first()
-        raise leasing.judged_already(item_id=item or 0, rater_id=rater.pk) from None
+        raise submission.judged_already(item_id=item or 0, rater_id=rater.pk) from None
 
 
 def _lease(rater: User, pool: str) -> dict[str, Any] | None:

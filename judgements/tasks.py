@@ -7,13 +7,13 @@ from typing import Any
 
 from celery import shared_task
 
-from judgements import leasing, releases
+from judgements import lease_ends, releases
 
 
 @shared_task
 def sweep_expired_leases() -> int:
     """Periodic (beat, every minute): give the items of expired leases back to the pool."""
-    return leasing.sweep_expired_leases()
+    return lease_ends.sweep_expired_leases()
 
 
 @dataclass

@@ -28,7 +28,7 @@ from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from judgements import labels, leasing
+from judgements import labels, lease_ends, leasing, submission
 from judgements.documents import render_body, safe_link
 from judgements.errors import JudgingError
 from judgements.forms import JudgeForm, LabelForm, ReviseForm, RubricView, first_error
@@ -302,7 +302,7 @@ def submit(request: HttpRequest, pool: str) -> HttpResponse:
     error, following = act_and_lease(
         request,
         judging,
-        lambda: leasing.submit_label(
+        lambda: submission.submit_label(
             assignment=assignment.pk, rater=rater_of(request), grade=data["grade"],
             unrateable=data["unrateable"], facets=data["facets"], note=data["note"], seconds=seconds,
         ),
@@ -335,7 +335,7 @@ def skip(request: HttpRequest, pool: str) -> HttpResponse:
         Assignment, pk=posted_id(request, "assignment"), rater=rater_of(request), item__pool=judging.pool
     )
     rubric = RubricView(judging.rubric)
-    error, following = act_and_lease(request, judging, lambda: leasing.skip_item(assignment=assignment))
+    error, following = act_and_lease(request, judging, lambda: lease_ends.skip_item(assignment=assignment))
     return after_post(request, judging, rubric, assignment=following, flash="Skipped", error=error)
 
 

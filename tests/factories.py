@@ -8,7 +8,7 @@ from typing import Any
 
 from django.contrib.auth.models import User
 
-from judgements import leasing, membership
+from judgements import leasing, membership, submission
 from judgements.models import Assignment, Judgement
 from pooling import pool_build
 from pooling.models import Collection, Document, Pool, Run, RunRow, Topic
@@ -120,6 +120,6 @@ def lease_for(*, pool: Pool, rater: User) -> Assignment | None:
 
 
 def submit_for(*, assignment: Assignment, **label: Any) -> Judgement:
-    """`leasing.submit_label` on the assignment's own rater's behalf, answered as the judgement stored."""
-    judged = leasing.submit_label(assignment=assignment.pk, rater=assignment.rater, **label)
+    """`submission.submit_label` on the assignment's own rater's behalf, answered as the judgement stored."""
+    judged = submission.submit_label(assignment=assignment.pk, rater=assignment.rater, **label)
     return Judgement.objects.get(pk=judged.id)

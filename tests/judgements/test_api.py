@@ -11,7 +11,7 @@ from drf_spectacular.drainage import GENERATOR_STATS
 from drf_spectacular.generators import SchemaGenerator
 from drf_spectacular.validation import validate_schema
 
-from judgements import adjudication, imports, leasing, membership, rubrics
+from judgements import adjudication, imports, lease_ends, membership, rubrics
 from judgements.models import (
     Adjudication,
     Assignment,
@@ -437,7 +437,7 @@ def test_it_reports_rater_statistics_and_gold_accuracy(manager, rater, second_ra
         for grade, seconds in labels:
             assignment = lease_for(pool=pool, rater=user)
             submit_for(assignment=assignment, grade=grade, unrateable=grade is None, seconds=seconds)
-    leasing.skip_item(assignment=lease_for(pool=pool, rater=second_rater))
+    lease_ends.skip_item(assignment=lease_for(pool=pool, rater=second_rater))
     rows = {row["rater"]: row for row in client_for(manager).get("/api/judging/stats/stats/").json()}
     assert set(rows) == {"rater", "rater2"}
     one, two = rows["rater"], rows["rater2"]
@@ -504,7 +504,7 @@ def test_it_refuses_a_judgement_on_an_expired_lease_taken_by_another_rater(rater
     PoolItem.objects.filter(pool=pool).exclude(pk=PoolItem.objects.filter(pool=pool).first().pk).delete()
     payload = lease(client_for(rater))
     assignment = Assignment.objects.get(pk=payload["assignment"])
-    leasing.sweep_expired_leases(now=assignment.expires_at)
+    lease_ends.sweep_expired_leases(now=assignment.expires_at)
     lease(client_for(second_rater))
     response = client_for(rater).post(
         f"/api/assignments/{assignment.pk}/judgement/", {"grade": 1}, format="json"

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from judgements import leasing
+from judgements import leasing, submission
 from judgements.models import Assignment, Judgement
 from pooling.models import Document, PoolItem, Run, RunRow, Topic
 from tests.conftest import require_services
@@ -27,7 +27,7 @@ def lease_and_judge(pool, rater) -> tuple[int, Any] | None:
         return None
 
     def judge(grade: int) -> None:
-        leasing.submit_label(assignment=lease.assignment, rater=rater, grade=grade)
+        submission.submit_label(assignment=lease.assignment, rater=rater, grade=grade)
 
     return Assignment.objects.get(pk=lease.assignment).item_id, judge
 

@@ -12,7 +12,7 @@ from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
 
-from judgements import leasing
+from judgements import lease_ends, leasing
 from judgements.models import Assignment, Judging
 from pooling.models import Pool
 from pooling.permissions import MANAGERS_GROUP
@@ -169,7 +169,7 @@ def test_a_rater_has_no_sweep_action(people, pools):
 def test_the_service_sweeps_the_pools_it_is_given(people, pools):
     first = lapsed_lease(pools["old"], people["rater_a"])
     second = lapsed_lease(pools["other"], people["rater_b"])
-    assert leasing.sweep_expired_leases(pools=Pool.objects.filter(name="b-pool")) == 1
+    assert lease_ends.sweep_expired_leases(pools=Pool.objects.filter(name="b-pool")) == 1
     assert Assignment.objects.get(pk=first.pk).state == Assignment.State.ACTIVE
     assert Assignment.objects.get(pk=second.pk).state == Assignment.State.EXPIRED
-    assert leasing.sweep_expired_leases() == 1
+    assert lease_ends.sweep_expired_leases() == 1

@@ -9,9 +9,9 @@ import pytest
 
 from evaluation.judge_gate import MIN_ITEMS, measure_gate
 from judgements import stats
+from judgements.adaptive_selection import consensus_outcomes
 from judgements.errors import JudgingError
 from judgements.judges import create_judge, human_grades, model_grades, run_judge, start_judge_run
-from judgements.leasing import consensus_outcomes
 from judgements.models import Judge, Judgement, Judging
 from judgements.queries import agreement_records, pool_agreement
 from pooling.models import JUDGED, NEEDS_JUDGEMENT, Job, Pool, PoolItem

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from judgements import leasing, stats
+from judgements import lease_ends, leasing, stats
 from judgements.models import Assignment, Judging
 from judgements.progress import progress
 from pooling.models import PoolItem
@@ -52,11 +52,11 @@ def test_it_is_the_items_the_rater_may_still_be_given():
 
     # and the lease gives exactly them, then nothing: the held one first (a rater resumes), then the rest
     Assignment.objects.filter(rater=rater, item=held).update(expires_at=now - timedelta(minutes=1))
-    leasing.sweep_expired_leases()
+    lease_ends.sweep_expired_leases()
     leased = set()
     while (found := leasing.lease_next(pool=pool, rater=rater)) is not None:
         assignment = Assignment.objects.get(pk=found.assignment)
         leased.add(assignment.item_id)
-        leasing.skip_item(assignment=assignment)
+        lease_ends.skip_item(assignment=assignment)
     assert leased == open_items | {held.pk}
     assert not PoolItem.objects.filter(pool=pool).open_for(rater).exists()

@@ -1,6 +1,6 @@
-"""The rater loop's two steps (`leasing.lease_next`, `leasing.submit_label`) by their rules, on the database
-in use: PostgreSQL takes the single statement of each wherever it applies, SQLite the portable path, and
-both must give these answers."""
+"""The rater loop's two steps (`leasing.lease_next`, `submission.submit_label`) by their rules, on the
+database in use: PostgreSQL takes the single statement of each wherever it applies, SQLite the portable
+path, and both must give these answers."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
-from judgements import errors, leasing, prepared
+from judgements import errors, lease_ends, leasing, prepared, submission
 from judgements.models import Assignment, Judgement
 from pooling.models import Pool, PoolItem
 from tests.conftest import require_services
@@ -53,8 +53,8 @@ def lease(pool: Pool, rater) -> leasing.Lease | None:
     return found
 
 
-def judge(pool: Pool, rater, found: leasing.Lease, grade: int) -> leasing.Judged:
-    judged = leasing.submit_label(
+def judge(pool: Pool, rater, found: leasing.Lease, grade: int) -> submission.Judged:
+    judged = submission.submit_label(
         assignment=found.assignment, rater=rater, grade=grade, note=" n ", seconds=3
     )
     stored = Judgement.objects.get(pk=judged.id)
@@ -82,10 +82,10 @@ def test_the_loop_leases_and_judges_by_its_rules():
     assert first.rubric["grades"][0]["value"] == 3 and set(first.rubric) >= {"grades", "facets"}
     assert lease(pool, r1).assignment == first.assignment  # the live lease, as it is
     with pytest.raises(Assignment.DoesNotExist):  # another rater's assignment is not theirs to judge
-        leasing.submit_label(assignment=first.assignment, rater=r2, grade=1)
+        submission.submit_label(assignment=first.assignment, rater=r2, grade=1)
     judge(pool, r1, first, 3)
     with pytest.raises(errors.JudgingError, match="judged this item already"):
-        leasing.submit_label(assignment=first.assignment, rater=r1, grade=2)
+        submission.submit_label(assignment=first.assignment, rater=r1, grade=2)
     assert Judgement.objects.count() == 1
 
     # r2 on q2 (its last topic) leases q2 first, even though q1 has open items earlier in the order
@@ -96,7 +96,7 @@ def test_the_loop_leases_and_judges_by_its_rules():
     assert on_topic is not None and on_topic.qid == "q2"
 
     # r2's lease expires: the next lease reactivates their own assignment on the same item
-    leasing.sweep_expired_leases(now=timezone.now() + timedelta(hours=1))
+    lease_ends.sweep_expired_leases(now=timezone.now() + timedelta(hours=1))
     assert Assignment.objects.get(pk=on_topic.assignment).state == Assignment.State.EXPIRED
     again = lease(pool, r2)
     assert again is not None and again.assignment == on_topic.assignment and again.docid == on_topic.docid
@@ -109,7 +109,7 @@ def test_the_loop_leases_and_judges_by_its_rules():
     assert served is not None and served.docid == first.docid
 
     # a skipped item is never offered again; the rest of the pool, then nothing left
-    leasing.skip_item(assignment=Assignment.objects.get(pk=served.assignment))
+    lease_ends.skip_item(assignment=Assignment.objects.get(pk=served.assignment))
     everything = []
     while (found := lease(pool, r3)) is not None:
         everything.append(found.docid)
@@ -125,10 +125,10 @@ def test_the_loop_judges_an_unrateable_label_and_refuses_a_bad_one_changing_noth
     for bad in ({"grade": 9}, {"grade": 2**40}, {"grade": 2, "facets": {"colour": "red"}},
                 {"grade": 2, "note": "x" * 10_001}):  # fmt: skip
         with pytest.raises(errors.JudgingError):
-            leasing.submit_label(assignment=found.assignment, rater=rater, **bad)
+            submission.submit_label(assignment=found.assignment, rater=rater, **bad)
     assert not Judgement.objects.exists()
     assert Assignment.objects.get(pk=found.assignment).state == Assignment.State.ACTIVE
-    judged = leasing.submit_label(assignment=found.assignment, rater=rater, grade=None, unrateable=True)
+    judged = submission.submit_label(assignment=found.assignment, rater=rater, grade=None, unrateable=True)
     assert (judged.grade, judged.unrateable, judged.facets) == (None, True, {})
     assert Judgement.objects.get(pk=judged.id).unrateable
 
@@ -166,7 +166,7 @@ def test_only_a_lease_that_is_its_own_transaction_commits_asynchronously():
     assert synchronous_commit() == "on"
     lease = leasing.lease_next(pool=pool.name, rater=rater)  # inside the test's transaction
     assert lease is not None and synchronous_commit() == "on"
-    assert leasing.submit_label(assignment=lease.assignment, rater=rater, grade=1).grade == 1
+    assert submission.submit_label(assignment=lease.assignment, rater=rater, grade=1).grade == 1
     assert synchronous_commit() == "on"  # a judgement never turns it off
     # what an API request runs (autocommit: the statement is its own transaction), seen from inside
     params = {"pool": pool.name, "rater": rater.pk, "now": timezone.now(), "own_transaction": True}

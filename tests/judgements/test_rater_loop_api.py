@@ -15,7 +15,7 @@ from rest_framework.authtoken.models import Token
 from rest_framework.renderers import JSONRenderer
 from rest_framework.test import APIClient
 
-from judgements import leasing, membership, rubrics
+from judgements import lease_ends, leasing, membership, rubrics
 from judgements.models import Assignment, Judgement
 from judgements.rater_api import lease_payload
 from judgements.serializers import AssignmentPayloadSerializer, JudgementSerializer
@@ -397,7 +397,7 @@ def test_a_judgement_after_leaving_the_pool_or_on_a_lease_that_went_to_another_r
     Assignment.objects.all().delete()
     leased = client.post(f"/api/pools/{pool.name}/next/").json()
     assignment = Assignment.objects.get(pk=leased["assignment"])
-    leasing.sweep_expired_leases(now=assignment.expires_at)
+    lease_ends.sweep_expired_leases(now=assignment.expires_at)
     token_client(second).post(f"/api/pools/{pool.name}/next/")
     taken = client.post(url(assignment.pk), {"grade": 1}, format="json")
     assert taken.status_code == 400 and "went to another rater" in taken.json()["detail"]
@@ -411,7 +411,7 @@ def test_an_expired_lease_with_room_is_still_judged(url):
     client = token_client(rater)
     leased = client.post(f"/api/pools/{pool.name}/next/").json()
     assignment = Assignment.objects.get(pk=leased["assignment"])
-    leasing.sweep_expired_leases(now=assignment.expires_at)
+    lease_ends.sweep_expired_leases(now=assignment.expires_at)
     answer = client.post(url(assignment.pk), {"grade": 1}, format="json")
     assert answer.status_code == 201
     judgement = answer.json() if url is judge_url else answer.json()["judgement"]

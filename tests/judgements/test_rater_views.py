@@ -14,7 +14,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 from django.utils import timezone
 
-from judgements import leasing, membership, rubrics
+from judgements import lease_ends, membership, rubrics
 from judgements.models import Assignment, Judgement, JudgementRevision
 from judgements.views import render_body
 from labeling.middleware import CONTENT_SECURITY_POLICY
@@ -360,7 +360,7 @@ def test_it_reports_an_expired_lease_taken_by_someone_else_inline(rater, second_
     pool = blind_pool(raters=[rater, second_rater], judgements_per_item=1)
     client = client_for(rater)
     state = lease(client, pool)
-    leasing.sweep_expired_leases(now=timezone.now() + timedelta(hours=1))
+    lease_ends.sweep_expired_leases(now=timezone.now() + timedelta(hours=1))
     mine = Assignment.objects.get(pk=state["assignment"])
     Assignment.objects.create(
         item=mine.item, pool=pool, rater=second_rater, expires_at=timezone.now() + timedelta(hours=1)

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from judgements import adjudication, errors, imports, labels, leasing, membership, rubrics
+from judgements import adjudication, errors, imports, labels, lease_ends, membership, rubrics
 from judgements.models import Adjudication, Assignment, Judgement, JudgementRevision, Judging, Rubric
 from pooling.models import Pool, PoolItem
 from tests.factories import lease_for, make_pool, make_user, submit_for
@@ -51,8 +51,8 @@ def test_it_expires_and_sweeps_leases_and_gives_the_item_to_another_rater(rater,
     assert item_of(lease).active_leases == 1
     assert lease_for(pool=pool, rater=second_rater) is None  # the only item is taken
 
-    assert leasing.sweep_expired_leases(now=lease.expires_at - timedelta(seconds=1)) == 0
-    assert leasing.sweep_expired_leases(now=lease.expires_at + timedelta(seconds=1)) == 1
+    assert lease_ends.sweep_expired_leases(now=lease.expires_at - timedelta(seconds=1)) == 0
+    assert lease_ends.sweep_expired_leases(now=lease.expires_at + timedelta(seconds=1)) == 1
     lease.refresh_from_db()
     assert lease.state == Assignment.State.EXPIRED
     assert item_of(lease).active_leases == 0
@@ -86,7 +86,7 @@ def test_it_does_not_resume_an_expired_lease(rater):
 def test_it_releases_the_item_on_skip_and_never_offers_it_again_to_that_rater(rater, second_rater):
     pool = make_pool(raters=[rater, second_rater])
     lease = lease_for(pool=pool, rater=rater)
-    leasing.skip_item(assignment=lease)
+    lease_ends.skip_item(assignment=lease)
     lease.refresh_from_db()
     assert lease.state == Assignment.State.SKIPPED
     assert item_of(lease).active_leases == 0
@@ -99,9 +99,9 @@ def test_it_releases_the_item_on_skip_and_never_offers_it_again_to_that_rater(ra
 def test_it_refuses_to_skip_twice(rater):
     pool = make_pool(raters=[rater])
     lease = lease_for(pool=pool, rater=rater)
-    leasing.skip_item(assignment=lease)
+    lease_ends.skip_item(assignment=lease)
     with pytest.raises(errors.JudgingError, match="no longer leased"):
-        leasing.skip_item(assignment=lease)
+        lease_ends.skip_item(assignment=lease)
 
 
 def test_it_never_gives_a_rater_the_same_item_twice(rater):
@@ -155,7 +155,7 @@ def test_it_releases_the_leases_of_a_removed_rater_and_keeps_their_judgements(ra
 def test_it_honours_an_expired_lease_when_the_item_still_has_room(rater):
     pool = make_pool(raters=[rater])
     lease = lease_for(pool=pool, rater=rater)
-    leasing.sweep_expired_leases(now=lease.expires_at + timedelta(minutes=1))
+    lease_ends.sweep_expired_leases(now=lease.expires_at + timedelta(minutes=1))
     judgement = submit_for(assignment=lease, grade=2)
     assert judgement.grade == 2
     item = item_of(lease)
@@ -166,7 +166,7 @@ def test_it_refuses_an_expired_lease_when_the_item_went_to_another_rater(rater, 
     pool = make_pool(raters=[rater, second_rater])
     PoolItem.objects.filter(pool=pool).exclude(pk=PoolItem.objects.filter(pool=pool).first().pk).delete()
     lease = lease_for(pool=pool, rater=rater)
-    leasing.sweep_expired_leases(now=lease.expires_at + timedelta(minutes=1))
+    lease_ends.sweep_expired_leases(now=lease.expires_at + timedelta(minutes=1))
     taken = lease_for(pool=pool, rater=second_rater)
     assert taken.item_id == lease.item_id
     with pytest.raises(errors.JudgingError, match="went to another rater"):
@@ -184,7 +184,7 @@ def test_it_refuses_a_second_submit_and_a_submit_after_skip(rater):
     with pytest.raises(errors.JudgingError, match="judged this item already"):
         submit_for(assignment=lease, grade=2)
     skipped = lease_for(pool=pool, rater=rater)
-    leasing.skip_item(assignment=skipped)
+    lease_ends.skip_item(assignment=skipped)
     with pytest.raises(errors.JudgingError, match="skipped"):
         submit_for(assignment=skipped, grade=2)
 

@@ -15,11 +15,11 @@ def judged_pool(*, grades: dict[str, int], managers=None, rater=None) -> Pool:
     """A pool (two runs over q1, q2) whose items are judged by one rater with `grades` by docid (0 else)."""
     rater = rater or make_user("judge")
     pool = make_pool(raters=[rater], managers=managers)
-    from judgements import leasing
+    from judgements import submission
 
     while (assignment := lease_for(pool=pool, rater=rater)) is not None:
         grade = grades.get(assignment.item.document.docid, 0)
-        leasing.submit_label(assignment=assignment.pk, rater=rater, grade=grade)
+        submission.submit_label(assignment=assignment.pk, rater=rater, grade=grade)
     return pool
 
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from judgements.leasing import consensus_outcomes
+from judgements.adaptive_selection import consensus_outcomes
 from pooling import adaptive, strategies
 from pooling.models import Document, Pool, PoolItem, Topic
 from tests.factories import lease_for, make_collection, make_pool, make_run, make_user, submit_for
