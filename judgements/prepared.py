@@ -3,8 +3,6 @@ connection and size class of the judging tables."""
 
 from __future__ import annotations
 
-import functools
-import re
 from typing import Any
 
 from django.db import connection, transaction
@@ -29,7 +27,7 @@ def one_row(sql: str, params: dict[str, Any], *, sized: bool = True) -> tuple[An
     transaction usable; in autocommit (a request of the API) the statement is its own transaction.
     `sized=False` for a statement without the pages columns (its plan does not depend on the growth of
     the judging tables)."""
-    text = _text(sql, plan_class["size"] if sized else None)
+    text = f"{sql}-- size class {plan_class['size']}\n" if sized else sql
     if connection.in_atomic_block:
         with transaction.atomic():
             row = _one_row_now(text, params)
@@ -39,30 +37,6 @@ def one_row(sql: str, params: dict[str, Any], *, sized: bool = True) -> tuple[An
         return row
     plan_class["size"] = f"{int(row[-2]).bit_length()} {int(row[-1]).bit_length()}"
     return tuple(row[:-2])
-
-
-@functools.lru_cache(maxsize=64)
-def _text(sql: str, size: str | None) -> str:
-    """The statement as sent, compacted: outside its string literals, whitespace runs made one space and
-    none kept around `( ) , = < > +`, so that the longest (the lease, 4,383 characters as written) stays
-    within the length whose conversion psycopg caches (4,096 bytes: a longer one is re-parsed on every
-    execution); then the size class. A hot statement has no `--` comment (compacted, it would swallow
-    the rest of the statement)."""
-    if "--" in sql:
-        raise ValueError("a hot statement may not hold a -- comment")
-    parts = sql.split("'")
-    for n in range(0, len(parts), 2):  # the even parts are outside the literals
-        part = parts[n]
-        compact = _AROUND_PUNCTUATION.sub(r"\1", " ".join(part.split()))
-        before = " " if n and part[:1].isspace() and compact[:1] not in _PUNCTUATION else ""
-        after = " " if n < len(parts) - 1 and part[-1:].isspace() and compact[-1:] not in _PUNCTUATION else ""
-        parts[n] = f"{before}{compact}{after}"
-    text = "'".join(parts)
-    return text if size is None else f"{text}\n-- size class {size}\n"
-
-
-_PUNCTUATION = "(),=<>+"
-_AROUND_PUNCTUATION = re.compile(r" ?([(),=<>+]) ?")
 
 
 def _one_row_now(sql: str, params: dict[str, Any]) -> tuple[Any, ...] | None:

@@ -521,17 +521,7 @@ class PoolItem(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["pool", "topic", "document"], name="poolitem_unique"),
         ]
-        indexes = [
-            models.Index(fields=["pool", "topic", "blind_key"], name="poolitem_blind_order"),
-            # The items that may still be leased, in the order raters get them: the lease walks this
-            # from the front to the first item open for the rater, instead of stepping over every item
-            # of the topic already fully leased or judged (hundreds, late in a topic).
-            models.Index(
-                fields=["pool", "topic", "blind_key"],
-                condition=Q(selected=True) & NEEDS_JUDGEMENT,
-                name="poolitem_open_order",
-            ),
-        ]
+        indexes = [models.Index(fields=["pool", "topic", "blind_key"], name="poolitem_blind_order")]
 
     def __str__(self) -> str:
         return f"{self.pool.name}: {self.topic.qid}/{self.document.docid}"

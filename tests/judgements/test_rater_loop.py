@@ -172,25 +172,3 @@ def test_only_a_lease_that_is_its_own_transaction_commits_asynchronously():
     params = {"pool": pool.name, "rater": rater.pk, "now": timezone.now(), "own_transaction": True}
     assert prepared.one_row(leasing._LEASE_SQL, params)[0] is not None
     assert synchronous_commit() == "off"
-
-
-def test_the_hot_statements_are_sent_short_enough_for_psycopg_to_cache_their_conversion():
-    from psycopg._queries import MAX_CACHED_STATEMENT_LENGTH
-
-    for sql in (leasing._LEASE_SQL, submission._SUBMIT_ONE_SQL):
-        sent = prepared._text(sql, "99 99")
-        assert len(sent.encode()) <= MAX_CACHED_STATEMENT_LENGTH
-        assert sent.endswith("\n-- size class 99 99\n")
-        assert "".join(sent.split()[:-5]) == "".join(sql.split())  # the same text, whitespace aside
-
-
-def test_the_lease_walks_only_the_items_that_may_still_be_leased():
-    require_services()
-    rater = make_user("rater")
-    pool = make_pool(raters=[rater], name="hot")
-    params = {"pool": pool.pk, "rater": rater.pk, "topic": None}
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL enable_seqscan = off")  # the tables of a test are too small to need it
-        cursor.execute("EXPLAIN " + leasing._NEXT_SQL.format(topic_clause="", lock=""), params)
-        plan = "\n".join(row[0] for row in cursor.fetchall())
-    assert "poolitem_open_order" in plan
