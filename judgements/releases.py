@@ -5,31 +5,26 @@ rows `release_rows` reads; the policies are in `aggregation`."""
 from __future__ import annotations
 
 import contextlib
-import hashlib
-import json
 import os
 import shutil
 import tempfile
-from collections import Counter
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.http import FileResponse, Http404
 
-from judgements import aggregation, agreement
+from judgements import aggregation
 from judgements.crowd_policies import fit_policy
 from judgements.errors import JudgingError
-from judgements.exclusions import excluded_rater_ids
 from judgements.models import Judging, Release
-from judgements.queries import unpooled_by_run
-from judgements.release_files import UNJUDGED_TOPICS_FILE, Tally, write_qrels_and_judgements
+from judgements.release_files import UNJUDGED_TOPICS_FILE, write_qrels_and_judgements
+from judgements.release_manifest import describe_files, release_manifest, write_manifest
 from judgements.release_rows import stream_items
 from pooling.jobs import remove_stale_workdirs
-from pooling.models import Pool, PoolItem
+from pooling.models import Pool
 
 #: Every file a release may hold, the only names its download pages and endpoints serve.
 RELEASE_FILES = ("qrels.txt", UNJUDGED_TOPICS_FILE, "judgements.jsonl", "manifest.json")
@@ -155,128 +150,6 @@ def check_release(*, pool: Pool, policy: str, unjudged: str) -> tuple[aggregatio
     if judging is None:
         raise JudgingError(f"pool {pool.name!r} has no judging set-up (rubric, raters)")
     return parsed, judging
-
-
-def sha256_of(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
-def describe_files(work: Path, *, tally: Tally, explicit: bool) -> dict[str, dict[str, Any]]:
-    """The SHA-256 and line count of each data file (the manifest's `files`); without `explicit`,
-    `qrels.unjudged.txt` is removed (such topics have no line at all)."""
-    files: dict[str, dict[str, Any]] = {
-        "qrels.txt": {"sha256": sha256_of(work / "qrels.txt"), "lines": tally.lines["qrels.txt"]},
-        "judgements.jsonl": {
-            "sha256": sha256_of(work / "judgements.jsonl"),
-            "lines": tally.counts["judgements"],
-        },
-    }
-    if explicit:
-        files[UNJUDGED_TOPICS_FILE] = {
-            "sha256": sha256_of(work / UNJUDGED_TOPICS_FILE),
-            "lines": tally.lines[UNJUDGED_TOPICS_FILE],
-        }
-    else:
-        (work / UNJUDGED_TOPICS_FILE).unlink()
-    return files
-
-
-def agreement_summary(pairs: Counter[tuple[int, int]], labels: list[Any]) -> dict[str, Any]:
-    """Cohen's kappa (unweighted, linear, quadratic) of the pairs of grades, with its Landis-Koch band."""
-    n_pairs = sum(pairs.values())
-    position = {value: i for i, value in enumerate(labels)}
-    if (
-        labels
-        and len(position) == len(labels)
-        and all(type(value) is int and -(2**63) <= value < 2**63 for value in labels)
-        and all(pa in position and pb in position for pa, pb in pairs)
-    ):
-        # The confusion matrix that cohen_kappa(a, b, labels=labels) builds from the pairs (rows: the
-        # earlier rater's grade), without the pairs themselves: memory flat in the number of pairs.
-        confusion = np.zeros((len(labels), len(labels)), dtype=np.int64)
-        for (pa, pb), n in pairs.items():
-            confusion[position[pa], position[pb]] += n
-
-        def kappa(weights: Any) -> float | None:
-            return agreement.kappa_from_confusion(confusion, weights=weights)
-
-    else:  # anything unusual: cohen_kappa on the pairs themselves, errors included
-        repeats = list(pairs.values())
-        a = np.repeat(np.asarray([pa for pa, _ in pairs], dtype=np.int64), repeats)
-        b = np.repeat(np.asarray([pb for _, pb in pairs], dtype=np.int64), repeats)
-
-        def kappa(weights: Any) -> float | None:
-            return agreement.cohen_kappa(a, b, labels=labels, weights=weights)
-
-    kappas = {
-        name: (kappa(weights) if n_pairs else None)
-        for name, weights in (("unweighted", None), ("linear", "linear"), ("quadratic", "quadratic"))
-    }
-    return {"pairs": n_pairs, "cohen_kappa": kappas, "band": agreement.landis_koch_band(kappas["unweighted"])}
-
-
-def release_manifest(
-    *,
-    pool: Pool,
-    policy: str,
-    unjudged: str,
-    rubric: Any,
-    tally: Tally,
-    files: dict[str, dict[str, Any]],
-) -> dict[str, Any]:
-    """What `manifest.json` says (its own hash is added to `files` once it is written)."""
-    labels = rubric.labels
-    counts = tally.counts
-    explicit = unjudged == "explicit"
-    manifest = {
-        "format": "relevance-release/1",
-        "pool": pool.name,
-        "collection": pool.collection.name,
-        "strategy": pool.strategy,
-        "depth": pool.depth,
-        "policy": policy,
-        "unjudged": unjudged,
-        "unjudged_label": -1 if explicit else None,
-        "relevance_level": pool.relevance_level,
-        "rubric": {"name": rubric.name, "version": rubric.version, "labels": labels},
-        "counts": {
-            "items": counts["judged"] + counts["unrateable"] + counts["pending"],
-            "judged": counts["judged"],
-            "unrateable": counts["unrateable"],
-            "pending": counts["pending"],
-            "ties": counts["ties"],
-            "judgements": counts["judgements"],
-            "unselected_candidates": PoolItem.objects.filter(pool=pool, selected=False).count(),
-            "grades": {str(g): tally.grades[g] for g in labels},
-        },
-        "runs": unpooled_by_run(pool=pool),
-        "agreement": agreement_summary(tally.pairs, labels),
-        "data_as_of": tally.latest or None,
-        "files": files,
-        "topics": {
-            "judged": tally.topics["judged"],
-            "not_judged": tally.topics["not_judged"],
-            "not_judged_file": UNJUDGED_TOPICS_FILE if explicit else None,
-            "layout": QRELS_LAYOUT if explicit else QRELS_LAYOUT_OMIT,
-        },
-    }
-    excluded = excluded_rater_ids(pool=pool)
-    if excluded:  # the labels of these raters are not in the release (exclusions.exclude_rater)
-        manifest["excluded_raters"] = len(excluded)
-    return manifest
-
-
-def write_manifest(work: Path, manifest: dict[str, Any]) -> None:
-    """Write `manifest.json` and add its own hash to `manifest["files"]` (the row's list of files)."""
-    path = work / "manifest.json"
-    path.write_text(
-        json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    manifest["files"]["manifest.json"] = {"sha256": sha256_of(path), "lines": 0}
 
 
 def publish_release(
