@@ -20,22 +20,11 @@ from judgements import aggregation
 from judgements.crowd_policies import fit_policy
 from judgements.errors import JudgingError
 from judgements.models import Judging, Release
-from judgements.release_files import UNJUDGED_TOPICS_FILE, write_qrels_and_judgements
-from judgements.release_manifest import describe_files, release_manifest, write_manifest
+from judgements.release_files import write_qrels_and_judgements
+from judgements.release_manifest import RELEASE_FILES, describe_files, release_manifest, write_manifest
 from judgements.release_rows import stream_items
 from pooling.jobs import remove_stale_workdirs
 from pooling.models import Pool
-
-#: Every file a release may hold, the only names its download pages and endpoints serve.
-RELEASE_FILES = ("qrels.txt", UNJUDGED_TOPICS_FILE, "judgements.jsonl", "manifest.json")
-QRELS_LAYOUT = (
-    "qrels.txt has every topic with at least one judged item (grade >= 0): its judged items and its "
-    "pending and unrateable items as -1. A topic with no judged item has its -1 lines in "
-    "qrels.unjudged.txt instead, so trec_eval, pytrec_eval, ir_measures and ranx read qrels.txt unchanged "
-    "(trec_eval aborts and pytrec_eval hangs on a topic whose every line is -1). "
-    "LC_ALL=C sort -k1,1 -k3,3 qrels.txt qrels.unjudged.txt restores the single explicit file."
-)
-QRELS_LAYOUT_OMIT = "qrels.txt has the judged items only; a topic with no judged item has no line."
 
 
 def by_rater_id(parsed: Any) -> Any:

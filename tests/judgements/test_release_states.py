@@ -18,7 +18,7 @@ from django.conf import settings
 from django.core.management import call_command
 
 from evaluation import metrics
-from judgements import releases
+from judgements import release_manifest, releases
 from judgements.models import Judgement
 from pooling.models import PoolItem
 from pooling.trec_io import read_qrels
@@ -124,7 +124,7 @@ def test_an_omit_release_has_no_unjudged_file_and_says_so(db):
         "judged": 1,
         "not_judged": 1,
         "not_judged_file": None,
-        "layout": releases.QRELS_LAYOUT_OMIT,
+        "layout": release_manifest.QRELS_LAYOUT_OMIT,
     }
     assert read_with_the_standard_tools(root / "qrels.txt")["pytrec_eval"].keys() == {"q2"}
 
