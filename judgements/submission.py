@@ -87,6 +87,12 @@ JOIN pooling_document d ON d.id = a.document_id
 """
 
 
+def is_plain(grade: int | None, unrateable: bool, facets: dict[str, Any] | None) -> bool:
+    """A grade alone (not unrateable, no facets given, an integer of 32 bits): what the one statement, and
+    the locking query's check of the rubric, take; any other label goes through `validate_label`."""
+    return not unrateable and not facets and type(grade) is int and -(2**31) <= grade < 2**31
+
+
 def submit_label(
     *,
     assignment: int,
@@ -106,7 +112,7 @@ def submit_label(
     (`_submit_orm`)."""
     note = clean_note(note)
     seconds = max(0.0, min(float(seconds), 24 * 3600.0))
-    plain = not unrateable and not facets and type(grade) is int and -(2**31) <= grade < 2**31
+    plain = is_plain(grade, unrateable, facets)
     if plain and connection.vendor == "postgresql":
         now = timezone.now()
         params = {"assignment": assignment, "rater": rater.pk, "grade": grade, "note": note,
@@ -166,7 +172,7 @@ def _submit_orm(
     # The checks ride on the locking query (one round trip instead of five): still a rater of the pool,
     # already judged, the rubric has facets, and — for a plain grade — it is on the rubric. Anything but
     # a plain grade of a facet-less rubric is validated by `validate_label` as ever.
-    plain = not unrateable and not facets and isinstance(grade, int) and -(2**31) <= grade < 2**31
+    plain = is_plain(grade, unrateable, facets)
     lock = "FOR UPDATE OF a" if connection.vendor == "postgresql" else ""
     params = {"assignment": assignment, "grade": int(grade) if plain and grade is not None else None}
     with transaction.atomic():
