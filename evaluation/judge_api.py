@@ -14,7 +14,6 @@ from rest_framework.response import Response
 from judgements.errors import JudgingError
 from judgements.judges import create_judge, start_judge_run
 from judgements.models import Judge, Judging
-from pooling.jobs import QueueUnavailable
 from pooling.models import Pool
 from pooling.permissions import IsManager, managed_pool
 
@@ -94,11 +93,7 @@ class JudgeViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["post"])
     def run(self, request: Request, pool: str, name: str | None = None) -> Response:
         judge = self._judge(pool, name)
-        try:
-            job = start_judge_run(judge=judge, user=request.user)
-        except QueueUnavailable as exc:
-            body = {"detail": exc.reason, "job": exc.job.pk, "status": exc.job.status}
-            return Response(body, status=status.HTTP_503_SERVICE_UNAVAILABLE)
+        job = start_judge_run(judge=judge, user=request.user)  # a refused broker: the API's 503
         return Response({"job": job.pk, "status": job.status}, status=status.HTTP_202_ACCEPTED)
 
     @extend_schema(request=ThresholdSerializer, responses={200: ThresholdSerializer})

@@ -29,7 +29,6 @@ from online.experiment_models import (
 from online.models import ClickLabelSet, ClickLog, PropensityEstimate
 from pooling.admin import ReadOnlyAdmin
 from pooling.errors import ImportFailed, Refused
-from pooling.jobs import QueueUnavailable
 from pooling.models import Collection, Pool
 from pooling.permissions import is_manager
 
@@ -134,10 +133,6 @@ class ClickLogAdmin(_ReadOnly):
                 form.add_error("file", exc.errors)
             except Refused as exc:
                 form.add_error("name", exc.errors)
-            except QueueUnavailable as exc:
-                job = exc.job
-                self.message_user(request, f"Job {job.pk} failed: {exc.reason}", messages.ERROR)
-                return redirect("jobs:job-detail", job_id=job.pk)
             else:
                 link = reverse("jobs:job-detail", kwargs={"job_id": job.pk})
                 message = format_html(

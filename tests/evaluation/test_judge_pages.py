@@ -165,3 +165,24 @@ def test_it_shows_how_much_of_each_score_rests_on_model_labels(
     assert "model labels @10" in shown and "model judge <strong>copier</strong>" in shown
     refused = client_for(manager).get(f"/api/evaluation/{pool.name}/report/?judge=dice")
     assert refused.status_code == 400 and "judge" in refused.json()
+
+
+@pytest.mark.django_db(transaction=True)
+def test_a_refused_broker_is_the_apis_503_and_the_pages_failed_job(
+    rater: Any, second_rater: Any, manager: Any
+) -> None:
+    from pooling.models import Job
+    from tests.pooling.test_jobs import CLOSED_PORT, broker_at
+
+    judged = make_judged_pool(raters=[rater, second_rater], managers=[manager])
+    judge = random_judge(judged)
+    web = Client()
+    web.force_login(manager)
+    with broker_at(CLOSED_PORT):
+        api = client_for(manager).post(f"/api/pools/{judged.name}/judges/{judge.name}/run/")
+        shown = web.post(f"/evaluation/{judged.name}/judges/{judge.name}/run/")
+    assert api.status_code == 503
+    body = api.json()
+    assert "task queue is unreachable" in body["detail"] and body["status"] == "failed"
+    assert Job.objects.get(pk=body["job"]).status == "failed"
+    assert shown.status_code == 503 and b"task queue is unreachable" in shown.content
