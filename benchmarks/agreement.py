@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
-from collections.abc import Callable
+from functools import partial
 from pathlib import Path
 
 import numpy as np
@@ -21,20 +20,11 @@ from sklearn.metrics import cohen_kappa_score
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from benchmarks._common import best_of  # noqa: E402
 from judgements.agreement import cohen_kappa  # noqa: E402
 
 LABELS = [0, 1, 2, 3]
 REPEATS = 5
-
-
-def best_of(fn: Callable[[], float | None], repeats: int = REPEATS) -> tuple[float, float | None]:
-    value = fn()  # warm-up
-    best = float("inf")
-    for _ in range(repeats):
-        start = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - start)
-    return best, value
 
 
 def main() -> None:
@@ -50,8 +40,8 @@ def main() -> None:
 
     ratio = None
     for weights in (None, "linear", "quadratic"):
-        ours_t, ours = best_of(lambda w=weights: cohen_kappa(a, b, labels=LABELS, weights=w))
-        ref_t, ref = best_of(lambda w=weights: cohen_kappa_score(a, b, labels=LABELS, weights=w))
+        ours_t, ours = best_of(partial(cohen_kappa, a, b, labels=LABELS, weights=weights), REPEATS)
+        ref_t, ref = best_of(partial(cohen_kappa_score, a, b, labels=LABELS, weights=weights), REPEATS)
         if ours is None or abs(ours - ref) > 1e-12:
             raise SystemExit(f"MISMATCH ({weights or 'unweighted'}): ours {ours!r}, sklearn {ref!r}")
         name = weights or "unweighted"

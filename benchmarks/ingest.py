@@ -28,9 +28,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import io
 import os
-import pstats
 import random
 import re
 import shutil
@@ -254,6 +252,7 @@ def service_seconds(summary: str) -> float:
 
 
 def profile_in_process(run_path: Path, limit: int) -> None:
+    from benchmarks._common import print_profile
     from pooling import imports
     from pooling.models import Collection, Run
 
@@ -264,9 +263,7 @@ def profile_in_process(run_path: Path, limit: int) -> None:
     summary = imports.import_run(collection=collection, path=run_path, name="profiled")
     profiler.disable()
     print(f"profile ({summary.rows:,} rows in process, {summary.seconds:.1f} s under cProfile):")
-    buffer = io.StringIO()
-    pstats.Stats(profiler, stream=buffer).sort_stats("tottime").print_stats(limit)
-    print("\n".join(line for line in buffer.getvalue().splitlines() if line.strip()))
+    print_profile(profiler, limit)
 
 
 def main() -> None:

@@ -45,7 +45,6 @@ import io
 import os
 import pstats
 import random
-import shutil
 import subprocess
 import sys
 import time
@@ -65,7 +64,7 @@ from benchmarks.rater_load import (  # noqa: E402
     free_port,
     percentile,
     start_gunicorn,
-    stop_gunicorn,
+    stop_gunicorn_and_check_log,
     wait_ready,
 )
 
@@ -345,14 +344,7 @@ def main() -> None:
             profile_in_process(token, name, qids, args.profile)
     finally:
         if process is not None:
-            stop_gunicorn(process)
-            text = log.read_text(errors="replace") if log.exists() else ""
-            problems = [line for line in text.splitlines() if "Traceback" in line or "ERROR" in line]
-            if problems:
-                print(f"gunicorn log ({log}): {len(problems)} error lines, first: {problems[0]}")
-                print(text[-3000:])
-            else:
-                shutil.rmtree(work, ignore_errors=True)
+            stop_gunicorn_and_check_log(process, log=log, work=work)
         if not args.keep:
             admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
     anchor, _ = results["anchor GET /api/ping/"]

@@ -298,6 +298,19 @@ def stop_gunicorn(process: subprocess.Popen[bytes]) -> None:
         process.wait(timeout=10)
 
 
+def stop_gunicorn_and_check_log(process: subprocess.Popen[bytes], *, log: Path, work: Path) -> None:
+    """Stop the server; print the error lines of its log (and the log's end) if it has any, else remove
+    the work folder (the log is in it)."""
+    stop_gunicorn(process)
+    text = log.read_text(errors="replace") if log.exists() else ""
+    problems = [line for line in text.splitlines() if "Traceback" in line or "ERROR" in line]
+    if problems:
+        print(f"gunicorn log ({log}): {len(problems)} error lines, first: {problems[0]}")
+        print(text[-3000:])
+    else:
+        shutil.rmtree(work, ignore_errors=True)
+
+
 def cpu_seconds(pids: list[int]) -> float:
     """utime + stime of these processes (those that vanished count 0)."""
     ticks = os.sysconf("SC_CLK_TCK")
@@ -892,14 +905,7 @@ def main() -> None:
         results = asyncio.run(run_load(args, port, tokens, sessions, process.pid))
     finally:
         if process is not None:
-            stop_gunicorn(process)
-            text = log.read_text(errors="replace") if log.exists() else ""
-            problems = [line for line in text.splitlines() if "Traceback" in line or "ERROR" in line]
-            if problems:
-                print(f"gunicorn log ({log}): {len(problems)} error lines, first: {problems[0]}")
-                print(text[-3000:])
-            else:
-                shutil.rmtree(work, ignore_errors=True)
+            stop_gunicorn_and_check_log(process, log=log, work=work)
     checks = check_database(results["acked"])
     duplicates = checks["duplicate_pairs"] + checks["over_judged_items"]
     lost = checks["acked_missing"] + checks["lease_drift"] + checks["judgement_drift"]

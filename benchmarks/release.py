@@ -40,17 +40,13 @@ from __future__ import annotations
 
 import argparse
 import cProfile
-import hashlib
-import io
 import json
 import os
-import pstats
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -337,23 +333,14 @@ def copy_floor(pool_name: str, out_dir: Path) -> tuple[float, dict[str, int]]:
 # ------------------------------------------------------------------------------------------- agreement
 
 
-def best_of(fn: Callable[[], Any], repeats: int = 3) -> tuple[float, Any]:
-    value = fn()  # warm-up
-    best = float("inf")
-    for _ in range(repeats):
-        started = time.perf_counter()
-        value = fn()
-        best = min(best, time.perf_counter() - started)
-    return best, value
-
-
 def kappa_timings(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
     from sklearn.metrics import cohen_kappa_score
 
+    from benchmarks._common import best_of
     from judgements.agreement import cohen_kappa
 
-    ours_t, ours = best_of(lambda: cohen_kappa(a, b, labels=LABELS))
-    ref_t, ref = best_of(lambda: cohen_kappa_score(a, b, labels=LABELS))
+    ours_t, ours = best_of(lambda: cohen_kappa(a, b, labels=LABELS), 3)
+    ref_t, ref = best_of(lambda: cohen_kappa_score(a, b, labels=LABELS), 3)
     if ours is None or abs(ours - ref) > 1e-12:
         raise SystemExit(f"MISMATCH: cohen_kappa {ours!r}, sklearn {ref!r}")
     return ours_t, ref_t, ours
@@ -362,15 +349,8 @@ def kappa_timings(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
 # ---------------------------------------------------------------------------------------------- helpers
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def profile_in_process(pool_name: str, limit: int) -> None:
+    from benchmarks._common import print_profile
     from judgements import releases
     from pooling.models import Pool
 
@@ -385,9 +365,7 @@ def profile_in_process(pool_name: str, limit: int) -> None:
     print(
         f"profile: create_release of {pool_name} ({items:,} items) in process, {elapsed:.1f} s under cProfile"
     )
-    buffer = io.StringIO()
-    pstats.Stats(profiler, stream=buffer).sort_stats("tottime").print_stats(limit)
-    print("\n".join(line for line in buffer.getvalue().splitlines() if line.strip()))
+    print_profile(profiler, limit)
 
 
 def main() -> None:
@@ -419,6 +397,7 @@ def main() -> None:
         from django.core.management import call_command
         from django.db import connection
 
+        from judgements.release_manifest import sha256_of
         from pooling.models import Pool
 
         if not reuse:
@@ -445,7 +424,7 @@ def main() -> None:
                 best_s, most_kb = figures.get(key, (float("inf"), 0))
                 figures[key] = (min(best_s, seconds), max(most_kb, peak_kb))
                 if key == "full":
-                    run_hashes = {name: sha256(out_dir / name) for name in FILES}
+                    run_hashes = {name: sha256_of(out_dir / name) for name in FILES}
                     if hashes and run_hashes != hashes:
                         raise SystemExit("two releases of the same data differ")
                     hashes = run_hashes
