@@ -39,6 +39,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._common import SETTINGS_VARIABLES, child_env, print_profile  # noqa: E402
+
 SERVER = "postgres://postgres@127.0.0.1:5432"
 DATABASE = os.environ.get("BENCH_DB", "labeling_bench")  # BENCH_DB: another name, as pool.py takes
 COLLECTION = "bench"
@@ -46,18 +50,6 @@ DOCUMENTS = 100_000
 DEPTH = 1_000
 MEMORY_LIMIT_MB = 400
 TARGET = 1.25  # issue 17 (was 2.0)
-SETTINGS_VARIABLES = ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL")
-
-
-def child_env(database_url: str, data_dir: Path) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key not in SETTINGS_VARIABLES}
-    env.update(
-        DJANGO_SETTINGS_MODULE="labeling.settings",
-        DATABASE_URL=database_url,
-        DATA_DIR=str(data_dir),
-        LOG_LEVEL="ERROR",
-    )
-    return env
 
 
 def recreate_database(*, create: bool = True) -> None:
@@ -252,7 +244,6 @@ def service_seconds(summary: str) -> float:
 
 
 def profile_in_process(run_path: Path, limit: int) -> None:
-    from benchmarks._common import print_profile
     from pooling import imports
     from pooling.models import Collection, Run
 

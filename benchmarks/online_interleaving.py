@@ -63,6 +63,7 @@ from benchmarks.rater_load import (  # noqa: E402
     admin,
     free_port,
     percentile,
+    poisson_arrivals,
     start_gunicorn,
     stop_gunicorn_and_check_log,
     wait_ready,
@@ -162,7 +163,6 @@ async def open_loop(conns: list[Connection], paths: Any, rate: float, seconds: f
     free: asyncio.Queue[Connection] = asyncio.Queue()
     for conn in conns:
         free.put_nowait(conn)
-    pending: set[asyncio.Task[None]] = set()
 
     async def arrival(scheduled: float, path: str) -> None:
         conn = await free.get()
@@ -179,21 +179,7 @@ async def open_loop(conns: list[Connection], paths: Any, rate: float, seconds: f
         tally.loops += 1
         tally.latencies.append(time.perf_counter() - scheduled)
 
-    start = time.perf_counter()
-    offset, arrived = 0.0, 0
-    while True:
-        offset += rng.expovariate(rate)
-        if offset >= seconds:
-            break
-        delay = start + offset - time.perf_counter()
-        if delay > 0:
-            await asyncio.sleep(delay)
-        task = asyncio.create_task(arrival(start + offset, next(paths)))
-        pending.add(task)
-        task.add_done_callback(pending.discard)
-        arrived += 1
-    await asyncio.gather(*pending)
-    return arrived
+    return await poisson_arrivals(rng, rate, seconds, lambda scheduled: arrival(scheduled, next(paths)))
 
 
 def ranking_paths(name: str, qids: list[str]) -> Any:

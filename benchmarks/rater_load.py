@@ -86,6 +86,7 @@ import sys
 import tempfile
 import time
 from collections import Counter
+from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -580,7 +581,6 @@ async def open_loop(conns: list[Connection], loop: Loop, rate: float, seconds: f
     free: asyncio.Queue[Connection] = asyncio.Queue()
     for conn in conns:
         free.put_nowait(conn)
-    pending: set[asyncio.Task[None]] = set()
 
     async def arrival(scheduled: float) -> None:
         conn = await free.get()
@@ -592,6 +592,15 @@ async def open_loop(conns: list[Connection], loop: Loop, rate: float, seconds: f
             tally.loops += 1
             tally.latencies.append(answered - scheduled)
 
+    return await poisson_arrivals(rng, rate, seconds, arrival)
+
+
+async def poisson_arrivals(
+    rng: random.Random, rate: float, seconds: float, arrival: Callable[[float], Coroutine[Any, Any, None]]
+) -> int:
+    """Start `arrival(scheduled)` at Poisson arrival times (`rate` per second, drawn from `rng`) for
+    `seconds`, each as its own task; wait for them all. Returns how many arrived."""
+    pending: set[asyncio.Task[None]] = set()
     start = time.perf_counter()
     offset, arrived = 0.0, 0
     while True:

@@ -53,6 +53,10 @@ from typing import Any
 import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks._common import SETTINGS_VARIABLES, best_of, child_env, print_profile  # noqa: E402
+
 SERVER = "postgres://postgres@127.0.0.1:5432"
 DATABASE = os.environ.get("BENCH_DB", "labeling_release_bench")  # BENCH_DB: another name, as ingest.py takes
 ITEMS_PER_TOPIC = 100
@@ -63,21 +67,9 @@ REPEATS = 3
 KAPPA_TARGET = 1.5
 LABELS = [0, 1, 2, 3]
 SEED = 20240601
+# Pseudonyms depend on it: fixed, so the files' hashes compare across runs.
 SECRET_KEY = "release-benchmark-secret-key-not-for-production-0123456789abcdef"
-SETTINGS_VARIABLES = ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL")
 FILES = ("qrels.txt", "judgements.jsonl", "manifest.json")
-
-
-def child_env(database_url: str, data_dir: Path) -> dict[str, str]:
-    env = {key: value for key, value in os.environ.items() if key not in SETTINGS_VARIABLES}
-    env.update(
-        DJANGO_SETTINGS_MODULE="labeling.settings",
-        DATABASE_URL=database_url,
-        DATA_DIR=str(data_dir),
-        LOG_LEVEL="ERROR",
-        SECRET_KEY=SECRET_KEY,  # pseudonyms depend on it: fixed, so the files' hashes compare across runs
-    )
-    return env
 
 
 def admin(*statements: str) -> None:
@@ -336,7 +328,6 @@ def copy_floor(pool_name: str, out_dir: Path) -> tuple[float, dict[str, int]]:
 def kappa_timings(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
     from sklearn.metrics import cohen_kappa_score
 
-    from benchmarks._common import best_of
     from judgements.agreement import cohen_kappa
 
     ours_t, ours = best_of(lambda: cohen_kappa(a, b, labels=LABELS), 3)
@@ -350,7 +341,6 @@ def kappa_timings(a: np.ndarray, b: np.ndarray) -> tuple[float, float, float]:
 
 
 def profile_in_process(pool_name: str, limit: int) -> None:
-    from benchmarks._common import print_profile
     from judgements import releases
     from pooling.models import Pool
 
@@ -379,7 +369,7 @@ def main() -> None:
 
     tmp = Path(tempfile.mkdtemp(prefix="release-bench-"))
     database_url = f"{SERVER}/{DATABASE}"
-    env = child_env(database_url, tmp)
+    env = child_env(database_url, tmp, SECRET_KEY=SECRET_KEY)
     for key in SETTINGS_VARIABLES:
         os.environ.pop(key, None)
     os.environ.update(
