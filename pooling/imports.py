@@ -10,8 +10,8 @@ from __future__ import annotations
 import io
 import os
 import time
-from collections.abc import Callable
-from contextlib import AbstractContextManager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO, Any
@@ -96,6 +96,25 @@ def reading_limits() -> AbstractContextManager[formats.Limits]:
     return formats.limits(line_bytes=settings.IMPORT_MAX_LINE_BYTES)
 
 
+@contextmanager
+def _file_import(
+    kind: str, path: str | Path, format: str | None, display_name: str | None, progress: Progress | None
+) -> Iterator[tuple[IO[bytes], str, ImportSummary]]:
+    """The frame of a documents or topics import: the file opened under the reading limits in one
+    transaction, its format (given, or guessed from the name), and the summary the body fills in and
+    that is timed on the way out; a reader's FormatError leaves as ImportFailed, and nothing is stored."""
+    started = time.monotonic()
+    name = display_name or str(path)
+    fmt = format or formats.guess_format(name, kind)
+    summary = ImportSummary(kind=kind)
+    try:
+        with reading_limits(), _open_source(path, name, progress) as source, transaction.atomic():
+            yield source, fmt, summary
+    except formats.FormatError as exc:
+        raise ImportFailed(format_errors(exc)) from None
+    summary.seconds = time.monotonic() - started
+
+
 def create_collection(*, name: str, description: str = "", created_by: Any = None) -> Collection:
     """Create an empty collection whose first manager is `created_by` (None: only admins manage it,
     e.g. from the command line without `--owner`); a duplicate name is refused with ImportFailed."""
@@ -117,45 +136,37 @@ def import_documents(
     progress: Progress | None = None,
 ) -> ImportSummary:
     """Import documents (JSONL, TSV or TREC SGML, `.gz` too) atomically; an existing docid is updated."""
-    started = time.monotonic()
-    name = display_name or str(path)
-    fmt = format or formats.guess_format(name, "documents")
-    summary = ImportSummary(kind="documents")
     existing = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
-    try:
-        with reading_limits(), _open_source(path, name, progress) as source, transaction.atomic():
-            new: list[Document] = []
-            changed: list[Document] = []
-            for entry in formats.read_documents(source, format=fmt):
-                doc = Document(
-                    collection=collection,
-                    docid=entry.docid,
-                    title=entry.title,
-                    text=entry.text,
-                    url=entry.url,
-                    metadata=entry.metadata,
-                )
-                if entry.docid in existing:
-                    doc.id = existing[entry.docid]
-                    changed.append(doc)
-                else:
-                    new.append(doc)
-                summary.rows += 1
-                if len(new) >= BATCH:
-                    Document.objects.bulk_create(new)
-                    summary.created += len(new)
-                    new.clear()
-                if len(changed) >= BATCH:
-                    Document.objects.bulk_update(changed, ["title", "text", "url", "metadata"])
-                    summary.updated += len(changed)
-                    changed.clear()
-            Document.objects.bulk_create(new)
-            summary.created += len(new)
-            Document.objects.bulk_update(changed, ["title", "text", "url", "metadata"], batch_size=BATCH)
-            summary.updated += len(changed)
-    except formats.FormatError as exc:
-        raise ImportFailed(format_errors(exc)) from None
-    summary.seconds = time.monotonic() - started
+    with _file_import("documents", path, format, display_name, progress) as (source, fmt, summary):
+        new: list[Document] = []
+        changed: list[Document] = []
+        for entry in formats.read_documents(source, format=fmt):
+            doc = Document(
+                collection=collection,
+                docid=entry.docid,
+                title=entry.title,
+                text=entry.text,
+                url=entry.url,
+                metadata=entry.metadata,
+            )
+            if entry.docid in existing:
+                doc.id = existing[entry.docid]
+                changed.append(doc)
+            else:
+                new.append(doc)
+            summary.rows += 1
+            if len(new) >= BATCH:
+                Document.objects.bulk_create(new)
+                summary.created += len(new)
+                new.clear()
+            if len(changed) >= BATCH:
+                Document.objects.bulk_update(changed, ["title", "text", "url", "metadata"])
+                summary.updated += len(changed)
+                changed.clear()
+        Document.objects.bulk_create(new)
+        summary.created += len(new)
+        Document.objects.bulk_update(changed, ["title", "text", "url", "metadata"], batch_size=BATCH)
+        summary.updated += len(changed)
     return summary
 
 
@@ -168,32 +179,24 @@ def import_topics(
     progress: Progress | None = None,
 ) -> ImportSummary:
     """Import topics (TREC, TSV or JSONL) atomically; an existing qid is updated."""
-    started = time.monotonic()
-    name = display_name or str(path)
-    fmt = format or formats.guess_format(name, "topics")
-    summary = ImportSummary(kind="topics")
     existing = {t.qid: t for t in Topic.objects.filter(collection=collection)}
-    try:
-        with reading_limits(), _open_source(path, name, progress) as source, transaction.atomic():
-            for entry in formats.read_topics(source, format=fmt):
-                values = {
-                    "query": entry.query,
-                    "description": entry.description,
-                    "narrative": entry.narrative,
-                    "segments": list(entry.segments),
-                }
-                topic = existing.get(entry.qid)
-                if topic is None:
-                    Topic.objects.create(collection=collection, qid=entry.qid, **values)
-                    summary.created += 1
-                else:
-                    Topic.objects.filter(pk=topic.pk).update(**values)
-                    summary.updated += 1
-                summary.rows += 1
-    except formats.FormatError as exc:
-        raise ImportFailed(format_errors(exc)) from None
-    summary.topics = summary.rows
-    summary.seconds = time.monotonic() - started
+    with _file_import("topics", path, format, display_name, progress) as (source, fmt, summary):
+        for entry in formats.read_topics(source, format=fmt):
+            values = {
+                "query": entry.query,
+                "description": entry.description,
+                "narrative": entry.narrative,
+                "segments": list(entry.segments),
+            }
+            topic = existing.get(entry.qid)
+            if topic is None:
+                Topic.objects.create(collection=collection, qid=entry.qid, **values)
+                summary.created += 1
+            else:
+                Topic.objects.filter(pk=topic.pk).update(**values)
+                summary.updated += 1
+            summary.rows += 1
+        summary.topics = summary.rows
     return summary
 
 
