@@ -5,6 +5,7 @@ reaches its log through `_log`, scoped by `ClickLog.objects.visible_to`."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from django.contrib import messages
@@ -17,6 +18,7 @@ from online import jobs, services
 from online.models import ClickLabelSet, ClickLog, PropensityEstimate
 from pooling import charts
 from pooling.errors import Refused
+from pooling.models import Job
 from pooling.permissions import manager_required
 
 
@@ -24,6 +26,22 @@ def _log(request: HttpRequest, log_id: int) -> ClickLog:
     return get_object_or_404(
         ClickLog.objects.visible_to(request.user).select_related("collection", "pool"), pk=log_id
     )
+
+
+def _start_job(
+    request: HttpRequest, log: ClickLog, start: Callable[[], Job], bad_number: str
+) -> HttpResponse:
+    """`start()` a job from the log's page: the job's page next; back to the log's page with the refusal,
+    or `bad_number` for a form number that does not parse (a ValueError), otherwise."""
+    try:
+        job = start()
+    except ValueError:
+        messages.error(request, bad_number)
+        return redirect("online:log", log_id=log.pk)
+    except Refused as exc:
+        messages.error(request, str(exc))
+        return redirect("online:log", log_id=log.pk)
+    return redirect("jobs:job-detail", job_id=job.pk)
 
 
 @manager_required
@@ -51,19 +69,15 @@ def log_detail(request: HttpRequest, log_id: int) -> HttpResponse:
 @require_POST
 def estimate(request: HttpRequest, log_id: int) -> HttpResponse:
     log = _log(request, log_id)
-    method = request.POST.get("method", "")
-    params: dict[str, Any] = {}
-    try:
+
+    def start() -> Job:
+        method = request.POST.get("method", "")
+        params: dict[str, Any] = {}
         if method == "given":
             params["theta"] = [float(v) for v in request.POST.get("theta", "").replace(",", " ").split()]
-        job = jobs.start_propensity(log=log, method=method, params=params, user=request.user)
-    except ValueError:
-        messages.error(request, "theta: give the propensities as numbers, position 1 first")
-        return redirect("online:log", log_id=log.pk)
-    except Refused as exc:
-        messages.error(request, str(exc))
-        return redirect("online:log", log_id=log.pk)
-    return redirect("jobs:job-detail", job_id=job.pk)
+        return jobs.start_propensity(log=log, method=method, params=params, user=request.user)
+
+    return _start_job(request, log, start, "theta: give the propensities as numbers, position 1 first")
 
 
 @manager_required
@@ -74,23 +88,19 @@ def derive(request: HttpRequest, log_id: int) -> HttpResponse:
     chosen = (
         log.propensities.filter(pk=estimate_id).first() if estimate_id and estimate_id.isdigit() else None
     )
-    try:
+
+    def start() -> Job:
         tau = float(request.POST["tau"]) if request.POST.get("tau") else None
         replicates = int(request.POST.get("replicates") or 0)
-        job = jobs.start_click_labels(
+        return jobs.start_click_labels(
             log=log,
             estimator=request.POST.get("estimator", ""),
             propensity_estimate=chosen,
             options={"tau": tau, "thresholds": request.POST.get("thresholds", ""), "replicates": replicates},
             user=request.user,
         )
-    except ValueError:
-        messages.error(request, "tau and replicates must be numbers")
-        return redirect("online:log", log_id=log.pk)
-    except Refused as exc:
-        messages.error(request, str(exc))
-        return redirect("online:log", log_id=log.pk)
-    return redirect("jobs:job-detail", job_id=job.pk)
+
+    return _start_job(request, log, start, "tau and replicates must be numbers")
 
 
 @manager_required
