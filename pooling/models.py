@@ -6,8 +6,8 @@ the item rules), each model short, read together; one module is where Django and
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from typing import Any
+from collections.abc import Callable, Iterable
+from typing import Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
@@ -23,6 +23,24 @@ from django.utils import timezone
 def _sees_everything(user: Any) -> bool:
     """Superusers (admins) see and change every collection and pool."""
     return bool(user.is_authenticated and user.is_active and user.is_superuser)
+
+
+_QS = TypeVar("_QS", bound=models.QuerySet[Any])
+
+
+def _scoped(queryset: _QS, user: Any, rows: Callable[[], Q]) -> _QS:
+    """`queryset` as `user` reaches it: every row for an admin, none for anyone anonymous, otherwise the
+    rows `rows()` selects (built only then)."""
+    if _sees_everything(user):
+        return queryset
+    if not user.is_authenticated:
+        return queryset.none()
+    return queryset.filter(rows())
+
+
+def _managers_of(model: type[Collection | Pool], user: Any) -> models.QuerySet[Any]:
+    """The ids of the collections or pools `user` is one of the managers of (as a subquery)."""
+    return model.managers.through.objects.filter(user_id=user.pk).values(f"{model._meta.model_name}_id")
 
 
 class Authored(models.Model):
@@ -42,23 +60,19 @@ class CollectionQuerySet(models.QuerySet["Collection"]):
     def managed_by(self, user: Any) -> CollectionQuerySet:
         """Collections `user` may change (imports, deleting runs, new pools, managers): the ones they
         are a manager of; every collection for an admin; none for anyone anonymous."""
-        if _sees_everything(user):
-            return self
-        if not user.is_authenticated:
-            return self.none()
-        owned = Collection.managers.through.objects.filter(user_id=user.pk).values("collection_id")
-        return self.filter(pk__in=owned)
+        return _scoped(self, user, lambda: Q(pk__in=_managers_of(Collection, user)))
 
     def visible_to(self, user: Any) -> CollectionQuerySet:
         """Collections `user` may read (topics, documents, runs): those they manage, and the collections
         of the pools they manage (a pool's manager reads the runs the pool is scored on)."""
-        if _sees_everything(user):
-            return self
-        if not user.is_authenticated:
-            return self.none()
-        owned = Collection.managers.through.objects.filter(user_id=user.pk).values("collection_id")
-        pools = Pool.objects.managed_by(user).values("collection_id")
-        return self.filter(Q(pk__in=owned) | Q(pk__in=pools))
+        return _scoped(
+            self,
+            user,
+            lambda: (
+                Q(pk__in=_managers_of(Collection, user))
+                | Q(pk__in=Pool.objects.managed_by(user).values("collection_id"))
+            ),
+        )
 
 
 class Collection(models.Model):
@@ -219,16 +233,16 @@ class JobQuerySet(models.QuerySet["Job"]):
     def visible_to(self, user: Any) -> JobQuerySet:
         """Jobs `user` may read: their own, those of the collections and pools they manage (a pool's
         jobs name it in `params["pool"]`); every job for an admin."""
-        if _sees_everything(user):
-            return self
-        if not user.is_authenticated:
-            return self.none()
-        pools = list(Pool.objects.managed_by(user).values_list("pk", flat=True))
-        return self.filter(
-            Q(created_by=user.pk)
-            | Q(collection__in=Collection.objects.managed_by(user))
-            | Q(kind__in=POOL_JOB_KINDS, params__pool__in=pools)
-        )
+
+        def rows() -> Q:
+            pools = list(Pool.objects.managed_by(user).values_list("pk", flat=True))
+            return (
+                Q(created_by=user.pk)
+                | Q(collection__in=Collection.objects.managed_by(user))
+                | Q(kind__in=POOL_JOB_KINDS, params__pool__in=pools)
+            )
+
+        return _scoped(self, user, rows)
 
 
 #: The kinds of job that name their pool in `params["pool"]` (whoever manages the pool sees them).
@@ -330,23 +344,19 @@ class PoolQuerySet(models.QuerySet["Pool"]):
         raters, gold, adjudication, runs, builds, managers): the pools they are a manager of; every pool
         for an admin; none for anyone anonymous. Managing a pool's collection does not make one a
         manager of the pool: a pool is its managers' own."""
-        if _sees_everything(user):
-            return self
-        if not user.is_authenticated:
-            return self.none()
-        owned = Pool.managers.through.objects.filter(user_id=user.pk).values("pool_id")
-        return self.filter(pk__in=owned)
+        return _scoped(self, user, lambda: Q(pk__in=_managers_of(Pool, user)))
 
     def visible_to(self, user: Any) -> PoolQuerySet:
         """Pools `user` may see at all: the ones they manage and the ones they rate (a rater sees only
         the blind judging view of theirs)."""
-        if _sees_everything(user):
-            return self
-        if not user.is_authenticated:
-            return self.none()
-        owned = Pool.managers.through.objects.filter(user_id=user.pk).values("pool_id")
-        rated = Pool.objects.filter(judging__raters=user.pk).values("pk")
-        return self.filter(Q(pk__in=owned) | Q(pk__in=rated))
+        return _scoped(
+            self,
+            user,
+            lambda: (
+                Q(pk__in=_managers_of(Pool, user))
+                | Q(pk__in=Pool.objects.filter(judging__raters=user.pk).values("pk"))
+            ),
+        )
 
 
 class Pool(models.Model):
