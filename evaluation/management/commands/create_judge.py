@@ -10,7 +10,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from judgements.errors import JudgingError
 from judgements.judges import create_judge
-from pooling.models import Pool
+from pooling.management.commands._base import get_pool
 
 
 class Command(BaseCommand):
@@ -32,9 +32,7 @@ class Command(BaseCommand):
         parser.add_argument("--retries", type=int, default=1)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        pool = Pool.objects.filter(name=options["pool"]).first()
-        if pool is None:
-            raise CommandError(f"no pool named {options['pool']!r}")
+        pool = get_pool(options["pool"])
         try:
             judge = create_judge(
                 pool=pool,

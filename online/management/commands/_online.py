@@ -1,4 +1,5 @@
-"""Shared by the online app's commands: look-ups that fail as a CommandError, and refusals printed."""
+"""Shared by the online app's commands: look-ups that fail as a CommandError, and refusals printed (a
+collection and a pool are looked up by `pooling.management.commands._base`, as every command does)."""
 
 from __future__ import annotations
 
@@ -9,16 +10,16 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import CommandError
 
 from online.experiment_models import InterleavingExperiment
-from pooling.models import Collection
+from online.models import ClickLog
 
 T = TypeVar("T")
 
 
-def get_collection(name: str) -> Collection:
-    collection = Collection.objects.filter(name=name).first()
-    if collection is None:
-        raise CommandError(f"no collection named {name!r}")
-    return collection
+def get_click_log(pk: int) -> ClickLog:
+    log = ClickLog.objects.filter(pk=pk).first()
+    if log is None:
+        raise CommandError(f"no click log {pk}")
+    return log
 
 
 def get_experiment(name: str) -> InterleavingExperiment:

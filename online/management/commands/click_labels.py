@@ -7,7 +7,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from online import services
-from online.models import ClickLog, PropensityEstimate
+from online.management.commands._online import get_click_log
+from online.models import PropensityEstimate
 from pooling.errors import Refused
 
 
@@ -29,9 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("--release", action="store_true")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        log = ClickLog.objects.filter(pk=options["log"]).first()
-        if log is None:
-            raise CommandError(f"no click log {options['log']}")
+        log = get_click_log(options["log"])
         estimate = None
         if options["propensity"]:
             estimate = PropensityEstimate.objects.filter(pk=options["propensity"], log=log).first()

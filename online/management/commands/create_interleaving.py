@@ -6,7 +6,8 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from online import experiments, interleaving
-from online.management.commands._online import get_collection, refused
+from online.management.commands._online import refused
+from pooling.management.commands._base import get_collection
 
 
 class Command(BaseCommand):

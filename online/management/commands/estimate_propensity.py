@@ -7,7 +7,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from online import services
-from online.models import ClickLog
+from online.management.commands._online import get_click_log
 from pooling.errors import Refused
 
 
@@ -22,9 +22,7 @@ class Command(BaseCommand):
         parser.add_argument("--name", default="")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        log = ClickLog.objects.filter(pk=options["log"]).first()
-        if log is None:
-            raise CommandError(f"no click log {options['log']}")
+        log = get_click_log(options["log"])
         params: dict[str, Any] = {}
         if options["method"] == "given":
             try:

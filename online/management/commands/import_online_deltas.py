@@ -5,7 +5,8 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from online import tracking
-from online.management.commands._online import get_collection, refused
+from online.management.commands._online import refused
+from pooling.management.commands._base import get_collection
 
 
 class Command(BaseCommand):

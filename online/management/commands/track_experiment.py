@@ -6,7 +6,8 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judgements.models import Release
 from online import tracking
-from online.management.commands._online import get_collection, get_experiment, refused
+from online.management.commands._online import get_experiment, refused
+from pooling.management.commands._base import get_collection
 
 
 class Command(BaseCommand):

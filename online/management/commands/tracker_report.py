@@ -7,7 +7,7 @@ from django.core.management.base import BaseCommand, CommandParser
 
 from online import tracking
 from online.experiment_models import TrackedExperiment
-from online.management.commands._online import get_collection
+from pooling.management.commands._base import get_collection
 
 
 def _number(value: float | None) -> str:
