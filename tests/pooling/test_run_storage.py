@@ -145,6 +145,33 @@ def test_iter_run_by_topic_holds_one_group_of_topics_at_a_time(monkeypatch, tmp_
     assert grouped_peak < whole_peak / 2, (grouped_peak, whole_peak)
 
 
+def test_iter_run_by_topic_keeps_apart_qids_whose_hashes_collide(monkeypatch, tmp_path: Path) -> None:
+    path = tmp_path / "mixed.txt"
+    lines = [f"{q} Q0 d{i} {i} {i % 7}.5 t" for i in range(40) for q in ("b", "a", "c", "a2")]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    small_chunks(monkeypatch)
+
+    def rows(chunks: list[trec_io.RunChunk]) -> list[tuple[str, int]]:
+        pairs = [zip(np.repeat(c.qids, c.qid_lengths).tolist(), c.line.tolist(), strict=True) for c in chunks]
+        return [pair for chunk in pairs for pair in chunk]
+
+    expected = rows(list(trec_io.iter_run_by_topic(path, trec_io.ErrorLog("x"))))
+    # Every qid hashes alike after the first chunks: the codes are then given by the qids' bytes.
+    seen = []
+
+    def colliding(values: np.ndarray) -> np.ndarray:
+        seen.append(len(values))
+        return trec_io.hash_bytes(values) if len(seen) < 3 else np.zeros(len(values), dtype=np.uint64)
+
+    monkeypatch.setattr(trec_io._QidCodes, "_hash", staticmethod(colliding))
+    errors = trec_io.ErrorLog(str(path))
+    chunks = list(trec_io.iter_run_by_topic(path, errors))
+
+    assert rows(chunks) == expected
+    assert len(seen) == 3 and errors.total == 0  # hashed until the collision, then by bytes
+    assert expected == [(q, 4 * i + k + 1) for k, q in enumerate(("b", "a", "c", "a2")) for i in range(40)]
+
+
 def test_iter_run_records_bad_lines_and_empty_files(tmp_path: Path) -> None:
     bad = tmp_path / "bad.txt"
     bad.write_text("1 Q0 d1 1 2.0 t\n1 Q0 d2 1\n1 Q0 d3 1 nan t\n", encoding="utf-8")
