@@ -12,7 +12,7 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from online import clicklogs, relevance
+from online import clicklogs
 from online.models import ClickLog, PropensityEstimate
 from pooling.errors import ImportFailed, Refused
 from pooling.jobs import start_job
@@ -132,24 +132,21 @@ def start_click_labels(
     options: dict[str, Any],
     user: Any = None,
 ) -> Job:
-    """Start deriving click labels for `log`; the arguments a job would refuse are refused here."""
-    from online.services import pool_rubric
+    """Start deriving click labels for `log`; the arguments a job would refuse are refused here (by the
+    derivation's own `check_click_label_options`)."""
+    from online.services import check_click_label_options
 
-    if estimator not in relevance.ESTIMATORS:
-        raise Refused(f"estimator must be one of {', '.join(relevance.ESTIMATORS)}")
-    if estimator != "coec" and propensity_estimate is None:
-        raise Refused(f"the {estimator} estimator needs a propensity estimate")
-    if propensity_estimate is not None and propensity_estimate.collection_id != log.collection_id:
-        raise Refused("the propensity estimate belongs to another collection")
-    thresholds = options.get("thresholds")
-    if thresholds:
-        rubric = pool_rubric(log)
-        if rubric is None:
-            raise Refused("thresholds map to a rubric's grades: the log needs a pool with a rubric")
-        try:
-            options["thresholds"] = relevance.parse_thresholds(thresholds, rubric.labels)
-        except ValueError as exc:
-            raise Refused(str(exc)) from None
+    try:
+        _, parsed = check_click_label_options(
+            log=log,
+            estimator=estimator,
+            propensity_estimate=propensity_estimate,
+            thresholds=options.get("thresholds"),
+        )
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+    if parsed is not None:
+        options["thresholds"] = parsed
     return start_job(
         kind=Job.Kind.CLICK_LABELS,
         collection=log.collection,

@@ -88,6 +88,27 @@ def pool_rubric(log: ClickLog) -> Rubric | None:
     return judging.rubric if judging else None
 
 
+def check_click_label_options(
+    *, log: ClickLog, estimator: str, propensity_estimate: PropensityEstimate | None, thresholds: Any
+) -> tuple[Rubric | None, list[list[float]] | None]:
+    """What deriving click labels for `log` first checks (and starting its job refuses at once): a known
+    estimator, a propensity estimate of the log's collection for ips and ratio, and thresholds only over
+    the rubric of the log's pool. Returns that rubric and the parsed thresholds (both None without
+    thresholds); a ValueError names the first bad argument."""
+    if estimator not in relevance.ESTIMATORS:
+        raise ValueError(f"unknown estimator {estimator!r}; expected ips, ratio or coec")
+    if estimator != "coec" and propensity_estimate is None:
+        raise ValueError(f"the {estimator} estimator needs a propensity estimate")
+    if propensity_estimate is not None and propensity_estimate.collection_id != log.collection_id:
+        raise ValueError("the propensity estimate belongs to another collection")
+    if thresholds in (None, "", []):
+        return None, None
+    rubric = pool_rubric(log)
+    if rubric is None:
+        raise ValueError("thresholds map to a rubric's grades: the log needs a pool with a rubric")
+    return rubric, relevance.parse_thresholds(thresholds, rubric.labels)
+
+
 def derive_click_labels(
     *,
     log: ClickLog,
@@ -108,19 +129,10 @@ def derive_click_labels(
     method; a given θ stays fixed), grades by `thresholds` over the log's pool rubric, and the agreement
     with the human judgements of the pool. Refused (nothing stored) on a bad argument."""
     report = progress or (lambda fraction, message: None)
-    rubric = pool_rubric(log)
     try:
-        if estimator not in relevance.ESTIMATORS:
-            raise ValueError(f"unknown estimator {estimator!r}; expected ips, ratio or coec")
-        if estimator != "coec" and propensity_estimate is None:
-            raise ValueError(f"the {estimator} estimator needs a propensity estimate")
-        if propensity_estimate is not None and propensity_estimate.collection_id != log.collection_id:
-            raise ValueError("the propensity estimate belongs to another collection")
-        parsed = None
-        if thresholds not in (None, "", []):
-            if rubric is None:
-                raise ValueError("thresholds map to a rubric's grades: the log needs a pool with a rubric")
-            parsed = relevance.parse_thresholds(thresholds, rubric.labels)
+        rubric, parsed = check_click_label_options(
+            log=log, estimator=estimator, propensity_estimate=propensity_estimate, thresholds=thresholds
+        )
         if replicates < 0 or replicates > 2000:
             raise ValueError("replicates must be between 0 and 2000")
         counts, pairs = log_counts(log)

@@ -148,3 +148,39 @@ def test_it_refuses_an_estimator_without_propensities(tmp_path) -> None:
         services.derive_click_labels(log=log, estimator="ips")
     with pytest.raises(Refused, match="outside"):
         services.estimate_propensity(log=log, method="given", params={"theta": [1, 1.2]})
+
+
+@pytest.mark.parametrize(
+    ("estimator", "thresholds", "pooled", "message"),
+    [
+        ("magic", "", True, "unknown estimator 'magic'"),
+        ("ips", "", True, "the ips estimator needs a propensity estimate"),
+        ("coec", "0.5:9", True, "not a grade of the rubric"),
+        ("coec", "0.5:1", False, "thresholds map to a rubric's grades"),
+    ],
+)
+def test_starting_the_job_refuses_what_the_derivation_refuses_with_the_same_words(
+    tmp_path, estimator, thresholds, pooled, message
+) -> None:
+    from online import jobs
+    from online.clicklogs import import_click_log
+    from pooling.models import Job
+    from tests.online.helpers import write_log
+
+    pool = judged_pool(grades={})
+    pages = [{"qid": "q1", "docids": ["d001"], "clicks": [1]}]
+    log = (
+        pool_log(tmp_path, pool, pages)
+        if pooled
+        else import_click_log(
+            collection=pool.collection, name="no-pool", format="jsonl", paths=[write_log(tmp_path, pages)]
+        )
+    )
+    with pytest.raises(Refused) as derived:
+        services.derive_click_labels(log=log, estimator=estimator, thresholds=thresholds)
+    with pytest.raises(Refused) as started:
+        jobs.start_click_labels(
+            log=log, estimator=estimator, propensity_estimate=None, options={"thresholds": thresholds}
+        )
+    assert message in str(derived.value) and str(started.value) == str(derived.value)
+    assert not Job.objects.filter(kind=Job.Kind.CLICK_LABELS).exists()
