@@ -42,6 +42,14 @@ def _judging(request: HttpRequest, name: str) -> Judging:
     return judging
 
 
+def _item(judging: Judging, item_id: int, **more: Any) -> PoolItem:
+    """An item of the judging's pool, with its topic and document (404 for another pool's item), that
+    also matches `more`."""
+    return get_object_or_404(
+        PoolItem.objects.select_related("topic", "document"), pool=judging.pool, pk=item_id, **more
+    )
+
+
 class Labels:
     """How labels read on these pages — `2 Good`, `unrateable`, `—` for none — with each rubric's grade
     names loaded once."""
@@ -219,12 +227,7 @@ def gold(request: HttpRequest, pool: str) -> HttpResponse:
 @manager_required
 def remove_gold(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
     judging = _judging(request, pool)
-    item = get_object_or_404(
-        PoolItem.objects.select_related("topic", "document"),
-        pool=judging.pool,
-        pk=item_id,
-        gold_label__isnull=False,
-    )
+    item = _item(judging, item_id, gold_label__isnull=False)
     gold_and_adjudication.remove_gold(item=item)
     messages.success(request, f"{item.topic.qid} {item.document.docid} is no longer gold.")
     return redirect("judging-manage:gold", pool=judging.pool.name)
@@ -262,9 +265,7 @@ def adjudication(request: HttpRequest, pool: str) -> HttpResponse:
 def adjudicate(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
     """Record the decision on an item; it overrides aggregation and leaves the queue."""
     judging = _judging(request, pool)
-    item = get_object_or_404(
-        PoolItem.objects.select_related("topic", "document"), pool=judging.pool, pk=item_id
-    )
+    item = _item(judging, item_id)
     form = DecisionForm(request.POST, rubric=judging.rubric)
     if form.is_valid():
         grade, unrateable = form.label()
@@ -289,9 +290,7 @@ def adjudicate(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
 def item_history(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
     """Every judgement of an item and every revision of it (who, when, old, new); gold and decision."""
     judging = _judging(request, pool)
-    item = get_object_or_404(
-        PoolItem.objects.select_related("topic", "document"), pool=judging.pool, pk=item_id
-    )
+    item = _item(judging, item_id)
     rubric = judging.rubric
     label = Labels()
     judgements = []

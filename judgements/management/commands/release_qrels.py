@@ -8,7 +8,7 @@ from django.conf import settings
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judgements import aggregation, errors, releases
-from pooling.models import Pool
+from pooling.management.commands._base import get_pool
 from pooling.terminal_progress import ProgressBar
 
 
@@ -30,9 +30,7 @@ class Command(BaseCommand):
         parser.add_argument("-o", "--output", help="also copy the release files into this directory")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        pool = Pool.objects.filter(name=options["pool"]).first()
-        if pool is None:
-            raise CommandError(f"no pool named {options['pool']!r}")
+        pool = get_pool(options["pool"])
         bar = ProgressBar("release")
         try:
             release = releases.create_release(
