@@ -197,6 +197,21 @@ def checkpoint() -> None:
         conn.execute("CHECKPOINT")
 
 
+def import_measured(env: dict[str, str], run_path: Path, name: str) -> tuple[float, int, float, int, int]:
+    """`manage.py import_run` of `run_path` as run `name`, after a CHECKPOINT: (wall seconds, peak RSS kB,
+    the seconds the service reports, the run's id, its stored rows)."""
+    from django.db import connection
+
+    connection.close()
+    checkpoint()
+    seconds, peak_kb, out = manage_measured(env, "import_run", COLLECTION, str(run_path), "--name", name)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT id, num_rows FROM pooling_run WHERE name = %s", [name])
+        run_id, num_rows = cursor.fetchone()
+    connection.close()
+    return seconds, peak_kb, service_seconds(out), run_id, num_rows
+
+
 def copy_floor(copy_path: Path) -> float:
     import psycopg
 
@@ -305,30 +320,16 @@ def main() -> None:
 
         from django.db import connection
 
-        connection.close()
-        checkpoint()
-        import_s, peak_kb, out = manage_measured(
-            env, "import_run", COLLECTION, str(run_path), "--name", "bench"
-        )
-        service_s = service_seconds(out)
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT id, num_rows FROM pooling_run WHERE name = 'bench'")
-            run_id, num_rows = cursor.fetchone()
+        import_s, peak_kb, service_s, run_id, num_rows = import_measured(env, run_path, "bench")
         if (run_id, num_rows) != (1, lines):
             raise SystemExit(
                 f"unexpected run after import: id {run_id}, {num_rows} rows (expected 1, {lines})"
             )
-        connection.close()
 
         interleaved_path = write_interleaved(run_path, topics)
-        checkpoint()
-        mixed_s, mixed_peak_kb, out = manage_measured(
-            env, "import_run", COLLECTION, str(interleaved_path), "--name", "interleaved"
+        mixed_s, mixed_peak_kb, mixed_service_s, mixed_id, mixed_rows = import_measured(
+            env, interleaved_path, "interleaved"
         )
-        mixed_service_s = service_seconds(out)
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT id, num_rows FROM pooling_run WHERE name = 'interleaved'")
-            mixed_id, mixed_rows = cursor.fetchone()
         identical = mixed_rows == lines and same_rows(run_id, mixed_id)
         connection.close()
 
