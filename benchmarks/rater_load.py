@@ -242,14 +242,16 @@ def load_data(*, items_per_topic: int) -> tuple[str, list[str], list[str], int]:
         Token.objects.filter(user__in=raters).order_by("user__username").values_list("key", flat=True)
     )
     # A logged-in session for each rater, as the login page leaves it (the `browser` path's credential).
+    from importlib import import_module
+
+    from django.conf import settings
     from django.contrib.auth import BACKEND_SESSION_KEY, HASH_SESSION_KEY, SESSION_KEY
-    from django.contrib.sessions.backends.db import SessionStore
 
     sessions = []
     for user in raters:
-        session = SessionStore()
+        session = import_module(settings.SESSION_ENGINE).SessionStore()
         session[SESSION_KEY] = str(user.pk)
-        session[BACKEND_SESSION_KEY] = "django.contrib.auth.backends.ModelBackend"
+        session[BACKEND_SESSION_KEY] = "labeling.auth.ModelBackend"  # the one that checks passwords
         session[HASH_SESSION_KEY] = user.get_session_auth_hash()
         session.create()
         sessions.append(str(session.session_key))

@@ -8,6 +8,7 @@ import functools
 from typing import Any
 
 from axes.backends import AxesStandaloneBackend
+from django.contrib.auth import backends as auth_backends
 from django.contrib.auth import get_user_model
 from django.db import connection
 from django.http import HttpRequest
@@ -36,6 +37,25 @@ class LoginLimitBackend(AxesStandaloneBackend):
         return super().authenticate(request, username=username, password=password, **kwargs)
 
 
+class ModelBackend(auth_backends.ModelBackend):
+    """Django's ModelBackend (passwords, permissions), whose `get_user` (the logged-in user of a session, on
+    every request of a browser) reads the user by one prepared statement on PostgreSQL, as the token's
+    user is read: the same user, or None for an unknown or inactive one."""
+
+    def get_user(self, user_id: Any) -> Any:
+        if connection.vendor != "postgresql":
+            return super().get_user(user_id)
+        from judgements.prepared import one_row
+
+        model, fields, select = _user_select()
+        pk = model._meta.pk
+        row = one_row(f"{select} WHERE u.{pk.column} = %(id)s", {"id": pk.to_python(user_id)}, sized=False)
+        if row is None:
+            return None
+        user = model.from_db(connection.alias, fields, row)
+        return user if self.user_can_authenticate(user) else None
+
+
 class TokenAuthentication(drf_authentication.TokenAuthentication):
     """The API's token rule (`Authorization: Token <key>`: the active user of that key, else 401), as
     DRF's class states it; on PostgreSQL the token's user is read by one prepared statement (the ORM took
@@ -45,9 +65,13 @@ class TokenAuthentication(drf_authentication.TokenAuthentication):
     def authenticate_credentials(self, key: str) -> tuple[Any, Any]:
         if connection.vendor != "postgresql":
             return super().authenticate_credentials(key)
+        from rest_framework.authtoken.models import Token
+
         from judgements.prepared import one_row
 
-        model, fields, sql = _token_user_sql()
+        model, fields, select = _user_select()
+        tokens = Token._meta.db_table
+        sql = f"{select} JOIN {tokens} t ON t.user_id = u.{model._meta.pk.column} WHERE t.key = %(key)s"
         row = one_row(sql, {"key": key}, sized=False)
         if row is None:
             raise AuthenticationFailed(_("Invalid token."))
@@ -58,17 +82,9 @@ class TokenAuthentication(drf_authentication.TokenAuthentication):
 
 
 @functools.cache
-def _token_user_sql() -> tuple[Any, list[str], str]:
-    """The user model, its field names and the statement reading the user of a token key."""
-    from rest_framework.authtoken.models import Token
-
+def _user_select() -> tuple[Any, list[str], str]:
+    """The user model, its field names and `SELECT <its columns> FROM <its table> u`."""
     model = get_user_model()
     columns = model._meta.concrete_fields
-    sql = "SELECT {columns} FROM {tokens} t JOIN {users} u ON u.{pk} = t.user_id WHERE t.key = %(key)s"
-    sql = sql.format(
-        columns=", ".join(f"u.{column.column}" for column in columns),
-        tokens=Token._meta.db_table,
-        users=model._meta.db_table,
-        pk=model._meta.pk.column,
-    )
-    return model, [column.attname for column in columns], sql
+    select = f"SELECT {', '.join(f'u.{column.column}' for column in columns)} FROM {model._meta.db_table} u"
+    return model, [column.attname for column in columns], select

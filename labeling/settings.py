@@ -136,7 +136,8 @@ AUTH_PASSWORD_VALIDATORS = [
 # user by name; the API's per-address throttle (below) bounds guessing across many usernames.
 AUTHENTICATION_BACKENDS = [
     "labeling.auth.LoginLimitBackend",
-    "django.contrib.auth.backends.ModelBackend",
+    # Django's ModelBackend, the user of a session read by one prepared statement on PostgreSQL
+    "labeling.auth.ModelBackend",
 ]
 AXES_FAILURE_LIMIT = int(os.environ.get("LOGIN_FAILURE_LIMIT", "5"))
 AXES_COOLOFF_TIME = timedelta(minutes=int(os.environ.get("LOGIN_COOLOFF_MINUTES", "15")))
@@ -343,3 +344,5 @@ CACHES = {
         else {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}
     )
 }
+# Sessions in the database, their row read by one prepared statement on PostgreSQL (`labeling.sessions`).
+SESSION_ENGINE = "labeling.sessions"
