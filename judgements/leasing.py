@@ -80,19 +80,23 @@ _OPEN_ITEM_SQL = """
 # whole pool for every lease that changes topic.)
 _ON_TOPIC = "AND pi.topic_id = (SELECT last_topic FROM rater)"
 _IF_NONE_ON_TOPIC = "AND NOT EXISTS (SELECT 1 FROM on_topic)"
-_LEASE_SQL = f"""
-WITH rater AS (
+# The rater's live lease in the pool (a standalone lease returns it as is).
+_LIVE_ID = """(SELECT a.id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
+     WHERE pi.pool_id = p.id AND a.rater_id = %(rater)s AND a.state = 'active' AND a.expires_at > %(now)s
+     ORDER BY a.leased_at DESC LIMIT 1)"""
+# The statement's CTEs, with three blanks (`lease_ctes`): `{live_id}`, `{pool}` (which pool, and whether to
+# lease at all) and `{commit}` (what the lease counter's update returns). `_LEASE_SQL` fills them in for a
+# lease of its own; `submission` for the lease that follows a judgement in the same statement.
+_LEASE_CTES = f"""rater AS (
   SELECT p.id AS pool_id, p.name AS pool_name, j.rubric_id,
     %(now)s::timestamptz + make_interval(mins => COALESCE(NULLIF(j.lease_minutes, 0), 10)) AS expires_at,
-    (SELECT a.id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
-     WHERE pi.pool_id = p.id AND a.rater_id = %(rater)s AND a.state = 'active' AND a.expires_at > %(now)s
-     ORDER BY a.leased_at DESC LIMIT 1) AS live_id,
+    {{live_id}} AS live_id,
     (SELECT pi.topic_id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
      WHERE pi.pool_id = p.id AND a.rater_id = %(rater)s ORDER BY a.leased_at DESC LIMIT 1) AS last_topic
   FROM pooling_pool p
   JOIN judgements_judging j ON j.pool_id = p.id
   JOIN judgements_judging_raters r ON r.judging_id = j.id AND r.user_id = %(rater)s
-  WHERE p.name = %(pool)s
+  WHERE {{pool}}
 ),
 on_topic AS ({_OPEN_ITEM_SQL.format(topic_clause=_ON_TOPIC, first_clause="")}),
 any_topic AS ({_OPEN_ITEM_SQL.format(topic_clause="", first_clause=_IF_NONE_ON_TOPIC)}),
@@ -110,37 +114,58 @@ inserted AS (
   RETURNING id, item_id, state, leased_at, expires_at
 ),
 leased AS (SELECT * FROM reactivated UNION ALL SELECT * FROM inserted),
-counted AS (
+lease_counted AS (
   UPDATE pooling_poolitem SET active_leases = active_leases + 1 WHERE id IN (SELECT item_id FROM leased)
-  RETURNING set_config('synchronous_commit',
-    CASE WHEN %(own_transaction)s THEN 'off' ELSE current_setting('synchronous_commit') END, true)
+  RETURNING {{commit}}
 ),
 chosen AS (
   SELECT a.id, a.item_id, a.state, a.leased_at, a.expires_at
   FROM rater JOIN judgements_assignment a ON a.id = rater.live_id
   UNION ALL SELECT * FROM leased
-)
-SELECT c.id, c.state, c.leased_at, c.expires_at, rater.pool_name,
+)"""
+# What the statement answers (`lease_of_row` reads it): a row whenever the rater rates the pool.
+LEASE_COLUMNS = """c.id, c.state, c.leased_at, c.expires_at, rater.pool_name,
   t.qid, t.query, t.description, t.narrative, d.docid, d.title, d.url, d.text,
-  (SELECT count(*) FROM counted),
+  (SELECT count(*) FROM lease_counted),
   ru.id, ru.name, ru.version, ru.description, ru.allow_unrateable, ru.unrateable_key,
   (SELECT json_agg(json_build_array(g.value, g.label, g.description, g.key) ORDER BY g.value DESC)
    FROM judgements_grade g WHERE g.rubric_id = ru.id),
   (SELECT json_agg(json_build_array(f.name, f.label, f.choices, f.required) ORDER BY f.id)
-   FROM judgements_facet f WHERE f.rubric_id = ru.id),
-  {PAGES_SQL}
-FROM rater
+   FROM judgements_facet f WHERE f.rubric_id = ru.id)"""
+LEASE_FROM = """FROM rater
 JOIN judgements_rubric ru ON ru.id = rater.rubric_id
 LEFT JOIN chosen c ON true
 LEFT JOIN pooling_poolitem pi ON pi.id = c.item_id
 LEFT JOIN pooling_topic t ON t.id = pi.topic_id
-LEFT JOIN pooling_document d ON d.id = pi.document_id
+LEFT JOIN pooling_document d ON d.id = pi.document_id"""
+
+
+def lease_ctes(*, live_id: str, pool: str, commit: str) -> str:
+    """`_LEASE_CTES` with its blanks filled in."""
+    return _LEASE_CTES.replace("{live_id}", live_id).replace("{pool}", pool).replace("{commit}", commit)
+
+
+# A lease of its own: the live lease is returned as is; committed asynchronously when it is its own
+# transaction (see above).
+_OWN_COMMIT = """set_config('synchronous_commit',
+    CASE WHEN %(own_transaction)s THEN 'off' ELSE current_setting('synchronous_commit') END, true)"""
+_LEASE_SQL = f"""
+WITH {lease_ctes(live_id=_LIVE_ID, pool="p.name = %(pool)s", commit=_OWN_COMMIT)}
+SELECT {LEASE_COLUMNS},
+  {PAGES_SQL}
+{LEASE_FROM}
 """
 
 
-# The columns of `_LEASE_SQL` before the lease counter and the rubric, in order.
+# The columns of LEASE_COLUMNS before the lease counter and the rubric, in order.
 _LEASE_FIELDS = ("assignment", "state", "leased_at", "expires_at", "pool", "qid", "query", "description",
                  "narrative", "docid", "title", "url", "text")  # fmt: skip
+
+
+def lease_of_row(row: tuple[Any, ...]) -> Lease:
+    """The Lease of a row of LEASE_COLUMNS that holds one."""
+    fields = dict(zip(_LEASE_FIELDS, row[:13], strict=True))
+    return Lease(**fields, rubric=rubric_values_from_row(row[14:]))
 
 
 def _lease_of(assignment: Assignment, pool: Pool) -> Lease:
@@ -183,8 +208,7 @@ def lease_next(*, pool: Pool | str, rater: User) -> Lease | None:
         if row is None:
             raise NotARater("you are not a rater of this pool")
         if row and row[0] is not None:
-            fields = dict(zip(_LEASE_FIELDS, row[:13], strict=True))
-            return Lease(**fields, rubric=rubric_values_from_row(row[14:]))
+            return lease_of_row(row)
     pools = Pool.objects.select_related("judging__rubric")
     found = pool if isinstance(pool, Pool) else pools.filter(name=name).first()
     if found is None:

@@ -10,9 +10,10 @@ key press posts. These are the requests a rater makes all day, so they skip DRF'
 negotiation and renderer, and keep the rules: the API's authentication (`labeling.auth.TokenAuthentication`,
 or the session with DRF's CSRF check), its throttles (`labeling.throttling`, REST_FRAMEWORK's
 DEFAULT_THROTTLE_CLASSES), the serializers' validation and errors (`SubmitSerializer`: a 400 naming the
-field), the JSON DRF's renderer writes, and the two calls of the loop (`leasing.lease_next`,
-`submission.submit_label`). The plumbing (authentication, throttles, refusals, the OpenAPI schema through
-`documented_by`) is `labeling.plain_api`'s, shared with the interleaving search path.
+field), the JSON DRF's renderer writes, and the calls of the loop (`leasing.lease_next`,
+`submission.submit_label`, and both at once, `submission.submit_and_lease`). The plumbing (authentication,
+throttles, refusals, the OpenAPI schema through `documented_by`) is `labeling.plain_api`'s, shared with the
+interleaving search path.
 
 Blind: a payload carries the topic, the document (sanitised), the rubric and the rater's own label; no run,
 rank, score, other rater's grade, consensus, nor whether the item is gold.
@@ -21,7 +22,8 @@ rank, score, other rater's grade, consensus, nor whether the item is gold.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError
@@ -40,6 +42,7 @@ from labeling import plain_api
 from pooling.models import Pool
 
 _ALLOW = "POST, OPTIONS"
+T = TypeVar("T")
 
 # ------------------------------------------------------------------------------------------ payloads
 
@@ -115,14 +118,15 @@ def _assignment_id(raw: str) -> int:
     return int(raw)
 
 
-def _submit(request: HttpRequest, rater: User, pk: str) -> submission.Judged:
-    """Validate the label (`SubmitSerializer`: 400 naming the field) and submit it; an assignment that is
-    not the caller's, or of a pool they no longer rate, is a 404."""
+def _submit(request: HttpRequest, rater: User, pk: str, submit: Callable[..., T]) -> T:
+    """Validate the label (`SubmitSerializer`: 400 naming the field) and submit it (`submit`:
+    `submission.submit_label` or `submit_and_lease`); an assignment that is not the caller's, or of a pool
+    they no longer rate, is a 404."""
     assignment = _assignment_id(pk)
     form = SubmitSerializer(data=_data(request))
     form.is_valid(raise_exception=True)
     try:
-        return submission.submit_label(assignment=assignment, rater=rater, **form.validated_data)
+        return submit(assignment=assignment, rater=rater, **form.validated_data)
     except (Assignment.DoesNotExist, Judging.DoesNotExist, NotARater):
         raise exceptions.NotFound(f"No {Assignment._meta.object_name} matches the given query.") from None
     except IntegrityError:  # the same item judged by a racing request of the same rater
@@ -201,16 +205,15 @@ def next_item(request: HttpRequest, rater: User, name: str) -> HttpResponse:
 @_rater_endpoint
 def judgement(request: HttpRequest, rater: User, id: str) -> HttpResponse:
     """Judge the leased item."""
-    return _answer(judged_payload(_submit(request, rater, id)), status.HTTP_201_CREATED)
+    return _answer(
+        judged_payload(_submit(request, rater, id, submission.submit_label)), status.HTTP_201_CREATED
+    )
 
 
 @plain_api.documented_by(_JudgementAndNextSchema)
 @_rater_endpoint
 def judgement_and_next(request: HttpRequest, rater: User, id: str) -> HttpResponse:
     """Judge the leased item and lease the next one of its pool."""
-    judged = _submit(request, rater, id)
-    try:
-        following = _lease(rater, judged.pool)
-    except exceptions.APIException:
-        following = None  # taken off the pool between the two steps: the judgement stands
-    return _answer({"judgement": judged_payload(judged), "next": following}, status.HTTP_201_CREATED)
+    judged, following = _submit(request, rater, id, submission.submit_and_lease)
+    payload = {"judgement": judged_payload(judged), "next": following and lease_payload(following)}
+    return _answer(payload, status.HTTP_201_CREATED)

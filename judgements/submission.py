@@ -3,17 +3,19 @@
 The second step of the rater loop (the first is `leasing.lease_next`, whose module says how each step
 runs one prepared statement on PostgreSQL beside its portable ORM path); answered as a `Judged`.
 Here the statement is `_SUBMIT_ONE_SQL` (a plain grade on an active lease); the portable path is
-`_submit_orm` (an expired lease, facets or unrateable, any refusal)."""
+`_submit_orm` (an expired lease, facets or unrateable, any refusal). The key press — the label, then the
+next item — is `submit_and_lease`: on PostgreSQL one statement for both steps (`_SUBMIT_AND_LEASE_SQL`)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Required, TypedDict, Unpack
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
+from judgements import leasing
 from judgements.errors import JudgingError, NotARater
 from judgements.labels import clean_note, validate_label
 from judgements.models import Assignment, Judgement, Judging, Rubric
@@ -43,9 +45,8 @@ class Judged:
 # the same checks as `_SUBMIT_SQL` (the assignment is theirs and locked, they still rate the pool, the
 # item is not judged by them yet, the grade is on a rubric without facets); when they pass, the judgement,
 # the item's counters and the assignment's state, and the answer's fields. Committed synchronously: a
-# judgement answered 201 is durable.
-_SUBMIT_ONE_SQL = f"""
-WITH a AS (
+# judgement answered 201 is durable. `done` returns the pool of the ended lease, for a lease to follow.
+_SUBMIT_CTES = """a AS (
   SELECT a.id, a.state, a.item_id, a.rater_id, j.rubric_id, p.name AS pool_name, pi.topic_id,
     pi.document_id,
     EXISTS (SELECT 1 FROM judgements_judging_raters r WHERE r.judging_id = j.id AND r.user_id = a.rater_id)
@@ -66,7 +67,7 @@ ok AS (SELECT * FROM a WHERE state = 'active' AND member AND NOT judged AND NOT 
 judged AS (
   INSERT INTO judgements_judgement
     (item_id, rater_id, rubric_id, grade, unrateable, facets, note, seconds, imported, created_at, updated_at)
-  SELECT item_id, rater_id, rubric_id, %(grade)s, false, '{{}}', %(note)s, %(seconds)s, false, %(now)s,
+  SELECT item_id, rater_id, rubric_id, %(grade)s, false, '{}', %(note)s, %(seconds)s, false, %(now)s,
     %(now)s
   FROM ok
   RETURNING id, item_id
@@ -78,12 +79,30 @@ counted AS (
 done AS (
   UPDATE judgements_assignment SET state = 'done'
   WHERE id IN (SELECT ok.id FROM ok JOIN judged ON judged.item_id = ok.item_id)
-)
-SELECT judged.id, a.pool_name, t.qid, t.query, d.docid, d.title, {PAGES_SQL}
-FROM a
+  RETURNING pool_id
+)"""
+_SUBMIT_COLUMNS = "judged.id, a.pool_name, t.qid, t.query, d.docid, d.title"
+_SUBMIT_FROM = """FROM a
 LEFT JOIN judged ON true
 JOIN pooling_topic t ON t.id = a.topic_id
-JOIN pooling_document d ON d.id = a.document_id
+JOIN pooling_document d ON d.id = a.document_id"""
+_SUBMIT_ONE_SQL = f"""
+WITH {_SUBMIT_CTES}
+SELECT {_SUBMIT_COLUMNS}, {PAGES_SQL}
+{_SUBMIT_FROM}
+"""
+# The key press in one statement: `_SUBMIT_ONE_SQL`, then, only once its lease has ended (`done`), the
+# lease of `leasing._LEASE_SQL` in the same pool (its CTEs run after `done`, whose row they read: the
+# rater's one live lease is over before the next is inserted). The statement's snapshot still shows the
+# ended lease as live, so there is no live lease to resume (a rater holds one per pool); and the lease
+# commits with the judgement, synchronously. An answer of the judgement alone (no lease: nothing open,
+# an adaptive pool to extend) leaves the next item to `leasing.lease_next`.
+_SUBMIT_AND_LEASE_SQL = f"""
+WITH {_SUBMIT_CTES},
+{leasing.lease_ctes(live_id="NULL::bigint", pool="p.id = (SELECT pool_id FROM done)", commit="1")}
+SELECT {_SUBMIT_COLUMNS}, lease.*, {PAGES_SQL}
+{_SUBMIT_FROM}
+LEFT JOIN (SELECT {leasing.LEASE_COLUMNS} {leasing.LEASE_FROM}) lease ON true
 """
 
 
@@ -93,16 +112,39 @@ def is_plain(grade: int | None, unrateable: bool, facets: dict[str, Any] | None)
     return not unrateable and not facets and type(grade) is int and -(2**31) <= grade < 2**31
 
 
-def submit_label(
-    *,
-    assignment: int,
-    rater: User,
-    grade: int | None,
-    unrateable: bool = False,
-    facets: dict[str, Any] | None = None,
-    note: str = "",
-    seconds: float = 0.0,
-) -> Judged:
+class LabelInput(TypedDict, total=False):
+    """A label as `submit_label` and `submit_and_lease` take it (`SubmitSerializer`'s fields): a grade of the
+    rubric or `unrateable` (then no grade), facets by name, a note, the seconds the rater spent."""
+
+    grade: Required[int | None]
+    unrateable: bool
+    facets: dict[str, Any] | None
+    note: str
+    seconds: float
+
+
+@dataclass(frozen=True, slots=True)
+class Label:
+    """A `LabelInput` with its defaults, its note cleaned (`clean_note`) and its seconds bounded."""
+
+    grade: int | None
+    unrateable: bool
+    facets: dict[str, Any] | None
+    note: str
+    seconds: float
+
+    @classmethod
+    def of(cls, label: LabelInput) -> Label:
+        seconds = max(0.0, min(float(label.get("seconds", 0.0)), 24 * 3600.0))
+        return cls(label["grade"], label.get("unrateable", False), label.get("facets"),
+                   clean_note(label.get("note", "")), seconds)  # fmt: skip
+
+    @property
+    def plain(self) -> bool:
+        return is_plain(self.grade, self.unrateable, self.facets)
+
+
+def submit_label(*, assignment: int, rater: User, **label: Unpack[LabelInput]) -> Judged:
     """Record the rater's label for the item of their assignment `assignment` (an id) and end the lease.
     A lease that has expired is still honoured if the item has room for this judgement. Raises
     Assignment.DoesNotExist when the assignment is not theirs, JudgingError for any refusal (no longer a
@@ -110,33 +152,56 @@ def submit_label(
     then. On PostgreSQL a plain grade (no facets asked or given, not unrateable) on an active lease is one
     statement (`_SUBMIT_ONE_SQL`); everything else, and every other database, takes the portable path
     (`_submit_orm`)."""
-    note = clean_note(note)
-    seconds = max(0.0, min(float(seconds), 24 * 3600.0))
-    plain = is_plain(grade, unrateable, facets)
-    if plain and connection.vendor == "postgresql":
-        now = timezone.now()
-        params = {"assignment": assignment, "rater": rater.pk, "grade": grade, "note": note,
-                  "seconds": seconds, "now": now}  # fmt: skip
+    return _submit(assignment=assignment, rater=rater, label=Label.of(label), sql=_SUBMIT_ONE_SQL)[0]
+
+
+def submit_and_lease(
+    *, assignment: int, rater: User, **label: Unpack[LabelInput]
+) -> tuple[Judged, leasing.Lease | None]:
+    """The key press: `submit_label`, then `leasing.lease_next` in the judgement's pool for the same rater
+    (None when nothing is left for them, or they no longer rate the pool: the judgement stands). The same
+    refusals as `submit_label`, and then nothing is leased. On PostgreSQL a plain grade on an active lease
+    and the lease of the next open item are one statement (`_SUBMIT_AND_LEASE_SQL`); the rest takes the
+    two steps."""
+    judged, lease = _submit(
+        assignment=assignment, rater=rater, label=Label.of(label), sql=_SUBMIT_AND_LEASE_SQL
+    )
+    if lease is None:
         try:
-            row = one_row(_SUBMIT_ONE_SQL, params)
+            lease = leasing.lease_next(pool=judged.pool, rater=rater)
+        except NotARater:
+            lease = None  # taken off the pool since: the judgement stands
+    return judged, lease
+
+
+def _submit(*, assignment: int, rater: User, label: Label, sql: str) -> tuple[Judged, leasing.Lease | None]:
+    """`sql` (`_SUBMIT_ONE_SQL`, or `_SUBMIT_AND_LEASE_SQL`) for a plain grade on PostgreSQL, else the
+    portable path; with the lease the statement made, if it made one."""
+    if label.plain and connection.vendor == "postgresql":
+        now = timezone.now()
+        params = {"assignment": assignment, "rater": rater.pk, "grade": label.grade, "note": label.note,
+                  "seconds": label.seconds, "now": now}  # fmt: skip
+        try:
+            row = one_row(sql, params)
         except IntegrityError:
-            row = None  # a racing submit of the same item: the portable path names the refusal
+            row = None  # a racing submit of the same item (or lease): the portable path names the refusal
         if row is not None and row[0] is not None:
-            judged_id, pool_name, qid, query, docid, title = row
-            return Judged(id=judged_id, pool=pool_name, qid=qid, query=query, docid=docid, title=title,
-                          grade=grade, note=note, seconds=seconds, created_at=now)  # fmt: skip
-    judgement = _submit_orm(
-        assignment=assignment, rater=rater, grade=grade, unrateable=unrateable, facets=facets, note=note,
-        seconds=seconds,
-    )  # fmt: skip
+            judged_id, pool_name, qid, query, docid, title = row[:6]
+            judged = Judged(id=judged_id, pool=pool_name, qid=qid, query=query, docid=docid, title=title,
+                            grade=label.grade, note=label.note, seconds=label.seconds,
+                            created_at=now)  # fmt: skip
+            leased = len(row) > 6 and row[6] is not None
+            return judged, leasing.lease_of_row(row[6:]) if leased else None
+    judgement = _submit_orm(assignment=assignment, rater=rater, label=label)
     pool_name, qid, query, docid, title = PoolItem.objects.values_list(
         "pool__name", "topic__qid", "topic__query", "document__docid", "document__title"
     ).get(pk=judgement.item_id)
-    return Judged(
+    judged = Judged(
         id=judgement.pk, pool=pool_name, qid=qid, query=query, docid=docid, title=title,
         grade=judgement.grade, note=judgement.note, seconds=judgement.seconds,
         created_at=judgement.created_at, unrateable=judgement.unrateable, facets=judgement.facets,
     )  # fmt: skip
+    return judged, None
 
 
 # The rater's hot path writes its SQL by hand: Django took about as long to build each of these queries
@@ -158,21 +223,13 @@ WHERE id = %s
 """
 
 
-def _submit_orm(
-    *,
-    assignment: int,
-    rater: User,
-    grade: int | None,
-    unrateable: bool = False,
-    facets: dict[str, Any] | None = None,
-    note: str = "",
-    seconds: float = 0.0,
-) -> Judgement:
-    """The portable path of `submit_label` (its note already cleaned, its seconds bounded)."""
+def _submit_orm(*, assignment: int, rater: User, label: Label) -> Judgement:
+    """The portable path of `submit_label` and `submit_and_lease`."""
+    grade, unrateable, facets = label.grade, label.unrateable, label.facets
     # The checks ride on the locking query (one round trip instead of five): still a rater of the pool,
     # already judged, the rubric has facets, and — for a plain grade — it is on the rubric. Anything but
     # a plain grade of a facet-less rubric is validated by `validate_label` as ever.
-    plain = is_plain(grade, unrateable, facets)
+    plain = label.plain
     lock = "FOR UPDATE OF a" if connection.vendor == "postgresql" else ""
     params = {"assignment": assignment, "grade": int(grade) if plain and grade is not None else None}
     with transaction.atomic():
@@ -208,8 +265,8 @@ def _submit_orm(
             grade=None if unrateable else grade,
             unrateable=unrateable,
             facets=facets,
-            note=note,
-            seconds=seconds,
+            note=label.note,
+            seconds=label.seconds,
             created_at=now,
             updated_at=now,
         )

@@ -4,10 +4,12 @@ path, and both must give these answers."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -172,3 +174,49 @@ def test_only_a_lease_that_is_its_own_transaction_commits_asynchronously():
     params = {"pool": pool.name, "rater": rater.pk, "now": timezone.now(), "own_transaction": True}
     assert prepared.one_row(leasing._LEASE_SQL, params)[0] is not None
     assert synchronous_commit() == "off"
+
+
+class _Undo(Exception):
+    pass
+
+
+def test_the_key_press_is_the_two_steps_and_on_postgresql_one_statement():
+    r1, r2 = make_user("r1"), make_user("r2")
+    pool = make_pool(raters=[r1, r2], name="hot", judgements_per_item=2)
+    current = leasing.lease_next(pool=pool, rater=r1)
+    pressed = 0
+    while current is not None:
+        label = {"grade": pressed % 4, "note": " n ", "seconds": 2.5}
+        with pytest.raises(_Undo), transaction.atomic():  # what the two steps would have done, undone
+            steps = (submission.submit_label(assignment=current.assignment, rater=r1, **label),
+                     leasing.lease_next(pool=pool.name, rater=r1))  # fmt: skip
+            raise _Undo
+        with CaptureQueriesContext(connection) as queries:
+            judged, following = submission.submit_and_lease(assignment=current.assignment, rater=r1, **label)
+        if connection.vendor == "postgresql" and following is not None:
+            sent = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+            assert len(sent) == 1 and sent[0].startswith(submission._SUBMIT_AND_LEASE_SQL)
+        stored = Judgement.objects.get(pk=judged.id)
+        assert (stored.rater_id, stored.grade, stored.note, stored.seconds) == (r1.pk, pressed % 4, "n", 2.5)
+        assert dataclasses.replace(judged, id=0, created_at=None) == dataclasses.replace(
+            steps[0], id=0, created_at=None)  # fmt: skip
+        assert Assignment.objects.get(pk=current.assignment).state == Assignment.State.DONE
+        blank = {"assignment": 0, "leased_at": None, "expires_at": None}
+        assert (following and dataclasses.replace(following, **blank)) == (
+            steps[1] and dataclasses.replace(steps[1], **blank))  # fmt: skip
+        counters_hold(pool)
+        current, pressed = following, pressed + 1
+    assert pressed == PoolItem.objects.filter(pool=pool).count()  # every item once, then nothing left
+
+
+def test_a_refused_key_press_leases_nothing():
+    r1, r2 = make_user("r1"), make_user("r2")
+    pool = make_pool(raters=[r1, r2], name="hot")
+    mine = leasing.lease_next(pool=pool, rater=r1)
+    with pytest.raises(Assignment.DoesNotExist):  # another rater's assignment
+        submission.submit_and_lease(assignment=mine.assignment, rater=r2, grade=1)
+    submission.submit_label(assignment=mine.assignment, rater=r1, grade=1)
+    with pytest.raises(errors.JudgingError, match="judged this item already"):
+        submission.submit_and_lease(assignment=mine.assignment, rater=r1, grade=2)
+    assert Assignment.objects.count() == 1 and Judgement.objects.count() == 1
+    counters_hold(pool)
