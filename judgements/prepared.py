@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.db import connection, transaction
+from psycopg import _queries
 
 # The pages of the judging tables the hot statements read, returned as their last column. A generic plan
 # that PostgreSQL cached for a prepared statement is not re-planned as the tables grow (only when they are
@@ -15,6 +16,12 @@ from django.db import connection, transaction
 PAGES_SQL = """pg_relation_size('judgements_assignment') / 8192,
   pg_relation_size('judgements_judgement') / 8192"""
 plan_class = {"size": "0 0"}
+
+# psycopg converts a statement's placeholders for PostgreSQL once per text, but a text over 4,096 bytes on
+# every execution (a guard against caching the long texts an ORM generates); the key press's statement
+# (`submission._SUBMIT_AND_LEASE_SQL`) is about 5,900 characters, converted in 50-70 us each time. The hot
+# statements are a few fixed texts: longer ones are cached too (psycopg keeps at most 128 conversions).
+_queries.MAX_CACHED_STATEMENT_LENGTH = max(_queries.MAX_CACHED_STATEMENT_LENGTH, 8192)
 
 
 def one_row(sql: str, params: dict[str, Any], *, sized: bool = True) -> tuple[Any, ...] | None:

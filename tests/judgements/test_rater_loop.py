@@ -220,3 +220,10 @@ def test_a_refused_key_press_leases_nothing():
         submission.submit_and_lease(assignment=mine.assignment, rater=r1, grade=2)
     assert Assignment.objects.count() == 1 and Judgement.objects.count() == 1
     counters_hold(pool)
+
+
+def test_psycopg_caches_the_conversion_of_every_hot_statement():
+    from psycopg import _queries
+
+    for sql in (leasing._LEASE_SQL, submission._SUBMIT_ONE_SQL, submission._SUBMIT_AND_LEASE_SQL):
+        assert len(f"{sql}-- size class 99 99\n".encode()) <= _queries.MAX_CACHED_STATEMENT_LENGTH
