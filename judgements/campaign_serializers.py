@@ -77,23 +77,24 @@ class JudgingSerializer(serializers.ModelSerializer):
         return stats.pool_progress(pool=judging.pool, rater=request.user).as_dict()
 
 
-class JudgingSetupSerializer(serializers.Serializer):
+class JudgingUpdateSerializer(serializers.Serializer):
+    """What may change in a pool's judging set-up: the rubric, lease minutes and adjudication gap."""
+
+    rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all(), required=False)
+    lease_minutes = serializers.IntegerField(required=False, min_value=1, max_value=Judging.MAX_LEASE_MINUTES)
+    adjudication_gap = serializers.IntegerField(
+        required=False, min_value=1, max_value=Judging.MAX_ADJUDICATION_GAP
+    )
+
+
+class JudgingSetupSerializer(JudgingUpdateSerializer):
     """Set up (or update) judging of a pool; raters are added, never removed, by this call."""
 
     pool = serializers.SlugRelatedField(slug_field="name", queryset=Pool.objects.all())
-    rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all(), required=False)
     raters = serializers.ListField(child=serializers.CharField(max_length=150), required=False, default=list)
-    lease_minutes = serializers.IntegerField(required=False, min_value=1, max_value=24 * 60)
-    adjudication_gap = serializers.IntegerField(required=False, min_value=1, max_value=1000)
 
     def validate_raters(self, usernames: list[str]) -> list[Any]:
         return _users(usernames)
-
-
-class JudgingUpdateSerializer(serializers.Serializer):
-    rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all(), required=False)
-    lease_minutes = serializers.IntegerField(required=False, min_value=1, max_value=24 * 60)
-    adjudication_gap = serializers.IntegerField(required=False, min_value=1, max_value=1000)
 
 
 class RatersSerializer(serializers.Serializer):
@@ -197,7 +198,7 @@ class QueueQuerySerializer(serializers.Serializer):
     gap = serializers.IntegerField(
         required=False,
         min_value=0,
-        max_value=1000,
+        max_value=Judging.MAX_ADJUDICATION_GAP,
         help_text="a whole number of grades (default: the pool's)",
     )
 

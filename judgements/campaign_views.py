@@ -62,10 +62,12 @@ class SetupForm(forms.Form):
     judgements_per_item = PoolForm.base_fields["judgements_per_item"]
     double_judge_fraction = PoolForm.base_fields["double_judge_fraction"]
     lease_minutes = forms.IntegerField(
-        min_value=1, max_value=24 * 60, help_text="How long a rater holds a document."
+        min_value=1, max_value=Judging.MAX_LEASE_MINUTES, help_text="How long a rater holds a document."
     )
     adjudication_gap = forms.IntegerField(
-        min_value=1, max_value=1000, help_text="Grades this far apart on one item go to adjudication."
+        min_value=1,
+        max_value=Judging.MAX_ADJUDICATION_GAP,
+        help_text="Grades this far apart on one item go to adjudication.",
     )
 
     def __init__(self, *args: Any, pool: Pool, **kwargs: Any) -> None:

@@ -80,6 +80,10 @@ class JudgingQuerySet(models.QuerySet["Judging"]):
 class Judging(models.Model):
     """How a pool is judged: its rubric, its raters, lease length and the adjudication gap."""
 
+    #: The bounds every form and API endpoint puts on a lease (minutes) and on the adjudication gap (grades).
+    MAX_LEASE_MINUTES = 24 * 60
+    MAX_ADJUDICATION_GAP = 1000
+
     pool = models.OneToOneField(Pool, on_delete=models.CASCADE, related_name="judging")
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="+")
     raters = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="judging_pools", blank=True)
