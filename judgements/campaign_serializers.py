@@ -13,7 +13,7 @@ from judgements import labels, stats
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
 from judgements.serializers import RevisionSerializer, RubricForRaterSerializer
 from pooling.models import Pool
-from pooling.permissions import is_manager
+from pooling.permissions import ManagedNameField, is_manager
 
 
 class PoolJudgementSerializer(serializers.ModelSerializer):
@@ -90,7 +90,7 @@ class JudgingUpdateSerializer(serializers.Serializer):
 class JudgingSetupSerializer(JudgingUpdateSerializer):
     """Set up (or update) judging of a pool; raters are added, never removed, by this call."""
 
-    pool = serializers.SlugRelatedField(slug_field="name", queryset=Pool.objects.all())
+    pool = ManagedNameField(queryset=Pool.objects.all())
     raters = serializers.ListField(child=serializers.CharField(max_length=150), required=False, default=list)
 
     def validate_raters(self, usernames: list[str]) -> list[Any]:

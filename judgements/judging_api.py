@@ -112,8 +112,7 @@ class JudgingViewSet(
     @extend_schema(request=JudgingSetupSerializer, responses={200: JudgingSerializer, 201: JudgingSerializer})
     def create(self, request: Request) -> Response:
         """Set up judging of a pool (rubric, raters to add, lease minutes, adjudication gap); idempotent."""
-        form = JudgingSetupSerializer(data=request.data)
-        form.fields["pool"].queryset = Pool.objects.managed_by(request.user)  # another's: "does not exist"
+        form = JudgingSetupSerializer(data=request.data, context={"request": request})
         form.is_valid(raise_exception=True)
         data = form.validated_data
         existing = Judging.objects.filter(pool=data["pool"]).first()

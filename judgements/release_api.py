@@ -18,7 +18,7 @@ from judgements.models import Judging, Release
 from judgements.releases import release_file_response
 from pooling.api import JobSerializer
 from pooling.models import Pool
-from pooling.permissions import IsManager, managed_pool
+from pooling.permissions import IsManager, ManagedNameField, managed_pool
 
 
 class ReleaseSerializer(serializers.ModelSerializer):
@@ -31,7 +31,7 @@ class ReleaseSerializer(serializers.ModelSerializer):
 
 
 class ReleaseRequestSerializer(serializers.Serializer):
-    pool = serializers.SlugRelatedField(slug_field="name", queryset=Pool.objects.all())
+    pool = ManagedNameField(queryset=Pool.objects.all())
     policy = serializers.CharField(default="majority", max_length=120)
     unjudged = serializers.ChoiceField(choices=Release.Unjudged.values, default="explicit")
     judge = serializers.CharField(
@@ -68,8 +68,7 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
 
     @extend_schema(request=ReleaseRequestSerializer, responses={202: JobSerializer, 503: None})
     def create(self, request: Request) -> Response:
-        form = ReleaseRequestSerializer(data=request.data)
-        form.fields["pool"].queryset = Pool.objects.managed_by(request.user)  # another's: "does not exist"
+        form = ReleaseRequestSerializer(data=request.data, context={"request": request})
         form.is_valid(raise_exception=True)
         data = form.validated_data
         try:

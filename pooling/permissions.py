@@ -18,6 +18,7 @@ from django.contrib.auth.decorators import login_required
 from django.contrib.auth.models import AnonymousUser, User
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
+from rest_framework import serializers
 from rest_framework.permissions import BasePermission
 
 MANAGERS_GROUP = "pool managers"
@@ -56,6 +57,18 @@ def manager_required(view: Callable[..., HttpResponse]) -> Callable[..., HttpRes
         return view(request, *args, **kwargs)
 
     return wrapped
+
+
+class ManagedNameField(serializers.SlugRelatedField):
+    """A collection or pool named in an API write, among those the requesting user manages
+    (`.managed_by(user)` of the queryset's model): another's is "does not exist", as a missing one is.
+    The serializer needs the request in its context."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(slug_field="name", **kwargs)
+
+    def get_queryset(self) -> Any:
+        return super().get_queryset().managed_by(self.context["request"].user)
 
 
 def managed_pool(request: Any, name: str, *, queryset: Any = None) -> Any:

@@ -25,7 +25,7 @@ from pooling import pool_build, pool_reads, stats
 from pooling.api import JobSerializer, ManagersMixin
 from pooling.jobs import active_build, latest_build, latest_builds, start_build
 from pooling.models import Collection, Pool, PoolRun, Run
-from pooling.permissions import IsManager
+from pooling.permissions import IsManager, ManagedNameField
 
 
 def pool_bias_url(pool: Pool) -> str | None:
@@ -95,7 +95,7 @@ class PoolCreateSerializer(serializers.Serializer):
     name = serializers.SlugField(max_length=100)
     description = serializers.CharField(required=False, allow_blank=True, default="")
     instructions = serializers.CharField(required=False, allow_blank=True, default="")
-    collection = serializers.SlugRelatedField(slug_field="name", queryset=Collection.objects.all())
+    collection = ManagedNameField(queryset=Collection.objects.all())  # one makes a pool over one's own
     runs = serializers.ListField(child=serializers.CharField(max_length=200), allow_empty=False)
     segment = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
     strategy = serializers.ChoiceField(choices=Pool.Strategy.values, default=Pool.Strategy.DEPTH)
@@ -176,9 +176,7 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
     @extend_schema(request=PoolCreateSerializer, responses={201: PoolDetailSerializer})
     def create(self, request: Request) -> Response:
         """Configure a pool (not built): 400 naming the field on bad input."""
-        form = PoolCreateSerializer(data=request.data)
-        # A pool is made over a collection one manages (another's is "does not exist", as to anyone).
-        form.fields["collection"].queryset = Collection.objects.managed_by(request.user)
+        form = PoolCreateSerializer(data=request.data, context={"request": request})
         form.is_valid(raise_exception=True)
         try:
             pool = pool_build.create_pool(**form.validated_data, created_by=request.user)
