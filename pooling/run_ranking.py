@@ -201,8 +201,7 @@ class _Ranker:
         """Report a docid given twice within a block, on the line of the repeat."""
         known = np.flatnonzero(position >= 0)
         key = block[known].astype(np.int64) * (len(self.catalogue) + 1) + position[known]
-        ordered = np.sort(key)
-        if not np.any(ordered[1:] == ordered[:-1]):
+        if not trec_io.any_equal_keys(key.astype(np.uint64), block[known]):  # linear time
             return
         order = np.argsort(key, kind="stable")
         same = np.flatnonzero(key[order][1:] == key[order][:-1])

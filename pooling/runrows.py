@@ -77,22 +77,27 @@ class DocumentCatalogue:
 
     def __init__(self, collection: Collection, *, only: list[str] | None = None) -> None:
         """The collection's documents, or only those of them whose docids are in `only`."""
-        documents = Document.objects.filter(collection=collection)
-        docids: list[bytes] = []
-        ids: list[int] = []
-        if only is None:
-            batches: Any = [documents.values_list("docid", "id").iterator(chunk_size=50_000)]
+        whole = _all_documents(collection) if only is None else None
+        if whole is not None:
+            values, id_values = whole
         else:
-            batches = _documents_named(collection, only)
-        for rows in batches:
-            for docid, pk in rows:
-                docids.append(docid.encode("utf-8"))
-                ids.append(pk)
-        values = np.array(docids, dtype=np.bytes_) if docids else np.zeros(0, dtype="S1")
-        del docids
+            documents = Document.objects.filter(collection=collection)
+            docids: list[bytes] = []
+            ids: list[int] = []
+            if only is None:
+                batches: Any = [documents.values_list("docid", "id").iterator(chunk_size=50_000)]
+            else:
+                batches = _documents_named(collection, only)
+            for rows in batches:
+                for docid, pk in rows:
+                    docids.append(docid.encode("utf-8"))
+                    ids.append(pk)
+            values = np.array(docids, dtype=np.bytes_) if docids else np.zeros(0, dtype="S1")
+            del docids
+            id_values = np.array(ids, dtype=np.int64)
         order = np.argsort(values, kind="stable")
         self.docids = values[order]
-        self.ids = np.array(ids, dtype=np.int64)[order]
+        self.ids = id_values[order]
         self.index = KeyIndex(hash_bytes(self.docids))
         self._dict: dict[bytes, int] | None = None
 
@@ -111,6 +116,45 @@ class DocumentCatalogue:
         if self._dict is None:
             self._dict = {value: i for i, value in enumerate(self.docids.tolist())}
         return np.array([self._dict.get(value, -1) for value in docid.tolist()], dtype=np.int64)
+
+
+#: Documents per query of `_all_documents`: their docids come as one text value (docids of 255 characters
+#: of 4 bytes each would make ~512 MB, under PostgreSQL's limit of 1 GB for a value).
+CATALOGUE_BATCH = 500_000
+
+
+def _all_documents(collection: Collection) -> tuple[np.ndarray, np.ndarray] | None:
+    """(docids, ids) of every document of the collection. On PostgreSQL a batch of documents (in docid
+    order, through the unique index) comes as one newline-joined text and one array of ids, a fraction of
+    the cost of the ORM's one tuple a document: the catalogue is loaded before the first row is written.
+    None elsewhere, and when a docid holds a newline."""
+    if connection.vendor != "postgresql":
+        return None
+    table = Document._meta.db_table
+    docids: list[bytes] = []
+    ids: list[int] = []
+    after: str | None = None
+    with connection.cursor() as cursor:
+        while True:
+            cursor.execute(
+                "SELECT string_agg(docid, E'\\n'), array_agg(id), count(*), max(docid) FROM ("
+                f"SELECT docid, id FROM {table} WHERE collection_id = %s AND (%s::text IS NULL OR docid > %s)"
+                " ORDER BY docid LIMIT %s) batch",
+                [collection.pk, after, after, CATALOGUE_BATCH],
+            )
+            text, batch_ids, count, after = cursor.fetchone()
+            if not count:
+                break
+            batch = text.encode("utf-8").split(b"\n")
+            if len(batch) != count:
+                return None  # a docid with a newline in it
+            docids.extend(batch)
+            ids.extend(batch_ids)
+            if count < CATALOGUE_BATCH:
+                break
+    if not docids:
+        return np.zeros(0, dtype="S1"), np.zeros(0, dtype=np.int64)
+    return np.array(docids, dtype=np.bytes_), np.array(ids, dtype=np.int64)
 
 
 def _documents_named(collection: Collection, docids: list[str]) -> Any:
@@ -154,6 +198,16 @@ def _queued_writer(cursor: Any) -> Any:
     return writer
 
 
+def _tuples(run_id: int, n: int) -> np.ndarray:
+    """``n`` binary COPY tuples of the run, every field but topic, document, rank and score filled in."""
+    rows = np.empty(n, dtype=_TUPLE)
+    rows["fields"] = 5
+    rows["run_len"] = rows["topic_len"] = rows["document_len"] = rows["score_len"] = 8
+    rows["rank_len"] = 4
+    rows["run"] = run_id
+    return rows
+
+
 class RowWriter:
     """Writes one run's rows, topic blocks at a time, within the import's transaction."""
 
@@ -162,6 +216,7 @@ class RowWriter:
         self.cursor = connection.cursor()
         self.copy: Any = None
         self.pending: list[tuple[int, int, int, int, float]] = []
+        self.tuples = _tuples(run_id, 0)
         drop_partition(run_id)
         if partitioned():
             self.table = partition_name(run_id)
@@ -184,11 +239,9 @@ class RowWriter:
 
     def write(self, topic: np.ndarray, document: np.ndarray, rank: np.ndarray, score: np.ndarray) -> None:
         if self.copy is not None:
-            rows = np.empty(len(rank), dtype=_TUPLE)
-            rows["fields"] = 5
-            rows["run_len"] = rows["topic_len"] = rows["document_len"] = rows["score_len"] = 8
-            rows["rank_len"] = 4
-            rows["run"] = self.run_id
+            if len(self.tuples) < len(rank):
+                self.tuples = _tuples(self.run_id, len(rank))
+            rows = self.tuples[: len(rank)]  # its constant fields set once; its bytes copied out below
             rows["topic"] = topic
             rows["document"] = document
             rows["rank"] = rank

@@ -296,6 +296,25 @@ def test_the_catalogue_maps_docids_exactly_even_without_its_hash_table(collectio
     assert catalogue.docids.tolist() == byte_order  # positions are the tie-break order
 
 
+def test_the_catalogue_holds_every_document_whichever_way_it_is_read(
+    collection: Collection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
+    expected = sorted((d.encode(), ids[d]) for d in DOCIDS)
+
+    def held(catalogue: runrows.DocumentCatalogue) -> list[tuple[bytes, int]]:
+        return list(zip(catalogue.docids.tolist(), catalogue.ids.tolist(), strict=True))
+
+    assert held(runrows.DocumentCatalogue(collection)) == expected
+    monkeypatch.setattr(runrows, "CATALOGUE_BATCH", 4)  # PostgreSQL: many batches, each in one query
+    assert held(runrows.DocumentCatalogue(collection)) == expected
+
+    # A docid with a newline in it cannot come newline-joined: the catalogue is read row by row instead.
+    odd = Document.objects.create(collection=collection, docid="two\nlines", title="odd")
+    catalogue = runrows.DocumentCatalogue(collection)
+    assert held(catalogue) == sorted([*expected, (b"two\nlines", odd.pk)])
+
+
 # --- PostgreSQL: one partition per run ---------------------------------------------------------------
 
 
