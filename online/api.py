@@ -75,7 +75,9 @@ class LabelRequestSerializer(serializers.Serializer):
         max_length=500,
         help_text='score:grade pairs, ascending, e.g. "0.1:1,0.3:2,0.6:3"',
     )
-    replicates = serializers.IntegerField(required=False, min_value=0, max_value=2000, default=0)
+    replicates = serializers.IntegerField(
+        required=False, min_value=0, max_value=services.MAX_REPLICATES, default=0
+    )
     min_impressions = serializers.IntegerField(required=False, min_value=1, default=1)
     name = serializers.CharField(required=False, allow_blank=True, max_length=100)
 

@@ -142,6 +142,7 @@ def start_click_labels(
             estimator=estimator,
             propensity_estimate=propensity_estimate,
             thresholds=options.get("thresholds"),
+            replicates=int(options.get("replicates") or 0),
         )
     except ValueError as exc:
         raise Refused(str(exc)) from None

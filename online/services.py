@@ -88,13 +88,23 @@ def pool_rubric(log: ClickLog) -> Rubric | None:
     return judging.rubric if judging else None
 
 
+MAX_REPLICATES = 2000  # bootstrap replicates one derivation may ask for
+
+
 def check_click_label_options(
-    *, log: ClickLog, estimator: str, propensity_estimate: PropensityEstimate | None, thresholds: Any
+    *,
+    log: ClickLog,
+    estimator: str,
+    propensity_estimate: PropensityEstimate | None,
+    thresholds: Any,
+    replicates: int = 0,
 ) -> tuple[Rubric | None, list[list[float]] | None]:
     """What deriving click labels for `log` first checks (and starting its job refuses at once): a known
-    estimator, a propensity estimate of the log's collection for ips and ratio, and thresholds only over
-    the rubric of the log's pool. Returns that rubric and the parsed thresholds (both None without
-    thresholds); a ValueError names the first bad argument."""
+    estimator, a propensity estimate of the log's collection for ips and ratio, 0 to MAX_REPLICATES
+    bootstrap replicates, and thresholds only over the rubric of the log's pool. Returns that rubric and
+    the parsed thresholds (both None without thresholds); a ValueError names the first bad argument."""
+    if not 0 <= replicates <= MAX_REPLICATES:
+        raise ValueError(f"replicates must be between 0 and {MAX_REPLICATES}")
     if estimator not in relevance.ESTIMATORS:
         raise ValueError(f"unknown estimator {estimator!r}; expected ips, ratio or coec")
     if estimator != "coec" and propensity_estimate is None:
@@ -131,10 +141,12 @@ def derive_click_labels(
     report = progress or (lambda fraction, message: None)
     try:
         rubric, parsed = check_click_label_options(
-            log=log, estimator=estimator, propensity_estimate=propensity_estimate, thresholds=thresholds
+            log=log,
+            estimator=estimator,
+            propensity_estimate=propensity_estimate,
+            thresholds=thresholds,
+            replicates=replicates,
         )
-        if replicates < 0 or replicates > 2000:
-            raise ValueError("replicates must be between 0 and 2000")
         counts, pairs = log_counts(log)
         if not len(counts.pair):
             raise ValueError("the log has no impressions of known topics and documents")

@@ -184,3 +184,21 @@ def test_starting_the_job_refuses_what_the_derivation_refuses_with_the_same_word
         )
     assert message in str(derived.value) and str(started.value) == str(derived.value)
     assert not Job.objects.filter(kind=Job.Kind.CLICK_LABELS).exists()
+
+
+def test_the_log_page_refuses_more_replicates_than_the_api_allows(client, manager, tmp_path) -> None:
+    """The bound on bootstrap replicates is the derivation's own check: a page post over it goes back to
+    the log with the reason and queues nothing (before, the page queued a job that then failed)."""
+    from pooling.models import Job
+
+    pool = judged_pool(grades={}, managers=[manager])
+    pool.collection.managers.set([manager])
+    log = pool_log(tmp_path, pool, [{"qid": "q1", "docids": ["d001"], "clicks": [1]}])
+    client.force_login(manager)
+    over = services.MAX_REPLICATES + 1
+    answer = client.post(
+        f"/online/logs/{log.pk}/labels/", {"estimator": "coec", "replicates": str(over)}, follow=True
+    )
+    assert answer.redirect_chain[-1][0].endswith(f"/online/logs/{log.pk}/")
+    assert f"replicates must be between 0 and {services.MAX_REPLICATES}" in answer.content.decode()
+    assert not Job.objects.filter(kind=Job.Kind.CLICK_LABELS).exists()
