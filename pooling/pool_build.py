@@ -298,9 +298,31 @@ def build_pool(*, pool: Pool, progress: Progress | None = None) -> BuildSummary:
     except Exception:
         Pool.objects.filter(pk=pool.pk).update(status=Pool.Status.FAILED)
         raise
-    summary.topics = PoolItem.objects.filter(pool=pool).values("topic_id").distinct().count()
+    summary.topics = topics_with_items(pool)
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def topics_with_items(pool: Pool) -> int:
+    """How many topics the pool has items of: one probe of the item index (pool, topic, ...) per topic
+    (a recursive CTE stepping from topic to topic), not a read of every item: a depth-100 pool of 50
+    runs has 160,000, none of them marked all-visible right after its build commits, so counting them
+    visited the table too (55 to 70 ms on benchmarks/pool.py's pool, against 2 ms)."""
+    item = PoolItem._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            WITH RECURSIVE t(topic_id) AS (
+                SELECT MIN(topic_id) FROM {item} WHERE pool_id = %s
+                UNION ALL
+                SELECT (SELECT MIN(i.topic_id) FROM {item} i WHERE i.pool_id = %s AND i.topic_id > t.topic_id)
+                FROM t WHERE t.topic_id IS NOT NULL
+            )
+            SELECT COUNT(topic_id) FROM t
+            """,
+            [pool.pk, pool.pk],
+        )  # fmt: skip
+        return int(cursor.fetchone()[0])
 
 
 #: Runs per set-based insert in build_pool: each statement re-joins the items already in, so fewer,
@@ -330,7 +352,7 @@ def add_runs(*, pool: Pool, runs: Iterable[Run], progress: Progress | None = Non
             summary.items_added, summary.provenance_added = items, provenance
     if progress:
         progress(1.0, f"{summary.items_added} items added")
-    summary.topics = PoolItem.objects.filter(pool=pool).values("topic_id").distinct().count()
+    summary.topics = topics_with_items(pool)
     summary.seconds = time.monotonic() - started
     return summary
 

@@ -369,6 +369,29 @@ def test_removing_a_run_probes_the_pools_items_instead_of_joining_every_pools_pr
     assert "Anti Join" not in plan and "SubPlan" in plan and "pooling_provenance_pkey" in plan
 
 
+def test_a_build_counts_its_topics_by_one_index_probe_per_topic(
+    collection: Collection, two_runs: list[Run]
+) -> None:
+    """The summary's topic count steps from topic to topic in the item index instead of reading every
+    item of the pool (a depth-100 pool of 50 runs has 160,000)."""
+    require_services()
+    pool = pool_build.create_pool(name="probed", collection=collection, runs=two_runs, depth=4)
+    with CaptureQueriesContext(connection) as queries:
+        summary = pool_build.build_pool(pool=pool)
+    items = PoolItem.objects.filter(pool=pool).count()
+    assert (summary.topics, items) == (2, 10)
+    with connection.cursor() as cursor:
+        cursor.execute(f"EXPLAIN (ANALYZE, FORMAT JSON) {queries[-1]['sql']}")
+        plan = cursor.fetchone()[0]
+
+    def item_rows(node: dict[str, Any]) -> int:
+        read = node.get("Relation Name") == "pooling_poolitem"
+        own = node["Actual Rows"] * node["Actual Loops"] if read else 0
+        return own + sum(item_rows(child) for child in node.get("Plans", ()))
+
+    assert item_rows(plan[0]["Plan"]) <= summary.topics + 1 < items
+
+
 def test_it_rebuilds_harmlessly(collection: Collection, two_runs: list[Run]) -> None:
     pool = build(collection, two_runs, depth=3)
     items = dict(PoolItem.objects.filter(pool=pool).values_list("pk", "blind_key"))
