@@ -216,7 +216,7 @@ class PropensityViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = PropensitySerializer
 
     def get_queryset(self) -> Any:
-        return PropensityEstimate.objects.filter(log__in=ClickLog.objects.visible_to(self.request.user))
+        return PropensityEstimate.objects.visible_to(self.request.user)
 
 
 class ClickLabelSetViewSet(viewsets.ReadOnlyModelViewSet):
@@ -226,7 +226,7 @@ class ClickLabelSetViewSet(viewsets.ReadOnlyModelViewSet):
     serializer_class = ClickLabelSetSerializer
 
     def get_queryset(self) -> Any:
-        return ClickLabelSet.objects.filter(log__in=ClickLog.objects.visible_to(self.request.user))
+        return ClickLabelSet.objects.visible_to(self.request.user)
 
     @action(detail=True, methods=["get"], url_path="labels")
     def label_rows(self, request: Request, pk: str | None = None) -> Response:

@@ -35,6 +35,14 @@ class ClickLogQuerySet(models.QuerySet["ClickLog"]):
         )
 
 
+class DerivedQuerySet(models.QuerySet[Any]):
+    """What is derived from one click log (propensity estimates, click-label sets)."""
+
+    def visible_to(self, user: Any) -> DerivedQuerySet:
+        """Those derived from a log `user` may read (`ClickLogQuerySet.visible_to`)."""
+        return self.filter(log__in=ClickLog.objects.visible_to(user))
+
+
 class ClickLog(Authored):
     """One imported click log of a collection (a file, or a UBI queries + events pair)."""
 
@@ -145,6 +153,8 @@ class PropensityEstimate(Authored):
     diagnostics = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
 
+    objects = DerivedQuerySet.as_manager()
+
     class Meta:
         ordering = ["-created_at", "-id"]
 
@@ -179,6 +189,8 @@ class ClickLabelSet(Authored):
     # {"kappa", "alpha", "n", "confusion", ...}: null until computed; a release requires it
     agreement = models.JSONField(null=True, blank=True)
     warnings = models.JSONField(default=list, blank=True)
+
+    objects = DerivedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-created_at", "-id"]

@@ -106,9 +106,7 @@ def derive(request: HttpRequest, log_id: int) -> HttpResponse:
 @manager_required
 @require_GET
 def propensity_detail(request: HttpRequest, estimate_id: int) -> HttpResponse:
-    estimate = get_object_or_404(
-        PropensityEstimate.objects.filter(log__in=ClickLog.objects.visible_to(request.user)), pk=estimate_id
-    )
+    estimate = get_object_or_404(PropensityEstimate.objects.visible_to(request.user), pk=estimate_id)
     theta = list(estimate.theta)
     chart = charts.hbar_chart(
         [f"position {k}" for k in range(1, len(theta) + 1)],
@@ -142,9 +140,7 @@ def propensity_detail(request: HttpRequest, estimate_id: int) -> HttpResponse:
 
 def _label_set(request: HttpRequest, set_id: int) -> ClickLabelSet:
     return get_object_or_404(
-        ClickLabelSet.objects.filter(log__in=ClickLog.objects.visible_to(request.user)).select_related(
-            "log", "pool", "propensity", "rubric"
-        ),
+        ClickLabelSet.objects.visible_to(request.user).select_related("log", "pool", "propensity", "rubric"),
         pk=set_id,
     )
 
