@@ -19,17 +19,32 @@ from pathlib import Path
 from typing import IO, Any
 
 from django.conf import settings
-from django.db import connection, transaction
+from django.db import transaction
 
 from judgements import aggregation
 from judgements.models import Adjudication
 from judgements.release_rows import (
+    ADJUDICATED_GRADE,
+    ADJUDICATED_UNRATEABLE,
+    ADJUDICATION,
+    CREATED,
+    DOCID,
+    FACETS,
+    GRADE,
+    IMPORTED,
+    NOTE,
+    QID,
+    RATER,
+    REQUIRED,
+    SECONDS,
+    SECONDS_JSON,
+    UNRATEABLE,
+    UPDATED,
     ItemVotes,
     iso,
-    iso_text,
-    json_float,
     json_text,
     json_value,
+    seconds_json,
     stream_items,
 )
 from pooling.models import Pool
@@ -63,43 +78,49 @@ Pairs = tuple[tuple[int, int], ...]
 
 class Consensus:
     """`aggregation.aggregate` of an item under the release's policy, with the item's pairs of grades
-    (every earlier-rater, later-rater pair of graded votes, for the agreement summary).
+    (every earlier-rater, later-rater pair of graded votes, for the agreement summary), from the item's
+    text fields and rows (`stream_items(text=True)`).
 
-    Results are remembered by what they depend on: the grades in rater order, `required`, the
-    adjudication and (for `rater:NAME`) which vote is NAME's. An item is looked up only when `aggregate`
-    could not raise for it (plain int grades, distinct raters), so a remembered result is exactly what
-    `aggregate` would return."""
+    Results are remembered by what they depend on: `required`, the adjudication, the votes in rater order
+    and (for `rater:NAME`) which vote is NAME's, (for a model policy) who gave each. Raters are distinct
+    (one judgement per rater and item) and the grades integers, so a remembered result is exactly what
+    `aggregate` returns for the item."""
 
     def __init__(self, policy: aggregation.Policy) -> None:
         self.policy = policy
-        self.memo: dict[tuple[Any, ...], tuple[aggregation.Aggregate, Pairs]] = {}
+        self.memo: dict[str, tuple[aggregation.Aggregate, Pairs]] = {}
+        self.rater = policy.rater if policy.kind == "rater" else None
+        self.model = policy.kind in aggregation.MODEL_POLICIES  # a model weighs who voted
 
-    def __call__(self, item: ItemVotes) -> tuple[aggregation.Aggregate, Pairs]:
-        votes = item.votes
-        grades = tuple([g for _, g in votes])
-        key = None
-        if (
-            type(item.required) is int
-            and (item.adjudicated is None or type(item.adjudicated) in (int, str))
-            and all(g is None or type(g) is int for g in grades)
-            and len({rater for rater, _ in votes}) == len(votes)
-        ):
-            rater = self.policy.rater
-            flags: tuple[Any, ...] = ()
-            if self.policy.kind == "rater":
-                flags = tuple([str(r) == rater for r, _ in votes])
-            elif self.policy.kind in aggregation.MODEL_POLICIES:  # a model weighs who voted
-                flags = tuple([r for r, _ in votes])
-            key = (grades, item.required, item.adjudicated, flags)
-            found = self.memo.get(key)
-            if found is not None:
-                return found
+    def __call__(self, fields: list[str], rows: list[list[str]]) -> tuple[aggregation.Aggregate, Pairs]:
+        votes = [row[GRADE] if row[UNRATEABLE] != "t" and row[GRADE] else "u" for row in rows]
+        adjudication = ""
+        if fields[ADJUDICATION]:
+            adjudication = "u" if fields[ADJUDICATED_UNRATEABLE] == "t" else fields[ADJUDICATED_GRADE] or "-"
+        if self.rater is not None:
+            mine = self.rater
+            votes = [("*" if r[RATER] == mine else "") + vote for r, vote in zip(rows, votes, strict=True)]
+        elif self.model:
+            votes = [f"{row[RATER]}:{vote}" for row, vote in zip(rows, votes, strict=True)]
+        key = f"{fields[REQUIRED]};{adjudication};{','.join(votes)}"
+        found = self.memo.get(key)
+        if found is not None:
+            return found
+        grades = [None if row[UNRATEABLE] == "t" or not row[GRADE] else int(row[GRADE]) for row in rows]
+        adjudicated: Any = None
+        if adjudication == "u":
+            adjudicated = "unrateable"
+        elif adjudication not in ("", "-"):
+            adjudicated = int(adjudication)
         result = aggregation.aggregate(
-            votes, policy=self.policy, required=item.required, adjudicated=item.adjudicated
+            [(int(row[RATER]), grade) for row, grade in zip(rows, grades, strict=True)],
+            policy=self.policy,
+            required=int(fields[REQUIRED]),
+            adjudicated=adjudicated,
         )
         graded = [g for g in grades if g is not None]
         pairs = tuple((graded[x], graded[y]) for x in range(len(graded)) for y in range(x + 1, len(graded)))
-        if key is not None and len(self.memo) < 4096:
+        if len(self.memo) < 4096:
             self.memo[key] = (result, pairs)
         return result, pairs
 
@@ -168,7 +189,6 @@ class JudgementLines:
         self.secret = f"{settings.SECRET_KEY}:{pool.pk}:".encode()
         self.tally = tally
         self.lines: list[str] = []
-        self.to_iso = iso_text if connection.vendor == "postgresql" else iso
         self.dumps = functools.partial(json.dumps, sort_keys=True, ensure_ascii=False)
         self.raters: dict[Any, str] = {}  # rater id -> the JSON text of their pseudonym
         self.facets: dict[str, str] = {}  # facets text -> its JSON (few distinct ones)
@@ -181,63 +201,59 @@ class JudgementLines:
         """A rater's name in a release: stable within the pool, unguessable without SECRET_KEY."""
         return "rater-" + hashlib.sha256(self.secret + str(rater_id).encode()).hexdigest()[:10]
 
-    def add(self, item: ItemVotes, result: aggregation.Aggregate, rows: list[tuple[Any, ...]]) -> None:
+    def add(self, fields: list[str], result: aggregation.Aggregate, rows: list[list[str]]) -> None:
+        """The lines of an item's judgements (`stream_items(text=True)`: its fields and rows)."""
         if not rows:
             return
         tally = self.tally
         tally.counts["judgements"] += len(rows)
         encode = json.encoder.encode_basestring
-        to_iso = self.to_iso
         raters, facets_json, states = self.raters, self.facets, self.states
         latest = tally.latest
         head = self.heads.get(result.state)
         if head is None:
             head = self.heads[result.state] = f'{{"consensus": {json_text(result.state)}, "created_at": '
-        docid_json = encode(item.docid) if type(item.docid) is str else json_text(item.docid)
-        docid = f', "docid": {docid_json}, "facets": '
-        if item.qid != self.qid:
-            self.qid = item.qid
-            self.qid_json = f', "qid": {json_text(item.qid)}, "rater": '
+        docid = f', "docid": {encode(fields[DOCID])}, "facets": '
+        if fields[QID] != self.qid:
+            self.qid = fields[QID]
+            self.qid_json = f', "qid": {encode(self.qid)}, "rater": '
         qid = self.qid_json
         append = self.lines.append
         for row in rows:
-            rater_id, grade, unrateable, raw, note, seconds, created, updated = row[7:15]
-            if to_iso is not iso_text:
-                created, updated = to_iso(created), to_iso(updated)
-            if updated is not None and updated > latest:  # max(latest, updated or "")
+            created, updated = row[CREATED], row[UPDATED]
+            if updated > latest:  # max(latest, updated); "" (NULL) is never greater
                 latest = updated
-            rater = raters.get(rater_id)
+            rater = raters.get(row[RATER])
             if rater is None:
-                rater = raters[rater_id] = json_text(self.pseudonym(rater_id))
-            facets = facets_json.get(raw) if type(raw) is str else None
+                rater = raters[row[RATER]] = json_text(self.pseudonym(row[RATER]))
+            raw = row[FACETS]
+            facets = facets_json.get(raw)
             if facets is None:
                 facets = self.dumps(json_value(raw))
-                if type(raw) is str and len(facets_json) < 1000:
+                if len(facets_json) < 1000:
                     facets_json[raw] = facets
-            grade = None if unrateable else grade
-            seconds = round(float(seconds or 0.0), 3)
-            seconds_json = float.__repr__(seconds) if seconds - seconds == 0.0 else json_float(seconds)
-            updated_json = encode(updated) if type(updated) is str else json_text(updated)
+            unrateable = row[UNRATEABLE] == "t"
             append(
-                f"{head}{encode(created) if type(created) is str else json_text(created)}"
+                f"{head}{encode(created) if created else 'null'}"
                 f"{docid}{facets}"
-                f', "grade": {int.__repr__(grade) if type(grade) is int else json_text(grade)}'
-                f', "imported": {"true" if row[15] else "false"}'
-                f', "note": {encode(note) if type(note) is str else json_text(note or "")}'
+                f', "grade": {"null" if unrateable or not row[GRADE] else row[GRADE]}'
+                f', "imported": {"true" if row[IMPORTED] == "t" else "false"}'
+                f', "note": {encode(row[NOTE])}'
                 f"{qid}{rater}"
-                f', "seconds": {seconds_json}'
+                f', "seconds": {row[SECONDS_JSON] or seconds_json(row[SECONDS])}'
                 f', "source": "human"'
-                f', "state": {states[bool(unrateable)]}'
-                f', "updated_at": {updated_json}}}\n'
+                f', "state": {states[unrateable]}'
+                f', "updated_at": {encode(updated) if updated else "null"}}}\n'
             )
         tally.latest = latest
 
-    def add_model(self, item: ItemVotes, source: str, grade: int) -> None:
+    def add_model(self, fields: list[str], source: str, grade: int) -> None:
         """The line of a model's label that fills an item nobody judged (no rater, no times)."""
         self.tally.counts["judgements"] += 1
         self.lines.append(
-            f'{{"consensus": "judged", "created_at": null, "docid": {json_text(item.docid)}, "facets": {{}}'
-            f', "grade": {int(grade)}, "imported": false, "note": "", "qid": {json_text(item.qid)}'
+            f'{{"consensus": "judged", "created_at": null, "docid": {json_text(fields[DOCID])}'
+            f', "facets": {{}}, "grade": {int(grade)}, "imported": false, "note": ""'
+            f', "qid": {json_text(fields[QID])}'
             f', "rater": {json_text(source)}, "seconds": 0.0, "source": {json_text(source)}'
             f', "state": "graded", "updated_at": null}}\n'
         )
@@ -295,18 +311,18 @@ def _write_lines(
 
     total = max(PoolItem.objects.filter(pool=pool, selected=True).count(), 1)
     consensus = Consensus(policy)
-    with contextlib.closing(stream_items(pool=pool, iso_times=True, copy=True)) as items:
+    with contextlib.closing(stream_items(pool=pool, text=True)) as items:
         judgements = JudgementLines(pool=pool, tally=tally)
         counts, grades, pairs_count, sources = tally.counts, tally.grades, tally.pairs, tally.sources
         add_qrels, add_judgements, lines = qrels.add_line, judgements.add, judgements.lines
-        for done, (item, rows) in enumerate(items, 1):
-            result, pairs = consensus(item)
+        for done, (fields, rows) in enumerate(items, 1):
+            result, pairs = consensus(fields, rows)
             source = "human"
             if fill is not None and result.state == "pending":
-                grade = fill.labels.get((item.qid, item.docid))
+                grade = fill.labels.get((fields[QID], fields[DOCID]))
                 if grade is not None:
                     result, source = aggregation.Aggregate("judged", grade), fill.source
-                    judgements.add_model(item, source, grade)
+                    judgements.add_model(fields, source, grade)
             state = result.state
             counts[state] += 1
             if state == "judged":
@@ -314,10 +330,10 @@ def _write_lines(
                 grades[result.grade] += 1  # type: ignore[index]  # a judged result has a grade
             if result.tie:
                 counts["ties"] += 1
-            add_qrels(item.qid, item.docid, result)
+            add_qrels(fields[QID], fields[DOCID], result)
             for pair in pairs:
                 pairs_count[pair] += 1
-            add_judgements(item, result, rows)
+            add_judgements(fields, result, rows)
             if len(lines) >= FLUSH_LINES or qrels.waiting >= FLUSH_LINES:
                 qrels.flush()
                 jsonl.writelines(judgements.lines)

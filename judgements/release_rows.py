@@ -69,6 +69,27 @@ def json_float(value: float) -> str:
     return "NaN" if value != value else ("Infinity" if value > 0 else "-Infinity")
 
 
+def seconds_json(text: str) -> str:
+    """The JSON text of a judgement's seconds in a release, from the text of the double (`repr`, or
+    PostgreSQL's shortest exact text; "" for NULL): rounded to the millisecond as `round(x, 3)` rounds
+    (the exact binary value, ties to even), written as `json.dumps` writes a float; NULL, 0.0 and -0.0 are
+    0.0."""
+    return json_float(round(float(text or 0.0) or 0.0, 3))
+
+
+# `seconds_json` of `j.seconds` written by PostgreSQL, for the doubles whose rounding its shortest exact
+# text decides (extra_float_digits 1): below 1e12 in magnitude the text rounded to three decimals (half
+# away from zero on an exact decimal, and ties left out) is the exact rounding of the double, and at most
+# 15 significant digits are left, which `repr` of the nearest double writes back unchanged. NULL (Python
+# decides) for NaN, infinities, 1e12 and more, and a text that is a tie at the fourth decimal (…d5, or
+# 5e-04): round() then rounds the exact binary value, on either side. `test_release_bytes` compares the two
+# on doubles of every kind.
+SECONDS_JSON_SQL = r"""CASE WHEN j.seconds = 0 THEN '0.0'
+    WHEN NOT abs(j.seconds) < 1e12 OR j.seconds::text ~ '(\.\d{3}5|^-?5e-04)$' THEN NULL
+    WHEN abs(j.seconds) < 0.0005 THEN CASE WHEN j.seconds < 0 THEN '-0.0' ELSE '0.0' END
+    ELSE regexp_replace(rtrim(round(j.seconds::text::numeric, 3)::text, '0'), '\.$', '.0') END"""
+
+
 @dataclass
 class ItemVotes:
     item_id: int
@@ -132,17 +153,30 @@ def current_judgements_join() -> str:
             WHERE e.pool_id = %s AND e.restored_at IS NULL))"""
 
 
-def stream_items(*, pool: Pool, iso_times: bool = False, copy: bool = False) -> Any:
-    """Yield every selected item of the pool with its current human judgements (a model judge's labels
-    are not people's votes: `Judgement.objects`' rule, written here in SQL), in qrels order (qid, docid by
-    byte order), reading through a server-side cursor so memory stays flat.
+#: The fields of a row of `stream_items(text=True)`, by position: the item's (the same on each of its rows),
+#: then the judgement's (all empty when the item has none).
+#: SECONDS_JSON is `seconds_json` of the seconds when PostgreSQL wrote it (see SECONDS_JSON_SQL), else "".
+(ID, QID, DOCID, REQUIRED, ADJUDICATION, ADJUDICATED_GRADE, ADJUDICATED_UNRATEABLE, RATER, GRADE,
+ UNRATEABLE, FACETS, NOTE, SECONDS, CREATED, UPDATED, IMPORTED, SECONDS_JSON) = range(17)  # fmt: skip
 
-    With `iso_times`, on PostgreSQL the rows' created_at and updated_at come as the strings `iso` makes
-    of them (elsewhere as the driver reads them). With `copy`, PostgreSQL streams the rows with COPY
-    (see `query_rows`; close the generator before the transaction ends).
+# COPY's text format writes these characters of a value as a backslash and a letter (and a backslash as two).
+_COPY_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\"}
 
-    The judgements of a rater excluded from the pool (`exclusions.exclude_rater`) are not among them:
-    this is where an exclusion takes effect for every release and every read of the current labels."""
+
+def copy_unescape(value: str) -> str:
+    """A value of COPY's text format as it is stored (PostgreSQL writes no other escape to a client)."""
+    if "\\" not in value:
+        return value
+    import re
+
+    return re.sub(r"\\(.)", lambda m: _COPY_ESCAPES.get(m.group(1), m.group(1)), value, flags=re.DOTALL)
+
+
+def items_sql(*, iso_times: bool = False, seconds: bool = False) -> str:
+    """The query of every selected item of a pool with its current human judgements, in qrels order (qid,
+    docid by byte order, then rater); its parameters are the pool's id twice (the exclusions', the
+    WHERE's). Each row is an item with one of its judgements (or none): the columns of `ID`…`IMPORTED`, and
+    with `seconds` (PostgreSQL) `SECONDS_JSON`."""
     from pooling.models import Document, Topic
 
     postgres = connection.vendor == "postgresql"
@@ -150,10 +184,10 @@ def stream_items(*, pool: Pool, iso_times: bool = False, copy: bool = False) -> 
     times = "j.created_at, j.updated_at"
     if iso_times and postgres:
         times = f"{ISO_SQL.format(column='j.created_at')}, {ISO_SQL.format(column='j.updated_at')}"
-    sql = f"""
+    return f"""
         SELECT i.id, t.qid, d.docid, i.required_judgements, a.id, a.grade, a.unrateable,
                j.rater_id, j.grade, j.unrateable, j.facets, j.note, j.seconds, {times},
-               j.imported
+               j.imported{f", {SECONDS_JSON_SQL}" if seconds and postgres else ""}
         FROM {PoolItem._meta.db_table} i
         JOIN {Topic._meta.db_table} t ON t.id = i.topic_id
         JOIN {Document._meta.db_table} d ON d.id = i.document_id
@@ -162,6 +196,29 @@ def stream_items(*, pool: Pool, iso_times: bool = False, copy: bool = False) -> 
         WHERE i.pool_id = %s AND i.selected
         ORDER BY t.qid{collate}, d.docid{collate}, j.rater_id
     """
+
+
+def stream_items(*, pool: Pool, iso_times: bool = False, copy: bool = False, text: bool = False) -> Any:
+    """Yield every selected item of the pool with its current human judgements (a model judge's labels
+    are not people's votes: `Judgement.objects`' rule, written here in SQL), in qrels order (qid, docid by
+    byte order), reading through a server-side cursor so memory stays flat.
+
+    With `iso_times`, on PostgreSQL the rows' created_at and updated_at come as the strings `iso` makes
+    of them (elsewhere as the driver reads them). With `copy`, PostgreSQL streams the rows with COPY
+    (see `query_rows`; close the generator before the transaction ends).
+
+    With `text`, each item is `(fields, rows)`: `fields` the text fields of its first row and `rows` those
+    of each row with a judgement, every value a string (`ID`…`IMPORTED`): "" for NULL, integers and
+    doubles as `str`/`repr` write them (PostgreSQL's shortest exact text of a double is that), booleans
+    `t`/`f`, facets as JSON text, times as `iso` text. On PostgreSQL (psycopg 3) they are COPY's own text,
+    split without a parser per value; elsewhere the driver's rows, written out so.
+
+    The judgements of a rater excluded from the pool (`exclusions.exclude_rater`) are not among them:
+    this is where an exclusion takes effect for every release and every read of the current labels."""
+    if text:
+        yield from _stream_item_texts(pool=pool)
+        return
+    sql = items_sql(iso_times=iso_times)
     current: ItemVotes | None = None
     current_id: Any = None
     rows: list[tuple[Any, ...]] = []
@@ -181,3 +238,68 @@ def stream_items(*, pool: Pool, iso_times: bool = False, copy: bool = False) -> 
             rows.append(row)
     if current is not None:
         yield current, rows
+
+
+def _stream_item_texts(*, pool: Pool) -> Any:
+    """`stream_items(text=True)`."""
+    from django.db.backends.postgresql.psycopg_any import is_psycopg3
+
+    params = [pool.pk, pool.pk]
+    if connection.vendor == "postgresql" and is_psycopg3:
+        rows_of = _copy_texts(items_sql(iso_times=True, seconds=True), params)
+    else:
+        rows_of = map(_driver_texts, query_rows(items_sql(iso_times=True), params))
+    fields: list[str] = []
+    rows: list[list[str]] = []
+    current = None
+    for row in rows_of:
+        if row[0] != current:
+            if current is not None:
+                yield fields, rows
+            current, fields, rows = row[0], row, []
+        if row[7]:
+            rows.append(row)
+    if current is not None:
+        yield fields, rows
+
+
+def _copy_texts(sql: str, params: list[Any]) -> Any:
+    """The rows of `sql` from `COPY (sql) TO STDOUT` in text format, NULL as "", each a list of strings
+    split at the tabs (a value holds no tab: COPY writes it as an escape), unescaped only when the row
+    holds a backslash. Doubles in their shortest exact text (extra_float_digits 1, PostgreSQL's default)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL extra_float_digits = 1")
+        # No JIT: compiling the query's expressions costs more than it saves on a release's rows.
+        cursor.execute("SET LOCAL jit = off")
+        with cursor.cursor.copy(f"COPY ({sql}) TO STDOUT WITH (NULL '')", params) as stream:
+            for block in stream:
+                line = str(block, "utf-8")
+                values = line[:-1].split("\t")
+                if "\\" in line:
+                    values = [copy_unescape(value) for value in values]
+                yield values
+
+
+def _driver_texts(row: tuple[Any, ...]) -> list[str]:
+    """A row of `items_sql` as the driver reads it, as the strings `_copy_texts` gives for it."""
+    import json
+
+    postgres = connection.vendor == "postgresql"
+
+    def number(value: Any) -> str:
+        return "" if value is None else str(int(value))
+
+    def flag(value: Any) -> str:
+        return "" if value is None else ("t" if value else "f")
+
+    facets = row[10]
+    if facets is not None and not isinstance(facets, str):
+        facets = json.dumps(facets)
+    seconds = row[12]
+    created, updated = ((iso_text if postgres else iso)(value) for value in row[13:15])
+    return [
+        number(row[0]), row[1], row[2], number(row[3]), number(row[4]), number(row[5]), flag(row[6]),
+        number(row[7]), number(row[8]), flag(row[9]), facets or "", row[11] or "",
+        "" if seconds is None else float.__repr__(float(seconds)), created or "", updated or "",
+        flag(row[15]), "",
+    ]  # fmt: skip
