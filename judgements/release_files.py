@@ -40,7 +40,6 @@ from judgements.release_rows import (
     SECONDS_JSON,
     UNRATEABLE,
     UPDATED,
-    ItemVotes,
     iso,
     json_text,
     json_value,
@@ -53,6 +52,9 @@ from pooling.models import Pool
 UNJUDGED_TOPICS_FILE = "qrels.unjudged.txt"
 #: Lines buffered before they are written (and progress is reported).
 FLUSH_LINES = 10000
+
+
+Pairs = tuple[tuple[int, int], ...]
 
 
 @dataclass
@@ -72,8 +74,33 @@ class Tally:
     sources: Counter[str] = field(default_factory=Counter)
     latest: str = ""  # the latest updated_at of a judgement or decided_at of an adjudication (ISO text)
 
+    def count(self, result: aggregation.Aggregate, pairs: Pairs, items: int, source: str = "human") -> None:
+        """Count `items` items of this consensus and these pairs of grades."""
+        if not items:
+            return
+        self.counts[result.state] += items
+        if result.state == "judged":
+            self.sources[source] += items
+            self.grades[result.grade] += items  # type: ignore[index]  # a judged result has a grade
+        if result.tie:
+            self.counts["ties"] += items
+        for pair in pairs:
+            self.pairs[pair] += items
 
-Pairs = tuple[tuple[int, int], ...]
+
+class Outcome:
+    """The consensus of the items that share a vote key (`Consensus`), what their lines start with, and
+    how many items of the pass had it since it was last counted into the tally."""
+
+    __slots__ = ("result", "pairs", "judged", "grade", "head", "count")
+
+    def __init__(self, result: aggregation.Aggregate, pairs: Pairs) -> None:
+        self.result = result
+        self.pairs = pairs
+        self.judged = result.state == "judged"
+        self.grade = str(result.qrels_grade)  # the item's qrels grade, as its line writes it
+        self.head = f'{{"consensus": {json_text(result.state)}, "created_at": '  # its judgements' lines
+        self.count = 0
 
 
 class Consensus:
@@ -81,37 +108,47 @@ class Consensus:
     (every earlier-rater, later-rater pair of graded votes, for the agreement summary), from the item's
     text fields and rows (`stream_items(text=True)`).
 
-    Results are remembered by what they depend on: `required`, the adjudication, the votes in rater order
-    and (for `rater:NAME`) which vote is NAME's, (for a model policy) who gave each. Raters are distinct
-    (one judgement per rater and item) and the grades integers, so a remembered result is exactly what
-    `aggregate` returns for the item."""
+    Results are remembered by what they depend on: `required`, whether and how the item is adjudicated,
+    the votes in rater order and (for `rater:NAME`) which vote is NAME's, (for a model policy) who gave
+    each. Raters are distinct (one judgement per rater and item) and the grades integers, so a remembered
+    result is exactly what `aggregate` returns for the item. Each call counts its item on the `Outcome`;
+    `settle` adds the counts to the tally (at most MEMO outcomes are kept: memory stays flat)."""
 
-    def __init__(self, policy: aggregation.Policy) -> None:
+    MEMO = 4096
+
+    def __init__(self, policy: aggregation.Policy, tally: Tally) -> None:
         self.policy = policy
-        self.memo: dict[str, tuple[aggregation.Aggregate, Pairs]] = {}
+        self.tally = tally
+        self.memo: dict[tuple[Any, ...], Outcome] = {}
         self.rater = policy.rater if policy.kind == "rater" else None
         self.model = policy.kind in aggregation.MODEL_POLICIES  # a model weighs who voted
 
-    def __call__(self, fields: list[str], rows: list[list[str]]) -> tuple[aggregation.Aggregate, Pairs]:
-        votes = [row[GRADE] if row[UNRATEABLE] != "t" and row[GRADE] else "u" for row in rows]
-        adjudication = ""
-        if fields[ADJUDICATION]:
-            adjudication = "u" if fields[ADJUDICATED_UNRATEABLE] == "t" else fields[ADJUDICATED_GRADE] or "-"
+    def __call__(self, fields: list[str], rows: list[list[str]]) -> Outcome:
         if self.rater is not None:
             mine = self.rater
-            votes = [("*" if r[RATER] == mine else "") + vote for r, vote in zip(rows, votes, strict=True)]
+            votes = tuple([r[GRADE] + r[UNRATEABLE] + ("*" if r[RATER] == mine else "") for r in rows])
         elif self.model:
-            votes = [f"{row[RATER]}:{vote}" for row, vote in zip(rows, votes, strict=True)]
-        key = f"{fields[REQUIRED]};{adjudication};{','.join(votes)}"
-        found = self.memo.get(key)
-        if found is not None:
-            return found
+            votes = tuple([r[RATER] + ":" + r[GRADE] + r[UNRATEABLE] for r in rows])
+        else:
+            votes = tuple([r[GRADE] + r[UNRATEABLE] for r in rows])
+        key = (fields[REQUIRED], fields[ADJUDICATION] == "", fields[ADJUDICATED_GRADE],
+               fields[ADJUDICATED_UNRATEABLE], votes)  # fmt: skip
+        outcome = self.memo.get(key)
+        if outcome is None:
+            if len(self.memo) >= self.MEMO:
+                self.settle()
+            outcome = self.memo[key] = self.decide(fields, rows)
+        outcome.count += 1
+        return outcome
+
+    def decide(self, fields: list[str], rows: list[list[str]]) -> Outcome:
         grades = [None if row[UNRATEABLE] == "t" or not row[GRADE] else int(row[GRADE]) for row in rows]
         adjudicated: Any = None
-        if adjudication == "u":
-            adjudicated = "unrateable"
-        elif adjudication not in ("", "-"):
-            adjudicated = int(adjudication)
+        if fields[ADJUDICATION]:
+            if fields[ADJUDICATED_UNRATEABLE] == "t":
+                adjudicated = "unrateable"
+            elif fields[ADJUDICATED_GRADE]:
+                adjudicated = int(fields[ADJUDICATED_GRADE])
         result = aggregation.aggregate(
             [(int(row[RATER]), grade) for row, grade in zip(rows, grades, strict=True)],
             policy=self.policy,
@@ -120,9 +157,13 @@ class Consensus:
         )
         graded = [g for g in grades if g is not None]
         pairs = tuple((graded[x], graded[y]) for x in range(len(graded)) for y in range(x + 1, len(graded)))
-        if len(self.memo) < 4096:
-            self.memo[key] = (result, pairs)
-        return result, pairs
+        return Outcome(result, pairs)
+
+    def settle(self) -> None:
+        """Count the remembered outcomes' items into the tally, and forget them."""
+        for outcome in self.memo.values():
+            self.tally.count(outcome.result, outcome.pairs, outcome.count)
+        self.memo.clear()
 
 
 class QrelsFiles:
@@ -143,18 +184,16 @@ class QrelsFiles:
         self.judged = False
         self.waiting = 0  # lines in `pending`
 
-    def add(self, item: ItemVotes, result: aggregation.Aggregate) -> None:
-        self.add_line(item.qid, item.docid, result)
-
-    def add_line(self, qid: str, docid: str, result: aggregation.Aggregate) -> None:
+    def add_line(self, qid: str, docid: str, judged: bool, grade: str) -> None:
+        """The line of an item, `grade` its qrels grade (-1 unless `judged`)."""
         if qid != self.qid:
             self.end_topic()
             self.qid, self.judged = qid, False
-        if result.state == "judged":
+        if judged:
             self.judged = True
         elif not self.explicit:
             return
-        self.topic.append(f"{qid} 0 {docid} {result.qrels_grade}\n")
+        self.topic.append(f"{qid} 0 {docid} {grade}\n")
 
     def end_topic(self) -> None:
         if self.qid is None:
@@ -171,7 +210,7 @@ class QrelsFiles:
 
     def flush(self) -> None:
         for name, lines in self.pending.items():
-            self.files[name].writelines(lines)
+            self.files[name].write("".join(lines))
             lines.clear()
         self.waiting = 0
 
@@ -193,7 +232,6 @@ class JudgementLines:
         self.raters: dict[Any, str] = {}  # rater id -> the JSON text of their pseudonym
         self.facets: dict[str, str] = {}  # facets text -> its JSON (few distinct ones)
         self.states = {True: json_text("unrateable"), False: json_text("graded")}
-        self.heads: dict[str, str] = {}  # consensus state -> the line's start up to created_at's value
         self.qid: Any = None  # the last item's qid, and its part of the line
         self.qid_json = ""
 
@@ -201,18 +239,14 @@ class JudgementLines:
         """A rater's name in a release: stable within the pool, unguessable without SECRET_KEY."""
         return "rater-" + hashlib.sha256(self.secret + str(rater_id).encode()).hexdigest()[:10]
 
-    def add(self, fields: list[str], result: aggregation.Aggregate, rows: list[list[str]]) -> None:
-        """The lines of an item's judgements (`stream_items(text=True)`: its fields and rows)."""
-        if not rows:
-            return
+    def add(self, fields: list[str], head: str, rows: list[list[str]]) -> None:
+        """The lines of an item's judgements (`stream_items(text=True)`: its fields and rows), each starting
+        with `head` (its consensus, `Outcome.head`)."""
         tally = self.tally
         tally.counts["judgements"] += len(rows)
         encode = json.encoder.encode_basestring
         raters, facets_json, states = self.raters, self.facets, self.states
         latest = tally.latest
-        head = self.heads.get(result.state)
-        if head is None:
-            head = self.heads[result.state] = f'{{"consensus": {json_text(result.state)}, "created_at": '
         docid = f', "docid": {encode(fields[DOCID])}, "facets": '
         if fields[QID] != self.qid:
             self.qid = fields[QID]
@@ -310,34 +344,28 @@ def _write_lines(
     from pooling.models import PoolItem
 
     total = max(PoolItem.objects.filter(pool=pool, selected=True).count(), 1)
-    consensus = Consensus(policy)
+    consensus = Consensus(policy, tally)
     with contextlib.closing(stream_items(pool=pool, text=True)) as items:
         judgements = JudgementLines(pool=pool, tally=tally)
-        counts, grades, pairs_count, sources = tally.counts, tally.grades, tally.pairs, tally.sources
         add_qrels, add_judgements, lines = qrels.add_line, judgements.add, judgements.lines
         for done, (fields, rows) in enumerate(items, 1):
-            result, pairs = consensus(fields, rows)
-            source = "human"
-            if fill is not None and result.state == "pending":
+            outcome = consensus(fields, rows)
+            if fill is not None and not outcome.judged and outcome.result.state == "pending":
                 grade = fill.labels.get((fields[QID], fields[DOCID]))
-                if grade is not None:
-                    result, source = aggregation.Aggregate("judged", grade), fill.source
-                    judgements.add_model(fields, source, grade)
-            state = result.state
-            counts[state] += 1
-            if state == "judged":
-                sources[source] += 1
-                grades[result.grade] += 1  # type: ignore[index]  # a judged result has a grade
-            if result.tie:
-                counts["ties"] += 1
-            add_qrels(fields[QID], fields[DOCID], result)
-            for pair in pairs:
-                pairs_count[pair] += 1
-            add_judgements(fields, result, rows)
+                if grade is not None:  # counted as the judge's, not as pending
+                    outcome.count -= 1
+                    filled = aggregation.Aggregate("judged", grade)
+                    tally.count(filled, outcome.pairs, 1, source=fill.source)
+                    judgements.add_model(fields, fill.source, grade)
+                    outcome = Outcome(filled, outcome.pairs)
+            add_qrels(fields[QID], fields[DOCID], outcome.judged, outcome.grade)
+            if rows:
+                add_judgements(fields, outcome.head, rows)
             if len(lines) >= FLUSH_LINES or qrels.waiting >= FLUSH_LINES:
                 qrels.flush()
-                jsonl.writelines(judgements.lines)
-                judgements.lines.clear()
+                jsonl.write("".join(lines))
+                lines.clear()
                 if progress:
                     progress(done / total, f"{done} items")
-        jsonl.writelines(judgements.lines)
+        jsonl.write("".join(lines))
+    consensus.settle()

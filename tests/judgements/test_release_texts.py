@@ -1,0 +1,83 @@
+"""A release on PostgreSQL reads COPY's text rows and lets the server write each judgement's seconds: the
+files are byte for byte those of the rows as the driver reads them (the path of every other database), on
+values of every kind, and the server's seconds are Python's wherever it writes them."""
+
+from __future__ import annotations
+
+import math
+import random
+import struct
+from pathlib import Path
+
+import pytest
+from django.db import connection
+from django.db.backends.postgresql import psycopg_any
+
+from judgements.release_rows import SECONDS_JSON_SQL, seconds_json
+from tests.judgements.test_release_bytes import FILES, SECONDS, build_pool, written
+
+ON_POSTGRESQL = pytest.mark.skipif(connection.vendor != "postgresql", reason="COPY is PostgreSQL's")
+
+
+def tricky_doubles() -> list[float]:
+    """Doubles whose rounding to the millisecond is easy, a tie in their shortest text, exactly a tie,
+    near a tie, near zero, huge, tiny, not finite; and random ones of several kinds (seeded)."""
+    values = [*SECONDS, math.nan, math.inf, -math.inf, 0.0004999, -0.0005, 0.00050000001, 0.0015, 0.0025,
+              2.5, 0.9995, 0.99949999, 1e11 + 0.0005, 999999999999.9995, 1e12 - 0.001, 5e-324, -5e-324,
+              1e-5, 0.001, 1e15 + 0.5, 2.0**53, -123.4565, 1.0005, 1.00050001]  # fmt: skip
+    rng = random.Random(20240601)
+    for _ in range(20000):
+        kind = rng.randrange(6)
+        if kind == 0:
+            values.append(rng.gammavariate(2.0, 12.0))
+        elif kind == 1:
+            values.append(round(rng.uniform(-1000, 1000), rng.randint(0, 6)))
+        elif kind == 2:
+            values.append(rng.randint(-(10**7), 10**7) / 10000)
+        elif kind == 3:
+            values.append(rng.randint(-(10**9), 10**9) / 2 ** rng.randint(0, 20))
+        elif kind == 4:
+            values.append(struct.unpack("d", struct.pack("Q", rng.getrandbits(64)))[0])
+        else:
+            values.append(rng.randint(0, 10**7) / 1000 + rng.choice([0.0005, -0.0005, 0.0]))
+    return values
+
+
+@ON_POSTGRESQL
+@pytest.mark.django_db
+def test_it_writes_on_the_server_the_seconds_python_writes():
+    values = tricky_doubles()
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL extra_float_digits = 1")
+        cursor.execute(
+            f"SELECT j.seconds::text, {SECONDS_JSON_SQL} FROM unnest(%s::float8[]) WITH ORDINALITY"
+            " AS j(seconds, n) ORDER BY n",
+            [values],
+        )
+        rows = cursor.fetchall()
+    decided = 0
+    for value, (text, written_by_server) in zip(values, rows, strict=True):
+        assert float(text) == value or math.isnan(value)  # the shortest exact text of the double
+        if written_by_server is not None:
+            decided += 1
+            assert written_by_server == seconds_json(float.__repr__(value)), value
+    assert decided > 0.7 * len(values)  # all but the ties, the huge ones and those not finite
+
+
+@ON_POSTGRESQL
+@pytest.mark.parametrize("policy", ["majority", "rater:alice", "mean"])
+@pytest.mark.django_db
+def test_it_writes_from_copy_the_files_the_driver_rows_give(tmp_path: Path, monkeypatch, policy):
+    pool, _raters = build_pool(exotic=True, required=1)
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "driver").mkdir()
+    from_copy, tally_copy = written(pool, tmp_path / "copy", policy=policy, explicit=True)
+    monkeypatch.setattr(psycopg_any, "is_psycopg3", False)  # the rows as the driver reads them
+    from_driver, tally_driver = written(pool, tmp_path / "driver", policy=policy, explicit=True)
+    for name in FILES:
+        assert from_copy[name] == from_driver[name], name
+    assert tally_copy == tally_driver
+    assert (
+        b"NaN" in from_copy["judgements.jsonl"]
+        and b'"999-01-02T03:04:05.000006Z"' in from_copy["judgements.jsonl"]
+    )
