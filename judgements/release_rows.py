@@ -77,17 +77,19 @@ def seconds_json(text: str) -> str:
     return json_float(round(float(text or 0.0) or 0.0, 3))
 
 
-# `seconds_json` of `j.seconds` written by PostgreSQL, for the doubles whose rounding its shortest exact
-# text decides (extra_float_digits 1): below 1e12 in magnitude the text rounded to three decimals (half
-# away from zero on an exact decimal, and ties left out) is the exact rounding of the double, and at most
-# 15 significant digits are left, which `repr` of the nearest double writes back unchanged. NULL (Python
-# decides) for NaN, infinities, 1e12 and more, and a text that is a tie at the fourth decimal (…d5, or
-# 5e-04): round() then rounds the exact binary value, on either side. `test_release_bytes` compares the two
-# on doubles of every kind.
-SECONDS_JSON_SQL = r"""CASE WHEN j.seconds = 0 THEN '0.0'
-    WHEN NOT abs(j.seconds) < 1e12 OR j.seconds::text ~ '(\.\d{3}5|^-?5e-04)$' THEN NULL
-    WHEN abs(j.seconds) < 0.0005 THEN CASE WHEN j.seconds < 0 THEN '-0.0' ELSE '0.0' END
-    ELSE regexp_replace(rtrim(round(j.seconds::text::numeric, 3)::text, '0'), '\.$', '.0') END"""
+# `seconds_json` of `j.seconds` written by PostgreSQL, for the doubles it writes exactly with a few
+# operations on doubles: below 1e6 in magnitude, x * 1000 is within 1.2e-7 of the exact product, so unless
+# that product is within 1e-6 of a half, n = round(x * 1000) is the exact rounding `round(x, 3)` makes (and
+# the double nearest n / 1000 is its result), and n / 1000 has at most 9 significant digits, which `repr`
+# writes back as they are (trailing zeros dropped, at least one decimal). NULL, for Python to decide, for
+# NaN, infinities, 1e6 and more, a product near a half, and a negative x that rounds to -0.0.
+# `test_release_texts` compares the two on doubles of every kind.
+SECONDS_JSON_SQL = """CASE
+    WHEN abs(j.seconds) < 1e6 AND abs(abs(j.seconds * 1000 - round(j.seconds * 1000)) - 0.5) > 1e-6
+         AND NOT (j.seconds < 0 AND round(j.seconds * 1000) = 0)
+    THEN trim_scale(round(j.seconds * 1000)::bigint * 0.001)::text
+         || CASE WHEN round(j.seconds * 1000) = round(j.seconds) * 1000 THEN '.0' ELSE '' END
+END"""
 
 
 @dataclass

@@ -61,7 +61,7 @@ def test_it_writes_on_the_server_the_seconds_python_writes():
         if written_by_server is not None:
             decided += 1
             assert written_by_server == seconds_json(float.__repr__(value)), value
-    assert decided > 0.7 * len(values)  # all but the ties, the huge ones and those not finite
+    assert decided > 0.6 * len(values)  # all but near-ties, 1e6 and more, and those not finite
 
 
 @ON_POSTGRESQL
