@@ -112,6 +112,7 @@ class Ranked:
     present: np.ndarray
     relevance_level: int = 1
     condensed: bool = False  # unjudged documents were dropped (-J)
+    _terms: dict[tuple[str, Gain], tuple[np.ndarray, ...]] = field(default_factory=dict, repr=False)
 
     @property
     def n_topics(self) -> int:
@@ -154,9 +155,44 @@ class Ranked:
         return self.select(self.label >= 0)
 
     @cached_property
+    def nonrelevant(self) -> Rows:
+        """Retrieved judged non-relevant documents: 0 <= grade < the relevance level."""
+        judged = self.judged_rows
+        keep = self.label[judged.rows] < self.relevance_level
+        return Rows(judged.rows[keep], judged.topic[keep], judged.rank[keep])
+
+    @cached_property
     def positive(self) -> Rows:
         """Retrieved documents with a grade > 0 (the only ones with a gain)."""
         return self.select(self.label > 0)
+
+    def dcg_terms(self, gain: Gain) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(topic, rank, gain / log2(rank + 1)) of every retrieved document with a grade > 0: the terms of
+        DCG, computed once for every cutoff."""
+        if ("dcg", gain) not in self._terms:
+            pos = self.positive
+            self._terms["dcg", gain] = (
+                pos.topic,
+                pos.rank,
+                _gains(self.label[pos.rows], gain) / np.log2(pos.rank + 1.0),
+            )
+        topic, rank, terms = self._terms["dcg", gain]
+        return topic, rank, terms
+
+    def ideal_dcg_terms(self, gain: Gain) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """(topic, position, gain / log2(position + 1)) of every judged document with a grade > 0 in the
+        ideal ranking (``judged``): the terms of the ideal DCG, computed once for every cutoff."""
+        if ("ideal", gain) not in self._terms:
+            topic = np.repeat(np.arange(self.n_topics), np.diff(self.judged_offsets))
+            position = np.arange(len(self.judged)) - self.judged_offsets[topic] + 1
+            rows = self.judged > 0
+            self._terms["ideal", gain] = (
+                topic[rows],
+                position[rows],
+                _gains(self.judged[rows], gain) / np.log2(position[rows] + 1.0),
+            )
+        topic, position, terms = self._terms["ideal", gain]
+        return topic, position, terms
 
     @cached_property
     def num_rel(self) -> np.ndarray:
@@ -173,9 +209,9 @@ class Ranked:
         """Per topic: how many of the given row topics (or the sum of their weights)."""
         return np.bincount(topic, weights=weights, minlength=self.n_topics).astype(np.float64)
 
-    def count_above(self, mask: np.ndarray, rows: Rows) -> np.ndarray:
-        """For each of ``rows``: rows of the same topic ranked strictly above it that satisfy ``mask``."""
-        marked = np.flatnonzero(mask)
+    def count_above(self, marked: np.ndarray, rows: Rows) -> np.ndarray:
+        """For each of ``rows``: rows of the same topic ranked strictly above it among ``marked`` (row
+        indices, ascending)."""
         return np.searchsorted(marked, rows.rows) - np.searchsorted(marked, self.offsets[rows.topic])
 
     @staticmethod
@@ -197,6 +233,7 @@ class Rows:
 
 
 _JOIN_WINDOW = 1 << 16  # run and qrels rows joined at once: their hash table stays in cache
+_JOIN_SLOTS_PER_KEY = 8  # most run rows are not in the qrels: a sparse table ends their probes at once
 
 
 def _join(
@@ -237,7 +274,7 @@ def _join(
         t0 = t1
         if ra == rb or qa == qb:
             continue
-        index = KeyIndex(qkeys[qa:qb])
+        index = KeyIndex(qkeys[qa:qb], slots_per_key=_JOIN_SLOTS_PER_KEY)
         if not index.unique:  # two qrels rows share a key
             return _join_exact(qrels, run, run_topic, qrels_topic, run_rows)
         found = index.lookup(rkeys[ra:rb])
@@ -435,22 +472,21 @@ def _gains(values: np.ndarray, gain: Gain) -> np.ndarray:
 
 
 def _dcg(ranked: Ranked, k: int | None, gain: Gain) -> np.ndarray:
-    pos = ranked.positive
-    rows, topic, rank = pos.rows, pos.topic, pos.rank
-    if k is not None:
-        within = rank <= k
-        rows, topic, rank = rows[within], topic[within], rank[within]
-    return ranked.count(topic, _gains(ranked.label[rows], gain) / np.log2(rank + 1.0))
+    return _sum_to(ranked, *ranked.dcg_terms(gain), k)
 
 
 def _ideal_dcg(ranked: Ranked, k: int | None, gain: Gain) -> np.ndarray:
-    topic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
-    position = np.arange(len(ranked.judged)) - ranked.judged_offsets[topic] + 1
-    rows = ranked.judged > 0
-    if k is not None:
-        rows &= position <= k
-    g = _gains(ranked.judged[rows], gain) / np.log2(position[rows] + 1.0)
-    return ranked.count(topic[rows], g)
+    return _sum_to(ranked, *ranked.ideal_dcg_terms(gain), k)
+
+
+def _sum_to(
+    ranked: Ranked, topic: np.ndarray, rank: np.ndarray, terms: np.ndarray, k: int | None
+) -> np.ndarray:
+    """Per topic: the sum of the terms at ranks 1..k (all of them if k is None), in rank order."""
+    if k is None:
+        return ranked.count(topic, terms)
+    within = rank <= k
+    return ranked.count(topic[within], terms[within])
 
 
 def ndcg(ranked: Ranked, gain: Gain = "linear", gain_map: Mapping[int, float] | None = None) -> np.ndarray:
@@ -556,8 +592,7 @@ def bpref(ranked: Ranked) -> np.ndarray:
     (0 <= grade < level) ranked above r and the term is 1 when n_above(r) = 0. Unjudged documents are
     skipped: they neither count nor shift anything. 0 if R = 0."""
     rel = ranked.relevant
-    nonrel = (ranked.label >= 0) & (ranked.label < ranked.relevance_level)
-    above = ranked.count_above(nonrel, rel).astype(np.float64)
+    above = ranked.count_above(ranked.nonrelevant.rows, rel).astype(np.float64)
     r = ranked.num_rel[rel.topic].astype(np.float64)
     n = ranked.num_nonrel[rel.topic].astype(np.float64)
     term = np.ones(len(above))
@@ -575,8 +610,8 @@ def infAP(ranked: Ranked) -> np.ndarray:
     rel = ranked.relevant
     j = (rel.rank - 1).astype(np.float64)
     rel_above = (ranked.rank_among(rel) - 1).astype(np.float64)
-    nonrel_above = ranked.count_above((ranked.label >= 0) & (ranked.label < ranked.relevance_level), rel)
-    unj_above = ranked.count_above(ranked.label == UNJUDGED, rel)
+    nonrel_above = ranked.count_above(ranked.nonrelevant.rows, rel)
+    unj_above = ranked.count_above(np.flatnonzero(ranked.label == UNJUDGED), rel)
     term = np.ones(len(j))
     later = j > 0
     jl = j[later]
@@ -599,8 +634,7 @@ def judged_k(ranked: Ranked, k: int) -> np.ndarray:
 
 def num_nonrel_judged_ret(ranked: Ranked) -> np.ndarray:
     """Judged non-relevant documents (0 <= grade < the level) in the evaluated list."""
-    nonrel = (ranked.label >= 0) & (ranked.label < ranked.relevance_level)
-    return ranked.count(ranked.topic_of(np.flatnonzero(nonrel)))
+    return ranked.count(ranked.nonrelevant.topic)
 
 
 def _first_relevant_index(ranked: Ranked, rel: Rows) -> np.ndarray:
@@ -878,10 +912,14 @@ def rbp_resid(ranked: Ranked) -> np.ndarray:
     length of the list; 0 if no document of the list is unjudged."""
     p = 0.9
     powers = _powers(ranked, p)
+    lengths = np.diff(ranked.offsets)
     # Over every row, 0 for the judged ones: the same additions, in the same (rank) order, as over the
     # unjudged rows alone (x + 0.0 is x), without gathering the rows of (nearly) the whole run.
-    unjudged = np.where(ranked.label < 0, powers[ranked.row_rank - 1], 0.0)
-    lengths = np.diff(ranked.offsets)
+    if len(lengths) and np.all(lengths == lengths[0]):  # lists of one length (a run's usual 1,000)
+        by_topic = ranked.label.reshape(len(lengths), int(lengths[0]))
+        unjudged = np.where(by_topic < 0, powers[: int(lengths[0])], 0.0).reshape(-1)
+    else:
+        unjudged = np.where(ranked.label < 0, powers[ranked.row_rank - 1], 0.0)
     value = powers[lengths] + (1.0 - p) * ranked.count(ranked.row_topic, unjudged)
     return np.where(lengths - ranked.count(ranked.judged_rows.topic) > 0, value, 0.0)
 
@@ -1034,35 +1072,14 @@ FAMILIES: dict[str, Family] = {
 }
 #: Families in output order, with whether they take parameters (kept for callers of the old table).
 MEASURE_FAMILIES: dict[str, bool] = {f.name: f.kind in ("cut", "fcut", "fparam") for f in FAMILIES.values()}
+# trec_eval's own lists (measures.c), in its order; a family the platform lacks is left out of the nickname.
+_COUNTS = ["runid", "num_q", "num_ret", "num_rel", "num_rel_ret"]  # every list starts with these
+_OFFICIAL = [*_COUNTS, "map", "gm_map", "Rprec", "bpref", "recip_rank", "iprec_at_recall", "P"]
+_SET_MEASURES = ["set_P", "set_recall", "set_relative_P", "set_map", "set_F"]
 _NICKNAMES: dict[str, list[str]] = {
-    # trec_eval's own lists (measures.c); a family the platform lacks is left out of the nickname.
-    "official": [
-        "runid",
-        "num_q",
-        "num_ret",
-        "num_rel",
-        "num_rel_ret",
-        "map",
-        "gm_map",
-        "Rprec",
-        "bpref",
-        "recip_rank",
-        "iprec_at_recall",
-        "P",
-    ],  # fmt: skip
+    "official": _OFFICIAL,
     "all_trec": [
-        "runid",
-        "num_q",
-        "num_ret",
-        "num_rel",
-        "num_rel_ret",
-        "map",
-        "gm_map",
-        "Rprec",
-        "bpref",
-        "recip_rank",
-        "iprec_at_recall",
-        "P",
+        *_OFFICIAL,
         "relstring",
         "recall",
         "unj",
@@ -1082,26 +1099,10 @@ _NICKNAMES: dict[str, list[str]] = {
         "Rndcg",
         "binG",
         "G",
-        "set_P",
-        "set_recall",
-        "set_relative_P",
-        "set_map",
-        "set_F",
+        *_SET_MEASURES,
         "num_nonrel_judged_ret",
     ],  # fmt: skip
-    "set": [
-        "runid",
-        "num_q",
-        "num_ret",
-        "num_rel",
-        "num_rel_ret",
-        "utility",
-        "set_P",
-        "set_recall",
-        "set_relative_P",
-        "set_map",
-        "set_F",
-    ],  # fmt: skip
+    "set": [*_COUNTS, "utility", *_SET_MEASURES],
 }
 #: trec_eval families the platform does not compute (see the README).
 NOT_SUPPORTED = (

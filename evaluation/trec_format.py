@@ -99,15 +99,24 @@ def _per_topic_lines(result: Result, printed: Sequence[Measure], rows: np.ndarra
         return ""
     names = _text_matrix([f"{m.name:<22}\t" for m in printed])
     qids = _text_matrix([result.topics[i] for i in rows.tolist()])
-    values = [_column(result, m) for m in printed]
+    every = len(rows) == len(result.topics)
+    # The %6.4f values of every measure at once (one matrix of topics x measures), the others one by one.
+    plain = [j for j, m in enumerate(printed) if m.family.kind != "long" and m.name not in result.texts]
+    fixed = np.zeros((len(result.topics), 0, 0), dtype=np.uint8)
+    if plain:
+        values = np.stack([result.values[printed[j].name] for j in plain], axis=1)
+        fixed = fixed4_matrix(values.reshape(-1)).reshape(len(result.topics), len(plain), -1)
+    plain_set = set(plain)
+    others = {j: _column(result, m) for j, m in enumerate(printed) if j not in plain_set}
     a, b = names.shape[1], qids.shape[1]
-    width = a + b + 1 + max(v.shape[1] for v in values)
+    width = a + b + 1 + max([fixed.shape[2]] + [v.shape[1] for v in others.values()])
     lines = np.zeros((len(rows), len(printed), width), dtype=np.uint8)
     lines[:, :, :a] = names
     lines[:, :, a : a + b] = qids[:, None, :]
     lines[:, :, a + b] = 9  # '\t'
-    every = len(rows) == len(result.topics)
-    for j, v in enumerate(values):
+    if plain:
+        lines[:, plain, a + b + 1 : a + b + 1 + fixed.shape[2]] = fixed if every else fixed[rows]
+    for j, v in others.items():
         lines[:, j, a + b + 1 : a + b + 1 + v.shape[1]] = v if every else v[rows]
     return lines[lines != 0].tobytes().decode("utf-8")
 

@@ -52,7 +52,6 @@ from typing import Any
 
 import numpy as np
 import numpy.typing as npt
-from numpy.lib.stride_tricks import as_strided
 
 from pooling.formats import (
     FormatError,
@@ -158,10 +157,14 @@ class KeyIndex:
     """An open-addressing hash table from distinct 64-bit keys (``hash_bytes``) to their rows, built and
     probed with vectorised rounds. One 16-byte slot holds a key and its row, so a probe costs one cache
     miss. ``unique`` is False when two rows share a key: then the table is incomplete and the caller must
-    match exactly instead."""
+    match exactly instead.
 
-    def __init__(self, keys: np.ndarray) -> None:
-        bits = max(4, int(len(keys) * 2 - 1).bit_length())
+    The table has at least ``slots_per_key`` slots a key (a power of two). A key that is absent probes
+    until it meets an empty slot: when most keys looked up are absent (a run's documents in the qrels),
+    a sparser table is faster, as long as it stays in cache."""
+
+    def __init__(self, keys: np.ndarray, *, slots_per_key: int = 2) -> None:
+        bits = max(4, int(len(keys) * slots_per_key - 1).bit_length())
         self.mask = (1 << bits) - 1
         self.shift = np.uint64(64 - bits)
         self.table = np.empty(1 << bits, dtype=[("key", "<u8"), ("row", "<i8")])  # empty while row = -1
@@ -234,16 +237,50 @@ def _as_bytes_array(values: list[bytes]) -> np.ndarray:
     return np.array(values, dtype=np.bytes_)
 
 
-def _line_column(table: RunTable | QrelsTable) -> np.ndarray:
-    if table._lines is None:
-        return np.full(len(table), -1, dtype=np.int64)
-    if not isinstance(table._lines, np.ndarray):
-        table._lines = table._lines()
-    return table._lines
+class _Rows:
+    """What a ``RunTable`` and a ``QrelsTable`` share: rows of (topic code, docid) and one value each
+    (``_values``), the key of each row and its file line, both computed when first asked."""
+
+    topic_ids: list[str]
+    topic: np.ndarray
+    docid: np.ndarray
+    _key: np.ndarray | None
+    _lines: Callable[[], np.ndarray] | np.ndarray | None
+
+    def _values(self) -> np.ndarray:
+        raise NotImplementedError
+
+    def __len__(self) -> int:
+        return len(self._values())
+
+    @property
+    def line(self) -> np.ndarray:
+        """The file line of each row (read from a file), computed when first asked; -1 otherwise."""
+        if self._lines is None:
+            return np.full(len(self), -1, dtype=np.int64)
+        if not isinstance(self._lines, np.ndarray):
+            self._lines = self._lines()
+        return self._lines
+
+    @property
+    def key(self) -> np.ndarray:
+        """uint64 hash of each row's (qid, docid); equal pairs have equal keys, in a run as in qrels (see
+        ``hash_bytes``)."""
+        if self._key is None:
+            self._key = _row_keys(self.topic_ids, self.topic, self.docid)
+        return self._key
+
+    def _to_dict(self) -> dict[str, dict[str, Any]]:
+        out: dict[str, dict[str, Any]] = {t: {} for t in self.topic_ids}
+        for code, docid, value in zip(
+            self.topic.tolist(), self.docid.tolist(), self._values().tolist(), strict=True
+        ):
+            out[self.topic_ids[code]][docid.decode("utf-8")] = value
+        return out
 
 
 @dataclass(eq=False)
-class RunTable:
+class RunTable(_Rows):
     """A run held as arrays, one row per (qid, docid, score).
 
     ``topic_ids[topic[i]]`` is the qid of row i, ``docid[i]`` its docid as UTF-8 bytes and ``score[i]`` its
@@ -259,20 +296,8 @@ class RunTable:
     _key: np.ndarray | None = field(default=None, repr=False)
     _lines: Callable[[], np.ndarray] | np.ndarray | None = field(default=None, repr=False)
 
-    def __len__(self) -> int:
-        return len(self.score)
-
-    @property
-    def line(self) -> np.ndarray:
-        """The file line of each row (read from a file), computed when first asked; -1 otherwise."""
-        return _line_column(self)
-
-    @property
-    def key(self) -> np.ndarray:
-        """uint64 hash of each row's (qid, docid); equal pairs have equal keys (see ``hash_bytes``)."""
-        if self._key is None:
-            self._key = _row_keys(self.topic_ids, self.topic, self.docid)
-        return self._key
+    def _values(self) -> np.ndarray:
+        return self.score
 
     @classmethod
     def from_dict(cls, run: Mapping[str, Mapping[str, float]], *, name: str = "") -> RunTable:
@@ -305,16 +330,11 @@ class RunTable:
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """``{qid: {docid: score}}``, every topic of the table included."""
-        out: dict[str, dict[str, float]] = {t: {} for t in self.topic_ids}
-        for code, docid, score in zip(
-            self.topic.tolist(), self.docid.tolist(), self.score.tolist(), strict=True
-        ):
-            out[self.topic_ids[code]][docid.decode("utf-8")] = score
-        return out
+        return self._to_dict()
 
 
 @dataclass(eq=False)
-class QrelsTable:
+class QrelsTable(_Rows):
     """Qrels held as arrays, one row per judged (qid, docid): ``grade[i]`` is the integer label.
 
     A negative grade means "in the pool but not judged" (trec_eval's convention): such a document is not
@@ -329,20 +349,8 @@ class QrelsTable:
     _key: np.ndarray | None = field(default=None, repr=False)
     _lines: Callable[[], np.ndarray] | np.ndarray | None = field(default=None, repr=False)
 
-    def __len__(self) -> int:
-        return len(self.grade)
-
-    @property
-    def line(self) -> np.ndarray:
-        """The file line of each row (read from a file), computed when first asked; -1 otherwise."""
-        return _line_column(self)
-
-    @property
-    def key(self) -> np.ndarray:
-        """uint64 hash of each row's (qid, docid), comparable with ``RunTable.key``."""
-        if self._key is None:
-            self._key = _row_keys(self.topic_ids, self.topic, self.docid)
-        return self._key
+    def _values(self) -> np.ndarray:
+        return self.grade
 
     @classmethod
     def from_dict(cls, qrels: Mapping[str, Mapping[str, int]]) -> QrelsTable:
@@ -373,12 +381,7 @@ class QrelsTable:
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         """``{qid: {docid: grade}}``, every topic of the table included."""
-        out: dict[str, dict[str, int]] = {t: {} for t in self.topic_ids}
-        for code, docid, grade in zip(
-            self.topic.tolist(), self.docid.tolist(), self.grade.tolist(), strict=True
-        ):
-            out[self.topic_ids[code]][docid.decode("utf-8")] = grade
-        return out
+        return self._to_dict()
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -727,8 +730,10 @@ def _gather(padded: np.ndarray, size: int, starts: np.ndarray, ends: np.ndarray)
     lengths = ends - starts
     width = int(lengths.max())
     if width <= _PAD:
-        view = as_strided(padded, shape=(size, width), strides=(1, 1), writeable=False)
-        matrix = view[starts]
+        # Every offset of the chunk as the start of a width-byte item: one copy of an item per token
+        # (numpy copies a uint8 matrix's rows byte by byte).
+        items = np.ndarray((size,), dtype=f"V{width}", buffer=padded, strides=(1,))
+        matrix = items[starts].view(np.uint8).reshape(n, width)
     else:
         matrix = padded[np.minimum(starts[:, None] + np.arange(width), len(padded) - 1)]
     if int(lengths.min()) != width:
@@ -750,13 +755,26 @@ class _Column:
             self.data = self.data.astype(values.dtype)
         if end > len(self.data):
             grown = np.empty(max(end, len(self.data) * 3 // 2), dtype=self.data.dtype)
-            grown[: self.size] = self.data[: self.size]
+            _copy(grown[: self.size], self.data[: self.size])
             self.data = grown
-        self.data[self.size : end] = values
+        _copy(self.data[self.size : end], values)
         self.size = end
 
     def result(self) -> np.ndarray:
         return self.data[: self.size]
+
+
+def _copy(to: np.ndarray, values: np.ndarray) -> None:
+    """``to[:] = values`` for 1-d arrays of one length. Bytes arrays go as their bytes: numpy assigns a
+    ``numpy.bytes_`` array value by value (padding each), several times slower than one copy of the
+    memory."""
+    if to.dtype.kind != "S" or values.dtype.kind != "S" or not to.flags.c_contiguous:
+        to[:] = values
+        return
+    n, width, given = len(to), to.dtype.itemsize, values.dtype.itemsize
+    matrix = to.view(np.uint8).reshape(n, width)
+    matrix[:, :given] = np.ascontiguousarray(values).view(np.uint8).reshape(n, given)
+    matrix[:, given:] = 0  # a narrower value is zero-padded, as numpy pads it
 
 
 @dataclass
