@@ -13,7 +13,6 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from pathlib import Path
 from typing import IO, Any
 
 from evaluation import metrics
@@ -190,13 +189,17 @@ def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
     if options["level"] < 0:
         raise EvaluateError("-l must be >= 0")
     version: metrics.Version = "9" if options.get("trec_eval") == "9" else "10"
-    out_dir = Path(options["output_dir"]) if options.get("output_dir") else None
-    if out_dir is not None:
+    targets = None  # with -o: the file of each run's output
+    if options.get("output_dir"):
+        from pathlib import Path  # here: only -o needs it (a few ms of start-up)
+
+        out_dir = Path(options["output_dir"])
         names = [Path(p).name for p in options["runs"]]
         if len(set(names)) != len(names):
             raise EvaluateError("-o DIR: two runs have the same file name; their outputs would collide")
         if not out_dir.is_dir():
             raise EvaluateError(f"-o {out_dir}: not a directory")
+        targets = [out_dir / f"{name}.eval" for name in names]
     qrels = resolve_qrels(options["qrels"])
     if not isinstance(qrels, QrelsTable):
         qrels = QrelsTable.from_dict(qrels)  # once, not once per run
@@ -247,9 +250,9 @@ def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
             summary=not options.get("no_summary"),
         )
         blocks.append((path, text))
-    if out_dir is not None:
-        for path, text in blocks:
-            (out_dir / f"{Path(path).name}.eval").write_text(text)
+    if targets is not None:
+        for target, (_, text) in zip(targets, blocks, strict=True):
+            target.write_text(text)
     else:
         stdout.write("".join(text for _, text in blocks))
     if options.get("noise_floor"):

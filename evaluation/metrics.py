@@ -183,8 +183,7 @@ class Ranked:
         """(topic, position, gain / log2(position + 1)) of every judged document with a grade > 0 in the
         ideal ranking (``judged``): the terms of the ideal DCG, computed once for every cutoff."""
         if ("ideal", gain) not in self._terms:
-            topic = np.repeat(np.arange(self.n_topics), np.diff(self.judged_offsets))
-            position = np.arange(len(self.judged)) - self.judged_offsets[topic] + 1
+            topic, position = self.ideal_positions
             rows = self.judged > 0
             self._terms["ideal", gain] = (
                 topic[rows],
@@ -195,9 +194,16 @@ class Ranked:
         return topic, position, terms
 
     @cached_property
+    def ideal_positions(self) -> tuple[np.ndarray, np.ndarray]:
+        """Per judged document (``judged``: grades >= 0 by grade descending, per topic): its topic and its
+        1-based position in the ideal ranking. Shared: not to be written to."""
+        topic = np.repeat(np.arange(self.n_topics), np.diff(self.judged_offsets))
+        return topic, np.arange(len(self.judged)) - self.judged_offsets[topic] + 1
+
+    @cached_property
     def num_rel(self) -> np.ndarray:
         """R per topic: judged documents with grade >= the relevance level."""
-        topic = np.repeat(np.arange(self.n_topics), np.diff(self.judged_offsets))
+        topic = self.ideal_positions[0]
         return np.bincount(topic[self.judged >= self.relevance_level], minlength=self.n_topics)
 
     @cached_property
@@ -382,7 +388,7 @@ def rank_lists(
     judged_rows = np.flatnonzero(qt.grade >= 0) if len(qt) else np.zeros(0, dtype=np.intp)
     jt = qrels_topic[judged_rows]
     jg = qt.grade[judged_rows]
-    jorder = np.lexsort((-jg, jt))
+    jorder = _by_topic_then_grade_descending(jt, jg, n_topics)
     judged = jg[jorder]
     judged_offsets = np.concatenate(([0], np.cumsum(np.bincount(jt, minlength=n_topics))))
 
@@ -396,6 +402,17 @@ def rank_lists(
         relevance_level=relevance_level,
         condensed=unjudged == "condensed",
     )
+
+
+def _by_topic_then_grade_descending(topic: np.ndarray, grade: np.ndarray, n_topics: int) -> np.ndarray:
+    """``np.lexsort((-grade, topic))``: as a radix sort of one 16-bit key when topic and grade fit in one."""
+    if len(grade):
+        top = int(grade.max())
+        span = top - int(grade.min()) + 1
+        if n_topics * span <= 1 << 16:
+            key = (topic.astype(np.int64) * span + (top - grade)).astype(np.uint16)
+            return np.argsort(key, kind="stable")
+    return np.lexsort((-grade, topic))
 
 
 # ---------------------------------------------------------------------------------------------------------
@@ -537,7 +554,7 @@ def _trec_level_order(levels: int, gain_map: Mapping[int, float]) -> list[int]:
 def _trec_ideal_gains(ranked: Ranked, gain_map: Mapping[int, float]) -> np.ndarray:
     """Per topic at ``Ranked.judged_offsets``: the gain of every judged document in trec_eval's ideal order
     (``_trec_level_order``), 0 from the first gain <= 0 on (trec_eval's ideal stops there)."""
-    itopic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
+    itopic = ranked.ideal_positions[0]
     grades = ranked.judged
     levels = np.zeros(ranked.n_topics, dtype=np.int64)
     has = np.diff(ranked.judged_offsets) > 0
@@ -573,7 +590,7 @@ def _dcg_pair(ranked: Ranked, gain_map: Mapping[int, float]) -> tuple[np.ndarray
     topic = ranked.topic_of(rows)
     rank = rows - ranked.offsets[topic] + 1
     found = ranked.count(topic, _mapped_gains(ranked.label[rows], gain_map) / np.log2(rank + 1.0))
-    itopic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
+    itopic = ranked.ideal_positions[0]
     ideal = _trec_ideal_gains(ranked, gain_map)
     position = np.arange(len(ideal)) - ranked.judged_offsets[itopic] + 1
     keep = ideal > 0
@@ -783,12 +800,6 @@ def binG(ranked: Ranked) -> np.ndarray:
     return _safe_div(ranked.count(rel.topic, 1.0 / np.log2(2.0 + above)), ranked.num_rel.astype(np.float64))
 
 
-def _ideal_positions(ranked: Ranked) -> tuple[np.ndarray, np.ndarray]:
-    """Per judged document (grades >= 0 by grade descending, per topic): its topic and 1-based position."""
-    topic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
-    return topic, np.arange(len(ranked.judged)) - ranked.judged_offsets[topic] + 1
-
-
 def _within_topic_cumsum(topic: np.ndarray, values: np.ndarray) -> np.ndarray:
     """Running sum of ``values`` within each topic (``topic`` sorted), inclusive."""
     total = np.cumsum(values)
@@ -849,7 +860,7 @@ def G(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.ndarray
     cost = _ideal_prefix(ranked, np.maximum(view.ideal, 1.0), rows.topic, rows.rank)
     cost += rows.rank - np.minimum(rows.rank, np.diff(ranked.judged_offsets)[rows.topic])  # 1 a rank beyond
     term = view.gain / np.log2(2.0 + cost - gained)
-    itopic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
+    itopic = ranked.ideal_positions[0]
     total_ideal = ranked.count(itopic, np.maximum(view.ideal, 0.0))
     return _safe_div(ranked.count(rows.topic, term), total_ideal)
 
@@ -869,7 +880,7 @@ def ndcg_rel(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.
     rows = view.rows
     discounted = view.gain / np.log2(rows.rank + 1.0)
     dcg_here = _within_topic_cumsum(rows.topic, discounted)
-    itopic, iposition = _ideal_positions(ranked)
+    itopic, iposition = ranked.ideal_positions
     ideal_gain = np.maximum(view.ideal, 0.0)
     ideal_discounted = ideal_gain / np.log2(iposition + 1.0)
     gaining = view.gain > 0
@@ -888,12 +899,11 @@ def rbp(ranked: Ranked, p: float = 0.9) -> np.ndarray:
     """Rank-biased precision (Moffat & Zobel 2008; trec_eval's rbp, ``-m rbp.p=0.95``): (1 − p) Σ_i g_i ·
     p^(i−1) over ranks i, with g = the grade, divided by the topic's highest judged grade when that is
     above 1 (trec_eval scales the gains into [0, 1]); unjudged documents gain 0."""
-    rows = np.flatnonzero(ranked.label > 0)
-    topic = ranked.topic_of(rows)
-    rank = rows - ranked.offsets[topic] + 1
-    itopic = np.repeat(np.arange(ranked.n_topics), np.diff(ranked.judged_offsets))
+    pos = ranked.positive
+    rows, topic, rank = pos.rows, pos.topic, pos.rank
     top = np.zeros(ranked.n_topics, dtype=np.float64)
-    np.maximum.at(top, itopic, ranked.judged.astype(np.float64))
+    listed = np.diff(ranked.judged_offsets) > 0
+    top[listed] = ranked.judged[ranked.judged_offsets[:-1][listed]]  # each topic's first: its highest grade
     scale = np.where(top > 1, top, 1.0)
     gains = ranked.label[rows] / scale[topic]
     return (1.0 - p) * ranked.count(topic, gains * _powers(ranked, p)[rank - 1])
@@ -979,7 +989,7 @@ def Rndcg(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.nda
         return np.where(ok, dcg_here[np.maximum(i, 0)] if len(keys) else 0.0, 0.0)
 
     ideal = np.maximum(view.ideal, 0.0)
-    itopic, iposition = _ideal_positions(ranked)
+    itopic, iposition = ranked.ideal_positions
     ideal_discounted = ideal / np.log2(iposition + 1.0)
     n_pos = ranked.count(itopic[ideal > 0]).astype(np.int64)
     # Boundaries: 1-based ideal positions b <= n_pos where the next ideal gain differs (or is 0).

@@ -45,13 +45,14 @@ import math
 import os
 import zlib
 from collections.abc import Callable, Iterator, Mapping
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import numpy.typing as npt
 
 from pooling.formats import (
     FormatError,
@@ -842,12 +843,12 @@ def _parse_chunk(
         _utf8_errors(a.tobytes(), 1, errors)
     fields = _split(a, min_fields, columns, 1, errors, expected)
     line_bytes = current_limits().line_bytes
-    if len(a) > line_bytes:  # only a chunk this long can hold a line over the limit
-        long = np.flatnonzero(np.diff(fields.newlines, prepend=-1) - 1 > line_bytes)
-        if len(long):
-            errors.add(int(long[0]) + 1, line_too_long(line_bytes))
+    line_lengths = np.diff(fields.newlines, prepend=-1) - 1
+    longest = int(line_lengths.max()) if len(line_lengths) else 0
+    if longest > line_bytes:
+        errors.add(int(np.flatnonzero(line_lengths > line_bytes)[0]) + 1, line_too_long(line_bytes))
     n = len(fields.lines)
-    if n:
+    if n and longest > MAX_FIELD_BYTES:  # only a line this long can hold a field that long
         _drop_long_fields(fields, errors, ("qid", "docid", "score" if min_fields == 6 else "relevance"))
         n = len(fields.lines)
     size = len(a)
@@ -922,7 +923,12 @@ def _parsed_chunks(
     columns = (0, 2, value_column)
     first_line = 1
     workers = _workers()
-    with ThreadPoolExecutor(max_workers=workers) as pool:
+    with ExitStack() as stack:
+        pool = None
+        if workers > 1:
+            from concurrent.futures import ThreadPoolExecutor  # here: one thread (a busy machine) needs none
+
+            pool = stack.enter_context(ThreadPoolExecutor(max_workers=workers))
         for buffer, size in _blocks(path, errors, progress):
             bounds = _chunks(buffer, size)
 
@@ -932,7 +938,7 @@ def _parsed_chunks(
                     buffer[start:end], buffer[start:], min_fields, columns, expected, parse_value
                 )
 
-            results = pool.map(work, bounds) if workers > 1 and len(bounds) > 1 else map(work, bounds)
+            results = pool.map(work, bounds) if pool is not None and len(bounds) > 1 else map(work, bounds)
             for (start, end), chunk in zip(bounds, results, strict=True):
                 offset = first_line - 1
                 for line, message in chunk.errors.items:
@@ -1612,6 +1618,12 @@ def _parse_grades(raw: np.ndarray, lines: Any, errors: ErrorLog, lengths: np.nda
     ok_chars[:, 0] |= sign
     valid = ok_chars.all(axis=1) & (lengths > sign.astype(np.intp))
     if valid.all():
+        if matrix.shape[1] <= 18:  # below 10^18: the digits' integer fits int64
+            # Digit by digit (numpy's conversion of bytes_ to integers goes through Python's int).
+            for j in range(matrix.shape[1]):
+                column = matrix[:, j]
+                grades = np.where(digit[:, j], grades * 10 + (column - 48), grades)
+            return np.where(matrix[:, 0] == 45, -grades, grades)
         try:
             return raw.astype(np.int64)
         except (ValueError, OverflowError):
