@@ -62,3 +62,12 @@ def test_it_counts_the_judged_nonrelevant_documents_at_the_relevance_level() -> 
         ranked = metrics.rank_lists(qrels, run, relevance_level=level)
         expected = [sum(1 for d in run[q] if 0 <= qrels[q].get(d, -1) < level) for q in sorted(qrels)]
         assert metrics.num_nonrel_judged_ret(ranked).tolist() == expected
+
+
+def test_it_orders_the_ideal_ranking_as_lexsort_with_or_without_the_radix_key() -> None:
+    rng = np.random.default_rng(4)
+    for n_topics, low, high in ((50, 0, 3), (16384, 0, 3), (16385, 0, 3), (7, -2, 40)):
+        topic = np.sort(rng.integers(0, n_topics, 5000))
+        grade = rng.integers(low, high + 1, 5000)
+        got = metrics._by_topic_then_grade_descending(topic, grade, n_topics)
+        assert np.array_equal(got, np.lexsort((-grade, topic)))

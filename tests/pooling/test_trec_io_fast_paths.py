@@ -1,5 +1,5 @@
-"""pooling.trec_io.KeyIndex: a sparser table (slots_per_key) finds the same rows, present and absent keys
-alike; and bytes columns filled chunk by chunk keep every value, narrower ones zero-padded."""
+"""pooling.trec_io: a sparser KeyIndex (slots_per_key) finds the same rows, present and absent keys alike;
+bytes columns filled chunk by chunk keep every value, narrower ones zero-padded; grades parsed as int does."""
 
 from __future__ import annotations
 
@@ -33,3 +33,14 @@ def test_it_fills_a_bytes_column_with_wider_and_narrower_values() -> None:
         column.append(part)
     assert column.result().tolist() == [b"abc", b"d", b"e", b"fghij", b"", b"k"]
     assert column.result().dtype == np.dtype("S5")
+
+
+def test_it_parses_relevance_grades_digit_by_digit_as_int_does() -> None:
+    texts = [b"0", b"3", b"-1", b"+7", b"007", b"-0", b"123456789012345678", b"-99999999999999999", b"12"]
+    errors = trec_io.ErrorLog("qrels")
+    grades = trec_io._parse_grades(np.array(texts), list(range(1, 10)), errors, np.zeros(0))
+    assert grades.tolist() == [int(t) for t in texts]
+    assert errors.items == []
+    grades = trec_io._parse_grades(np.array([b"1", b"1x", b"2"]), [1, 2, 3], errors, np.zeros(0))
+    assert grades.tolist() == [1, 0, 2]  # the bad line has no grade (and the file is refused)
+    assert errors.items == [(2, "relevance '1x' is not an integer")]
