@@ -213,7 +213,7 @@ class Ranked:
 
     def count(self, topic: np.ndarray, weights: np.ndarray | None = None) -> np.ndarray:
         """Per topic: how many of the given row topics (or the sum of their weights)."""
-        return np.bincount(topic, weights=weights, minlength=self.n_topics).astype(np.float64)
+        return np.bincount(topic, weights=weights, minlength=self.n_topics).astype(np.float64, copy=False)
 
     def count_above(self, marked: np.ndarray, rows: Rows) -> np.ndarray:
         """For each of ``rows``: rows of the same topic ranked strictly above it among ``marked`` (row

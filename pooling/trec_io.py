@@ -773,6 +773,9 @@ def _copy(to: np.ndarray, values: np.ndarray) -> None:
         to[:] = values
         return
     n, width, given = len(to), to.dtype.itemsize, values.dtype.itemsize
+    if given == width and values.flags.c_contiguous:
+        to.view(np.uint8)[:] = values.view(np.uint8)
+        return
     matrix = to.view(np.uint8).reshape(n, width)
     matrix[:, :given] = np.ascontiguousarray(values).view(np.uint8).reshape(n, given)
     matrix[:, given:] = 0  # a narrower value is zero-padded, as numpy pads it
