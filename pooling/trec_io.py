@@ -928,12 +928,13 @@ def _parsed_chunks(
     workers = _workers()
     with ExitStack() as stack:
         pool = None
-        if workers > 1:
-            from concurrent.futures import ThreadPoolExecutor  # here: one thread (a busy machine) needs none
-
-            pool = stack.enter_context(ThreadPoolExecutor(max_workers=workers))
         for buffer, size in _blocks(path, errors, progress):
             bounds = _chunks(buffer, size)
+            if pool is None and workers > 1 and len(bounds) > 1:
+                # Here: a busy machine's one thread, or a file of one chunk, starts no pool.
+                from concurrent.futures import ThreadPoolExecutor
+
+                pool = stack.enter_context(ThreadPoolExecutor(max_workers=workers))
 
             def work(bound: tuple[int, int], buffer: np.ndarray = buffer) -> _Chunk:
                 start, end = bound
