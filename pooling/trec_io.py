@@ -47,7 +47,7 @@ import zlib
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 
@@ -1116,6 +1116,37 @@ def _duplicates(
             errors.add(second, text)
 
 
+_Table = TypeVar("_Table", RunTable, QrelsTable)
+
+
+def _read_table(
+    source: Source,
+    max_errors: int,
+    layout: tuple[int, int, str],
+    parse_value: Callable[[np.ndarray, Any, ErrorLog, np.ndarray], np.ndarray],
+    value_dtype: type,
+    kind: str,
+    duplicate: str,
+    make: Callable[[_Parsed, list[str], np.ndarray, str], _Table],
+) -> _Table:
+    """What reading a run and reading qrels share: the file parsed (``layout``: the fields a line needs,
+    the value's column, the fields' names for messages), an empty file refused, the table made by `make`,
+    a docid given twice for a topic listed (message `duplicate`) with the other bad lines, and every error
+    raised at once."""
+    display = source_name(source)
+    errors = ErrorLog(display, max_errors)
+    min_fields, value_column, expected = layout
+    parsed = _parse_file(source, min_fields, value_column, expected, errors, parse_value, value_dtype)
+    if not errors.total and not parsed.n_rows:
+        errors.add(None, "file is empty" if not parsed.any_bytes else f"no {kind} rows found")
+    topic_ids, topic = _topics(parsed.qid_heads, parsed.qid_lengths)
+    table = make(parsed, topic_ids, topic, display)
+    if not errors.stopped:  # duplicates among the good rows, listed with the other errors
+        _duplicates(topic_ids, topic, parsed.docid, parsed.line_of, table.key, errors, duplicate)
+    errors.raise_if_any()
+    return table
+
+
 def read_run(source: Source, *, name: str | None = None, max_errors: int = _MAX_ERRORS) -> RunTable:
     """Read a TREC run file (a path, or a binary file object with a ``name``) into a ``RunTable``; see
     the module docstring for the format.
@@ -1125,26 +1156,22 @@ def read_run(source: Source, *, name: str | None = None, max_errors: int = _MAX_
     UTF-8, a NUL byte, a line over the length limit, the same (qid, docid) twice, a damaged gzip stream, a
     missing file, an empty file or one without any row.
     """
-    display = source_name(source)
-    errors = ErrorLog(display, max_errors)
-    parsed = _parse_file(source, 6, 4, RUN_FIELDS, errors, _parse_scores, np.float64)
-    if not errors.total and not parsed.n_rows:
-        errors.add(None, "file is empty" if not parsed.any_bytes else "no run rows found")
-    topic_ids, topic = _topics(parsed.qid_heads, parsed.qid_lengths)
-    table = RunTable(
-        topic_ids=topic_ids,
-        topic=topic,
-        docid=parsed.docid,
-        score=parsed.value,
-        name=name if name is not None else _tag_of(parsed.first_row),
-        source=display,
-        _key=parsed.key,
-        _lines=parsed.lines,
+
+    def table(parsed: _Parsed, topic_ids: list[str], topic: np.ndarray, display: str) -> RunTable:
+        return RunTable(
+            topic_ids=topic_ids,
+            topic=topic,
+            docid=parsed.docid,
+            score=parsed.value,
+            name=name if name is not None else _tag_of(parsed.first_row),
+            source=display,
+            _key=parsed.key,
+            _lines=parsed.lines,
+        )
+
+    return _read_table(
+        source, max_errors, (6, 4, RUN_FIELDS), _parse_scores, np.float64, "run", DUPLICATE_DOCID, table
     )
-    if not errors.stopped:  # duplicates among the good rows, listed with the other errors
-        _duplicates(topic_ids, topic, parsed.docid, parsed.line_of, table.key, errors, DUPLICATE_DOCID)
-    errors.raise_if_any()
-    return table
 
 
 #: The one message for a docid given twice for a topic in a run (trec_eval: "duplicate docs").
@@ -1486,8 +1513,7 @@ def iter_qrels(
             first = seen.setdefault(pair, line)
             if first != line:
                 errors.add(
-                    line,
-                    f"duplicate judgement for qid {pair[0]!r}, docid {pair[1]!r} (first at line {first})",
+                    line, DUPLICATE_JUDGEMENT.format(qid=repr(pair[0]), docid=repr(pair[1]), first=first)
                 )
             else:
                 keep.append(i)
@@ -1652,30 +1678,22 @@ def read_qrels(source: Source, *, max_errors: int = _MAX_ERRORS) -> QrelsTable:
     limit, the same (qid, docid) twice, a damaged gzip stream, a missing file, an empty file or one without
     any row.
     """
-    display = source_name(source)
-    errors = ErrorLog(display, max_errors)
-    parsed = _parse_file(source, 4, 3, QRELS_FIELDS, errors, _parse_grades, np.int64)
-    if not errors.total and not parsed.n_rows:
-        errors.add(None, "file is empty" if not parsed.any_bytes else "no qrels rows found")
-    topic_ids, topic = _topics(parsed.qid_heads, parsed.qid_lengths)
-    table = QrelsTable(
-        topic_ids=topic_ids,
-        topic=topic,
-        docid=parsed.docid,
-        grade=parsed.value,
-        source=display,
-        _key=parsed.key,
-        _lines=parsed.lines,
-    )
-    if not errors.stopped:
-        _duplicates(
-            topic_ids,
-            topic,
-            parsed.docid,
-            parsed.line_of,
-            table.key,
-            errors,
-            "duplicate judgement for qid {qid}, docid {docid} (first at line {first})",
+
+    def table(parsed: _Parsed, topic_ids: list[str], topic: np.ndarray, display: str) -> QrelsTable:
+        return QrelsTable(
+            topic_ids=topic_ids,
+            topic=topic,
+            docid=parsed.docid,
+            grade=parsed.value,
+            source=display,
+            _key=parsed.key,
+            _lines=parsed.lines,
         )
-    errors.raise_if_any()
-    return table
+
+    return _read_table(
+        source, max_errors, (4, 3, QRELS_FIELDS), _parse_grades, np.int64, "qrels", DUPLICATE_JUDGEMENT, table
+    )
+
+
+#: The one message for a (qid, docid) judged twice in a qrels file.
+DUPLICATE_JUDGEMENT = "duplicate judgement for qid {qid}, docid {docid} (first at line {first})"
