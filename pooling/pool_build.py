@@ -1,4 +1,7 @@
-"""Pools: create one, set its judgement plan, build it (depth-k union and provenance), add or remove runs."""
+"""Pools: create one, set its judgement plan, build it (depth-k union and provenance), add or remove runs.
+
+A little over 400 lines on purpose: building, adding and removing runs share the depth-k statements, the
+provenance rule and the topic count, and are kept in one module so that each stays written once."""
 
 from __future__ import annotations
 
