@@ -900,14 +900,29 @@ def _line_text(a: np.ndarray, start: int) -> bytes:
 
 
 def _workers() -> int:
-    """Threads for parsing: the idle cores (by load average), at most 4. On a busy machine one thread is
-    faster than several fighting over the GIL."""
+    """Threads for parsing: the idle cores, at most 4. On a busy machine one thread is faster than several
+    fighting over the GIL. Idle is counted from the tasks running now (Linux's /proc/loadavg, less this
+    process's own thread), not from the load average, which lags by a minute: a command run just after
+    another (a pipeline, a benchmark) would see the machine its predecessor left busy."""
     cpus = os.cpu_count() or 1
+    return max(1, min(4, cpus, int(cpus - _busy_cores() + 0.5)))
+
+
+def _busy_cores() -> float:
+    """Cores other tasks keep busy now: the runnable tasks of /proc/loadavg besides the caller, or the
+    one-minute load average where there is no /proc (it lags, but is what such a system offers)."""
     try:
-        idle = cpus - os.getloadavg()[0]
-    except OSError:
-        idle = 1.0
-    return max(1, min(4, cpus, int(idle + 0.5)))
+        with open(_LOADAVG, encoding="ascii") as f:
+            running = int(f.read().split()[3].split("/")[0])
+        return max(0, running - 1)
+    except (OSError, ValueError, IndexError):
+        try:
+            return os.getloadavg()[0]
+        except OSError:
+            return (os.cpu_count() or 1) - 1.0  # nothing to go by: one thread
+
+
+_LOADAVG = "/proc/loadavg"
 
 
 def _parsed_chunks(

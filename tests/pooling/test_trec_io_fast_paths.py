@@ -44,3 +44,18 @@ def test_it_parses_relevance_grades_digit_by_digit_as_int_does() -> None:
     grades = trec_io._parse_grades(np.array([b"1", b"1x", b"2"]), [1, 2, 3], errors, np.zeros(0))
     assert grades.tolist() == [1, 0, 2]  # the bad line has no grade (and the file is refused)
     assert errors.items == [(2, "relevance '1x' is not an integer")]
+
+
+def test_parse_threads_follow_the_tasks_running_now(tmp_path, monkeypatch) -> None:
+    """A read started right after another busy command sees a high load average for a minute though the
+    cores are idle now: the threads follow the runnable tasks of /proc/loadavg (less the reader's own)."""
+    loadavg = tmp_path / "loadavg"
+    monkeypatch.setattr(trec_io, "_LOADAVG", str(loadavg))
+    monkeypatch.setattr(trec_io.os, "getloadavg", lambda: (5.0, 5.0, 5.0))
+    monkeypatch.setattr(trec_io.os, "cpu_count", lambda: 2)
+    loadavg.write_text("5.00 5.00 5.00 1/140 4242\n")  # only the reader runs: both cores idle
+    assert trec_io._workers() == 2
+    loadavg.write_text("0.10 0.10 0.10 3/140 4242\n")  # two other tasks running now: none idle
+    assert trec_io._workers() == 1
+    loadavg.unlink()  # no /proc: the load average is all there is
+    assert trec_io._workers() == 1
