@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
+from labeling.celery import shared_task
 
 
 @shared_task(bind=True)

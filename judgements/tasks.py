@@ -5,9 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from celery import shared_task
-
 from judgements import lease_ends, releases
+from labeling.celery import shared_task
 
 
 @shared_task

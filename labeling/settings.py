@@ -35,7 +35,7 @@ ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,testserver")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "labeling.apps.AdminConfig",  # django.contrib.admin, its modules registered on first use
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",

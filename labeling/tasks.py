@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import logging
 
-from celery import shared_task
 from django.core.mail import EmailMultiAlternatives
+
+from labeling.celery import shared_task
 
 logger = logging.getLogger(__name__)
 

@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
-
+from labeling.celery import shared_task
 from online import clicklogs, services
 from online.models import ClickLog, PropensityEstimate
 from pooling import jobs

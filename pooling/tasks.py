@@ -4,8 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from celery import shared_task
-
+from labeling.celery import shared_task
 from pooling import imports, jobs, pool_build
 from pooling.models import Job, Pool, Run
 
