@@ -45,7 +45,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -143,13 +143,10 @@ class Document:
     kind: str
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "docid": self.docid,
-            "title": self.title,
-            "text": self.text,
-            "url": self.url,
-            "metadata": {"module": self.module, "kind": self.kind},
-        }
+        """The fields, with the module and kind as the document's metadata."""
+        data = asdict(self)
+        data["metadata"] = {"module": data.pop("module"), "kind": data.pop("kind")}
+        return data
 
 
 def _clean(text: str) -> str:
@@ -457,13 +454,10 @@ class Topic:
     answers: dict[str, int] = field(default_factory=dict)
 
     def as_json(self) -> dict[str, Any]:
-        return {
-            "qid": self.qid,
-            "query": self.query,
-            "description": self.description,
-            "narrative": self.narrative,
-            "segments": list(self.segments),
-        }
+        """The fields but the answers (they go to the seed qrels, not to the topics file)."""
+        data = asdict(self)
+        del data["answers"]
+        return data
 
 
 HEAD, TAIL, NAV, INFO = "head", "tail", "navigational", "informational"

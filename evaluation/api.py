@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
@@ -54,17 +55,29 @@ class EvaluationViewSet(viewsets.ViewSet):
     def _pool(self, name: str | None) -> Pool:
         return managed_pool(self.request, name or "", queryset=Pool.objects.all())
 
+    def _answer(
+        self,
+        name: str | None,
+        key: str,
+        compute: Callable[..., Any],
+        params: dict[str, Any],
+        field: str = "policy",
+    ) -> Response:
+        """`compute(pool=pool, **params)` on the manager's pool `name`, cached per pool under `key`. A
+        parameter the computation refuses is a 400 on `field` (on `judge` when the message is about the
+        judge)."""
+        try:
+            return Response(cached_for_pool(self._pool(name), key, compute, **params))
+        except services.PARAMETER_ERRORS as exc:
+            message = str(exc)
+            raise serializers.ValidationError(
+                {"judge" if message.startswith("judge: ") else field: [message]}
+            ) from None
+
     @extend_schema(parameters=[ReportSerializer], responses={200: OpenApiResponse(description="report")})
     @action(detail=True, methods=["get"])
     def report(self, request: Request, name: str | None = None) -> Response:
-        params = ReportSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        try:
-            data = cached_for_pool(self._pool(name), "report", services.pool_report, **params.validated_data)
-        except services.PARAMETER_ERRORS as exc:
-            field = "judge" if str(exc).startswith("judge: ") else "policy"
-            raise serializers.ValidationError({field: [str(exc)]}) from None
-        return Response(data)
+        return self._answer(name, "report", services.pool_report, _query(ReportSerializer, request))
 
     @extend_schema(
         parameters=[OpenApiParameter("policy", str, default="majority")],
@@ -73,21 +86,13 @@ class EvaluationViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["get"], url_path="pool-bias")
     def pool_bias(self, request: Request, name: str | None = None) -> Response:
         policy = request.query_params.get("policy", "majority")
-        try:
-            return Response(cached_for_pool(self._pool(name), "bias", services.pool_bias, policy=policy))
-        except services.PARAMETER_ERRORS as exc:
-            raise serializers.ValidationError({"policy": [str(exc)]}) from None
+        return self._answer(name, "bias", services.pool_bias, {"policy": policy})
 
     @extend_schema(parameters=[TwoStageSerializer], responses={200: OpenApiResponse(description="diagnosis")})
     @action(detail=True, methods=["get"], url_path="two-stage")
     def two_stage(self, request: Request, name: str | None = None) -> Response:
-        params = TwoStageSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        try:
-            data = cached_for_pool(self._pool(name), "two-stage", services.two_stage, **params.validated_data)
-        except services.PARAMETER_ERRORS as exc:
-            raise serializers.ValidationError({"candidate": [str(exc)]}) from None
-        return Response(data)
+        params = _query(TwoStageSerializer, request)
+        return self._answer(name, "two-stage", services.two_stage, params, field="candidate")
 
     @extend_schema(
         parameters=[NoiseFloorSerializer],
@@ -95,15 +100,15 @@ class EvaluationViewSet(viewsets.ViewSet):
     )
     @action(detail=True, methods=["get"], url_path="noise-floor")
     def noise_floor(self, request: Request, name: str | None = None) -> Response:
-        params = NoiseFloorSerializer(data=request.query_params)
-        params.is_valid(raise_exception=True)
-        try:
-            data = cached_for_pool(
-                self._pool(name), "noise-floor", noise_pool.pool_noise_floor, **params.validated_data
-            )
-        except services.PARAMETER_ERRORS as exc:
-            raise serializers.ValidationError({"policy": [str(exc)]}) from None
-        return Response(data)
+        params = _query(NoiseFloorSerializer, request)
+        return self._answer(name, "noise-floor", noise_pool.pool_noise_floor, params)
+
+
+def _query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:
+    """The query parameters, validated by `serializer_class` (a 400 on the fields it refuses)."""
+    params = serializer_class(data=request.query_params)
+    params.is_valid(raise_exception=True)
+    return dict(params.validated_data)
 
 
 def register(router: Any) -> None:

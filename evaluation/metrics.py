@@ -282,7 +282,8 @@ def _join(
             continue
         index = KeyIndex(qkeys[qa:qb], slots_per_key=_JOIN_SLOTS_PER_KEY)
         if not index.unique:  # two qrels rows share a key
-            return _join_exact(qrels, run, run_topic, qrels_topic, run_rows)
+            rdocids = run.docid if run_rows is None else run.docid[run_rows]
+            return _join_exact(run_topic, rdocids, qrels_topic, qrels.docid)
         found = index.lookup(rkeys[ra:rb])
         hit = np.flatnonzero(found >= 0)
         positions.append(hit + ra)
@@ -299,18 +300,15 @@ def _join(
 
 
 def _join_exact(
-    qrels: QrelsTable,
-    run: RunTable,
-    run_topic: np.ndarray,
-    qrels_topic: np.ndarray,
-    run_rows: np.ndarray | None,
+    run_topic: np.ndarray, run_docid: np.ndarray, qrels_topic: np.ndarray, qrels_docid: np.ndarray
 ) -> tuple[np.ndarray, np.ndarray]:
+    """`_join` by a dict of (topic, docid), for qrels in which two rows share a key: the positions of the
+    run rows (topics ``run_topic``, docids ``run_docid``) the qrels have, and the matching qrels rows."""
     index = {
-        (t, d): i for i, (t, d) in enumerate(zip(qrels_topic.tolist(), qrels.docid.tolist(), strict=True))
+        (t, d): i for i, (t, d) in enumerate(zip(qrels_topic.tolist(), qrels_docid.tolist(), strict=True))
     }
-    docid = run.docid if run_rows is None else run.docid[run_rows]
     found = np.array(
-        [index.get(key, -1) for key in zip(run_topic.tolist(), docid.tolist(), strict=True)],
+        [index.get(key, -1) for key in zip(run_topic.tolist(), run_docid.tolist(), strict=True)],
         dtype=np.intp,
     )
     position = np.flatnonzero(found >= 0)

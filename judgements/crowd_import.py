@@ -44,6 +44,7 @@ from judgements.models import Judgement, Judging
 from pooling import errors as pooling_errors
 from pooling import formats
 from pooling import imports as pooling_imports
+from pooling.job_summary import JobSummary
 from pooling.models import Job, Pool, PoolItem
 
 COLUMNS = {
@@ -101,7 +102,7 @@ def check_options(*, pool: Pool, duplicates: str, unrateable_labels: Collection[
 
 
 @dataclass
-class CrowdImportSummary:
+class CrowdImportSummary(JobSummary):
     rows: int = 0
     created: int = 0
     revised: int = 0
@@ -120,12 +121,6 @@ class CrowdImportSummary:
             f"({'last wins' if self.duplicate_rule == 'last' else 'kept as revisions'}), "
             f"{self.raters_created} raters created; skipped: {skipped}; {self.seconds:.1f} s"
         )
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"rows": self.rows, "created": self.created, "revised": self.revised,
-                "unrateable": self.unrateable, "duplicates": self.duplicates,
-                "duplicate_rule": self.duplicate_rule, "raters_created": self.raters_created,
-                "skipped": dict(self.skipped), "seconds": round(self.seconds, 3)}  # fmt: skip
 
 
 def _header(display: str, fields: list[str]) -> dict[str, int]:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
@@ -21,11 +20,12 @@ from judgements.models import (
 from pooling import errors as pooling_errors
 from pooling import formats, trec_io
 from pooling import imports as pooling_imports
+from pooling.job_summary import JobSummary
 from pooling.models import Pool, PoolItem
 
 
 @dataclass
-class JudgementImportSummary:
+class JudgementImportSummary(JobSummary):
     rows: int = 0
     created: int = 0
     updated: int = 0
@@ -37,10 +37,6 @@ class JudgementImportSummary:
             f"judgements: {self.rows} rows, {self.created} created, {self.updated} updated, "
             f"{self.skipped_unpooled} unpooled skipped, {self.seconds:.1f} s"
         )
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"rows": self.rows, "created": self.created, "updated": self.updated,
-                "skipped_unpooled": self.skipped_unpooled, "seconds": round(self.seconds, 3)}  # fmt: skip
 
 
 def import_judgements(

@@ -233,22 +233,28 @@ class CollectionViewSet(
         return self.get_paginated_response(serializer_class(page, many=True).data)
 
 
-class TopicViewSet(viewsets.ReadOnlyModelViewSet):
+class _CollectionRowsViewSet(viewsets.ReadOnlyModelViewSet):
+    """The `model` rows of the collections the manager reads, by collection, then by `key`."""
+
     permission_classes = [IsManager]
+    model: type[Topic | Document]
+    key: str
+
+    def get_queryset(self) -> Any:
+        collections = Collection.objects.visible_to(self.request.user)
+        return self.model.objects.filter(collection__in=collections).order_by("collection_id", self.key)
+
+
+class TopicViewSet(_CollectionRowsViewSet):
     serializer_class = TopicSerializer
-
-    def get_queryset(self) -> Any:
-        collections = Collection.objects.visible_to(self.request.user)
-        return Topic.objects.filter(collection__in=collections).order_by("collection_id", "qid")
+    model = Topic
+    key = "qid"
 
 
-class DocumentViewSet(viewsets.ReadOnlyModelViewSet):
-    permission_classes = [IsManager]
+class DocumentViewSet(_CollectionRowsViewSet):
     serializer_class = DocumentSerializer
-
-    def get_queryset(self) -> Any:
-        collections = Collection.objects.visible_to(self.request.user)
-        return Document.objects.filter(collection__in=collections).order_by("collection_id", "docid")
+    model = Document
+    key = "docid"
 
 
 class RunViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet):

@@ -26,7 +26,7 @@ import math
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any, cast
+from typing import Any, Literal, cast
 
 import matplotlib
 
@@ -34,7 +34,8 @@ matplotlib.use("Agg")
 
 from cycler import cycler  # noqa: E402 - matplotlib's own dependency
 from django.utils.safestring import SafeString, mark_safe  # noqa: E402
-from matplotlib.cm import ScalarMappable  # noqa: E402 - after choosing the backend
+from matplotlib.axes import Axes  # noqa: E402 - after choosing the backend
+from matplotlib.cm import ScalarMappable  # noqa: E402
 from matplotlib.colors import LinearSegmentedColormap, Normalize, to_rgb  # noqa: E402
 from matplotlib.figure import Figure  # noqa: E402
 from matplotlib.patches import Rectangle  # noqa: E402
@@ -204,6 +205,27 @@ def _render(figure: Figure, *, title: str, marks: _Marks) -> SafeString:
     return _inline(buffer.getvalue(), title=title, marks=marks)
 
 
+def _frame(
+    ax: Axes,
+    *,
+    grid: Literal["x", "y", "both", ""] = "",
+    x_label: str = "",
+    y_label: str = "",
+    title: str = "",
+) -> None:
+    """What every chart puts around its marks: gridlines along ``grid`` ("x", "y" or "both"; none when
+    empty) behind them, the axis labels and the title, each left out when empty."""
+    if grid:
+        ax.grid(True, axis=grid)
+        ax.set_axisbelow(True)
+    if x_label:
+        ax.set_xlabel(x_label)
+    if y_label:
+        ax.set_ylabel(y_label)
+    if title:
+        ax.set_title(title)
+
+
 def _ink(fill: tuple[float, ...]) -> str:
     """Black or white text, whichever reads better on `fill` (by relative luminance)."""
     r, g, b = fill[:3]
@@ -268,8 +290,7 @@ def heatmap(
     ax.tick_params(length=0)
     for spine in ax.spines.values():
         spine.set_visible(False)
-    if title:
-        ax.set_title(title)
+    _frame(ax, title=title)
     scale = figure.colorbar(ScalarMappable(norm=norm, cmap=SCALE), ax=ax, shrink=0.8)
     if scale_label:
         scale.set_label(scale_label)
@@ -314,12 +335,7 @@ def hbar_chart(
     ax.set_yticks(range(len(labels)), list(labels))
     ax.set_ylim(max(len(labels), 1) - 0.5, -0.5)
     ax.set_xlim(low, top + span * 0.12)  # room for the value after the longest bar
-    ax.grid(axis="x")
-    ax.set_axisbelow(True)
-    if x_label:
-        ax.set_xlabel(x_label)
-    if title:
-        ax.set_title(title)
+    _frame(ax, grid="x", x_label=x_label, title=title)
     if legend and present:
         handles, names = ax.get_legend_handles_labels()
         ax.legend(handles[:1], names[:1], loc="lower right")
@@ -369,9 +385,7 @@ def stacked_shares(
     ax.set_ylim(max(len(labels), 1) - 0.5, -0.5)
     ax.set_xlim(0, 1.08)
     ax.set_xticks([0, 0.25, 0.5, 0.75, 1.0], ["0%", "25%", "50%", "75%", "100%"])
-    ax.set_xlabel(x_label)
-    if title:
-        ax.set_title(title)
+    _frame(ax, x_label=x_label, title=title)
     if parts:
         figure.legend(loc="outside lower center", ncols=min(len(parts), 6))
     return _render(figure, title=title, marks=marks)
@@ -425,12 +439,7 @@ def grouped_bars(
     ax.set_xlim(-0.6, len(groups) - 0.4)
     ax.set_ylim(lo, hi + (hi - lo) * (0.18 if many else 0.1))
     ax.axhline(0.0, color="#999999", linewidth=0.8)
-    ax.grid(axis="y")
-    ax.set_axisbelow(True)
-    if y_label:
-        ax.set_ylabel(y_label)
-    if title:
-        ax.set_title(title)
+    _frame(ax, grid="y", y_label=y_label, title=title)
     if names and numbers:
         figure.legend(loc="outside lower center", ncols=min(len(names), 3))
     return _render(figure, title=title, marks=marks)
@@ -490,14 +499,7 @@ def scatter(
         low = min(ax.get_xlim()[0], ax.get_ylim()[0])
         high = max(ax.get_xlim()[1], ax.get_ylim()[1])
         ax.plot([low, high], [low, high], linestyle="--", color="#bbbbbb", linewidth=1)
-    ax.grid(True)
-    ax.set_axisbelow(True)
-    if x_label:
-        ax.set_xlabel(x_label)
-    if y_label:
-        ax.set_ylabel(y_label)
-    if title:
-        ax.set_title(title)
+    _frame(ax, grid="both", x_label=x_label, y_label=y_label, title=title)
     if seen - {""}:
         ax.legend(loc="best")
     return _render(figure, title=title, marks=marks)

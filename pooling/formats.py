@@ -52,7 +52,7 @@ from collections.abc import Callable, Generator, Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
-from typing import IO, Any
+from typing import IO, Any, TypeVar
 
 __all__ = [
     "DocumentEntry",
@@ -461,6 +461,9 @@ def _numbered(
     return False
 
 
+_Entry = TypeVar("_Entry", TopicEntry, DocumentEntry)
+
+
 class _Reader:
     """Error bookkeeping shared by the readers."""
 
@@ -477,6 +480,27 @@ class _Reader:
 
     def lines(self) -> Iterator[tuple[int, str]]:
         self.complete = yield from open_lines(self.source, errors=self.errors, max_errors=self.max_errors)
+
+    def tab_fields(self) -> Iterator[tuple[int, list[str]]]:
+        """``(number, fields)`` of each non-blank line, split on tabs as they stand (no unescaping)."""
+        for lineno, line in self.lines():
+            if line.strip():
+                self.content = True
+                yield lineno, line.split("\t")
+
+    def first_of_each(self, entries: Iterable[_Entry], key: str, what: str) -> Iterator[_Entry]:
+        """The ``entries`` whose ``key`` (qid, docid) has not come before, counted; a repeated one is an
+        error on its line. At the end, :meth:`finish` with ``what`` the file holds."""
+        seen: dict[str, int] = {}
+        for entry in entries:
+            value = getattr(entry, key)
+            if value in seen:
+                self.error(entry.line, f"duplicate {key} {value!r} (first at line {seen[value]})")
+                continue
+            seen[value] = entry.line
+            self.entries += 1
+            yield entry
+        self.finish(what)
 
     def error(self, line: int | None, message: str) -> None:
         self.errors.append(LineError(self.path, line, message))
@@ -635,24 +659,12 @@ def read_topics(path: Source, *, format: str | None = None, max_errors: int = 50
     if format not in TOPIC_FORMATS:
         raise ValueError(f"unknown topics format {format!r}; expected one of {', '.join(TOPIC_FORMATS)}")
     reader = _Reader(path, max_errors)
-    seen: dict[str, int] = {}
     parse = {"trec": _trec_topics, "tsv": _tsv_topics, "jsonl": _jsonl_topics}[format]
-    for topic in parse(reader):
-        if topic.qid in seen:
-            reader.error(topic.line, f"duplicate qid {topic.qid!r} (first at line {seen[topic.qid]})")
-            continue
-        seen[topic.qid] = topic.line
-        reader.entries += 1
-        yield topic
-    reader.finish("topics")
+    yield from reader.first_of_each(parse(reader), "qid", "topics")
 
 
 def _tsv_topics(reader: _Reader) -> Iterator[TopicEntry]:
-    for lineno, line in reader.lines():
-        if not line.strip():
-            continue
-        reader.content = True
-        parts = line.split("\t")
+    for lineno, parts in reader.tab_fields():
         if len(parts) not in (2, 3):
             reader.error(
                 lineno,
@@ -824,26 +836,12 @@ def read_documents(
             f"unknown documents format {format!r}; expected one of {', '.join(DOCUMENT_FORMATS)}"
         )
     reader = _Reader(path, max_errors)
-    seen: dict[str, int] = {}
     parse = {"trec": _trec_documents, "tsv": _tsv_documents, "jsonl": _jsonl_documents}[format]
-    for document in parse(reader):
-        if document.docid in seen:
-            reader.error(
-                document.line, f"duplicate docid {document.docid!r} (first at line {seen[document.docid]})"
-            )
-            continue
-        seen[document.docid] = document.line
-        reader.entries += 1
-        yield document
-    reader.finish("documents")
+    yield from reader.first_of_each(parse(reader), "docid", "documents")
 
 
 def _tsv_documents(reader: _Reader) -> Iterator[DocumentEntry]:
-    for lineno, line in reader.lines():
-        if not line.strip():
-            continue
-        reader.content = True
-        parts = line.split("\t")
+    for lineno, parts in reader.tab_fields():
         if len(parts) != 3:
             reader.error(
                 lineno, f"expected 3 tab-separated fields 'docid<TAB>title<TAB>text', found {len(parts)}"

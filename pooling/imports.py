@@ -21,6 +21,7 @@ from django.db import transaction
 
 from pooling import formats, run_ranking
 from pooling.errors import ImportFailed, Refused, format_errors
+from pooling.job_summary import JobSummary
 from pooling.models import Collection, Document, Run, Topic
 
 Progress = Callable[[float, str], None]
@@ -28,7 +29,7 @@ BATCH = 5000
 
 
 @dataclass
-class ImportSummary:
+class ImportSummary(JobSummary):
     kind: str
     created: int = 0
     updated: int = 0
@@ -45,15 +46,6 @@ class ImportSummary:
             parts.append(f"{self.created} created, {self.updated} updated")
         parts.append(f"{self.seconds:.1f} s")
         return ", ".join(parts)
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "created": self.created,
-            "updated": self.updated,
-            "rows": self.rows,
-            "topics": self.topics,
-            "seconds": round(self.seconds, 3),
-        }
 
 
 class _CountingReader(io.RawIOBase):

@@ -17,25 +17,17 @@ from django.utils import timezone
 
 from pooling.errors import PoolError
 from pooling.imports import Progress
+from pooling.job_summary import JobSummary
 from pooling.models import Collection, Document, Pool, PoolItem, PoolRun, Provenance, Run, RunRow, Topic
 
 
 @dataclass
-class BuildSummary:
+class BuildSummary(JobSummary):
     items_added: int = 0
     provenance_added: int = 0
     items_removed: int = 0
     topics: int = 0
     seconds: float = 0.0
-
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "items_added": self.items_added,
-            "provenance_added": self.provenance_added,
-            "items_removed": self.items_removed,
-            "topics": self.topics,
-            "seconds": round(self.seconds, 3),
-        }
 
     def line(self) -> str:
         return (

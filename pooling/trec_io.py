@@ -1142,12 +1142,12 @@ def _read_table(
     value_dtype: type,
     kind: str,
     duplicate: str,
-    make: Callable[[_Parsed, list[str], np.ndarray, str], _Table],
+    make: Callable[[_Parsed, dict[str, Any]], _Table],
 ) -> _Table:
     """What reading a run and reading qrels share: the file parsed (``layout``: the fields a line needs,
-    the value's column, the fields' names for messages), an empty file refused, the table made by `make`,
-    a docid given twice for a topic listed (message `duplicate`) with the other bad lines, and every error
-    raised at once."""
+    the value's column, the fields' names for messages), an empty file refused, the table made by `make`
+    from the parse and the columns every table takes from it, a docid given twice for a topic listed
+    (message `duplicate`) with the other bad lines, and every error raised at once."""
     display = source_name(source)
     errors = ErrorLog(display, max_errors)
     min_fields, value_column, expected = layout
@@ -1155,7 +1155,15 @@ def _read_table(
     if not errors.total and not parsed.n_rows:
         errors.add(None, "file is empty" if not parsed.any_bytes else f"no {kind} rows found")
     topic_ids, topic = _topics(parsed.qid_heads, parsed.qid_lengths)
-    table = make(parsed, topic_ids, topic, display)
+    columns = {
+        "topic_ids": topic_ids,
+        "topic": topic,
+        "docid": parsed.docid,
+        "source": display,
+        "_key": parsed.key,
+        "_lines": parsed.lines,
+    }
+    table = make(parsed, columns)
     if not errors.stopped:  # duplicates among the good rows, listed with the other errors
         _duplicates(topic_ids, topic, parsed.docid, parsed.line_of, table.key, errors, duplicate)
     errors.raise_if_any()
@@ -1172,17 +1180,9 @@ def read_run(source: Source, *, name: str | None = None, max_errors: int = _MAX_
     missing file, an empty file or one without any row.
     """
 
-    def table(parsed: _Parsed, topic_ids: list[str], topic: np.ndarray, display: str) -> RunTable:
-        return RunTable(
-            topic_ids=topic_ids,
-            topic=topic,
-            docid=parsed.docid,
-            score=parsed.value,
-            name=name if name is not None else _tag_of(parsed.first_row),
-            source=display,
-            _key=parsed.key,
-            _lines=parsed.lines,
-        )
+    def table(parsed: _Parsed, columns: dict[str, Any]) -> RunTable:
+        tag = name if name is not None else _tag_of(parsed.first_row)
+        return RunTable(**columns, score=parsed.value, name=tag)
 
     return _read_table(
         source, max_errors, (6, 4, RUN_FIELDS), _parse_scores, np.float64, "run", DUPLICATE_DOCID, table
@@ -1694,16 +1694,8 @@ def read_qrels(source: Source, *, max_errors: int = _MAX_ERRORS) -> QrelsTable:
     any row.
     """
 
-    def table(parsed: _Parsed, topic_ids: list[str], topic: np.ndarray, display: str) -> QrelsTable:
-        return QrelsTable(
-            topic_ids=topic_ids,
-            topic=topic,
-            docid=parsed.docid,
-            grade=parsed.value,
-            source=display,
-            _key=parsed.key,
-            _lines=parsed.lines,
-        )
+    def table(parsed: _Parsed, columns: dict[str, Any]) -> QrelsTable:
+        return QrelsTable(**columns, grade=parsed.value)
 
     return _read_table(
         source, max_errors, (4, 3, QRELS_FIELDS), _parse_grades, np.int64, "qrels", DUPLICATE_JUDGEMENT, table

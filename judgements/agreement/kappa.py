@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Hashable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any, Literal, NamedTuple
 
 import numpy as np
@@ -225,14 +225,7 @@ class Interval:
     seed: int
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "low": self.low,
-            "high": self.high,
-            "n": self.n,
-            "n_undefined": self.n_undefined,
-            "alpha": self.alpha,
-            "seed": self.seed,
-        }
+        return asdict(self)
 
 
 def _resampled_confusions(item_confusions: np.ndarray, n: int, rng: np.random.Generator) -> np.ndarray:
