@@ -830,9 +830,12 @@ class _GainView:
 
 
 def _gain_view(ranked: Ranked, gain_map: Mapping[int, float] | None) -> _GainView:
-    """Gains as trec_eval's ``setup_gains`` gives them: the grade, unless ``gain_map`` (``G.1=3,2=9``) names
-    the grade; unjudged documents gain 0 (unless the map names -1, absent from the qrels, or -2, a
-    negative grade, as trec_eval's would)."""
+    """Gains as trec_eval's ``setup_gains`` gives them, for the metrics that take a ``rel_level=gain`` list
+    (``-m NAME.1=3.5,2=9``; G, ndcg_rel, Rndcg): the gain of each listed grade (any real number, grade 0
+    included), every other judged grade gaining its own value; unjudged documents gain 0 (unless the map
+    names -1, absent from the qrels, or -2, a negative grade, as trec_eval's would). The ideal ranking
+    orders the judged documents by gain, descending, as trec_eval sorts its levels (a comparison that
+    truncates the difference of two gains to an integer: see ``_trec_level_order``)."""
     if not gain_map:
         pos = ranked.positive
         return _GainView(pos, ranked.label[pos.rows].astype(np.float64), ranked.judged.astype(np.float64))
@@ -848,10 +851,8 @@ def G(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.ndarray
     past its positive gains); divided by the sum of the positive gains of the judged documents (0 if that
     is 0). Gains are the grades by default; unjudged documents gain 0.
 
-    ``gain_map`` is trec_eval's ``rel_level=gain`` list (``-m NAME.1=3.5,2=9``), as in ``ndcg``: the gain of
-    each listed grade (any real number, grade 0 included), every other judged grade gaining its own value;
-    the ideal ranking orders the judged documents by gain, descending, as trec_eval sorts its levels (a
-    comparison that truncates the difference of two gains to an integer: see ``_trec_level_order``)."""
+    ``gain_map`` is trec_eval's ``rel_level=gain`` list (``-m NAME.1=3.5,2=9``), read as ``_gain_view``
+    says: the gains, and the ideal ranking they give."""
     view = _gain_view(ranked, gain_map)
     rows = view.rows
     gained = _within_topic_cumsum(rows.topic, view.gain)
@@ -870,10 +871,8 @@ def ndcg_rel(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.
     retrieved one counts the nDCG of the whole list; 0 if that sum is not positive. Gains are the grades
     by default; unjudged documents gain 0.
 
-    ``gain_map`` is trec_eval's ``rel_level=gain`` list (``-m NAME.1=3.5,2=9``), as in ``ndcg``: the gain of
-    each listed grade (any real number, grade 0 included), every other judged grade gaining its own value;
-    the ideal ranking orders the judged documents by gain, descending, as trec_eval sorts its levels (a
-    comparison that truncates the difference of two gains to an integer: see ``_trec_level_order``)."""
+    ``gain_map`` is trec_eval's ``rel_level=gain`` list (``-m NAME.1=3.5,2=9``), read as ``_gain_view``
+    says: the gains, and the ideal ranking they give."""
     view = _gain_view(ranked, gain_map)
     rows = view.rows
     discounted = view.gain / np.log2(rows.rank + 1.0)
@@ -969,10 +968,8 @@ def Rndcg(ranked: Ranked, gain_map: Mapping[int, float] | None = None) -> np.nda
     -nan, trec_eval's 0/0) if R > 0 but no judged document has a positive gain. Gains are the grades by
     default; unjudged documents gain 0.
 
-    ``gain_map`` is trec_eval's ``rel_level=gain`` list (``-m NAME.1=3.5,2=9``), as in ``ndcg``: the gain of
-    each listed grade (any real number, grade 0 included), every other judged grade gaining its own value;
-    the ideal ranking orders the judged documents by gain, descending, as trec_eval sorts its levels (a
-    comparison that truncates the difference of two gains to an integer: see ``_trec_level_order``)."""
+    ``gain_map`` is trec_eval's ``rel_level=gain`` list (``-m NAME.1=3.5,2=9``), read as ``_gain_view``
+    says: the gains, and the ideal ranking they give."""
     view = _gain_view(ranked, gain_map)
     pos = view.rows
     dcg_here = _within_topic_cumsum(pos.topic, view.gain / np.log2(pos.rank + 1.0))
