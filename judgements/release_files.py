@@ -16,7 +16,7 @@ import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from django.conf import settings
 from django.db import transaction
@@ -73,6 +73,8 @@ class Tally:
     # judged items by where their label comes from: "human", or "model:NAME" for an admitted judge's
     sources: Counter[str] = field(default_factory=Counter)
     latest: str = ""  # the latest updated_at of a judgement or decided_at of an adjudication (ISO text)
+    # file name → the SHA-256 of what was written to it (`HashedFile`), for the manifest's `files`
+    sha256: dict[str, str] = field(default_factory=dict)
 
     def count(self, result: aggregation.Aggregate, pairs: Pairs, items: int, source: str = "human") -> None:
         """Count `items` items of this consensus and these pairs of grades."""
@@ -174,7 +176,7 @@ class QrelsFiles:
     every line is -1). With `explicit`, pending and unrateable items are written with grade -1; without,
     they are left out (and a topic with no judged item has no line)."""
 
-    def __init__(self, qrels: IO[str], unjudged: IO[str], *, explicit: bool, tally: Tally) -> None:
+    def __init__(self, qrels: HashedFile, unjudged: HashedFile, *, explicit: bool, tally: Tally) -> None:
         self.files = {"qrels.txt": qrels, UNJUDGED_TOPICS_FILE: unjudged}
         self.explicit = explicit
         self.tally = tally
@@ -217,6 +219,30 @@ class QrelsFiles:
     def close(self) -> None:
         self.end_topic()
         self.flush()
+
+
+class HashedFile:
+    """A file written as UTF-8 text (no newline translation) whose SHA-256 is computed as it is written,
+    so nothing reads the file back to hash it. Use as a context manager; `hexdigest` once it is closed."""
+
+    def __init__(self, path: Path) -> None:
+        self.name = path.name
+        self.file = open(path, "wb")  # noqa: SIM115  # closed by __exit__
+        self.digest = hashlib.sha256()
+
+    def write(self, text: str) -> None:
+        data = text.encode("utf-8")
+        self.digest.update(data)
+        self.file.write(data)
+
+    def hexdigest(self) -> str:
+        return self.digest.hexdigest()
+
+    def __enter__(self) -> HashedFile:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.file.close()
 
 
 class JudgementLines:
@@ -317,9 +343,9 @@ def write_qrels_and_judgements(
     tally = Tally()
     with (
         transaction.atomic(),
-        open(work / "qrels.txt", "w", encoding="utf-8", newline="\n") as qrels_file,
-        open(work / "judgements.jsonl", "w", encoding="utf-8", newline="\n") as jsonl,
-        open(work / UNJUDGED_TOPICS_FILE, "w", encoding="utf-8", newline="\n") as unjudged_file,
+        HashedFile(work / "qrels.txt") as qrels_file,
+        HashedFile(work / "judgements.jsonl") as jsonl,
+        HashedFile(work / UNJUDGED_TOPICS_FILE) as unjudged_file,
     ):
         qrels = QrelsFiles(qrels_file, unjudged_file, explicit=explicit, tally=tally)
         _write_lines(qrels, jsonl, pool=pool, policy=policy, tally=tally, progress=progress, fill=fill)
@@ -327,12 +353,13 @@ def write_qrels_and_judgements(
         adjudicated = Adjudication.objects.filter(item__pool=pool).order_by("-decided_at").first()
         if adjudicated:
             tally.latest = max(tally.latest, iso(adjudicated.decided_at) or "")
+    tally.sha256 = {file.name: file.hexdigest() for file in (qrels_file, jsonl, unjudged_file)}
     return tally
 
 
 def _write_lines(
     qrels: QrelsFiles,
-    jsonl: IO[str],
+    jsonl: HashedFile,
     *,
     pool: Pool,
     policy: aggregation.Policy,

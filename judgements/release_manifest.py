@@ -39,18 +39,16 @@ def sha256_of(path: Path) -> str:
 
 
 def describe_files(work: Path, *, tally: Tally, explicit: bool) -> dict[str, dict[str, Any]]:
-    """The SHA-256 and line count of each data file (the manifest's `files`); without `explicit`,
-    `qrels.unjudged.txt` is removed (such topics have no line at all)."""
+    """The SHA-256 (hashed as the files were written, `release_files.HashedFile`) and line count of each
+    data file (the manifest's `files`); without `explicit`, `qrels.unjudged.txt` is removed (such topics
+    have no line at all)."""
     files: dict[str, dict[str, Any]] = {
-        "qrels.txt": {"sha256": sha256_of(work / "qrels.txt"), "lines": tally.lines["qrels.txt"]},
-        "judgements.jsonl": {
-            "sha256": sha256_of(work / "judgements.jsonl"),
-            "lines": tally.counts["judgements"],
-        },
+        "qrels.txt": {"sha256": tally.sha256["qrels.txt"], "lines": tally.lines["qrels.txt"]},
+        "judgements.jsonl": {"sha256": tally.sha256["judgements.jsonl"], "lines": tally.counts["judgements"]},
     }
     if explicit:
         files[UNJUDGED_TOPICS_FILE] = {
-            "sha256": sha256_of(work / UNJUDGED_TOPICS_FILE),
+            "sha256": tally.sha256[UNJUDGED_TOPICS_FILE],
             "lines": tally.lines[UNJUDGED_TOPICS_FILE],
         }
     else:
@@ -145,8 +143,6 @@ def release_manifest(
 
 def write_manifest(work: Path, manifest: dict[str, Any]) -> None:
     """Write `manifest.json` and add its own hash to `manifest["files"]` (the row's list of files)."""
-    path = work / "manifest.json"
-    path.write_text(
-        json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n", encoding="utf-8"
-    )
-    manifest["files"]["manifest.json"] = {"sha256": sha256_of(path), "lines": 0}
+    data = (json.dumps(manifest, indent=2, sort_keys=True, ensure_ascii=False) + "\n").encode("utf-8")
+    (work / "manifest.json").write_bytes(data)
+    manifest["files"]["manifest.json"] = {"sha256": hashlib.sha256(data).hexdigest(), "lines": 0}

@@ -3,6 +3,8 @@ order (server-side cursor or COPY), and the exact text `json.dumps` gives for a 
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -84,10 +86,13 @@ def seconds_json(text: str) -> str:
 # writes back as they are (trailing zeros dropped, at least one decimal). NULL, for Python to decide, for
 # NaN, infinities, 1e6 and more, a product near a half, and a negative x that rounds to -0.0.
 # `test_release_texts` compares the two on doubles of every kind.
+# The text is that of the double n / 1000 (+ 0.0 makes a -0 from a -0.0 a 0): its shortest exact text
+# (extra_float_digits 1) is those digits, in fixed notation below 1e15, as `repr` writes them; all in
+# doubles (a numeric there cost twice as much).
 SECONDS_JSON_SQL = """CASE
     WHEN abs(j.seconds) < 1e6 AND abs(abs(j.seconds * 1000 - round(j.seconds * 1000)) - 0.5) > 1e-6
          AND NOT (j.seconds < 0 AND round(j.seconds * 1000) = 0)
-    THEN trim_scale(round(j.seconds * 1000)::bigint * 0.001)::text
+    THEN (round(j.seconds * 1000) / 1000 + 0.0::float8)::text
          || CASE WHEN round(j.seconds * 1000) = round(j.seconds) * 1000 THEN '.0' ELSE '' END
 END"""
 
@@ -104,8 +109,26 @@ class ItemVotes:
 
 # On PostgreSQL a timestamp is formatted by the server exactly as `iso` formats it (UTC, microseconds;
 # FM drops the zero-padding of years below 1000, as strftime's %Y does): parsing a million timestamps into
-# datetimes only to format them again was the largest cost of a release.
+# datetimes only to format them again was the largest cost of a release. (The COPY of a release reads the
+# server's own text of the timestamp instead, `iso_of_copy`: two to_char calls a row were a quarter of
+# the server's time.)
 ISO_SQL = """to_char({column} AT TIME ZONE 'UTC', 'FMYYYY-MM-DD"T"HH24:MI:SS.US"Z"')"""
+
+
+def iso_of_copy(text: str) -> str:
+    """The text `ISO_SQL` writes (that of `iso`) of a timestamp, from PostgreSQL's own output of it in
+    UTC with DateStyle ISO (`COPY_SETTINGS`): `2024-03-01 12:34:56.5+00` is `2024-03-01T12:34:56.500000Z`.
+    As to_char writes them: a year without leading zeros, a year BC without its era, infinity as ""
+    (to_char's NULL)."""
+    if len(text) == 29 and text[19] == "." and text[26] == "+" and text[0] != "0":  # six digits, AD 1000+
+        return f"{text[:10]}T{text[11:26]}Z"
+    if not text or text.endswith("infinity"):
+        return ""
+    text = text.removesuffix(" BC")
+    date, clock = text.split(" ")
+    year, rest = date.split("-", 1)
+    seconds, fraction = (clock.split("+")[0].split(".") + [""])[:2]
+    return f"{int(year)}-{rest}T{seconds}.{fraction.ljust(6, '0')}Z"
 
 
 def query_rows(sql: str, params: list[Any], *, copy: bool = False) -> Any:
@@ -248,7 +271,7 @@ def _stream_item_texts(*, pool: Pool) -> Any:
 
     params = [pool.pk, pool.pk]
     if connection.vendor == "postgresql" and is_psycopg3:
-        rows_of = _copy_texts(items_sql(iso_times=True, seconds=True), params)
+        rows_of = _copy_texts(items_sql(seconds=True), params)
     else:
         rows_of = map(_driver_texts, query_rows(items_sql(iso_times=True), params))
     fields: list[str] = []
@@ -268,18 +291,50 @@ def _stream_item_texts(*, pool: Pool) -> Any:
 def _copy_texts(sql: str, params: list[Any]) -> Any:
     """The rows of `sql` from `COPY (sql) TO STDOUT` in text format, NULL as "", each a list of strings
     split at the tabs (a value holds no tab: COPY writes it as an escape), unescaped only when the row
-    holds a backslash. Doubles in their shortest exact text (extra_float_digits 1, PostgreSQL's default)."""
-    with connection.cursor() as cursor:
-        cursor.execute("SET LOCAL extra_float_digits = 1")
-        # No JIT: compiling the query's expressions costs more than it saves on a release's rows.
-        cursor.execute("SET LOCAL jit = off")
+    holds a backslash. Doubles in their shortest exact text (extra_float_digits 1, PostgreSQL's default);
+    the times (`CREATED`, `UPDATED`) as `iso` writes them (`iso_of_copy`)."""
+    with connection.cursor() as cursor, local_settings(cursor, COPY_SETTINGS):
         with cursor.cursor.copy(f"COPY ({sql}) TO STDOUT WITH (NULL '')", params) as stream:
             for block in stream:
                 line = str(block, "utf-8")
                 values = line[:-1].split("\t")
                 if "\\" in line:
                     values = [copy_unescape(value) for value in values]
+                if values[RATER]:
+                    values[CREATED] = iso_of_copy(values[CREATED])
+                    values[UPDATED] = iso_of_copy(values[UPDATED])
                 yield values
+
+
+#: The settings of `_copy_texts`' COPY: doubles in their shortest exact text, times in UTC as DateStyle
+#: ISO writes them (`iso_of_copy`), no JIT (compiling the query's expressions costs more than it saves on
+#: a release's rows), and the memory to sort and hash its rows without temporary files.
+COPY_SETTINGS = {
+    "extra_float_digits": "1",
+    "TimeZone": "UTC",
+    "DateStyle": "ISO, MDY",
+    "jit": "off",
+    "work_mem": "64MB",
+}
+
+
+@contextlib.contextmanager
+def local_settings(cursor: Any, values: dict[str, str]) -> Iterator[None]:
+    """PostgreSQL settings `values` for the statements run inside, as `SET LOCAL` (so they end with the
+    transaction at the latest), and the previous values back when the block ends: inside an outer
+    transaction a `SET LOCAL` would otherwise last until that one ends, changing how the caller's later
+    queries run. On an error the transaction (or the savepoint of `transaction.atomic`) is rolled back,
+    which restores them itself."""
+    names = list(values)
+    cursor.execute("SELECT " + ", ".join(["current_setting(%s)"] * len(names)), names)
+    previous = cursor.fetchone()
+    cursor.execute(_set_config_sql(len(names)), [v for pair in values.items() for v in pair])
+    yield
+    cursor.execute(_set_config_sql(len(names)), [v for pair in zip(names, previous) for v in pair])
+
+
+def _set_config_sql(count: int) -> str:
+    return "SELECT " + ", ".join(["set_config(%s, %s, true)"] * count)
 
 
 def _driver_texts(row: tuple[Any, ...]) -> list[str]:

@@ -13,7 +13,7 @@ import pytest
 from django.db import connection
 from django.db.backends.postgresql import psycopg_any
 
-from judgements.release_rows import SECONDS_JSON_SQL, seconds_json
+from judgements.release_rows import ISO_SQL, SECONDS_JSON_SQL, iso_of_copy, seconds_json
 from tests.judgements.test_release_bytes import FILES, SECONDS, build_pool, written
 
 ON_POSTGRESQL = pytest.mark.skipif(connection.vendor != "postgresql", reason="COPY is PostgreSQL's")
@@ -81,3 +81,40 @@ def test_it_writes_from_copy_the_files_the_driver_rows_give(tmp_path: Path, monk
         b"NaN" in from_copy["judgements.jsonl"]
         and b'"999-01-02T03:04:05.000006Z"' in from_copy["judgements.jsonl"]
     )
+
+
+@ON_POSTGRESQL
+@pytest.mark.django_db
+def test_a_release_inside_a_transaction_leaves_its_settings_as_they_were(tmp_path: Path):
+    """The COPY's `extra_float_digits` and `jit` end with it, not with the caller's outer transaction (the
+    test's own): the caller's values are back for its next queries."""
+    pool, _raters = build_pool(exotic=True, required=1)
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL extra_float_digits = 0")
+        cursor.execute("SET LOCAL jit = on")
+    written(pool, tmp_path, policy="majority", explicit=True)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('extra_float_digits'), current_setting('jit')")
+        assert cursor.fetchone() == ("0", "on")
+        cursor.execute("SELECT (0.1::float8 + 0.2::float8)::text")
+        assert cursor.fetchone() == ("0.3",)  # the caller's 15 digits, not the shortest exact text
+
+
+@ON_POSTGRESQL
+@pytest.mark.django_db
+def test_it_writes_from_the_servers_text_of_a_time_what_to_char_writes():
+    times = ["2024-03-01 12:34:56.123456+00", "2024-03-01 12:34:56.5+00", "2024-03-01 12:34:56+00",
+             "2024-03-01 12:34:56.000001+00", "0999-01-02 03:04:05.000006+00", "0001-01-01 00:00:00+00",
+             "10000-01-02 03:04:05.12345+00", "2024-03-01 00:00:00.123+00 BC", "0044-01-02 03:04:05+00 BC",
+             "infinity", "-infinity", "2024-12-31 23:59:59.999999+05:30"]  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL TimeZone = 'UTC'")
+        cursor.execute("SET LOCAL DateStyle = 'ISO, MDY'")
+        cursor.execute(
+            f"SELECT t::text, {ISO_SQL.format(column='t')} FROM unnest(%s::timestamptz[]) WITH ORDINALITY"
+            " AS u(t, n) ORDER BY n",
+            [times],
+        )
+        rows = cursor.fetchall()
+    for text, by_to_char in rows:
+        assert iso_of_copy(text) == (by_to_char or ""), text
