@@ -7,7 +7,7 @@ import contextlib
 
 from django.db import transaction
 
-from judgements import aggregation, crowd
+from judgements import aggregation
 from judgements.models import GoldLabel, Judging
 from judgements.release_rows import stream_items
 from pooling.models import Pool
@@ -19,6 +19,7 @@ def fit_policy(parsed: aggregation.Policy, *, pool: Pool, seed: int = 0) -> aggr
     ``gold-weighted``; any other policy as it is. Deterministic for a given pool state and ``seed``."""
     if parsed.kind not in aggregation.MODEL_POLICIES:
         return parsed
+    from judgements import crowd  # imported by a model policy only: a release under a rule never needs it
     judging = Judging.objects.select_related("rubric").get(pool=pool)
     gold_of = dict(GoldLabel.objects.filter(item__pool=pool).values_list("item_id", "grade"))
     items: list[list[tuple[object, int | None]]] = []

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
-from django.db import connection
+from django.db import connection, transaction
 from django.db.models import Count, Max
 
 from judgements.models import (
@@ -99,22 +99,33 @@ def pool_agreement(
 def unpooled_by_run(*, pool: Pool) -> dict[str, dict[str, int]]:
     """For every run of the collection: documents it retrieved for the pool's topics, and how many of
     them were never pooled (no selected item) — the `unpooled` state:
-    retrieved, never judged, and never scored as irrelevant."""
-    from pooling.models import Run, RunRow
+    retrieved, never judged, and never scored as irrelevant.
 
-    topic_ids = [topic.id for topic in pool.topics()]
-    if not topic_ids:
-        return {}
-    marks = ", ".join(["%s"] * len(topic_ids))
+    The pool's topics are a subquery when the pool has no segment (a list of every topic's id was a
+    query, thousands of objects and a parameter each); a segment's are listed (segments are filtered in
+    Python, `TopicQuerySet.in_segment`)."""
+    from judgements.release_rows import local_settings
+    from pooling.models import Run, RunRow, Topic
+
+    if pool.segment:
+        topic_ids: list[Any] = [topic.id for topic in pool.topics()]
+        if not topic_ids:
+            return {}
+        topics, params = ", ".join(["%s"] * len(topic_ids)), topic_ids
+    else:
+        topics = f"SELECT id FROM {Topic._meta.db_table} WHERE collection_id = %s"
+        params = [pool.collection_id]
     sql = f"""
         SELECT r.name, COUNT(*), SUM(CASE WHEN i.id IS NULL THEN 1 ELSE 0 END)
         FROM {RunRow._meta.db_table} rr
         JOIN {Run._meta.db_table} r ON r.id = rr.run_id
         LEFT JOIN {PoolItem._meta.db_table} i
           ON i.pool_id = %s AND i.topic_id = rr.topic_id AND i.document_id = rr.document_id AND i.selected
-        WHERE r.collection_id = %s AND rr.topic_id IN ({marks})
+        WHERE r.collection_id = %s AND rr.topic_id IN ({topics})
         GROUP BY r.name ORDER BY r.name
     """
-    with connection.cursor() as cursor:
-        cursor.execute(sql, [pool.pk, pool.collection_id, *topic_ids])
-        return {name: {"retrieved": int(n), "unpooled": int(u or 0)} for name, n, u in cursor.fetchall()}
+    # work_mem: its hash join in memory, without batches
+    with transaction.atomic(), connection.cursor() as cursor, local_settings(cursor, {"work_mem": "64MB"}):
+        cursor.execute(sql, [pool.pk, pool.collection_id, *params])
+        rows = cursor.fetchall()
+    return {name: {"retrieved": int(n), "unpooled": int(u or 0)} for name, n, u in rows}

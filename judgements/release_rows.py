@@ -293,17 +293,20 @@ def _copy_texts(sql: str, params: list[Any]) -> Any:
     split at the tabs (a value holds no tab: COPY writes it as an escape), unescaped only when the row
     holds a backslash. Doubles in their shortest exact text (extra_float_digits 1, PostgreSQL's default);
     the times (`CREATED`, `UPDATED`) as `iso` writes them (`iso_of_copy`)."""
-    with connection.cursor() as cursor, local_settings(cursor, COPY_SETTINGS):
-        with cursor.cursor.copy(f"COPY ({sql}) TO STDOUT WITH (NULL '')", params) as stream:
-            for block in stream:
-                line = str(block, "utf-8")
-                values = line[:-1].split("\t")
-                if "\\" in line:
-                    values = [copy_unescape(value) for value in values]
-                if values[RATER]:
-                    values[CREATED] = iso_of_copy(values[CREATED])
-                    values[UPDATED] = iso_of_copy(values[UPDATED])
-                yield values
+    with (
+        connection.cursor() as cursor,
+        local_settings(cursor, COPY_SETTINGS),
+        cursor.cursor.copy(f"COPY ({sql}) TO STDOUT WITH (NULL '')", params) as stream,
+    ):
+        for block in stream:
+            line = str(block, "utf-8")
+            values = line[:-1].split("\t")
+            if "\\" in line:
+                values = [copy_unescape(value) for value in values]
+            if values[RATER]:
+                values[CREATED] = iso_of_copy(values[CREATED])
+                values[UPDATED] = iso_of_copy(values[UPDATED])
+            yield values
 
 
 #: The settings of `_copy_texts`' COPY: doubles in their shortest exact text, times in UTC as DateStyle
@@ -324,13 +327,17 @@ def local_settings(cursor: Any, values: dict[str, str]) -> Iterator[None]:
     transaction at the latest), and the previous values back when the block ends: inside an outer
     transaction a `SET LOCAL` would otherwise last until that one ends, changing how the caller's later
     queries run. On an error the transaction (or the savepoint of `transaction.atomic`) is rolled back,
-    which restores them itself."""
+    which restores them itself. Elsewhere than on PostgreSQL, nothing is set."""
+    if connection.vendor != "postgresql":
+        yield
+        return
     names = list(values)
     cursor.execute("SELECT " + ", ".join(["current_setting(%s)"] * len(names)), names)
     previous = cursor.fetchone()
     cursor.execute(_set_config_sql(len(names)), [v for pair in values.items() for v in pair])
     yield
-    cursor.execute(_set_config_sql(len(names)), [v for pair in zip(names, previous) for v in pair])
+    restore = [v for pair in zip(names, previous, strict=True) for v in pair]
+    cursor.execute(_set_config_sql(len(names)), restore)
 
 
 def _set_config_sql(count: int) -> str:

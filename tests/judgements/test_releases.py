@@ -207,3 +207,19 @@ def test_the_agreement_command_prints_kappa_as_text_and_json(judged_pool):
     text = io.StringIO()
     call_command("agreement", pool.name, stdout=text)
     assert "cohen_kappa" in text.getvalue() and "Raters agree" in text.getvalue()
+
+
+def test_a_segment_pool_counts_the_documents_the_runs_retrieved_for_its_topics_only(db):
+    from judgements.queries import unpooled_by_run
+    from pooling.models import Topic
+
+    whole = make_pool()
+    Topic.objects.filter(collection=whole.collection, qid="q1").update(segments=["navigational"])
+    navigational = make_pool(collection=whole.collection, runs=list(whole.runs.all()), segment="navigational")
+    assert unpooled_by_run(pool=whole)["alpha"] == {"retrieved": 7, "unpooled": 0}
+    assert unpooled_by_run(pool=navigational) == {
+        "alpha": {"retrieved": 4, "unpooled": 0},  # q1's four documents, not q2's three
+        "beta": {"retrieved": 4, "unpooled": 0},
+    }
+    Topic.objects.filter(collection=whole.collection).update(segments=[])
+    assert unpooled_by_run(pool=navigational) == {}  # no topic left in the segment: nothing retrieved for it
