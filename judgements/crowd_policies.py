@@ -20,6 +20,7 @@ def fit_policy(parsed: aggregation.Policy, *, pool: Pool, seed: int = 0) -> aggr
     if parsed.kind not in aggregation.MODEL_POLICIES:
         return parsed
     from judgements import crowd  # imported by a model policy only: a release under a rule never needs it
+
     judging = Judging.objects.select_related("rubric").get(pool=pool)
     gold_of = dict(GoldLabel.objects.filter(item__pool=pool).values_list("item_id", "grade"))
     items: list[list[tuple[object, int | None]]] = []
