@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from pooling import formats
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # an annotation only: the readers' module is not imported with every refusal
+    from pooling import formats
 
 
 class Refused(Exception):
