@@ -336,3 +336,29 @@ class RaterExclusion(models.Model):
     @property
     def active(self) -> bool:
         return self.restored_at is None
+
+
+class ProgressTally(models.Model):
+    """Sums over a topic's selected items of a pool, kept by PostgreSQL triggers on the item table
+    (migration 0007, on every insert, update and delete of items, whichever code writes them): `need`
+    (required judgements), `done` (judgements made, at most `required` an item) and `needing` (items that
+    may be leased to one more rater, NEEDS_JUDGEMENT). Each database session adds to its own `slot` (its
+    backend's pid modulo 32), so that two sessions' counts never wait on one row; a topic's figure is the
+    sum over its slots. The judging page's progress (`judgements.progress`) reads these instead of a pass
+    over every item of the pool. Plain ids, not foreign keys: a pool's rows outlive it at zero harmlessly
+    (its items' deletion counts them down). PostgreSQL only: elsewhere the progress counts the items."""
+
+    pool_id = models.BigIntegerField()
+    topic_id = models.BigIntegerField()
+    slot = models.SmallIntegerField()
+    need = models.BigIntegerField(default=0)
+    done = models.BigIntegerField(default=0)
+    needing = models.BigIntegerField(default=0)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["pool_id", "topic_id", "slot"], name="progress_tally_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"pool {self.pool_id} topic {self.topic_id} slot {self.slot}"

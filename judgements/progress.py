@@ -1,6 +1,11 @@
-"""The rater's progress in a pool, as the judging page and the rater's home page show it: one query over the
-pool's selected items (hand-written SQL: the same aggregate through the ORM cost more to compile than to
-run, on every key press)."""
+"""The rater's progress in a pool, as the judging page and the rater's home page show it (hand-written SQL:
+the same aggregate through the ORM cost more to compile than to run).
+
+On PostgreSQL one prepared statement (`_TALLIED_SQL`) reads the pool's figures from its tallies
+(`ProgressTally`, which triggers keep on every change of an item) and the rater's from their own
+assignments and judgements: its cost follows the pool's topics and the rater's work, not the pool's
+items (a pass over 21,000 items took 17-40 ms, on each rater's refresh every 5 s). Elsewhere, one pass
+over the pool's selected items (`_PROGRESS_SQL`), which tests compare the tallied figures with."""
 
 from __future__ import annotations
 
@@ -10,7 +15,8 @@ from django.db import connection
 from django.utils import timezone
 
 from judgements.models import Judging
-from pooling.models import OPEN_FOR_JOINED_SQL
+from judgements.prepared import PAGES_SQL, one_row
+from pooling.models import NEEDS_JUDGEMENT_SQL, OPEN_FOR_JOINED_SQL
 
 _PROGRESS_SQL = """
 SELECT
@@ -32,11 +38,40 @@ LEFT JOIN judgements_judgement j ON j.item_id = pi.id AND j.rater_id = %(rater)s
 WHERE pi.pool_id = %(pool)s AND pi.selected
 """.replace("{open_for_joined}", OPEN_FOR_JOINED_SQL)
 _PROGRESS_KEYS = ("need", "done", "topic_need", "topic_done", "mine", "mine_topic", "live", "open")
+# The same counts: the pool's from its tallies (summed over the sessions' slots), the rater's from their
+# judgements (`mine`) and their assignments not expired (`held`) on the pool's selected items. `open` is
+# the items needing a judgement less those the rater holds, skipped or judged (OPEN_FOR_JOINED_SQL's
+# complement among them: (item, rater) is unique for assignments and for judgements).
+_TALLIED_SQL = f"""
+WITH mine AS (
+  SELECT pi.id, pi.topic_id, {NEEDS_JUDGEMENT_SQL} AS needs
+  FROM judgements_judgement j JOIN pooling_poolitem pi ON pi.id = j.item_id
+  WHERE j.rater_id = %(rater)s AND pi.pool_id = %(pool)s AND pi.selected
+),
+held AS (
+  SELECT pi.id, a.state, a.expires_at, {NEEDS_JUDGEMENT_SQL} AS needs
+  FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
+  WHERE a.rater_id = %(rater)s AND pi.pool_id = %(pool)s AND pi.selected AND a.state <> 'expired'
+),
+tally AS (
+  SELECT sum(t.need) AS need, sum(t.done) AS done,
+    sum(t.need) FILTER (WHERE t.topic_id = %(topic)s) AS topic_need,
+    sum(t.done) FILTER (WHERE t.topic_id = %(topic)s) AS topic_done, sum(t.needing) AS needing
+  FROM judgements_progresstally t WHERE t.pool_id = %(pool)s
+)
+SELECT tally.need, tally.done, tally.topic_need, tally.topic_done,
+  (SELECT count(*) FROM mine), (SELECT count(*) FROM mine WHERE topic_id = %(topic)s),
+  (SELECT count(*) FROM held WHERE state = 'active' AND expires_at > %(now)s),
+  COALESCE(tally.needing, 0)
+    - (SELECT count(*) FROM (SELECT id FROM mine WHERE needs UNION SELECT id FROM held WHERE needs) x),
+  {PAGES_SQL}
+FROM tally
+"""
 
 
-def progress(*, judging: Judging, user: Any, topic_id: int | None) -> dict[str, Any]:
-    """Counts for the progress bars, in one query over the pool's selected items (hand-written SQL:
-    the same aggregate through the ORM cost more to compile than to run, on every key press).
+def progress(*, judging: Judging, user: Any, topic_id: int | None, tallied: bool = True) -> dict[str, Any]:
+    """Counts for the progress bars, in one query (see the module's docstring; `tallied=False` for the
+    pass over the items on PostgreSQL too).
 
     - `done`/`need`: judgements made / needed in the pool, where an item counts at most its
       `required_judgements` (a gold item shown to everyone does not overfill the bar); `topic_done`/
@@ -51,11 +86,16 @@ def progress(*, judging: Judging, user: Any, topic_id: int | None) -> dict[str, 
         "pool": judging.pool_id,
         "rater": user.pk,
         "topic": topic_id if topic_id is not None else -1,
-        "now": connection.ops.adapt_datetimefield_value(timezone.now()),
+        "now": timezone.now(),
     }
-    with connection.cursor() as cursor:
-        cursor.execute(_PROGRESS_SQL, params)
-        row = cursor.fetchone()
+    row: Any
+    if tallied and connection.vendor == "postgresql":
+        row = one_row(_TALLIED_SQL, params)
+    else:
+        params["now"] = connection.ops.adapt_datetimefield_value(params["now"])
+        with connection.cursor() as cursor:
+            cursor.execute(_PROGRESS_SQL, params)
+            row = cursor.fetchone()
     counts: dict[str, Any] = {key: int(value or 0) for key, value in zip(_PROGRESS_KEYS, row, strict=True)}
     counts["left"] = counts["open"] + counts["live"]
     counts["percent"] = round(100 * counts["done"] / counts["need"]) if counts["need"] else 100

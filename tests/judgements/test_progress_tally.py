@@ -1,0 +1,76 @@
+"""The progress tallies (`ProgressTally`, kept by triggers on the item table): after every kind of change of
+items (build, leases, judgements of both paths, skips, expiry, gold, a removed rater, deleted items, a pool
+deleted) the judging page's tallied progress is the pass over the items, for each rater and topic."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.db import connection
+from django.db.models import Sum
+from django.utils import timezone
+
+from judgements import adjudication, lease_ends, leasing, membership, submission
+from judgements.models import Assignment, Judging, ProgressTally
+from judgements.progress import progress
+from pooling.models import PoolItem, Topic
+from tests.factories import make_pool, make_user
+
+pytestmark = pytest.mark.django_db
+
+
+def same_progress(pool, raters) -> None:
+    judging = Judging.objects.get(pool=pool)
+    topics = [None, *Topic.objects.filter(collection=pool.collection).values_list("pk", flat=True)]
+    for rater in raters:
+        for topic in topics:
+            tallied = progress(judging=judging, user=rater, topic_id=topic)
+            scanned = progress(judging=judging, user=rater, topic_id=topic, tallied=False)
+            assert tallied == scanned, (rater.username, topic)
+
+
+def test_the_tallied_progress_is_the_pass_over_the_items_after_every_change():
+    assert connection.vendor == "postgresql"
+    raters = [make_user(f"tally{n}") for n in range(3)]
+    pool = make_pool(raters=raters, name="tally", judgements_per_item=2)
+    same_progress(pool, raters)
+    need = PoolItem.objects.filter(pool=pool, selected=True).aggregate(n=Sum("required_judgements"))["n"]
+    assert need > 0
+    assert progress(judging=pool.judging, user=raters[0], topic_id=None)["need"] == need
+
+    first, second, third = raters
+    lease = leasing.lease_next(pool=pool, rater=first)  # the one statement
+    same_progress(pool, raters)
+    judged, lease = submission.submit_and_lease(assignment=lease.assignment, rater=first, grade=1)
+    same_progress(pool, raters)
+    judged = submission.submit_label(assignment=lease.assignment, rater=first, grade=2, note="a note")
+    same_progress(pool, raters)
+    lease = leasing.lease_next(pool=pool, rater=second)
+    lease_ends.skip_item(assignment=Assignment.objects.get(pk=lease.assignment))
+    same_progress(pool, raters)
+    lease = leasing.lease_next(pool=pool, rater=second)
+    Assignment.objects.filter(pk=lease.assignment).update(expires_at=timezone.now() - timedelta(minutes=1))
+    lease_ends.sweep_expired_leases()
+    same_progress(pool, raters)
+    # the expired lease honoured (the portable path), then a third rater's live lease taken off with them
+    submission.submit_label(assignment=lease.assignment, rater=second, grade=0)
+    leasing.lease_next(pool=pool, rater=third)
+    same_progress(pool, raters)
+    membership.remove_rater(pool=pool, rater=third)
+    same_progress(pool, raters[:2])
+
+    items = list(PoolItem.objects.filter(pool=pool).order_by("pk"))
+    adjudication.set_gold(item=items[-1], grade=2, by=first)
+    PoolItem.objects.filter(pk=items[-2].pk).update(selected=False)
+    PoolItem.objects.filter(pk=items[-3].pk).update(required_judgements=5)
+    same_progress(pool, raters[:2])
+    adjudication.remove_gold(item=items[-1])
+    PoolItem.objects.filter(pk=items[-4].pk).delete()
+    same_progress(pool, raters[:2])
+    assert progress(judging=pool.judging, user=first, topic_id=None)["done"] == 3
+
+    pool.delete()  # its tallies count down to nothing
+    assert ProgressTally.objects.filter(pool_id=pool.pk).aggregate(
+        need=Sum("need"), done=Sum("done"), needing=Sum("needing")
+    ) in ({"need": 0, "done": 0, "needing": 0}, {"need": None, "done": None, "needing": None})
