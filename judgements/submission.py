@@ -20,7 +20,7 @@ from judgements.errors import JudgingError, NotARater
 from judgements.labels import clean_note, validate_label
 from judgements.models import Assignment, Judgement, Judging, Rubric
 from judgements.prepared import PAGES_SQL, one_row
-from pooling.models import PoolItem
+from pooling.models import OPEN_FOR_SQL, Pool, PoolItem
 
 
 @dataclass(slots=True)
@@ -95,12 +95,22 @@ SELECT {_SUBMIT_COLUMNS}, {PAGES_SQL}
 # lease of `leasing._LEASE_SQL` in the same pool (its CTEs run after `done`, whose row they read: the
 # rater's one live lease is over before the next is inserted). The statement's snapshot still shows the
 # ended lease as live, so there is no live lease to resume (a rater holds one per pool); and the lease
-# commits with the judgement, synchronously. An answer of the judgement alone (no lease: nothing open,
-# an adaptive pool to extend) leaves the next item to `leasing.lease_next`.
+# commits with the judgement, synchronously. An answer of the judgement alone (no lease) says, in its
+# last column, whether `leasing.lease_next` may still find the next item: an adaptive pool (not depth-k,
+# `Pool.adaptive`) it may extend, or an item open for the rater that the lease passed over (SKIP LOCKED: a
+# racing lease held it, which may leave it room). Otherwise (the last key press of a depth pool: nothing
+# open) there is nothing left and no second lease is tried.
 _SUBMIT_AND_LEASE_SQL = f"""
 WITH {_SUBMIT_CTES},
 {leasing.lease_ctes(live_id="NULL::bigint", pool="p.id = (SELECT pool_id FROM done)", commit="1")}
-SELECT {_SUBMIT_COLUMNS}, lease.*, {PAGES_SQL}
+SELECT {_SUBMIT_COLUMNS}, lease.*,
+  CASE WHEN NOT EXISTS (SELECT 1 FROM chosen) THEN
+    (SELECT p.strategy <> '{Pool.Strategy.DEPTH.value}' FROM pooling_pool p
+     WHERE p.id = (SELECT pool_id FROM rater))
+    OR EXISTS (SELECT 1 FROM pooling_poolitem pi
+               WHERE pi.pool_id = (SELECT pool_id FROM rater) AND {OPEN_FOR_SQL})
+  END,
+  {PAGES_SQL}
 {_SUBMIT_FROM}
 LEFT JOIN (SELECT {leasing.LEASE_COLUMNS} {leasing.LEASE_FROM}) lease ON true
 """
@@ -163,10 +173,10 @@ def submit_and_lease(
     refusals as `submit_label`, and then nothing is leased. On PostgreSQL a plain grade on an active lease
     and the lease of the next open item are one statement (`_SUBMIT_AND_LEASE_SQL`); the rest takes the
     two steps."""
-    judged, lease = _submit(
+    judged, lease, more = _submit(
         assignment=assignment, rater=rater, label=Label.of(label), sql=_SUBMIT_AND_LEASE_SQL
     )
-    if lease is None:
+    if lease is None and more:
         try:
             lease = leasing.lease_next(pool=judged.pool, rater=rater)
         except NotARater:
@@ -174,9 +184,12 @@ def submit_and_lease(
     return judged, lease
 
 
-def _submit(*, assignment: int, rater: User, label: Label, sql: str) -> tuple[Judged, leasing.Lease | None]:
+def _submit(
+    *, assignment: int, rater: User, label: Label, sql: str
+) -> tuple[Judged, leasing.Lease | None, bool]:
     """`sql` (`_SUBMIT_ONE_SQL`, or `_SUBMIT_AND_LEASE_SQL`) for a plain grade on PostgreSQL, else the
-    portable path; with the lease the statement made, if it made one."""
+    portable path; with the lease the statement made, if it made one, and whether `leasing.lease_next`
+    may find one when it did not (always after the portable path)."""
     if label.plain and connection.vendor == "postgresql":
         now = timezone.now()
         params = {"assignment": assignment, "rater": rater.pk, "grade": label.grade, "note": label.note,
@@ -190,8 +203,11 @@ def _submit(*, assignment: int, rater: User, label: Label, sql: str) -> tuple[Ju
             judged = Judged(id=judged_id, pool=pool_name, qid=qid, query=query, docid=docid, title=title,
                             grade=label.grade, note=label.note, seconds=label.seconds,
                             created_at=now)  # fmt: skip
-            leased = len(row) > 6 and row[6] is not None
-            return judged, leasing.lease_of_row(row[6:]) if leased else None
+            if len(row) == 6:  # (`_SUBMIT_ONE_SQL`)
+                return judged, None, True
+            if row[6] is not None:
+                return judged, leasing.lease_of_row(row[6:-1]), False
+            return judged, None, row[-1] is not False
     judgement = _submit_orm(assignment=assignment, rater=rater, label=label)
     pool_name, qid, query, docid, title = PoolItem.objects.values_list(
         "pool__name", "topic__qid", "topic__query", "document__docid", "document__title"
@@ -201,7 +217,7 @@ def _submit(*, assignment: int, rater: User, label: Label, sql: str) -> tuple[Ju
         grade=judgement.grade, note=judgement.note, seconds=judgement.seconds,
         created_at=judgement.created_at, unrateable=judgement.unrateable, facets=judgement.facets,
     )  # fmt: skip
-    return judged, None
+    return judged, None, True
 
 
 # The rater's hot path writes its SQL by hand: Django took about as long to build each of these queries

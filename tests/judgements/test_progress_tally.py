@@ -42,9 +42,9 @@ def test_the_tallied_progress_is_the_pass_over_the_items_after_every_change():
     first, second, third = raters
     lease = leasing.lease_next(pool=pool, rater=first)  # the one statement
     same_progress(pool, raters)
-    judged, lease = submission.submit_and_lease(assignment=lease.assignment, rater=first, grade=1)
+    _, lease = submission.submit_and_lease(assignment=lease.assignment, rater=first, grade=1)
     same_progress(pool, raters)
-    judged = submission.submit_label(assignment=lease.assignment, rater=first, grade=2, note="a note")
+    submission.submit_label(assignment=lease.assignment, rater=first, grade=2, note="a note")
     same_progress(pool, raters)
     lease = leasing.lease_next(pool=pool, rater=second)
     lease_ends.skip_item(assignment=Assignment.objects.get(pk=lease.assignment))

@@ -227,3 +227,28 @@ def test_psycopg_caches_the_conversion_of_every_hot_statement():
 
     for sql in (leasing._LEASE_SQL, submission._SUBMIT_ONE_SQL, submission._SUBMIT_AND_LEASE_SQL):
         assert len(f"{sql}-- size class 99 99\n".encode()) <= _queries.MAX_CACHED_STATEMENT_LENGTH
+
+
+def test_the_last_key_press_of_a_depth_pool_is_one_statement_and_an_adaptive_pool_is_still_extended():
+    rater = make_user("r1")
+    pool = make_pool(raters=[rater], name="hot")
+    current = leasing.lease_next(pool=pool, rater=rater)
+    while current is not None:
+        with CaptureQueriesContext(connection) as queries:
+            _, current = submission.submit_and_lease(assignment=current.assignment, rater=rater, grade=1)
+        if connection.vendor == "postgresql":  # the last too: nothing open, no second lease tried
+            sent = [q["sql"] for q in queries.captured_queries if "SAVEPOINT" not in q["sql"]]
+            assert len(sent) == 1 and sent[0].startswith(submission._SUBMIT_AND_LEASE_SQL)
+    assert Judgement.objects.filter(rater=rater).count() == PoolItem.objects.filter(pool=pool).count()
+    assert leasing.lease_next(pool=pool, rater=rater) is None
+
+    # an adaptive pool whose selected items are all judged: the key press asks its strategy for more
+    other = make_user("r2")
+    adaptive = make_pool(raters=[other], name="grows", strategy="mtf", budget=6, seed=3)
+    selected = PoolItem.objects.filter(pool=adaptive, selected=True)
+    current = leasing.lease_next(pool=adaptive, rater=other)
+    judged_first = selected.count()
+    for _ in range(judged_first):
+        assert current is not None
+        _, current = submission.submit_and_lease(assignment=current.assignment, rater=other, grade=2)
+    assert current is not None and selected.count() > judged_first
