@@ -54,9 +54,9 @@ held AS (
   WHERE a.rater_id = %(rater)s AND pi.pool_id = %(pool)s AND pi.selected AND a.state <> 'expired'
 ),
 tally AS (
-  SELECT sum(t.need) AS need, sum(t.done) AS done,
-    sum(t.need) FILTER (WHERE t.topic_id = %(topic)s) AS topic_need,
-    sum(t.done) FILTER (WHERE t.topic_id = %(topic)s) AS topic_done, sum(t.needing) AS needing
+  SELECT SUM(t.need) AS need, SUM(t.done) AS done,
+    SUM(t.need) FILTER (WHERE t.topic_id = %(topic)s) AS topic_need,
+    SUM(t.done) FILTER (WHERE t.topic_id = %(topic)s) AS topic_done, SUM(t.needing) AS needing
   FROM judgements_progresstally t WHERE t.pool_id = %(pool)s
 )
 SELECT tally.need, tally.done, tally.topic_need, tally.topic_done,
