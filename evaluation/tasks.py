@@ -4,29 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from labeling.celery import shared_task
+from pooling import jobs
+from pooling.models import Job
 
 
-@shared_task(bind=True)
-def run_judge(self: Any, job_id: int) -> None:
-    """Let the model judge of job `job_id` label its pool, then measure its gate (progress on the job row).
+@jobs.job_task
+def run_judge(job: Job) -> dict[str, Any]:
+    """Let the model judge of the job label its pool, then measure its gate (progress on the job row).
 
     In the evaluation app because the gate scores the pool's runs (`evaluation.judge_gate`)."""
     from evaluation.judge_gate import measure_gate
     from judgements.judges import run_judge as label_pool
     from judgements.models import Judge
-    from pooling import jobs
-    from pooling.models import Job
 
-    def work(job: Job) -> dict[str, Any]:
-        judge = Judge.objects.select_related("pool").get(pk=job.params["judge"])
-        counts = label_pool(
-            judge=judge,
-            progress=lambda fraction, message: job.report(progress=0.9 * fraction, message=message),
-        )
-        job.report(progress=0.95, message="measuring the gate")
-        gate = measure_gate(judge=judge)
-        job.report(result={"judge": judge.pk, "admitted": gate["admitted"], "reason": gate["reason"]})
-        return {key: value for key, value in counts.items() if isinstance(value, int)}
-
-    jobs.run_job(job_id, work, heartbeat=not self.request.is_eager)
+    judge = Judge.objects.select_related("pool").get(pk=job.params["judge"])
+    counts = label_pool(judge=judge, progress=jobs.job_progress(job, scale=0.9))
+    job.report(progress=0.95, message="measuring the gate")
+    gate = measure_gate(judge=judge)
+    job.report(result={"judge": judge.pk, "admitted": gate["admitted"], "reason": gate["reason"]})
+    return {key: value for key, value in counts.items() if isinstance(value, int)}

@@ -7,6 +7,8 @@ from typing import Any
 
 from judgements import lease_ends, releases
 from labeling.celery import shared_task
+from pooling import jobs
+from pooling.models import Job, Pool
 
 
 @shared_task
@@ -32,38 +34,25 @@ def sweep_release_workdirs() -> int:
     return len(releases.remove_stale_release_workdirs())
 
 
-@shared_task(bind=True)
-def create_release(self: Any, job_id: int) -> None:
-    """Write a qrels release for the pool named in job `job_id` (progress on the job row)."""
-    from pooling import jobs
-    from pooling.models import Job, Pool
-
-    def work(job: Job) -> ReleaseSummary:
-        pool = Pool.objects.get(pk=job.params["pool"])
-        release = releases.create_release(
-            pool=pool,
-            policy=job.params.get("policy", "majority"),
-            unjudged=job.params.get("unjudged", "explicit"),
-            judge=job.params.get("judge"),
-            by=job.created_by,
-            progress=lambda fraction, message: job.report(progress=fraction, message=message),
-        )
-        job.report(result={"release": release.pk})
-        return ReleaseSummary(counts=release.counts, warnings=release.warnings)
-
-    jobs.run_job(job_id, work, heartbeat=not self.request.is_eager)
+@jobs.job_task
+def create_release(job: Job) -> ReleaseSummary:
+    """Write a qrels release for the pool named in the job (progress on the job row)."""
+    pool = Pool.objects.get(pk=job.params["pool"])
+    release = releases.create_release(
+        pool=pool,
+        policy=job.params.get("policy", "majority"),
+        unjudged=job.params.get("unjudged", "explicit"),
+        judge=job.params.get("judge"),
+        by=job.created_by,
+        progress=jobs.job_progress(job),
+    )
+    job.report(result={"release": release.pk})
+    return ReleaseSummary(counts=release.counts, warnings=release.warnings)
 
 
-@shared_task(bind=True)
-def import_crowd_labels(self: Any, job_id: int) -> None:
-    """Import the crowd file of job `job_id` into its pool (`crowd_import.import_job_file`)."""
+@jobs.job_task
+def import_crowd_labels(job: Job) -> Any:
+    """Import the crowd file of the job into its pool (`crowd_import.import_job_file`)."""
     from judgements import crowd_import
-    from pooling import jobs
-    from pooling.models import Job
 
-    def work(job: Job) -> crowd_import.CrowdImportSummary:
-        return crowd_import.import_job_file(
-            job, progress=lambda fraction, message: job.report(progress=0.99 * fraction, message=message)
-        )
-
-    jobs.run_job(job_id, work, heartbeat=not self.request.is_eager)
+    return crowd_import.import_job_file(job, progress=jobs.job_progress(job, scale=0.99))

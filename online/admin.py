@@ -97,6 +97,11 @@ class ClickLogUploadForm(forms.Form):
                 self.add_error("events", exc.errors)
         return data
 
+    def import_options(self) -> dict[str, Any]:
+        """The keyword arguments of `jobs.start_click_import` (without the user)."""
+        fields = ("collection", "name", "format", "uploads", "pool", "object_field", "ordinal_base")
+        return {field: self.cleaned_data[field] for field in fields}
+
 
 @admin.register(ClickLog)
 class ClickLogAdmin(_ReadOnly):
@@ -119,16 +124,7 @@ class ClickLogAdmin(_ReadOnly):
         if request.method == "POST" and form.is_valid():
             data = form.cleaned_data
             try:
-                job = jobs.start_click_import(
-                    collection=data["collection"],
-                    name=data["name"],
-                    format=data["format"],
-                    uploads=data["uploads"],
-                    pool=data["pool"],
-                    object_field=data["object_field"],
-                    ordinal_base=data["ordinal_base"],
-                    user=request.user,
-                )
+                job = jobs.start_click_import(**form.import_options(), user=request.user)
             except ImportFailed as exc:
                 form.add_error("file", exc.errors)
             except Refused as exc:

@@ -1,21 +1,18 @@
-"""Celery tasks of the online app: take a job's id, call one service through `pooling.jobs.run_job`."""
+"""Celery tasks of the online app: each runs one service for a job (`pooling.jobs.job_task`)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from labeling.celery import shared_task
 from online import clicklogs, services
 from online.models import ClickLog, PropensityEstimate
 from pooling import jobs
 from pooling.models import Job, Pool
 
 
-def _progress(job: Job) -> Any:
-    return lambda fraction, message: job.report(progress=fraction * 0.99, message=message)
-
-
-def _import(job: Job) -> dict[str, Any]:
+@jobs.job_task
+def import_click_log(job: Job) -> dict[str, Any]:
+    """Import the click log of the job."""
     assert job.collection is not None
     p = job.params
     pool = Pool.objects.filter(pk=p.get("pool")).first() if p.get("pool") else None
@@ -32,13 +29,15 @@ def _import(job: Job) -> dict[str, Any]:
         object_field=p.get("object_field", ""),
         ordinal_base=int(p.get("ordinal_base", 1)),
         user=job.created_by,
-        progress=_progress(job),
+        progress=jobs.job_progress(job, scale=0.99),
     )
     job.report(result={"log": log.pk})
     return {"log": log.pk, **{k: v for k, v in log.counts.items() if k != "loggers"}}
 
 
-def _propensity(job: Job) -> dict[str, Any]:
+@jobs.job_task
+def estimate_propensity(job: Job) -> dict[str, Any]:
+    """Estimate the propensities named in the job."""
     log = ClickLog.objects.get(pk=job.params["log"])
     estimate = services.estimate_propensity(
         log=log,
@@ -51,7 +50,9 @@ def _propensity(job: Job) -> dict[str, Any]:
     return {"propensity": estimate.pk}
 
 
-def _labels(job: Job) -> dict[str, Any]:
+@jobs.job_task
+def derive_click_labels(job: Job) -> dict[str, Any]:
+    """Derive the click labels named in the job."""
     p = job.params
     log = ClickLog.objects.get(pk=p["log"])
     estimate = (
@@ -68,25 +69,7 @@ def _labels(job: Job) -> dict[str, Any]:
         replicates=int(p.get("replicates", 0)),
         seed=int(p.get("seed", 0)),
         user=job.created_by,
-        progress=_progress(job),
+        progress=jobs.job_progress(job, scale=0.99),
     )
     job.report(result={"label_set": label_set.pk})
     return {"label_set": label_set.pk, "labels": label_set.labels.count()}
-
-
-@shared_task(bind=True)
-def import_click_log(self: Any, job_id: int) -> None:
-    """Import the click log of job `job_id`."""
-    jobs.run_job(job_id, _import, heartbeat=not self.request.is_eager)
-
-
-@shared_task(bind=True)
-def estimate_propensity(self: Any, job_id: int) -> None:
-    """Estimate the propensities named in job `job_id`."""
-    jobs.run_job(job_id, _propensity, heartbeat=not self.request.is_eager)
-
-
-@shared_task(bind=True)
-def derive_click_labels(self: Any, job_id: int) -> None:
-    """Derive the click labels named in job `job_id`."""
-    jobs.run_job(job_id, _labels, heartbeat=not self.request.is_eager)

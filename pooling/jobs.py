@@ -370,6 +370,26 @@ def _nothing() -> Iterator[None]:
     yield
 
 
+def job_task(work: Callable[[Job], Any]) -> Any:
+    """`@job_task` makes `work(job)` the Celery task of a kind of job: the task takes the job's id and runs
+    `work` through `run_job` (a heartbeat in a real worker; a task run in process needs none). It keeps
+    `work`'s module, name and docstring, so its name is the one `TASKS` enqueues."""
+    from labeling.celery import shared_task
+
+    def task(self: Any, job_id: int) -> None:
+        run_job(job_id, work, heartbeat=not self.request.is_eager)
+
+    task.__module__, task.__name__, task.__qualname__ = work.__module__, work.__name__, work.__qualname__
+    task.__doc__ = work.__doc__
+    return shared_task(bind=True)(task)
+
+
+def job_progress(job: Job, *, scale: float = 1.0) -> Callable[[float, str], None]:
+    """A service's progress callback that records on the job row, up to `scale` (what is left is the job's
+    own work after the service's, or its being recorded done)."""
+    return lambda fraction, message: job.report(progress=fraction * scale, message=message)
+
+
 # --------------------------------------------------------------------------------------------- failing
 
 

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import sys
 import time
+from types import TracebackType
 from typing import TextIO
 
 
 class ProgressBar:
-    """Draws `label [#####     ] 42%  12.3s` on a terminal; silent when the stream is not a TTY."""
+    """Draws `label [#####     ] 42%  12.3s` on a terminal; silent when the stream is not a TTY. As a
+    context manager (`with ProgressBar(label) as bar:`) it is closed however the work ends."""
 
     def __init__(self, label: str, *, stream: TextIO | None = None, width: int = 30) -> None:
         self.label = label
@@ -31,6 +33,12 @@ class ProgressBar:
         elapsed = now - self.started
         self.stream.write(f"\r{self.label} [{bar}] {fraction:4.0%} {elapsed:6.1f}s {message[:40]:<40}")
         self.stream.flush()
+
+    def __enter__(self) -> ProgressBar:
+        return self
+
+    def __exit__(self, *exc: type[BaseException] | BaseException | TracebackType | None) -> None:
+        self.close()
 
     def close(self) -> None:
         if self.enabled:

@@ -6,14 +6,11 @@ import shlex
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
-
-from judgements.errors import JudgingError
 from judgements.judges import create_judge
-from pooling.management.commands._base import get_pool
+from pooling.management.commands._base import ServiceCommand, get_pool, given
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = (
         "Create a model judge for a pool: learned (trained on the pool's human labels, cross-validated) or "
         "external (a program speaking JSON lines: one the server offers by --program, or any --command)."
@@ -28,23 +25,17 @@ class Command(BaseCommand):
         kind.add_argument("--command", help="an external judge's command line (split as a shell would)")
         parser.add_argument("--seed", type=int, default=0)
         parser.add_argument("--folds", type=int, default=5)
-        parser.add_argument("--timeout", type=float, default=30.0, help="seconds per answer")
+        parser.add_argument(
+            "--timeout", dest="timeout_seconds", type=float, default=30.0, help="seconds per answer"
+        )
         parser.add_argument("--retries", type=int, default=1)
 
     def handle(self, *args: Any, **options: Any) -> None:
         pool = get_pool(options["pool"])
-        try:
-            judge = create_judge(
-                pool=pool,
-                name=options["name"],
-                method="learned" if options["learned"] else "external",
-                program=options["program"],
-                command=shlex.split(options["command"]) if options["command"] else None,
-                seed=options["seed"],
-                folds=options["folds"],
-                timeout_seconds=options["timeout"],
-                retries=options["retries"],
-            )
-        except JudgingError as exc:
-            raise CommandError(str(exc)) from None
+        judge = create_judge(
+            pool=pool,
+            method="learned" if options["learned"] else "external",
+            command=shlex.split(options["command"]) if options["command"] else None,
+            **given(options, "name", "program", "seed", "folds", "timeout_seconds", "retries"),
+        )
         self.stdout.write(f"judge {judge.name} ({judge.method}) of {pool.name}: run it with run_judge")

@@ -6,16 +6,16 @@ import json
 from argparse import ArgumentParser
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError
+from django.core.management.base import CommandError
 
 from evaluation.judge_gate import measure_gate
-from judgements.errors import JudgingError
 from judgements.judges import run_judge
 from judgements.models import Judge
+from pooling.management.commands._base import ServiceCommand
 from pooling.terminal_progress import ProgressBar
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = (
         "Let a model judge label every item of its pool (replacing its former labels), then measure it "
         "against the human labels and say whether it is admitted, and why. --gate-only re-measures."
@@ -36,14 +36,8 @@ class Command(BaseCommand):
         if judge is None:
             raise CommandError(f"pool {options['pool']!r} has no judge {options['name']!r}")
         if not options["gate_only"]:
-            try:
-                bar = ProgressBar(f"judge {judge.name}")
-                try:
-                    counts = run_judge(judge=judge, progress=bar)
-                finally:
-                    bar.close()
-            except JudgingError as exc:
-                raise CommandError(str(exc)) from None
+            with ProgressBar(f"judge {judge.name}") as bar:
+                counts = run_judge(judge=judge, progress=bar)
             shown = {key: value for key, value in counts.items() if key != "errors"}
             self.stderr.write("labels: " + ", ".join(f"{key} {value}" for key, value in shown.items()))
             for error in counts.get("errors", []):

@@ -6,16 +6,15 @@ from pathlib import Path
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
 from judgements import membership
-from judgements.errors import JudgingError
 from judgements.models import Judging
-from pooling.management.commands._base import get_pool
+from pooling.management.commands._base import ServiceCommand, get_pool
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = (
         "Add users as raters of a pool. The pool's judging is set up with the default four-grade rubric if "
         "it has none. With --create, missing users are created (password from --password-file)."
@@ -46,11 +45,8 @@ class Command(BaseCommand):
             raise CommandError(f"no user named {', '.join(map(repr, missing))} (--create to create them)")
         with transaction.atomic():
             created = []
-            for name in missing:
-                try:
-                    existing[name] = membership.create_rater_account(username=name, password=password)
-                except JudgingError as exc:
-                    raise CommandError(str(exc)) from None
+            for name in missing:  # a refused name undoes the accounts made before it
+                existing[name] = membership.create_rater_account(username=name, password=password)
                 created.append(name)
             judging = Judging.objects.filter(pool=pool).first()
             before = set(judging.raters.values_list("username", flat=True)) if judging else set()

@@ -6,15 +6,14 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from judgements import crowd_import, errors, imports
 from judgements.models import Judging
-from pooling.errors import ImportFailed
-from pooling.management.commands._base import get_pool
+from pooling.management.commands._base import ServiceCommand, get_pool
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = (
         "Import qrels (qid iter docid rel; .gz read transparently) as one rater's judgements of a pool, "
         "atomically: any bad line stores nothing. Negative labels (unjudged) are skipped. With --crowd, "
@@ -79,8 +78,6 @@ class Command(BaseCommand):
                     skip_unpooled=options["skip_unpooled"],
                     display_name=path,
                 )
-        except ImportFailed as exc:
-            raise CommandError(f"nothing imported:\n{exc}") from None
-        except errors.JudgingError as exc:
+        except errors.JudgingError as exc:  # (a refused file: ServiceCommand says "nothing imported" too)
             raise CommandError(f"nothing imported: {exc}") from None
         self.stdout.write(summary.line())

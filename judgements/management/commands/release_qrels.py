@@ -5,14 +5,14 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
-from judgements import aggregation, errors, releases
-from pooling.management.commands._base import get_pool
+from judgements import aggregation, releases
+from pooling.management.commands._base import ServiceCommand, get_pool, given
 from pooling.terminal_progress import ProgressBar
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = "Release a pool's qrels (qrels.txt, qrels.unjudged.txt, judgements.jsonl, manifest.json)."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,19 +31,10 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         pool = get_pool(options["pool"])
-        bar = ProgressBar("release")
-        try:
+        with ProgressBar("release") as bar:
             release = releases.create_release(
-                pool=pool,
-                policy=options["policy"],
-                unjudged=options["unjudged"],
-                progress=bar,
-                judge=options["judge"],
+                pool=pool, progress=bar, **given(options, "policy", "unjudged", "judge")
             )
-        except errors.JudgingError as exc:
-            raise CommandError(str(exc)) from None
-        finally:
-            bar.close()
         source = Path(settings.MEDIA_ROOT) / release.directory
         where = source
         if options["output"]:

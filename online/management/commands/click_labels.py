@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from online import services
 from online.management.commands._online import get_click_log
 from online.models import PropensityEstimate
-from pooling.errors import Refused
+from pooling.management.commands._base import ServiceCommand, given
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = (
         "Derive click-based relevance (ips, ratio, coec) for a click log, map it to grades by thresholds, "
         "print the agreement (κ, α) with the pool's human judgements, and with --release write a "
@@ -36,29 +36,19 @@ class Command(BaseCommand):
             estimate = PropensityEstimate.objects.filter(pk=options["propensity"], log=log).first()
             if estimate is None:
                 raise CommandError(f"no propensity estimate {options['propensity']} of this log")
-        try:
-            label_set = services.derive_click_labels(
-                log=log,
-                estimator=options["estimator"],
-                propensity_estimate=estimate,
-                tau=options["tau"],
-                thresholds=options["thresholds"],
-                replicates=options["replicates"],
-                min_impressions=options["min_impressions"],
-            )
+        label_set = services.derive_click_labels(
+            log=log,
+            propensity_estimate=estimate,
+            **given(options, "estimator", "tau", "thresholds", "replicates", "min_impressions"),
+        )
+        self.stdout.write(f"click labels {label_set.pk}: {label_set.labels.count()} (topic, document) pairs")
+        gate = label_set.agreement
+        if gate:
             self.stdout.write(
-                f"click labels {label_set.pk}: {label_set.labels.count()} (topic, document) pairs"
+                f"agreement with humans over {gate['n']} pairs: kappa {gate['kappa']}, "
+                f"alpha (ordinal) {gate['alpha_ordinal']}"
             )
-            gate = label_set.agreement
-            if gate:
-                self.stdout.write(
-                    f"agreement with humans over {gate['n']} pairs: kappa {gate['kappa']}, "
-                    f"alpha (ordinal) {gate['alpha_ordinal']}"
-                )
-            for warning in label_set.warnings:
-                self.stderr.write(f"warning: {warning}")
-            if options["release"]:
-                release = services.release_click_labels(label_set=label_set)
-                self.stdout.write(f"click-label release {release.pk}: {release.directory}")
-        except Refused as exc:
-            raise CommandError(str(exc)) from None
+        self.warn(label_set.warnings)
+        if options["release"]:
+            release = services.release_click_labels(label_set=label_set)
+            self.stdout.write(f"click-label release {release.pk}: {release.directory}")

@@ -3,14 +3,13 @@ from __future__ import annotations
 from typing import Any
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from online import experiments, interleaving
-from online.management.commands._online import refused
-from pooling.management.commands._base import get_collection
+from pooling.management.commands._base import ServiceCommand, get_collection, given
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = "Create an interleaving experiment of two runs of a collection (team draft by default)."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -28,16 +27,11 @@ class Command(BaseCommand):
         clients = list(get_user_model().objects.filter(username__in=names))
         if len(clients) != len(set(names)):
             raise CommandError(f"unknown users among {', '.join(names)}")
-        experiment = refused(
-            experiments.create_experiment,
-            name=options["name"],
+        experiment = experiments.create_experiment(
             collection=get_collection(options["collection"]),
-            run_a=options["run_a"],
-            run_b=options["run_b"],
-            method=options["method"],
-            length=options["length"],
             identical_prefix=not options["no_identical_prefix"],
             clients=clients,
+            **given(options, "name", "run_a", "run_b", "method", "length"),
         )
         self.stdout.write(
             f"interleaving experiment {experiment.name}: {experiment.run_a.name} (A) and "

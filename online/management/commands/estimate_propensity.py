@@ -4,14 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from online import services
 from online.management.commands._online import get_click_log
-from pooling.errors import Refused
+from pooling.management.commands._base import ServiceCommand
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = "Estimate position propensities θ for a click log and store them (prints θ and warnings)."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -31,13 +31,9 @@ class Command(BaseCommand):
                 raise CommandError("--theta: numbers, comma separated") from None
         if options["n"]:
             params["n"] = options["n"]
-        try:
-            estimate = services.estimate_propensity(
-                log=log, method=options["method"], params=params, name=options["name"]
-            )
-        except Refused as exc:
-            raise CommandError(str(exc)) from None
+        estimate = services.estimate_propensity(
+            log=log, method=options["method"], params=params, name=options["name"]
+        )
         theta = " ".join("—" if v is None else f"{v:.4f}" for v in estimate.theta)
         self.stdout.write(f"propensity {estimate.pk} ({estimate.method}): θ = {theta}")
-        for warning in estimate.warnings:
-            self.stderr.write(f"warning: {warning}")
+        self.warn(estimate.warnings)

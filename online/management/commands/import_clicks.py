@@ -4,15 +4,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
 from online.clicklogs import import_click_log
-from pooling.errors import Refused
-from pooling.management.commands._base import get_collection, get_pool
+from pooling.management.commands._base import ServiceCommand, get_collection, get_pool, given
 from pooling.terminal_progress import ProgressBar
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = (
         "Import a click log into a collection: --format jsonl FILE, --format counts FILE, or --format ubi "
         "UBI_QUERIES UBI_EVENTS (JSONL/NDJSON exports of OpenSearch User Behavior Insights). Atomic: a bad "
@@ -37,27 +36,18 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         collection = get_collection(options["collection"])
         pool = get_pool(options["pool"]) if options["pool"] else None
-        bar = ProgressBar(f"clicks {options['name']}")
-        try:
+        with ProgressBar(f"clicks {options['name']}") as bar:
             log = import_click_log(
                 collection=collection,
-                name=options["name"],
-                format=options["format"],
                 paths=options["files"],
                 pool=pool,
-                object_field=options["object_field"],
-                ordinal_base=options["ordinal_base"],
                 progress=bar,
+                **given(options, "name", "format", "object_field", "ordinal_base"),
             )
-        except Refused as exc:
-            raise CommandError("\n".join(exc.errors)) from None
-        finally:
-            bar.close()
         counts = log.counts
         self.stdout.write(
             f"click log {log.name} (id {log.pk}): {counts['pages']:,} pages, "
             f"{counts['impressions']:,} impressions, {counts['clicks']:,} clicks, {counts['cells']:,} cells; "
             f"{counts['unmapped_queries']} unmapped queries"
         )
-        for warning in log.warnings:
-            self.stderr.write(f"warning: {warning}")
+        self.warn(log.warnings)

@@ -2,14 +2,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandParser
+from django.core.management.base import CommandParser
 
 from online import tracking
-from online.management.commands._online import refused
-from pooling.management.commands._base import get_collection
+from pooling.management.commands._base import ServiceCommand, get_collection
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = "Online deltas of tracked experiments from a TSV file: name<TAB>online_metric<TAB>online_delta."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -17,9 +16,7 @@ class Command(BaseCommand):
         parser.add_argument("file")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        updated = refused(
-            tracking.import_online_deltas,
-            collection=get_collection(options["collection"]),
-            path=options["file"],
+        updated = tracking.import_online_deltas(
+            collection=get_collection(options["collection"]), path=options["file"]
         )
         self.stdout.write(f"{updated} experiments updated")

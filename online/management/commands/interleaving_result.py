@@ -3,14 +3,15 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from online import experiments
-from online.management.commands._online import get_experiment, refused
+from online.management.commands._online import get_experiment
 from online.models import ClickLog
+from pooling.management.commands._base import ServiceCommand, given
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = "Compute an interleaving experiment's preference now (Δ_AB, user-clustered interval, sign test)."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -29,13 +30,8 @@ class Command(BaseCommand):
             log = ClickLog.objects.filter(collection=experiment.collection, name=options["click_log"]).first()
             if log is None:
                 raise CommandError(f"no click log {options['click_log']!r} in {experiment.collection.name!r}")
-            stored = refused(
-                experiments.compute_result_from_click_log,
-                experiment=experiment,
-                log=log,
-                team_a=options["team_a"],
-                team_b=options["team_b"],
-                resamples=options["resamples"],
+            stored = experiments.compute_result_from_click_log(
+                experiment=experiment, log=log, **given(options, "team_a", "team_b", "resamples")
             )
         else:
             stored = experiments.compute_result(experiment=experiment, resamples=options["resamples"])

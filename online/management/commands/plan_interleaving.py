@@ -2,13 +2,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
 from online import preference
+from pooling.management.commands._base import ServiceCommand, given
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = "Impressions an interleaving experiment needs to detect a given Δ_AB (exact sign test)."
+    refusals = (ValueError,)  # what `plan_power` raises for a delta, share or level it cannot plan
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--delta", type=float, required=True, help="the Δ_AB to detect, e.g. 0.02")
@@ -20,16 +22,9 @@ class Command(BaseCommand):
         parser.add_argument("--power", type=float, default=0.8)
 
     def handle(self, *args: Any, **options: Any) -> None:
-        try:
-            plan = preference.plan_power(
-                options["delta"],
-                tie_share=options["tie_share"],
-                click_rate=options["click_rate"],
-                alpha=options["alpha"],
-                power=options["power"],
-            )
-        except ValueError as exc:
-            raise CommandError(str(exc)) from None
+        plan = preference.plan_power(
+            options["delta"], **given(options, "tie_share", "click_rate", "alpha", "power")
+        )
         self.stdout.write(
             f"{plan.impressions:,} impressions ({plan.clicked:,} with a click, "
             f"{plan.decisive:,} won by A or B) "

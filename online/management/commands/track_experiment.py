@@ -2,15 +2,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from judgements.models import Release
 from online import tracking
-from online.management.commands._online import get_experiment, refused
-from pooling.management.commands._base import get_collection
+from online.management.commands._online import get_experiment
+from pooling.management.commands._base import ServiceCommand, get_collection, given
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = (
         "Track a ranking change: its offline delta (a metric on a release, treatment − baseline) now, and "
         "its "
@@ -40,17 +40,11 @@ class Command(BaseCommand):
                 raise CommandError(
                     "that interleaving experiment has no result yet (manage.py interleaving_result)"
                 )
-        tracked = refused(
-            tracking.track_experiment,
+        tracked = tracking.track_experiment(
             collection=collection,
-            name=options["name"],
             release=release,
-            metric=options["metric"],
-            baseline=options["baseline"],
-            treatment=options["treatment"],
-            online_metric=options["online_metric"],
-            online_delta=options["online_delta"],
             interleaving=result,
+            **given(options, "name", "metric", "baseline", "treatment", "online_metric", "online_delta"),
         )
         online = "not entered yet" if tracked.online_delta is None else f"{tracked.online_delta:+.4f}"
         self.stdout.write(

@@ -1,11 +1,15 @@
-"""Shared plumbing of the pooling commands: look-ups with clear errors and the summary line."""
+"""Shared by every app's commands: their base (`ServiceCommand`: refusals as clear errors, warnings),
+the import commands' base, and look-ups with clear errors."""
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
-from django.core.management.base import CommandError
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from pooling.errors import ImportFailed, Refused
 from pooling.models import Collection
 
 
@@ -46,37 +50,70 @@ OWNER_HELP = "the user who manages it (besides the admins); without it, only adm
 
 
 def get_runs(collection: Collection, names: str) -> list:
-    from pooling.errors import PoolError
+    """The runs named, comma-separated (an unknown one is refused: `Run.objects.named`)."""
     from pooling.models import Run
 
     wanted = [name.strip() for name in names.split(",") if name.strip()]
     if not wanted:
         raise CommandError("name at least one run")
-    try:
-        return Run.objects.named(collection, wanted)
-    except PoolError as exc:
-        raise CommandError(str(exc)) from None
+    return Run.objects.named(collection, wanted)
 
 
-class ImportCommand:
-    """The shared end of every import command: run the import behind a progress bar, turn a refused
-    import into a CommandError that names the file and line, print warnings and the summary line."""
+def given(options: dict[str, Any], *names: str) -> dict[str, Any]:
+    """The options `names`, for a service whose parameters they are named after (`**given(...)`)."""
+    return {name: options[name] for name in names}
 
-    label = "import"
 
-    def run_import(self, work: Any) -> None:
-        from django.core.management.base import CommandError
+class ServiceCommand(BaseCommand):
+    """The base of the project's commands. A refusal of the services they call (`Refused`, a model's
+    `ValidationError`, and the command's own `refusals`) ends the command with a CommandError saying why,
+    without a traceback, having changed nothing; a refused import says so first, naming file and line."""
 
-        from pooling import errors as pooling_errors
+    refusals: tuple[type[Exception], ...] = ()
+
+    def execute(self, *args: Any, **options: Any) -> Any:
+        refused: tuple[type[Exception], ...] = (Refused, *self.refusals)
+        try:
+            return super().execute(*args, **options)
+        except ImportFailed as exc:
+            raise CommandError(f"nothing imported:\n{exc}") from None
+        except refused as exc:
+            raise CommandError(str(exc)) from None
+        except ValidationError as exc:  # a model's checks: each field's messages
+            lines = (
+                [f"{field}: {text}" for field, texts in exc.message_dict.items() for text in texts]
+                if hasattr(exc, "error_dict")
+                else exc.messages
+            )
+            raise CommandError("\n".join(lines)) from None
+
+    def warn(self, warnings: Iterable[str]) -> None:
+        for warning in warnings:
+            self.stderr.write(f"warning: {warning}")
+
+
+class ImportCommand(ServiceCommand):
+    """An import command: a file of one `kind` into a collection, read as a job reads an upload
+    (`imports.import_file`, the command's options its parameters) behind a progress bar; then its warnings
+    and summary line."""
+
+    kind = ""
+    formats: tuple[str, ...] = ()  # the --format choices, when the kind has several formats
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("collection")
+        parser.add_argument("file")
+        if self.formats:
+            parser.add_argument("--format", choices=self.formats)
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        from pooling import imports
         from pooling.terminal_progress import ProgressBar
 
-        bar = ProgressBar(self.label)
-        try:
-            summary = work(bar)
-        except pooling_errors.ImportFailed as exc:
-            raise CommandError(f"nothing imported:\n{exc}") from None
-        finally:
-            bar.close()
-        for warning in summary.warnings:
-            self.stderr.write(f"warning: {warning}")  # type: ignore[attr-defined]  # a mixin of BaseCommand
-        self.stdout.write(summary.line())  # type: ignore[attr-defined]  # a mixin of BaseCommand
+        collection = get_collection(options["collection"])
+        with ProgressBar(self.kind) as bar:
+            summary = imports.import_file(
+                kind=self.kind, collection=collection, path=options["file"], params=options, progress=bar
+            )
+        self.warn(summary.warnings)
+        self.stdout.write(summary.line())

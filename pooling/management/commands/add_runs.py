@@ -2,14 +2,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
-from pooling import errors as pooling_errors
 from pooling import pool_build
-from pooling.management.commands._base import get_pool, get_runs
+from pooling.management.commands._base import ServiceCommand, get_pool, get_runs
 
 
-class Command(BaseCommand):
+class Command(ServiceCommand):
     help = "Add runs to a pool: only documents not already pooled are added; judgements stay."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -18,8 +17,5 @@ class Command(BaseCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         pool = get_pool(options["name"])
-        try:
-            summary = pool_build.add_runs(pool=pool, runs=get_runs(pool.collection, options["runs"]))
-        except pooling_errors.PoolError as exc:
-            raise CommandError(str(exc)) from None
+        summary = pool_build.add_runs(pool=pool, runs=get_runs(pool.collection, options["runs"]))
         self.stdout.write(summary.line())

@@ -2,15 +2,27 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import BaseCommand, CommandError, CommandParser
+from django.core.management.base import CommandParser
 
-from pooling import errors as pooling_errors
 from pooling import pool_build, pool_reads
-from pooling.management.commands._base import OWNER_HELP, get_collection, get_owner, get_runs
+from pooling.management.commands._base import (
+    OWNER_HELP,
+    ServiceCommand,
+    get_collection,
+    get_owner,
+    get_runs,
+    given,
+)
 from pooling.models import Pool
 
+#: The options that are `pool_build.create_pool`'s parameters of the same name.
+POOL_OPTIONS = (
+    "name", "strategy", "depth", "budget", "seed", "judgements_per_item", "double_judge_fraction",
+    "relevance_level", "segment", "price_per_judgement", "description", "instructions",
+)  # fmt: skip
 
-class Command(BaseCommand):
+
+class Command(ServiceCommand):
     help = "Configure a pool over a collection's runs; prints its size and cost before it is built."
 
     def add_arguments(self, parser: CommandParser) -> None:
@@ -24,35 +36,22 @@ class Command(BaseCommand):
         parser.add_argument("--judgements-per-item", type=int, default=1)
         parser.add_argument("--double-judge-fraction", type=float, default=None)
         parser.add_argument("--relevance-level", type=int, default=1)
-        parser.add_argument("--price", type=float, default=1.0, help="price per judgement")
-        parser.add_argument("--topics", default="", help="only topics of this segment")
+        parser.add_argument(
+            "--price", dest="price_per_judgement", type=float, default=1.0, help="price per judgement"
+        )
+        parser.add_argument("--topics", dest="segment", default="", help="only topics of this segment")
         parser.add_argument("--description", default="", help="for managers (raters never see it)")
         parser.add_argument("--instructions", default="", help="what the pool's raters are shown")
         parser.add_argument("--owner", help=OWNER_HELP)
 
     def handle(self, *args: Any, **options: Any) -> None:
         collection = get_collection(options["collection"])
-        owner = get_owner(options["owner"])
-        try:
-            pool = pool_build.create_pool(
-                name=options["name"],
-                collection=collection,
-                runs=get_runs(collection, options["runs"]),
-                strategy=options["strategy"],
-                depth=options["depth"],
-                budget=options["budget"],
-                seed=options["seed"],
-                judgements_per_item=options["judgements_per_item"],
-                double_judge_fraction=options["double_judge_fraction"],
-                relevance_level=options["relevance_level"],
-                segment=options["topics"],
-                price_per_judgement=options["price"],
-                description=options["description"],
-                instructions=options["instructions"],
-                created_by=owner,
-            )
-        except pooling_errors.PoolError as exc:
-            raise CommandError(str(exc)) from None
+        pool = pool_build.create_pool(
+            created_by=get_owner(options["owner"]),
+            collection=collection,
+            runs=get_runs(collection, options["runs"]),
+            **given(options, *POOL_OPTIONS),
+        )
         estimate = pool_reads.estimate_pool(pool=pool)
         self.stdout.write(
             f"created pool {pool.name}: {estimate['items']} items, {estimate['judgements']} judgements, "
