@@ -1,4 +1,5 @@
-"""``manage.py create_judge POOL NAME --learned | --program NAME | --command ARGV``: a model judge."""
+"""Create a model judge for a pool: learned (trained on the pool's human labels, cross-validated) or external
+(a program speaking JSON lines: one the server offers by --program, or any --command)."""
 
 from __future__ import annotations
 
@@ -11,10 +12,7 @@ from pooling.management.commands._base import ServiceCommand, get_pool, given
 
 
 class Command(ServiceCommand):
-    help = (
-        "Create a model judge for a pool: learned (trained on the pool's human labels, cross-validated) or "
-        "external (a program speaking JSON lines: one the server offers by --program, or any --command)."
-    )
+    help = __doc__
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("pool")

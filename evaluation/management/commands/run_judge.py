@@ -1,4 +1,5 @@
-"""``manage.py run_judge POOL NAME``: a model judge labels the pool, then its gate is measured."""
+"""Let a model judge label every item of its pool (replacing its former labels), then measure it against the
+human labels and say whether it is admitted, and why. --gate-only re-measures."""
 
 from __future__ import annotations
 
@@ -16,10 +17,7 @@ from pooling.terminal_progress import ProgressBar
 
 
 class Command(ServiceCommand):
-    help = (
-        "Let a model judge label every item of its pool (replacing its former labels), then measure it "
-        "against the human labels and say whether it is admitted, and why. --gate-only re-measures."
-    )
+    help = __doc__
 
     def add_arguments(self, parser: ArgumentParser) -> None:
         parser.add_argument("pool")

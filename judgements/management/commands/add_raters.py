@@ -1,4 +1,5 @@
-"""`manage.py add_raters POOL USER[,USER...] [--create --password-file F]`: make users raters of a pool."""
+"""Add users as raters of a pool. The pool's judging is set up with the default four-grade rubric if it has
+none. With --create, missing users are created (password from --password-file)."""
 
 from __future__ import annotations
 
@@ -15,10 +16,7 @@ from pooling.management.commands._base import ServiceCommand, get_pool
 
 
 class Command(ServiceCommand):
-    help = (
-        "Add users as raters of a pool. The pool's judging is set up with the default four-grade rubric if "
-        "it has none. With --create, missing users are created (password from --password-file)."
-    )
+    help = __doc__
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("pool")

@@ -1,4 +1,6 @@
-"""manage.py click_labels: derive click labels for a log, show the agreement gate, optionally release."""
+"""Derive click-based relevance (ips, ratio, coec) for a click log, map it to grades by thresholds, print the
+agreement (κ, α) with the pool's human judgements, and with --release write a click-label release (separate
+from every human release)."""
 
 from __future__ import annotations
 
@@ -13,11 +15,7 @@ from pooling.management.commands._base import ServiceCommand, given
 
 
 class Command(ServiceCommand):
-    help = (
-        "Derive click-based relevance (ips, ratio, coec) for a click log, map it to grades by thresholds, "
-        "print the agreement (κ, α) with the pool's human judgements, and with --release write a "
-        "click-label release (separate from every human release)."
-    )
+    help = __doc__
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("log", type=int, help="click log id")

@@ -1,4 +1,6 @@
-"""manage.py import_clicks: import a click log (impressions JSONL, pre-aggregated counts, or UBI)."""
+"""Import a click log into a collection: --format jsonl FILE, --format counts FILE, or --format ubi
+UBI_QUERIES UBI_EVENTS (JSONL/NDJSON exports of OpenSearch User Behavior Insights). Atomic: a bad line
+(FILE:LINE) stores nothing."""
 
 from __future__ import annotations
 
@@ -12,11 +14,7 @@ from pooling.terminal_progress import ProgressBar
 
 
 class Command(ServiceCommand):
-    help = (
-        "Import a click log into a collection: --format jsonl FILE, --format counts FILE, or --format ubi "
-        "UBI_QUERIES UBI_EVENTS (JSONL/NDJSON exports of OpenSearch User Behavior Insights). Atomic: a bad "
-        "line (FILE:LINE) stores nothing."
-    )
+    help = __doc__
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("collection")
