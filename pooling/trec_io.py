@@ -238,15 +238,18 @@ def _as_bytes_array(values: list[bytes]) -> np.ndarray:
     return np.array(values, dtype=np.bytes_)
 
 
+@dataclass(eq=False)
 class _Rows:
     """What a ``RunTable`` and a ``QrelsTable`` share: rows of (topic code, docid) and one value each
-    (``_values``), the key of each row and its file line, both computed when first asked."""
+    (``_values``), the file they were read from, the key of each row and its file line, both computed
+    when first asked. The subclass adds the value column after ``docid``; the rest is by keyword."""
 
     topic_ids: list[str]
     topic: np.ndarray
     docid: np.ndarray
-    _key: np.ndarray | None
-    _lines: Callable[[], np.ndarray] | np.ndarray | None
+    source: str = field(default="<dict>", kw_only=True)
+    _key: np.ndarray | None = field(default=None, repr=False, kw_only=True)
+    _lines: Callable[[], np.ndarray] | np.ndarray | None = field(default=None, repr=False, kw_only=True)
 
     def _values(self) -> np.ndarray:
         raise NotImplementedError
@@ -280,6 +283,44 @@ class _Rows:
         return out
 
 
+_V = TypeVar("_V")
+
+
+def _nested_rows(
+    nested: Mapping[str, Mapping[str, Any]], check: Callable[[str, str, Any], _V], *, empty_topics: bool
+) -> tuple[list[str], np.ndarray, np.ndarray, list[_V]]:
+    """The columns of ``{qid: {docid: value}}`` (pytrec_eval's layout), in its order: the qids, each row's
+    topic code and docid (UTF-8 bytes), and the value ``check(qid, docid, value)`` gives (a ValueError for
+    a bad one). A topic without documents is kept only with ``empty_topics``."""
+    topic_ids: list[str] = []
+    codes: list[int] = []
+    docids: list[bytes] = []
+    values: list[_V] = []
+    for qid, docs in nested.items():
+        if not docs and not empty_topics:
+            continue
+        code = len(topic_ids)
+        topic_ids.append(str(qid))
+        for docid, value in docs.items():
+            values.append(check(qid, docid, value))
+            codes.append(code)
+            docids.append(str(docid).encode("utf-8"))
+    return topic_ids, np.array(codes, dtype=np.intp), _as_bytes_array(docids), values
+
+
+def _finite_score(qid: str, docid: str, score: Any) -> float:
+    value = float(score)
+    if not math.isfinite(value):
+        raise ValueError(f"score {score!r} of qid {qid!r}, docid {docid!r} is not a finite number")
+    return value
+
+
+def _integer_grade(qid: str, docid: str, grade: Any) -> int:
+    if isinstance(grade, bool) or int(grade) != grade:
+        raise ValueError(f"grade {grade!r} of qid {qid!r}, docid {docid!r} is not an integer")
+    return int(grade)
+
+
 @dataclass(eq=False)
 class RunTable(_Rows):
     """A run held as arrays, one row per (qid, docid, score).
@@ -288,14 +329,8 @@ class RunTable(_Rows):
     score. Rows are in file order. ``name`` is the run tag (sixth field of the first row) or the name given.
     """
 
-    topic_ids: list[str]
-    topic: np.ndarray
-    docid: np.ndarray
     score: np.ndarray
     name: str = ""
-    source: str = "<dict>"
-    _key: np.ndarray | None = field(default=None, repr=False)
-    _lines: Callable[[], np.ndarray] | np.ndarray | None = field(default=None, repr=False)
 
     def _values(self) -> np.ndarray:
         return self.score
@@ -305,29 +340,8 @@ class RunTable(_Rows):
         """Build from ``{qid: {docid: score}}`` (pytrec_eval's layout). A non-finite score is a ValueError."""
         if isinstance(run, RunTable):
             return run
-        topic_ids: list[str] = []
-        codes: list[int] = []
-        docids: list[bytes] = []
-        scores: list[float] = []
-        for qid, docs in run.items():
-            code = len(topic_ids)
-            topic_ids.append(str(qid))
-            for docid, score in docs.items():
-                value = float(score)
-                if not math.isfinite(value):
-                    raise ValueError(
-                        f"score {score!r} of qid {qid!r}, docid {docid!r} is not a finite number"
-                    )
-                codes.append(code)
-                docids.append(str(docid).encode("utf-8"))
-                scores.append(value)
-        return cls(
-            topic_ids=topic_ids,
-            topic=np.array(codes, dtype=np.intp),
-            docid=_as_bytes_array(docids),
-            score=np.array(scores, dtype=np.float64),
-            name=name,
-        )
+        topic_ids, topic, docid, scores = _nested_rows(run, _finite_score, empty_topics=True)
+        return cls(topic_ids, topic, docid, np.array(scores, dtype=np.float64), name=name)
 
     def to_dict(self) -> dict[str, dict[str, float]]:
         """``{qid: {docid: score}}``, every topic of the table included."""
@@ -342,13 +356,7 @@ class QrelsTable(_Rows):
     judged, neither relevant nor non-relevant.
     """
 
-    topic_ids: list[str]
-    topic: np.ndarray
-    docid: np.ndarray
     grade: np.ndarray
-    source: str = "<dict>"
-    _key: np.ndarray | None = field(default=None, repr=False)
-    _lines: Callable[[], np.ndarray] | np.ndarray | None = field(default=None, repr=False)
 
     def _values(self) -> np.ndarray:
         return self.grade
@@ -358,27 +366,9 @@ class QrelsTable(_Rows):
         """Build from ``{qid: {docid: grade}}``. A grade that is not an integer is a ValueError."""
         if isinstance(qrels, QrelsTable):
             return qrels
-        topic_ids: list[str] = []
-        codes: list[int] = []
-        docids: list[bytes] = []
-        grades: list[int] = []
-        for qid, docs in qrels.items():
-            if not docs:
-                continue  # a qrels file cannot hold a topic without lines: neither does the table
-            code = len(topic_ids)
-            topic_ids.append(str(qid))
-            for docid, grade in docs.items():
-                if isinstance(grade, bool) or int(grade) != grade:
-                    raise ValueError(f"grade {grade!r} of qid {qid!r}, docid {docid!r} is not an integer")
-                codes.append(code)
-                docids.append(str(docid).encode("utf-8"))
-                grades.append(int(grade))
-        return cls(
-            topic_ids=topic_ids,
-            topic=np.array(codes, dtype=np.intp),
-            docid=_as_bytes_array(docids),
-            grade=np.array(grades, dtype=np.int64),
-        )
+        # a qrels file cannot hold a topic without lines: neither does the table
+        topic_ids, topic, docid, grades = _nested_rows(qrels, _integer_grade, empty_topics=False)
+        return cls(topic_ids, topic, docid, np.array(grades, dtype=np.int64))
 
     def to_dict(self) -> dict[str, dict[str, int]]:
         """``{qid: {docid: grade}}``, every topic of the table included."""
