@@ -402,6 +402,10 @@ class Pool(models.Model):
     relevance_level = models.PositiveSmallIntegerField(default=1)
     price_per_judgement = models.DecimalField(max_digits=8, decimal_places=2, default=1)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    # Which BLIND_ORDER_KEY drew the items' blind order: a fingerprint of it (`pool_build.blind_order_id`),
+    # never the key. A build under another key redraws the whole pool's order, so that no topic's order
+    # mixes two keys.
+    blind_order_id = models.CharField(max_length=16, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now)
     built_at = models.DateTimeField(null=True, blank=True)
     managers = models.ManyToManyField(

@@ -6,6 +6,7 @@ provenance rule and the topic count, and are kept in one module so that each sta
 from __future__ import annotations
 
 import hashlib
+import hmac
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -154,6 +155,34 @@ def _blind_key_python(key: str, docid: str) -> int:
     return int(hashlib.md5((key + docid).encode(), usedforsecurity=False).hexdigest()[:15], 16)
 
 
+def blind_order_id() -> str:
+    """A fingerprint of the BLIND_ORDER_KEY in use (16 hex digits of an HMAC: it does not give the key
+    away), stored on a pool as `Pool.blind_order_id` when its items are drawn."""
+    mac = hmac.new(settings.BLIND_ORDER_KEY.encode(), b"labeling blind order", hashlib.sha256)
+    return mac.hexdigest()[:16]
+
+
+def _keep_one_blind_key(pool: Pool) -> None:
+    """Before items are added: if the pool's items were drawn under another BLIND_ORDER_KEY than today's,
+    redraw every item's blind key under today's, so that a topic's order never mixes two keys (the new
+    items' keys would otherwise interleave at random with the old ones'). Whether an item is double
+    judged was drawn once, when it was added, and stays. Called with the pool's row locked."""
+    current = blind_order_id()
+    if pool.blind_order_id == current:
+        return
+    if pool.blind_order_id:
+        blind_sql, blind_params = _blind_key_sql(pool)
+        item, doc = PoolItem._meta.db_table, Document._meta.db_table
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"UPDATE {item} SET blind_key = "
+                f"(SELECT {blind_sql} FROM {doc} d WHERE d.id = {item}.document_id) WHERE pool_id = %s",
+                [*blind_params, pool.pk],
+            )
+    Pool.objects.filter(pk=pool.pk).update(blind_order_id=current)
+    pool.blind_order_id = current
+
+
 def topic_filter(pool: Pool) -> tuple[str, list[Any]]:
     if not pool.segment:
         return "", []
@@ -215,7 +244,9 @@ def _add_items(*, pool: Pool, run_ids: list[int]) -> tuple[int, int]:
         ORDER BY k.topic_id, k.document_id"""
     item_params = [pool.pk, *required_params, not pool.adaptive, timezone.now(), *blind_params]
     # NO KEY: builders of the pool take turns, while raters' new leases (which reference it) go on.
-    Pool.objects.select_for_update(no_key=True).filter(pk=pool.pk).first()
+    locked = Pool.objects.select_for_update(no_key=True).filter(pk=pool.pk).only("blind_order_id").first()
+    pool.blind_order_id = locked.blind_order_id if locked else pool.blind_order_id
+    _keep_one_blind_key(pool)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql" and not PoolItem.objects.filter(pool=pool).exists():
             cursor.execute("SET LOCAL work_mem = '64MB'")

@@ -196,3 +196,34 @@ def test_two_builders_of_one_pool_take_turns() -> None:
 
     assert (second[0].items_added, second[0].provenance_added) == (0, 0)
     assert stored(pool) == expected(both, 5, ["q1", "q2", "q3"])
+
+
+def test_a_run_added_under_another_blind_order_key_redraws_the_whole_order(
+    collection: Collection, runs: list[Run], settings: Any
+) -> None:
+    """The blind order of a topic is one key's: when BLIND_ORDER_KEY has changed since the pool's items
+    were drawn, adding a run redraws every item's key under today's (new items' keys under the new key
+    beside old items' under the old one would interleave at random). Under the same key nothing is
+    redrawn. Double-judging, drawn when each item was added, stays as it was."""
+    settings.BLIND_ORDER_KEY = "the key of the first build"
+    pool = pool_build.create_pool(name="rekeyed", collection=collection, runs=runs[:1], depth=6)
+    pool_build.build_pool(pool=pool)
+    pool.refresh_from_db()
+    first_id = pool.blind_order_id
+    assert first_id == pool_build.blind_order_id() and len(first_id) == 16
+    assert settings.BLIND_ORDER_KEY not in first_id
+    check_items(pool)
+
+    pool_build.add_runs(pool=pool, runs=[runs[1]])  # the same key: the old items keep theirs
+    check_items(pool, numbered=False)
+    before = dict(PoolItem.objects.filter(pool=pool).values_list("id", "required_judgements"))
+
+    settings.BLIND_ORDER_KEY = "the key after a rotation"
+    pool_build.add_runs(pool=pool, runs=[runs[2]])
+
+    pool.refresh_from_db()
+    assert pool.blind_order_id == pool_build.blind_order_id() != first_id
+    check_items(pool, numbered=False)  # every item, old and new, keyed by today's key
+    after = dict(PoolItem.objects.filter(pool=pool).values_list("id", "required_judgements"))
+    assert {k: after[k] for k in before} == before
+    assert len(after) > len(before)
