@@ -11,24 +11,27 @@ from rest_framework import serializers
 
 from judgements import labels, stats
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
-from judgements.serializers import RevisionSerializer, RubricForRaterSerializer
+from judgements.serializers import (
+    JUDGEMENT_LABEL,
+    JUDGEMENT_TIMES,
+    JudgementReadSerializer,
+    RevisionSerializer,
+    RubricForRaterSerializer,
+)
 from pooling.models import Pool
 from pooling.permissions import ManagedNameField, is_manager
 
 
-class PoolJudgementSerializer(serializers.ModelSerializer):
+class PoolJudgementSerializer(JudgementReadSerializer):
     """A judgement of a pool for its managers: the rater, the label and every revision."""
 
-    qid = serializers.CharField(source="item.topic.qid", read_only=True)
-    docid = serializers.CharField(source="item.document.docid", read_only=True)
     rater = serializers.SlugRelatedField(slug_field="username", read_only=True)
     revisions = RevisionSerializer(many=True, read_only=True)
 
-    class Meta:
-        model = Judgement
+    class Meta(JudgementReadSerializer.Meta):
         fields = [
-            "id", "item", "qid", "docid", "rater", "grade", "unrateable", "facets", "note", "seconds",
-            "imported", "created_at", "updated_at", "revisions",
+            "id", "item", "qid", "docid", "rater", *JUDGEMENT_LABEL, "imported", *JUDGEMENT_TIMES,
+            "revisions",
         ]  # fmt: skip
         read_only_fields = fields
 
@@ -163,15 +166,16 @@ class RaterStatsSerializer(serializers.Serializer):
     gold = GoldAccuracySerializer()
 
 
-class QueueJudgementSerializer(serializers.Serializer):
+class QueueJudgementSerializer(serializers.ModelSerializer):
+    """One judgement of a queued item (`stats.QueueJudgement`): its id, its rater and its label."""
+
     judgement_id = serializers.IntegerField()
     rater = serializers.CharField()
-    grade = serializers.IntegerField(allow_null=True)
-    unrateable = serializers.BooleanField()
-    facets = serializers.DictField()
-    note = serializers.CharField()
-    seconds = serializers.FloatField()
-    updated_at = serializers.DateTimeField()
+
+    class Meta:
+        model = Judgement
+        fields = ["judgement_id", "rater", *JUDGEMENT_LABEL, "updated_at"]
+        read_only_fields = fields
 
 
 class QueueEntrySerializer(serializers.Serializer):

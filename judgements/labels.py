@@ -19,6 +19,10 @@ from judgements.models import (
 #: serializers and the services all take this one limit.
 NOTE_MAX_LENGTH = 10_000
 
+#: What a label is, the fields of a judgement a revision keeps the old and the new value of (its
+#: `old_<field>` and `new_<field>`).
+LABEL_FIELDS = ("grade", "unrateable", "facets", "note")
+
 
 def clean_note(note: str) -> str:
     """The note as stored (surrounding whitespace dropped); JudgingError if it is over the limit."""
@@ -79,25 +83,23 @@ def revise_judgement(
         )
         current = locked.facets if facets is None else facets
         facets = validate_label(locked.rubric, grade, unrateable, current)
-        new_note = locked.note if note is None else clean_note(note)
-        new_grade = None if unrateable else grade
-        if (locked.grade, locked.unrateable, locked.facets, locked.note) == (
-            new_grade, unrateable, facets, new_note
-        ):  # fmt: skip
+        old = {field: getattr(locked, field) for field in LABEL_FIELDS}
+        new = {
+            "grade": None if unrateable else grade,
+            "unrateable": unrateable,
+            "facets": facets,
+            "note": locked.note if note is None else clean_note(note),
+        }
+        if new == old:
             return locked
         JudgementRevision.objects.create(
             judgement=locked,
             changed_by=by,
-            old_grade=locked.grade,
-            old_unrateable=locked.unrateable,
-            old_facets=locked.facets,
-            old_note=locked.note,
-            new_grade=new_grade,
-            new_unrateable=unrateable,
-            new_facets=facets,
-            new_note=new_note,
+            **{f"old_{field}": value for field, value in old.items()},
+            **{f"new_{field}": value for field, value in new.items()},
         )
-        locked.grade, locked.unrateable, locked.facets, locked.note = new_grade, unrateable, facets, new_note
+        for field, value in new.items():
+            setattr(locked, field, value)
         locked.updated_at = timezone.now()
         locked.save()
     return locked

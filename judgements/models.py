@@ -279,7 +279,20 @@ class Adjudication(models.Model):
         return f"adjudication of {self.item_id}: {'unrateable' if self.unrateable else self.grade}"
 
 
-class Release(Authored):
+class Published(Authored):
+    """Files written once under MEDIA_ROOT (a qrels release, a click-label release): their directory, the
+    names of its files with their SHA-256, and the manifest; newest first."""
+
+    directory = models.CharField(max_length=500)
+    files = models.JSONField(default=dict)
+    manifest = models.JSONField(default=dict)
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-id"]
+
+
+class Release(Published):
     """An immutable qrels snapshot of a pool under one aggregation policy. Its files live in
     MEDIA_ROOT/releases/<pool>/<id>/ and are never rewritten; `files` maps names to their SHA-256."""
 
@@ -291,13 +304,7 @@ class Release(Authored):
     policy = models.CharField(max_length=120, default="majority")
     unjudged = models.CharField(max_length=10, choices=Unjudged.choices, default=Unjudged.EXPLICIT)
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="+")
-    directory = models.CharField(max_length=500)
-    files = models.JSONField(default=dict)
     counts = models.JSONField(default=dict)
-    manifest = models.JSONField(default=dict)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return f"release {self.pk} of {self.pool.name} ({self.policy})"

@@ -183,21 +183,33 @@ class ReviseSerializer(serializers.Serializer):
     note = serializers.CharField(required=False, allow_blank=True, max_length=labels.NOTE_MAX_LENGTH)
 
 
-class JudgementSerializer(serializers.ModelSerializer):
-    """One of my judgements (never anyone else's)."""
+#: A judgement's label as given (`labels.LABEL_FIELDS`) with the seconds it took, and when it was made
+#: and last changed: what every reader of a judgement is shown of it.
+JUDGEMENT_LABEL = [*labels.LABEL_FIELDS, "seconds"]
+JUDGEMENT_TIMES = ["created_at", "updated_at"]
 
-    pool = serializers.CharField(source="item.pool.name", read_only=True)
+
+class JudgementReadSerializer(serializers.ModelSerializer):
+    """A judgement as it is read (never written through this): its topic's qid and document's docid."""
+
     qid = serializers.CharField(source="item.topic.qid", read_only=True)
-    query = serializers.CharField(source="item.topic.query", read_only=True)
     docid = serializers.CharField(source="item.document.docid", read_only=True)
-    title = serializers.CharField(source="item.document.title", read_only=True)
-    revisions = serializers.SerializerMethodField()
 
     class Meta:
         model = Judgement
+
+
+class JudgementSerializer(JudgementReadSerializer):
+    """One of my judgements (never anyone else's)."""
+
+    pool = serializers.CharField(source="item.pool.name", read_only=True)
+    query = serializers.CharField(source="item.topic.query", read_only=True)
+    title = serializers.CharField(source="item.document.title", read_only=True)
+    revisions = serializers.SerializerMethodField()
+
+    class Meta(JudgementReadSerializer.Meta):
         fields = [
-            "id", "pool", "qid", "query", "docid", "title", "grade", "unrateable", "facets", "note",
-            "seconds", "created_at", "updated_at", "revisions",
+            "id", "pool", "qid", "query", "docid", "title", *JUDGEMENT_LABEL, *JUDGEMENT_TIMES, "revisions",
         ]  # fmt: skip
         read_only_fields = fields
 

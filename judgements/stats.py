@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
 
@@ -179,15 +179,7 @@ class Progress:
         return min(1.0, self.judgements / self.required) if self.required else 0.0
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "items": self.items,
-            "complete": self.complete,
-            "required": self.required,
-            "judgements": self.judgements,
-            "fraction": round(self.fraction, 4),
-            "mine": self.mine,
-            "left_for_me": self.left_for_me,
-        }
+        return {**asdict(self), "fraction": round(self.fraction, 4)}
 
 
 def pool_progress(*, pool: Pool, rater: User) -> Progress:

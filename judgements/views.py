@@ -281,16 +281,22 @@ def judge(request: HttpRequest, pool: str) -> HttpResponse:
     return respond(request, judging=judging, rubric=rubric, assignment=live, start=live is None)
 
 
+def _posted_lease(request: HttpRequest, pool: str) -> tuple[Judging, Assignment, RubricView]:
+    """The pool's judging, the rater's assignment the form names (`assignment`; 404 if it is not theirs
+    in this pool) and the rubric, for a POST acting on a leased item."""
+    judging = judging_for(request, pool)
+    assignment = get_object_or_404(
+        Assignment, pk=posted_id(request, "assignment"), rater=rater_of(request), item__pool=judging.pool
+    )
+    return judging, assignment, RubricView(judging.rubric)
+
+
 @login_required
 @require_POST
 @never_cache
 def submit(request: HttpRequest, pool: str) -> HttpResponse:
     """Record a grade (or 'unrateable') for the rater's leased item; answer with the next item."""
-    judging = judging_for(request, pool)
-    assignment = get_object_or_404(
-        Assignment, pk=posted_id(request, "assignment"), rater=rater_of(request), item__pool=judging.pool
-    )
-    rubric = RubricView(judging.rubric)
+    judging, assignment, rubric = _posted_lease(request, pool)
     form = JudgeForm(request.POST, rubric=rubric)
     if not form.is_valid():
         return invalid(request, judging, rubric, form)
@@ -330,11 +336,7 @@ def progress_part(request: HttpRequest, pool: str) -> HttpResponse:
 @never_cache
 def skip(request: HttpRequest, pool: str) -> HttpResponse:
     """Give the leased item back (not offered to this rater again); answer with the next item."""
-    judging = judging_for(request, pool)
-    assignment = get_object_or_404(
-        Assignment, pk=posted_id(request, "assignment"), rater=rater_of(request), item__pool=judging.pool
-    )
-    rubric = RubricView(judging.rubric)
+    judging, assignment, rubric = _posted_lease(request, pool)
     error, following = act_and_lease(request, judging, lambda: lease_ends.skip_item(assignment=assignment))
     return after_post(request, judging, rubric, assignment=following, flash="Skipped", error=error)
 

@@ -22,6 +22,14 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from labeling.throttling import AnonThrottle, LoginThrottle
 
 
+def validated(form: type[serializers.Serializer], data: Any, **kwargs: Any) -> dict[str, Any]:
+    """`data` as `form` (a serializer class, given `kwargs`) checks and converts it; a 400 naming each bad
+    field otherwise."""
+    checked = form(data=data, **kwargs)
+    checked.is_valid(raise_exception=True)
+    return dict(checked.validated_data)
+
+
 def exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     """DRF's handler, plus Django's ValidationError mapped to a 400 with its messages, a job refused now
     to a 409 and a job the broker refused to a 503 (the job is failed with that reason: retry it later)."""

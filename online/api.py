@@ -5,6 +5,8 @@ collections and pools they manage, and no other (404)."""
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Callable
 from typing import Any
 
 from drf_spectacular.utils import extend_schema
@@ -15,11 +17,12 @@ from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from labeling.api import validated
 from online import jobs, services
 from online.models import ClickLabel, ClickLabelSet, ClickLog, PropensityEstimate, QueryMapping
 from pooling.api import JobSerializer
 from pooling.errors import ImportFailed, Refused
-from pooling.models import Collection, Pool
+from pooling.models import Collection, Job, Pool
 from pooling.permissions import IsManager
 
 
@@ -103,6 +106,23 @@ def _refused(field: str, exc: Exception) -> ValidationError:
     return ValidationError({field: errors})
 
 
+def _starts_job(form: type[serializers.Serializer]) -> Callable[[Callable[..., Job]], Any]:
+    """A POST action on one log that starts a job: the method is given the log, the fields `form`
+    checked (a 400 naming the bad ones) and the user, and returns the job; the answer is 202 with it."""
+
+    def wrap(start: Callable[..., Job]) -> Any:
+        @extend_schema(request=form, responses={202: JobSerializer, 400: None})
+        @action(detail=True, methods=["post"])
+        @functools.wraps(start)
+        def view(self: Any, request: Request, pk: str | None = None) -> Response:
+            job = start(self, self.get_object(), validated(form, request.data), request.user)
+            return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
+
+        return view
+
+    return wrap
+
+
 class ClickLogViewSet(viewsets.ReadOnlyModelViewSet):
     """Click logs. POST (multipart) uploads one and answers 202 with its import job."""
 
@@ -114,9 +134,7 @@ class ClickLogViewSet(viewsets.ReadOnlyModelViewSet):
 
     @extend_schema(request=ClickLogUploadSerializer, responses={202: JobSerializer, 400: None})
     def create(self, request: Request) -> Response:
-        form = ClickLogUploadSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
+        data = validated(ClickLogUploadSerializer, request.data)
         collection = Collection.objects.managed_by(request.user).filter(name=data["collection"]).first()
         if collection is None:
             raise ValidationError({"collection": [f"no collection {data['collection']!r} that you manage"]})
@@ -161,35 +179,24 @@ class ClickLogViewSet(viewsets.ReadOnlyModelViewSet):
         page = self.paginate_queryset(rows)
         return self.get_paginated_response(QueryMappingSerializer(page, many=True).data)
 
-    @extend_schema(request=PropensityRequestSerializer, responses={202: JobSerializer, 400: None})
-    @action(detail=True, methods=["post"])
-    def propensities(self, request: Request, pk: str | None = None) -> Response:
+    @_starts_job(PropensityRequestSerializer)
+    def propensities(self, log: ClickLog, data: dict[str, Any], user: Any) -> Job:
         """Estimate θ (a job): `method` given (with `theta`), randtop (optional `n`), swap, em, harvest."""
-        log = self.get_object()
-        form = PropensityRequestSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = form.validated_data
         params: dict[str, Any] = {}
         if data["method"] == "given":
             params["theta"] = data.get("theta") or []
         if data.get("n"):
             params["n"] = data["n"]
         try:
-            job = jobs.start_propensity(
-                log=log, method=data["method"], params=params, name=data.get("name", ""), user=request.user
+            return jobs.start_propensity(
+                log=log, method=data["method"], params=params, name=data.get("name", ""), user=user
             )
         except Refused as exc:
             raise _refused("theta", exc) from None
-        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(request=LabelRequestSerializer, responses={202: JobSerializer, 400: None})
-    @action(detail=True, methods=["post"])
-    def labels(self, request: Request, pk: str | None = None) -> Response:
+    @_starts_job(LabelRequestSerializer)
+    def labels(self, log: ClickLog, data: dict[str, Any], user: Any) -> Job:
         """Derive click labels (a job); with thresholds, the agreement with the pool's humans is computed."""
-        log = self.get_object()
-        form = LabelRequestSerializer(data=request.data)
-        form.is_valid(raise_exception=True)
-        data = dict(form.validated_data)
         estimate = None
         if data.get("propensity") is not None:
             estimate = PropensityEstimate.objects.filter(pk=data["propensity"], log=log).first()
@@ -197,16 +204,15 @@ class ClickLogViewSet(viewsets.ReadOnlyModelViewSet):
                 raise ValidationError({"propensity": ["no such propensity estimate of this log"]})
         options = {k: data.get(k) for k in ("tau", "thresholds", "replicates", "min_impressions", "name")}
         try:
-            job = jobs.start_click_labels(
+            return jobs.start_click_labels(
                 log=log,
                 estimator=data["estimator"],
                 propensity_estimate=estimate,
                 options=options,
-                user=request.user,
+                user=user,
             )
         except Refused as exc:
             raise _refused("thresholds" if data.get("thresholds") else "propensity", exc) from None
-        return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
 
 class PropensityViewSet(viewsets.ReadOnlyModelViewSet):

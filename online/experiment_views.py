@@ -185,21 +185,23 @@ def _fields(post: Any) -> dict[str, Any]:
     return fields
 
 
-@manager_required
-def interleaving_new(request: HttpRequest) -> HttpResponse:
-    return _form_page(
-        request,
-        "online/interleaving_new.html",
-        experiment_input.create_interleaving,
-        lambda e: reverse("online:interleaving", args=[e.name]),
-    )
+def _form_view(template: str, create: Any, done: Any) -> Any:
+    """A manager's page of the form `template` that creates with `create` (`_form_page`)."""
+
+    @manager_required
+    def view(request: HttpRequest) -> HttpResponse:
+        return _form_page(request, template, create, done)
+
+    return view
 
 
-@manager_required
-def tracker_new(request: HttpRequest) -> HttpResponse:
-    return _form_page(
-        request,
-        "online/tracker_new.html",
-        experiment_input.create_tracked,
-        lambda e: reverse("online:tracker") + "?collection=" + e.collection.name,
-    )
+interleaving_new = _form_view(
+    "online/interleaving_new.html",
+    experiment_input.create_interleaving,
+    lambda e: reverse("online:interleaving", args=[e.name]),
+)
+tracker_new = _form_view(
+    "online/tracker_new.html",
+    experiment_input.create_tracked,
+    lambda e: reverse("online:tracker") + "?collection=" + e.collection.name,
+)

@@ -43,7 +43,7 @@ from pooling.formats import (
     _id_problem,
     _Invalid,
     _json_id,
-    _json_objects,
+    _json_parsed,
     _json_type,
     _Reader,
 )
@@ -216,12 +216,7 @@ def _page(lineno: int, obj: dict[str, Any]) -> Page:
 def read_impressions(source: Source, *, max_errors: int = 50) -> Iterator[Page]:
     """The pages of an impressions JSONL file."""
     reader = _Reader(source, max_errors)
-    for lineno, obj in _json_objects(reader):
-        try:
-            page = _page(lineno, obj)
-        except _Invalid as exc:
-            reader.error(lineno, str(exc))
-            continue
+    for _, page in _json_parsed(reader, _page):
         reader.entries += 1
         yield page
     reader.finish("impressions")

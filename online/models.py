@@ -13,11 +13,11 @@ A click log is stored twice, each for what it serves:
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.db import models
 
-from judgements.models import Rubric
+from judgements.models import Published, Rubric
 from pooling.models import Authored, Collection, Document, Pool, Topic
 
 
@@ -131,7 +131,25 @@ class ClickCount(models.Model):
         return f"{self.topic_id}/{self.document_id}@{self.position}: {self.clicks}/{self.impressions}"
 
 
-class PropensityEstimate(Authored):
+class DerivedFromLog(Authored):
+    """What is derived from one click log (propensity estimates, click-label sets): a name, the warnings
+    found deriving it, newest first; shown as its name and how it was derived (the field `kind` names)."""
+
+    name = models.CharField(max_length=100)
+    warnings = models.JSONField(default=list, blank=True)
+
+    objects = DerivedQuerySet.as_manager()
+    kind: ClassVar[str]
+
+    class Meta:
+        abstract = True
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"{self.name} ({getattr(self, self.kind)})"
+
+
+class PropensityEstimate(DerivedFromLog):
     """Examination propensities θ_1..θ_K of the position-based model for a log, normalised θ_1 = 1."""
 
     class Method(models.TextChoices):
@@ -145,24 +163,16 @@ class PropensityEstimate(Authored):
         ClickLog, null=True, blank=True, on_delete=models.CASCADE, related_name="propensities"
     )
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="+")
-    name = models.CharField(max_length=100)
     method = models.CharField(max_length=10, choices=Method.choices)
     theta = models.JSONField(help_text="θ by position, position 1 first.")
     params = models.JSONField(default=dict, blank=True)
     # pair counts (harvesting), iterations (EM), sessions used; warnings such as "never changes rank"
     diagnostics = models.JSONField(default=dict, blank=True)
-    warnings = models.JSONField(default=list, blank=True)
 
-    objects = DerivedQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.method})"
+    kind = "method"
 
 
-class ClickLabelSet(Authored):
+class ClickLabelSet(DerivedFromLog):
     """Click-derived relevance for a log's (topic, document) pairs under one estimator and propensity,
     mapped to a rubric's grades by thresholds, with its agreement against the human judgements of
     `pool` (the gate a click-label release carries in its manifest)."""
@@ -176,7 +186,6 @@ class ClickLabelSet(Authored):
     propensity = models.ForeignKey(
         PropensityEstimate, null=True, blank=True, on_delete=models.PROTECT, related_name="label_sets"
     )
-    name = models.CharField(max_length=100)
     estimator = models.CharField(max_length=5, choices=Estimator.choices)
     tau = models.FloatField(null=True, blank=True, help_text="Clip 1/θ at τ (none when blank).")
     clipped_share = models.FloatField(default=0.0, help_text="Share of impressions the clipping touched.")
@@ -188,15 +197,8 @@ class ClickLabelSet(Authored):
     pool = models.ForeignKey(Pool, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
     # {"kappa", "alpha", "n", "confusion", ...}: null until computed; a release requires it
     agreement = models.JSONField(null=True, blank=True)
-    warnings = models.JSONField(default=list, blank=True)
 
-    objects = DerivedQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
-
-    def __str__(self) -> str:
-        return f"{self.name} ({self.estimator})"
+    kind = "estimator"
 
 
 class ClickLabel(models.Model):
@@ -223,17 +225,11 @@ class ClickLabel(models.Model):
         return f"{self.topic_id}/{self.document_id}: {self.score:.3f}"
 
 
-class ClickRelease(Authored):
+class ClickRelease(Published):
     """An immutable release of a click-label set: its own files (a qrels-format file of click grades and
     a manifest carrying the agreement with the human judgements), never mixed into a human release."""
 
     label_set = models.ForeignKey(ClickLabelSet, on_delete=models.PROTECT, related_name="releases")
-    directory = models.CharField(max_length=500)
-    files = models.JSONField(default=dict)
-    manifest = models.JSONField(default=dict)
-
-    class Meta:
-        ordering = ["-created_at", "-id"]
 
     def __str__(self) -> str:
         return f"click release {self.pk} of {self.label_set_id}"

@@ -13,7 +13,7 @@ import json
 import os
 import sqlite3
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 from online.logformats import CLICK_ACTIONS, IMPRESSION_ACTIONS, Page, UbiStats, _ids, _position
@@ -23,7 +23,7 @@ from pooling.formats import (
     Source,
     _Invalid,
     _json_id,
-    _json_objects,
+    _json_parsed,
     _json_type,
     _Reader,
 )
@@ -102,85 +102,14 @@ def _ubi_pages(
         """
     )
     qreader = _Reader(queries, max_errors)
-    for lineno, raw in _json_objects(qreader):
-        try:
-            obj, _ = _unwrap(raw)
-            query_id = _json_id(obj, ("query_id",), "query_id")
-            raw_attributes = obj.get("query_attributes")
-            attributes: dict[str, Any] = raw_attributes if isinstance(raw_attributes, dict) else {}
-            qid = attributes.get("qid")
-            text = obj.get("user_query")
-            if qid is None and (not isinstance(text, str) or not text.strip()):
-                raise _Invalid(f"query {query_id!r} has no user_query")
-            hits = obj.get("query_response_hit_ids")
-            shown = _ids(hits, "query_response_hit_ids") if hits else None
-            logger = attributes.get("ranker") or attributes.get("experiment") or obj.get("application") or ""
-            db.execute(
-                "INSERT INTO q VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (
-                    query_id,
-                    lineno,
-                    str(qid) if qid is not None else text,
-                    qid is not None,
-                    str(obj.get("client_id") or ""),
-                    str(logger),
-                    json.dumps(shown) if shown else None,
-                ),
-            )
-        except _Invalid as exc:
-            qreader.error(lineno, str(exc))
-            continue
-        except sqlite3.IntegrityError:
-            qreader.error(lineno, f"query_id {query_id!r} appears twice")
-            continue
-        qreader.entries += 1
+    _load(db, qreader, "q", "query_id", _query_row)
     ereader = _Reader(events, max_errors)
-    for lineno, raw in _json_objects(ereader):
+
+    def event_row(lineno: int, raw: dict[str, Any]) -> tuple[Any, ...] | None:
         stats.events += 1
-        try:
-            obj, event_id = _unwrap(raw)
-            action = obj.get("action_name")
-            if not isinstance(action, str) or not action:
-                raise _Invalid("missing required field 'action_name'")
-            is_click = action in click_actions
-            if not is_click and action not in IMPRESSION_ACTIONS:
-                stats.ignored_actions[action] = stats.ignored_actions.get(action, 0) + 1
-                continue
-            if obj.get("query_id") in (None, ""):
-                stats.without_query += 1
-                continue
-            query_id = _json_id(obj, ("query_id",), "query_id")
-            row = db.execute("SELECT hits FROM q WHERE id = ?", (query_id,)).fetchone()
-            if row is None:
-                raise _Invalid(f"event's query_id {query_id!r} has no query in the queries file")
-            event_attributes = obj.get("event_attributes")
-            object_id = _object_id(event_attributes)
-            position = _ordinal(event_attributes, ordinal_base)
-            shown = json.loads(row[0]) if row[0] else None
-            if position is None and object_id is not None and shown is not None and object_id in shown:
-                position = shown.index(object_id) + 1
-            if position is None:
-                raise _Invalid(f"{action} event has no event_attributes.position.ordinal")
-            _position(position, len(shown) if shown else None, action)
-            if shown is not None and object_id is not None and shown[position - 1] != object_id:
-                raise _Invalid(
-                    f"{action} on object {object_id!r} at position {position}, "
-                    f"but the query showed {shown[position - 1]!r} there"
-                )
-            if object_id is None and not is_click:
-                raise _Invalid("impression event has no event_attributes.object.object_id")
-            session = obj.get("session_id") or obj.get("client_id") or query_id
-            db.execute(
-                "INSERT INTO e VALUES (?, ?, ?, ?, ?, ?, ?)",
-                (event_id, lineno, query_id, is_click, object_id, position, str(session)),
-            )
-        except _Invalid as exc:
-            ereader.error(lineno, str(exc))
-            continue
-        except sqlite3.IntegrityError:
-            ereader.error(lineno, f"event id {event_id!r} appears twice")
-            continue
-        ereader.entries += 1
+        return _event_row(db, lineno, raw, click_actions, ordinal_base, stats)
+
+    _load(db, ereader, "e", "event id", event_row)
     if not qreader.errors and qreader.entries == 0:
         qreader.finish("queries")
     errors: list[LineError] = qreader.errors + ereader.errors
@@ -188,6 +117,98 @@ def _ubi_pages(
         raise FormatError(errors)
     db.execute("CREATE INDEX e_q ON e (qid, click, position)")
     yield from _assemble(db, qreader.path, ereader.path)
+
+
+def _load(
+    db: sqlite3.Connection,
+    reader: _Reader,
+    table: str,
+    key: str,
+    row_of: Callable[[int, dict[str, Any]], tuple[Any, ...] | None],
+) -> None:
+    """Store in `table` the row `row_of` makes of each object of `reader`'s file (None: passed over); a
+    bad object, or one whose key (the row's first value, unique in `table`) came before, is an error on its
+    line."""
+    for lineno, row in _json_parsed(reader, row_of):
+        if row is None:
+            continue
+        try:
+            db.execute(f"INSERT INTO {table} VALUES ({', '.join('?' * len(row))})", row)
+        except sqlite3.IntegrityError:
+            reader.error(lineno, f"{key} {row[0]!r} appears twice")
+            continue
+        reader.entries += 1
+
+
+def _query_row(lineno: int, raw: dict[str, Any]) -> tuple[Any, ...]:
+    """A `q` row: the query's id, line, text (its qid when it names one), whether by qid, client, logger
+    and the hits it showed (JSON)."""
+    obj, _ = _unwrap(raw)
+    query_id = _json_id(obj, ("query_id",), "query_id")
+    raw_attributes = obj.get("query_attributes")
+    attributes: dict[str, Any] = raw_attributes if isinstance(raw_attributes, dict) else {}
+    qid = attributes.get("qid")
+    text = obj.get("user_query")
+    if qid is None and (not isinstance(text, str) or not text.strip()):
+        raise _Invalid(f"query {query_id!r} has no user_query")
+    hits = obj.get("query_response_hit_ids")
+    shown = _ids(hits, "query_response_hit_ids") if hits else None
+    logger = attributes.get("ranker") or attributes.get("experiment") or obj.get("application") or ""
+    return (
+        query_id,
+        lineno,
+        str(qid) if qid is not None else text,
+        qid is not None,
+        str(obj.get("client_id") or ""),
+        str(logger),
+        json.dumps(shown) if shown else None,
+    )
+
+
+def _event_row(
+    db: sqlite3.Connection,
+    lineno: int,
+    raw: dict[str, Any],
+    click_actions: tuple[str, ...],
+    ordinal_base: int,
+    stats: UbiStats,
+) -> tuple[Any, ...] | None:
+    """An `e` row (event id, line, query id, click or not, object, position, session), checked against
+    its query's row in `q`; None for an action that is neither a click nor an impression, and for an
+    event of no query (both counted in `stats`)."""
+    obj, event_id = _unwrap(raw)
+    action = obj.get("action_name")
+    if not isinstance(action, str) or not action:
+        raise _Invalid("missing required field 'action_name'")
+    is_click = action in click_actions
+    if not is_click and action not in IMPRESSION_ACTIONS:
+        stats.ignored_actions[action] = stats.ignored_actions.get(action, 0) + 1
+        return None
+    if obj.get("query_id") in (None, ""):
+        stats.without_query += 1
+        return None
+    query_id = _json_id(obj, ("query_id",), "query_id")
+    row = db.execute("SELECT hits FROM q WHERE id = ?", (query_id,)).fetchone()
+    if row is None:
+        raise _Invalid(f"event's query_id {query_id!r} has no query in the queries file")
+    event_attributes = obj.get("event_attributes")
+    object_id = _object_id(event_attributes)
+    position = _ordinal(event_attributes, ordinal_base)
+    shown = json.loads(row[0]) if row[0] else None
+    if position is None and object_id is not None and shown is not None and object_id in shown:
+        position = shown.index(object_id) + 1
+    if position is None:
+        raise _Invalid(f"{action} event has no event_attributes.position.ordinal")
+    _position(position, len(shown) if shown else None, action)
+    if shown is not None and object_id is not None and shown[position - 1] != object_id:
+        raise _Invalid(
+            f"{action} on object {object_id!r} at position {position}, "
+            f"but the query showed {shown[position - 1]!r} there"
+        )
+    if object_id is None and not is_click:
+        raise _Invalid("impression event has no event_attributes.object.object_id")
+    session = obj.get("session_id") or obj.get("client_id") or query_id
+    return (event_id, lineno, query_id, is_click, object_id, position, str(session))
 
 
 def _assemble(db: sqlite3.Connection, qpath: str, epath: str) -> Iterator[Page]:

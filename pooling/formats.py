@@ -54,6 +54,8 @@ from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import IO, Any, TypeVar
 
+_Parsed = TypeVar("_Parsed")
+
 __all__ = [
     "DocumentEntry",
     "FormatError",
@@ -584,6 +586,20 @@ def _json_objects(reader: _Reader) -> Iterator[tuple[int, dict[str, Any]]]:
             reader.error(lineno, "NUL character (\\u0000) in a JSON string (text may not contain NUL)")
             continue
         yield lineno, value
+
+
+def _json_parsed(
+    reader: _Reader, parse: Callable[[int, dict[str, Any]], _Parsed]
+) -> Iterator[tuple[int, _Parsed]]:
+    """(line number, `parse(line number, object)`) for each JSON object of `reader`'s file; an object
+    `parse` finds invalid (`_Invalid`) is an error on its line, and passed over."""
+    for lineno, obj in _json_objects(reader):
+        try:
+            parsed = parse(lineno, obj)
+        except _Invalid as exc:
+            reader.error(lineno, str(exc))
+            continue
+        yield lineno, parsed
 
 
 def _holds_nul(value: Any) -> bool:
