@@ -324,10 +324,9 @@ def progress_part(request: HttpRequest, pool: str) -> HttpResponse:
     """The progress bars of the judging page, rendered (`{"progress": html}`): the page's script asks for
     them after a key press has shown the next item, which the judging API answered without them."""
     judging = judging_for(request, pool)
-    live = leasing.current_assignment(pool=judging.pool, rater=rater_of(request))
-    topic = live.item.topic if live is not None else None
-    counts = progress(judging=judging, user=rater_of(request), topic_id=topic.pk if topic else None)
-    context = {"pool": judging.pool, "topic": topic, "progress": counts}
+    topic_id = leasing.current_topic_id(pool=judging.pool, rater=rater_of(request))
+    counts = progress(judging=judging, user=rater_of(request), topic_id=topic_id)
+    context = {"pool": judging.pool, "topic": topic_id is not None, "progress": counts}
     return JsonResponse({"progress": render_to_string(PARTS["progress"], context)})
 
 
