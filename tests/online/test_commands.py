@@ -19,7 +19,7 @@ from online.models import ClickLabel, ClickLabelSet, ClickRelease, PropensityEst
 from tests.factories import make_user
 from tests.online.helpers import judged_pool, pool_log
 from tests.online.test_click_labels import THETA5, pages_for
-from tests.online.test_tracker_api import _track_many, trec_eval_delta, world  # noqa: F401  (a fixture)
+from tests.online.test_tracker_api import _track_many, trec_eval_delta
 
 
 def run(*argv: str) -> tuple[str, str]:

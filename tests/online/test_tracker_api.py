@@ -9,36 +9,13 @@ from pathlib import Path
 import pytest
 import pytrec_eval
 from django.conf import settings
-from django.contrib.auth.models import Group
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
 
-from judgements import releases
 from online import experiments, serving, tracker, tracking
 from online.experiment_models import TrackedExperiment
-from pooling.permissions import MANAGERS_GROUP
 from tests.conftest import client_for
-from tests.factories import make_collection, make_pool, make_run, make_user
-from tests.judgements.test_releases import judge
-
-
-@pytest.fixture
-def world(db, manager, rater):
-    other = make_user("other-manager")
-    other.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
-    collection = make_collection(name="news", managers=[manager])
-    runs = [
-        make_run(collection=collection, name="alpha", lists={"q1": ["d001", "d002", "d003"], "q2": ["d010"]}),
-        make_run(collection=collection, name="beta",
-                 lists={"q1": ["d003", "d001", "d004"], "q2": ["d011", "d010"]}),
-    ]  # fmt: skip
-    make_run(collection=collection, name="gamma", lists={"q1": ["d002", "d004"], "q2": ["d010"]})
-    pool = make_pool(collection=collection, runs=runs, name="news-pool", managers=[manager], raters=[rater])
-    judge(pool, rater, {("q1", "d001"): 2, ("q1", "d002"): 0, ("q1", "d003"): 1, ("q2", "d010"): 1,
-                        ("q2", "d011"): 0})  # fmt: skip
-    release = releases.create_release(pool=pool)
-    return {"collection": collection, "release": release, "other": other, "pool": pool}
 
 
 def trec_eval_delta(release, metric: str) -> float:
