@@ -104,8 +104,8 @@ def unpooled_by_run(*, pool: Pool) -> dict[str, dict[str, int]]:
     The pool's topics are a subquery when the pool has no segment (a list of every topic's id was a
     query, thousands of objects and a parameter each); a segment's are listed (segments are filtered in
     Python, `TopicQuerySet.in_segment`)."""
-    from judgements.release_rows import local_settings
     from pooling.models import Run, RunRow, Topic
+    from pooling.pg_settings import local_settings
 
     if pool.segment:
         topic_ids: list[Any] = [topic.id for topic in pool.topics()]

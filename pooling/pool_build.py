@@ -20,6 +20,7 @@ from pooling.errors import PoolError
 from pooling.imports import Progress
 from pooling.job_summary import JobSummary
 from pooling.models import Collection, Document, Pool, PoolItem, PoolRun, Provenance, Run, RunRow, Topic
+from pooling.pg_settings import local_settings
 
 
 @dataclass
@@ -190,6 +191,11 @@ def topic_filter(pool: Pool) -> tuple[str, list[Any]]:
     return f" AND rr.topic_id IN ({', '.join(['%s'] * len(ids))})", ids
 
 
+#: The first build's statement: its sorts and hashes in memory, and no JIT compilation (it cost more than
+#: it saved here).
+BUILD_SETTINGS = {"work_mem": "64MB", "jit": "off"}
+
+
 def _add_items(*, pool: Pool, run_ids: list[int]) -> tuple[int, int]:
     """Insert the depth-k union of `run_ids` into the pool, with provenance (every run and rank ≤ k).
 
@@ -249,28 +255,27 @@ def _add_items(*, pool: Pool, run_ids: list[int]) -> tuple[int, int]:
     _keep_one_blind_key(pool)
     with connection.cursor() as cursor:
         if connection.vendor == "postgresql" and not PoolItem.objects.filter(pool=pool).exists():
-            cursor.execute("SET LOCAL work_mem = '64MB'")
-            cursor.execute("SET LOCAL jit = off")
-            cursor.execute(
-                f"""
-                WITH candidates AS MATERIALIZED ({candidates}),
-                added AS (
-                    INSERT INTO {item} ({columns}) {item_rows.format(pairs="candidates")}
-                    RETURNING id, topic_id, document_id
-                ),
-                provenance AS (
-                    INSERT INTO {prov} (item_id, run_id, rank)
-                    SELECT a.id, c.run_id, c.rank
-                    FROM candidates c
-                    JOIN added a ON a.topic_id = c.topic_id AND a.document_id = c.document_id
-                    ORDER BY a.id, c.run_id
-                    RETURNING 1
-                )
-                SELECT (SELECT COUNT(*) FROM added), (SELECT COUNT(*) FROM provenance)
-                """,
-                [*candidate_params, *item_params],
-            )  # fmt: skip
-            items_added, provenance_added = cursor.fetchone()
+            with local_settings(cursor, BUILD_SETTINGS):
+                cursor.execute(
+                    f"""
+                    WITH candidates AS MATERIALIZED ({candidates}),
+                    added AS (
+                        INSERT INTO {item} ({columns}) {item_rows.format(pairs="candidates")}
+                        RETURNING id, topic_id, document_id
+                    ),
+                    provenance AS (
+                        INSERT INTO {prov} (item_id, run_id, rank)
+                        SELECT a.id, c.run_id, c.rank
+                        FROM candidates c
+                        JOIN added a ON a.topic_id = c.topic_id AND a.document_id = c.document_id
+                        ORDER BY a.id, c.run_id
+                        RETURNING 1
+                    )
+                    SELECT (SELECT COUNT(*) FROM added), (SELECT COUNT(*) FROM provenance)
+                    """,
+                    [*candidate_params, *item_params],
+                )  # fmt: skip
+                items_added, provenance_added = cursor.fetchone()
             return int(items_added), int(provenance_added)
         cursor.execute(
             f"""

@@ -227,3 +227,20 @@ def test_a_run_added_under_another_blind_order_key_redraws_the_whole_order(
     after = dict(PoolItem.objects.filter(pool=pool).values_list("id", "required_judgements"))
     assert {k: after[k] for k in before} == before
     assert len(after) > len(before)
+
+
+def test_a_build_inside_a_transaction_leaves_the_callers_settings_as_they_were(
+    collection: Collection, runs: list[Run]
+) -> None:
+    """The first build's statement runs with more sort memory and no JIT, and the caller's transaction
+    (here the test's) gets its own settings back after it: a `SET LOCAL` would last until that ends."""
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL settings")
+    with connection.cursor() as cursor:
+        cursor.execute("SET LOCAL work_mem = '5MB'")
+        cursor.execute("SET LOCAL jit = on")
+        pool = pool_build.create_pool(name="settings", collection=collection, runs=runs, depth=5)
+        summary = pool_build.build_pool(pool=pool)
+        cursor.execute("SELECT current_setting('work_mem'), current_setting('jit')")
+        assert cursor.fetchone() == ("5MB", "on")
+    assert summary.items_added == len(expected(runs, 5, ["q1", "q2", "q3"]))
