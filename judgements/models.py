@@ -347,7 +347,8 @@ class RaterExclusion(models.Model):
 
 class ProgressTally(models.Model):
     """Sums over a topic's selected items of a pool, kept by PostgreSQL triggers on the item table
-    (migration 0007, on every insert, update and delete of items, whichever code writes them): `need`
+    (migrations 0007 and 0008: per statement on inserts and deletes, per row on an update that changes a
+    row's counts, whichever code writes them): `need`
     (required judgements), `done` (judgements made, at most `required` an item) and `needing` (items that
     may be leased to one more rater, NEEDS_JUDGEMENT). Each database session adds to its own `slot` (its
     backend's pid modulo 32), so that two sessions' counts never wait on one row; a topic's figure is the

@@ -1,6 +1,7 @@
 """The progress tallies (`ProgressTally`, kept by triggers on the item table): after every kind of change of
-items (build, leases, judgements of both paths, skips, expiry, gold, a removed rater, deleted items, a pool
-deleted) the judging page's tallied progress is the pass over the items, for each rater and topic."""
+items (build, leases, judgements of both paths, skips, expiry, gold, a removed rater, deleted items, bulk
+updates, a pool deleted) the judging page's tallied progress is the pass over the items, for each rater and
+topic."""
 
 from __future__ import annotations
 
@@ -8,7 +9,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import connection
-from django.db.models import Sum
+from django.db.models import F, Sum
 from django.utils import timezone
 
 from judgements import adjudication, lease_ends, leasing, membership, submission
@@ -67,6 +68,14 @@ def test_the_tallied_progress_is_the_pass_over_the_items_after_every_change():
     same_progress(pool, raters[:2])
     adjudication.remove_gold(item=items[-1])
     PoolItem.objects.filter(pk=items[-4].pk).delete()
+    same_progress(pool, raters[:2])
+    # one statement over every topic's items (the row trigger, once per row whose counts change), then
+    # one that changes no count (its rows pass the trigger's WHEN without a call)
+    assert PoolItem.objects.filter(pool=pool).values("topic").distinct().count() > 1
+    PoolItem.objects.filter(pool=pool).update(required_judgements=F("required_judgements") + 1)
+    same_progress(pool, raters[:2])
+    PoolItem.objects.filter(pool=pool).update(blind_key=F("blind_key"))
+    PoolItem.objects.filter(pool=pool).update(required_judgements=F("required_judgements") - 1)
     same_progress(pool, raters[:2])
     assert progress(judging=pool.judging, user=first, topic_id=None)["done"] == 3
 
