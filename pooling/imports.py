@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, TypedDict, Unpack
 
 from django.conf import settings
 from django.db import transaction
@@ -26,6 +26,15 @@ from pooling.models import Collection, Document, Run, Topic
 
 Progress = Callable[[float, str], None]
 BATCH = 5000
+
+
+class FileOptions(TypedDict, total=False):
+    """How a documents or topics file is read (`_file_import`): its format (None: guessed from the name),
+    the name errors call it by (None: its path) and a progress callback."""
+
+    format: str | None
+    display_name: str | None
+    progress: Progress | None
 
 
 @dataclass
@@ -90,17 +99,21 @@ def reading_limits() -> AbstractContextManager[formats.Limits]:
 
 @contextmanager
 def _file_import(
-    kind: str, path: str | Path, format: str | None, display_name: str | None, progress: Progress | None
+    kind: str, path: str | Path, **options: Unpack[FileOptions]
 ) -> Iterator[tuple[IO[bytes], str, ImportSummary]]:
     """The frame of a documents or topics import: the file opened under the reading limits in one
     transaction, its format (given, or guessed from the name), and the summary the body fills in and
     that is timed on the way out; a reader's FormatError leaves as ImportFailed, and nothing is stored."""
     started = time.monotonic()
-    name = display_name or str(path)
-    fmt = format or formats.guess_format(name, kind)
+    name = options.get("display_name") or str(path)
+    fmt = options.get("format") or formats.guess_format(name, kind)
     summary = ImportSummary(kind=kind)
     try:
-        with reading_limits(), _open_source(path, name, progress) as source, transaction.atomic():
+        with (
+            reading_limits(),
+            _open_source(path, name, options.get("progress")) as source,
+            transaction.atomic(),
+        ):
             yield source, fmt, summary
     except formats.FormatError as exc:
         raise ImportFailed(format_errors(exc)) from None
@@ -120,16 +133,11 @@ def create_collection(*, name: str, description: str = "", created_by: Any = Non
 
 
 def import_documents(
-    *,
-    collection: Collection,
-    path: str | Path,
-    format: str | None = None,
-    display_name: str | None = None,
-    progress: Progress | None = None,
+    *, collection: Collection, path: str | Path, **options: Unpack[FileOptions]
 ) -> ImportSummary:
     """Import documents (JSONL, TSV or TREC SGML, `.gz` too) atomically; an existing docid is updated."""
     existing = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
-    with _file_import("documents", path, format, display_name, progress) as (source, fmt, summary):
+    with _file_import("documents", path, **options) as (source, fmt, summary):
         new: list[Document] = []
         changed: list[Document] = []
         for entry in formats.read_documents(source, format=fmt):
@@ -163,16 +171,11 @@ def import_documents(
 
 
 def import_topics(
-    *,
-    collection: Collection,
-    path: str | Path,
-    format: str | None = None,
-    display_name: str | None = None,
-    progress: Progress | None = None,
+    *, collection: Collection, path: str | Path, **options: Unpack[FileOptions]
 ) -> ImportSummary:
     """Import topics (TREC, TSV or JSONL) atomically; an existing qid is updated."""
     existing = {t.qid: t for t in Topic.objects.filter(collection=collection)}
-    with _file_import("topics", path, format, display_name, progress) as (source, fmt, summary):
+    with _file_import("topics", path, **options) as (source, fmt, summary):
         for entry in formats.read_topics(source, format=fmt):
             values = {
                 "query": entry.query,

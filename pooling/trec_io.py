@@ -820,21 +820,27 @@ class _Chunk:
     first_row: bytes
 
 
-def _parse_chunk(
-    a: np.ndarray,
-    padded: np.ndarray,
-    min_fields: int,
-    columns: tuple[int, int, int],
-    expected: str,
-    parse_value: Callable[[np.ndarray, Any, ErrorLog, np.ndarray], np.ndarray],
-) -> _Chunk:
+@dataclass(frozen=True, slots=True)
+class _Layout:
+    """A kind of file's lines: the fields a line needs, the value's column (qid and docid are fields 0
+    and 2), the fields' names for messages, the value's name, parser and type."""
+
+    min_fields: int
+    value_column: int
+    expected: str
+    value_name: str
+    parse_value: Callable[[np.ndarray, Any, ErrorLog, np.ndarray], np.ndarray]
+    value_dtype: type
+
+
+def _parse_chunk(a: np.ndarray, padded: np.ndarray, layout: _Layout) -> _Chunk:
     """Parse one chunk of whole lines (numbered from 1 here); its fields are gathered, hashed and parsed
     while they are in cache. Runs in a worker thread: numpy releases the GIL in the heavy loops."""
     errors = ErrorLog("")
     top = int(a.max())
     if top >= 0x80:
         _utf8_errors(a.tobytes(), 1, errors)
-    fields = _split(a, min_fields, columns, 1, errors, expected)
+    fields = _split(a, layout.min_fields, (0, 2, layout.value_column), 1, errors, layout.expected)
     line_bytes = current_limits().line_bytes
     line_lengths = np.diff(fields.newlines, prepend=-1) - 1
     longest = int(line_lengths.max()) if len(line_lengths) else 0
@@ -842,7 +848,7 @@ def _parse_chunk(
         errors.add(int(np.flatnonzero(line_lengths > line_bytes)[0]) + 1, line_too_long(line_bytes))
     n = len(fields.lines)
     if n and longest > MAX_FIELD_BYTES:  # only a line this long can hold a field that long
-        _drop_long_fields(fields, errors, ("qid", "docid", "score" if min_fields == 6 else "relevance"))
+        _drop_long_fields(fields, errors, ("qid", "docid", layout.value_name))
         n = len(fields.lines)
     size = len(a)
     docids = _gather(padded, size, fields.starts[1], fields.ends[1])
@@ -851,7 +857,7 @@ def _parse_chunk(
         first_row = _line_text(a, int(fields.starts[0][0]))
         qids = _gather(padded, size, fields.starts[0], fields.ends[0])
         raw = _gather(padded, size, fields.starts[2], fields.ends[2])
-        value = parse_value(raw, fields.lines, errors, fields.ends[2] - fields.starts[2])
+        value = layout.parse_value(raw, fields.lines, errors, fields.ends[2] - fields.starts[2])
         if errors.items:  # rows on a line with an error are left out (the file is bad anyway)
             row_lines = np.arange(1, n + 1) if lines is None else lines
             bad = np.array([line for line, _ in errors.items if line is not None], dtype=np.int64)
@@ -916,19 +922,12 @@ _LOADAVG = "/proc/loadavg"
 
 
 def _parsed_chunks(
-    path: Source,
-    min_fields: int,
-    value_column: int,
-    expected: str,
-    errors: ErrorLog,
-    parse_value: Callable[[np.ndarray, Any, ErrorLog, np.ndarray], np.ndarray],
-    progress: Callable[[float], None] | None = None,
+    path: Source, layout: _Layout, errors: ErrorLog, progress: Callable[[float], None] | None = None
 ) -> Iterator[tuple[int, int, _Chunk]]:
     """Parse the file block by block, each block chunk by chunk: qid (field 0), docid (field 2) and one value
     field of every data line. Chunks of a block are parsed by a few threads. Yields, in file order,
     (line offset, chunk bytes, chunk): line ``offset + k`` of the file is the chunk's line k (from 1). The
     chunk's errors are already in ``errors``, with file line numbers. Memory holds one block."""
-    columns = (0, 2, value_column)
     first_line = 1
     workers = _workers()
     with ExitStack() as stack:
@@ -943,9 +942,7 @@ def _parsed_chunks(
 
             def work(bound: tuple[int, int], buffer: np.ndarray = buffer) -> _Chunk:
                 start, end = bound
-                return _parse_chunk(
-                    buffer[start:end], buffer[start:], min_fields, columns, expected, parse_value
-                )
+                return _parse_chunk(buffer[start:end], buffer[start:], layout)
 
             results = pool.map(work, bounds) if pool is not None and len(bounds) > 1 else map(work, bounds)
             for (start, end), chunk in zip(bounds, results, strict=True):
@@ -961,15 +958,7 @@ def _parsed_chunks(
                     return
 
 
-def _parse_file(
-    path: Source,
-    min_fields: int,
-    value_column: int,
-    expected: str,
-    errors: ErrorLog,
-    parse_value: Callable[[np.ndarray, Any, ErrorLog, np.ndarray], np.ndarray],
-    value_dtype: type,
-) -> _Parsed:
+def _parse_file(path: Source, layout: _Layout, errors: ErrorLog) -> _Parsed:
     """The whole file parsed (``_parsed_chunks``), the chunks' results copied, in file order, into growing
     columns. Only the columns grow with the file, not the temporaries."""
     docid_col = key_col = value_col = None
@@ -982,7 +971,7 @@ def _parse_file(
         file_size = os.stat(path).st_size if isinstance(path, str | os.PathLike) else 0
     except OSError:
         file_size = 0
-    for offset, size, chunk in _parsed_chunks(path, min_fields, value_column, expected, errors, parse_value):
+    for offset, size, chunk in _parsed_chunks(path, layout, errors):
         any_bytes = any_bytes or chunk.any_bytes
         if not chunk.n_rows:
             continue
@@ -990,7 +979,7 @@ def _parse_file(
             estimate = int(chunk.n_rows / max(size, 1) * file_size * 1.05) + 1024
             docid_col = _Column(estimate, chunk.docid.dtype)
             key_col = _Column(estimate, np.uint64)
-            value_col = _Column(estimate, value_dtype)
+            value_col = _Column(estimate, layout.value_dtype)
             first_row_text = chunk.first_row
         line_map.append((docid_col.size, offset, chunk.lines))
         heads.append(chunk.qid_heads)
@@ -1007,7 +996,7 @@ def _parse_file(
             empty,
             np.zeros(0, "S8"),
             np.zeros(0, np.uint64),
-            np.zeros(0, value_dtype),
+            np.zeros(0, layout.value_dtype),
             b"",
             any_bytes,
         )
@@ -1127,9 +1116,7 @@ _Table = TypeVar("_Table", RunTable, QrelsTable)
 def _read_table(
     source: Source,
     max_errors: int,
-    layout: tuple[int, int, str],
-    parse_value: Callable[[np.ndarray, Any, ErrorLog, np.ndarray], np.ndarray],
-    value_dtype: type,
+    layout: _Layout,
     kind: str,
     duplicate: str,
     make: Callable[[_Parsed, dict[str, Any]], _Table],
@@ -1140,8 +1127,7 @@ def _read_table(
     (message `duplicate`) with the other bad lines, and every error raised at once."""
     display = source_name(source)
     errors = ErrorLog(display, max_errors)
-    min_fields, value_column, expected = layout
-    parsed = _parse_file(source, min_fields, value_column, expected, errors, parse_value, value_dtype)
+    parsed = _parse_file(source, layout, errors)
     if not errors.total and not parsed.n_rows:
         errors.add(None, "file is empty" if not parsed.any_bytes else f"no {kind} rows found")
     topic_ids, topic = _topics(parsed.qid_heads, parsed.qid_lengths)
@@ -1174,9 +1160,7 @@ def read_run(source: Source, *, name: str | None = None, max_errors: int = _MAX_
         tag = name if name is not None else _tag_of(parsed.first_row)
         return RunTable(**columns, score=parsed.value, name=tag)
 
-    return _read_table(
-        source, max_errors, (6, 4, RUN_FIELDS), _parse_scores, np.float64, "run", DUPLICATE_DOCID, table
-    )
+    return _read_table(source, max_errors, _RUN_LINES, "run", DUPLICATE_DOCID, table)
 
 
 #: The one message for a docid given twice for a topic in a run (trec_eval: "duplicate docs").
@@ -1264,7 +1248,7 @@ def iter_run(
     rows is recorded at the end. Duplicates are not checked: that needs the whole of each topic, the
     caller's job. ``progress`` gets the fraction of the file read.
     """
-    for chunk, lines, _values in _iter_rows(source, errors, 6, 4, RUN_FIELDS, _parse_scores, progress):
+    for chunk, lines, _values in _iter_rows(source, errors, _RUN_LINES, progress):
         yield RunChunk(
             qids=[head.decode("utf-8", "replace") for head in chunk.qid_heads.tolist()],
             qid_lengths=chunk.qid_lengths,
@@ -1316,7 +1300,7 @@ def iter_run_by_topic(
     codes = _QidCodes()
     parts: tuple[list[np.ndarray], ...] = ([], [], [], [])
     with _Spill() as spill:
-        for chunk, lines, _values in _iter_rows(source, errors, 6, 4, RUN_FIELDS, _parse_scores, progress):
+        for chunk, lines, _values in _iter_rows(source, errors, _RUN_LINES, progress):
             code = np.repeat(codes.of(chunk.qid_heads), chunk.qid_lengths)
             line = lines.astype(np.int32) if len(lines) and lines[-1] < 2**31 else lines
             columns = (code, chunk.docid, chunk.value, line)
@@ -1509,7 +1493,7 @@ def iter_qrels(
     run: bad lines left out and recorded in ``errors``; the same (qid, docid) twice is recorded too, on
     the line of the second (only the pairs are kept, not the rows)."""
     seen: dict[tuple[str, str], int] = {}
-    for chunk, lines, _values in _iter_rows(source, errors, 4, 3, QRELS_FIELDS, _parse_grades, progress):
+    for chunk, lines, _values in _iter_rows(source, errors, _QRELS_LINES, progress):
         qids = np.repeat(chunk.qid_heads, chunk.qid_lengths)
         qid = [value.decode("utf-8", "replace") for value in qids.tolist()]
         docid = [value.decode("utf-8", "replace") for value in chunk.docid.tolist()]
@@ -1531,18 +1515,10 @@ def iter_qrels(
 
 
 def _iter_rows(
-    source: Source,
-    errors: ErrorLog,
-    min_fields: int,
-    value_column: int,
-    expected: str,
-    parse_value: Callable[[np.ndarray, Any, ErrorLog, np.ndarray], np.ndarray],
-    progress: Callable[[float], None] | None,
+    source: Source, errors: ErrorLog, layout: _Layout, progress: Callable[[float], None] | None
 ) -> Iterator[tuple[_Chunk, np.ndarray, np.ndarray]]:
     """The parsed chunks that hold rows, with the file line of each row."""
-    for offset, _size, chunk in _parsed_chunks(
-        source, min_fields, value_column, expected, errors, parse_value, progress
-    ):
+    for offset, _size, chunk in _parsed_chunks(source, layout, errors, progress):
         errors.bytes_seen = errors.bytes_seen or chunk.any_bytes
         if not chunk.n_rows:
             continue
@@ -1674,6 +1650,10 @@ def _parse_grades(raw: np.ndarray, lines: Any, errors: ErrorLog, lengths: np.nda
     return grades
 
 
+_RUN_LINES = _Layout(6, 4, RUN_FIELDS, "score", _parse_scores, np.float64)
+_QRELS_LINES = _Layout(4, 3, QRELS_FIELDS, "relevance", _parse_grades, np.int64)
+
+
 def read_qrels(source: Source, *, max_errors: int = _MAX_ERRORS) -> QrelsTable:
     """Read a TREC qrels file (a path, or a binary file object with a ``name``) into a ``QrelsTable``
     (see the module docstring for the format); ``line`` gives each row's line.
@@ -1687,9 +1667,7 @@ def read_qrels(source: Source, *, max_errors: int = _MAX_ERRORS) -> QrelsTable:
     def table(parsed: _Parsed, columns: dict[str, Any]) -> QrelsTable:
         return QrelsTable(**columns, grade=parsed.value)
 
-    return _read_table(
-        source, max_errors, (4, 3, QRELS_FIELDS), _parse_grades, np.int64, "qrels", DUPLICATE_JUDGEMENT, table
-    )
+    return _read_table(source, max_errors, _QRELS_LINES, "qrels", DUPLICATE_JUDGEMENT, table)
 
 
 #: The one message for a (qid, docid) judged twice in a qrels file.
