@@ -62,7 +62,8 @@ Usage: .venv/bin/python benchmarks/rater_load.py [--small] [--path api|browser|t
   --small      a 5-second smoke run (28 × 150 items; 5 s per phase)
   --keep       keep the database afterwards
   --profile N  afterwards, run 300 loops in process (Django's test client on the same database) under
-               cProfile and print the N costliest functions and the SQL of one loop
+               cProfile and print the N costliest functions and the SQL of one loop (the key press of
+               `--path browser` with its session and CSRF token, else the api path's)
 """
 
 from __future__ import annotations
@@ -705,15 +706,25 @@ def check_database(acked: list[int]) -> dict[str, int]:
 # ------------------------------------------------------------------------------------------ profile
 
 
-def profile_in_process(tokens: list[str], top: int, loops: int = 300) -> None:
-    """`loops` judgements through `judgement-and-next` (the `api` path) by Django's test client (same
-    database, same middleware) under cProfile, round-robin over the raters; then the SQL of one judgement
-    and of one ping."""
+def profile_in_process(tokens: list[str], sessions: list[str] | None, top: int, loops: int = 300) -> None:
+    """`loops` judgements through `judgement-and-next` by Django's test client (same database, same
+    middleware) under cProfile, round-robin over the raters: with their tokens (the `api` path), or with
+    `sessions`, their session cookies and a CSRF token in cookie and header, CSRF checked (the `browser`
+    path's key press); then the SQL of one judgement and of one ping."""
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
 
-    clients = [Client(HTTP_AUTHORIZATION=f"Token {token}") for token in tokens]
+    if sessions is None:
+        clients = [Client(HTTP_AUTHORIZATION=f"Token {token}") for token in tokens]
+    else:
+        clients = []
+        for session in sessions:
+            csrf = secrets.token_hex(16)
+            client = Client(enforce_csrf_checks=True, HTTP_X_CSRFTOKEN=csrf)
+            client.cookies["sessionid"] = session
+            client.cookies["csrftoken"] = csrf
+            clients.append(client)
     leases: dict[int, int] = {}
 
     def loop(n: int) -> None:
@@ -931,7 +942,7 @@ def main() -> None:
         f"{results['dry']} times dry"
     )
     if args.profile:
-        profile_in_process(tokens, args.profile)
+        profile_in_process(tokens, sessions if args.path == "browser" else None, args.profile)
     if not args.keep:
         admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
     print(
