@@ -1,4 +1,5 @@
-"""What several benchmark scripts share: the environment of a child `manage.py` (with the project's
+"""What several benchmark scripts share: the PostgreSQL server and a database of their own on it (created
+fresh, refused while another run uses it), the environment of a child `manage.py` (with the project's
 modules compiled, as an installed or once-run checkout has them), the best time of repeated calls and a
 printed cProfile table.
 
@@ -19,6 +20,45 @@ from pathlib import Path
 from typing import TypeVar
 
 T = TypeVar("T")
+
+#: The PostgreSQL server of every benchmark (BENCH_PG: another), as user postgres with trust auth.
+SERVER = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
+
+
+def admin(*statements: str) -> None:
+    """Run `statements` on the server's `postgres` database, each in autocommit (as CREATE DATABASE asks)."""
+    import psycopg
+
+    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
+        for statement in statements:
+            conn.execute(statement)
+
+
+def fresh_database(name: str) -> None:
+    """`name` dropped and created empty; refused (SystemExit, nothing dropped) while another session is
+    connected to it: another benchmark run given the same database (BENCH_DB, --database), whose
+    measurement a DROP … WITH (FORCE) would break by ending its connections."""
+    import psycopg
+
+    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
+        pids = [row[0] for row in conn.execute(
+            "SELECT pid FROM pg_stat_activity WHERE datname = %s AND pid <> pg_backend_pid()", [name]
+        )]  # fmt: skip
+        if pids:
+            raise SystemExit(
+                f"database {name} is in use by {len(pids)} other session(s) (pids "
+                f"{', '.join(map(str, pids))}): another benchmark run on it? Give this one another "
+                "database (BENCH_DB) or end that run."
+            )
+        conn.execute(f"DROP DATABASE IF EXISTS {name}")
+        conn.execute(f"CREATE DATABASE {name}")
+
+
+def drop_database(name: str) -> None:
+    """The run's own database dropped at its end (WITH (FORCE): its server's connections may still be
+    closing)."""
+    admin(f"DROP DATABASE IF EXISTS {name} WITH (FORCE)")
+
 
 #: The settings a benchmark gives its children itself; the caller's own values are never passed on.
 SETTINGS_VARIABLES = ("DATABASE_URL", "CELERY_BROKER_URL", "CELERY_RESULT_BACKEND", "CACHE_URL")

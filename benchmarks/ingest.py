@@ -41,9 +41,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import SETTINGS_VARIABLES, child_env, print_profile  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    SERVER,
+    SETTINGS_VARIABLES,
+    child_env,
+    drop_database,
+    fresh_database,
+    print_profile,
+)
 
-SERVER = "postgres://postgres@127.0.0.1:5432"
 DATABASE = os.environ.get("BENCH_DB", "labeling_bench")  # BENCH_DB: another name, as pool.py takes
 COLLECTION = "bench"
 DOCUMENTS = 100_000
@@ -53,12 +59,10 @@ TARGET = 1.25  # issue 17 (was 2.0)
 
 
 def recreate_database(*, create: bool = True) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        if create:
-            conn.execute(f"CREATE DATABASE {DATABASE}")
+    if create:
+        fresh_database(DATABASE)
+    else:
+        drop_database(DATABASE)
 
 
 def manage(env: dict[str, str], *args: str) -> tuple[float, str]:

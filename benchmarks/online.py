@@ -35,7 +35,8 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-SERVER = "postgres://postgres@127.0.0.1:5432"
+from benchmarks._common import SERVER, drop_database, fresh_database  # noqa: E402
+
 DATABASE = os.environ.get("BENCH_DB", "labeling_clicks_bench")
 QUERIES, DOCS, K = 1000, 10, 10
 TARGET = 3.0
@@ -184,12 +185,9 @@ def main() -> None:
         result["rss_mb"] = peak_rss_mb()
         print(json.dumps(result))
         return
-    import psycopg
 
     pages = args.pages or (200_000 if args.small else 10_000_000)
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DATABASE}")
+    fresh_database(DATABASE)
     try:
         with tempfile.TemporaryDirectory(prefix="bench-online-") as tmp:
             env = {k: v for k, v in os.environ.items() if k not in ("CELERY_BROKER_URL", "CACHE_URL")}
@@ -241,8 +239,7 @@ def main() -> None:
                 f"{last['cpu'] / anchor['cpu']:.2f} CPU (target ≤ {TARGET})"
             )
     finally:
-        with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-            conn.execute(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+        drop_database(DATABASE)
 
 
 if __name__ == "__main__":

@@ -55,12 +55,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks import rater_load  # noqa: E402 - after the path is set
+from benchmarks._common import drop_database  # noqa: E402
 from benchmarks.rater_load import (  # noqa: E402
     Connection,
     CpuMeter,
     HttpError,
     Tally,
-    admin,
     free_port,
     percentile,
     poisson_arrivals,
@@ -69,7 +69,6 @@ from benchmarks.rater_load import (  # noqa: E402
     wait_ready,
 )
 
-SERVER = rater_load.SERVER
 DATABASE = os.environ.get("BENCH_DB", "labeling_interleaving_bench")
 CLIENTS = 32
 SEARCHERS = 10_000
@@ -332,7 +331,7 @@ def main() -> None:
         if process is not None:
             stop_gunicorn_and_check_log(process, log=log, work=work)
         if not args.keep:
-            admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+            drop_database(DATABASE)
     anchor, _ = results["anchor GET /api/ping/"]
     ours, closed_tally = results["ours GET …/ranking/"]
     open_tally = results["open"]

@@ -55,7 +55,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 DB_NAME = os.environ.get("BENCH_DB", "labeling_pool_bench")
-SERVER = os.environ.get("BENCH_PG", "postgres://postgres@127.0.0.1:5432")
+from benchmarks._common import SERVER, fresh_database  # noqa: E402
+from benchmarks._common import drop_database as drop_own_database  # noqa: E402
+
 DATABASE_URL = f"{SERVER}/{DB_NAME}"
 
 
@@ -121,21 +123,12 @@ def write_runs(directory: Path, qids: list[str], docids: list[str], runs: dict[s
 # ---------------------------------------------------------------------------------------------- database
 
 
-def admin_connection() -> Any:
-    import psycopg
-
-    return psycopg.connect(f"{SERVER}/postgres", autocommit=True)
-
-
 def create_database() -> None:
-    with admin_connection() as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
-        conn.execute(f"CREATE DATABASE {DB_NAME}")
+    fresh_database(DB_NAME)
 
 
 def drop_database() -> None:
-    with admin_connection() as conn:
-        conn.execute(f"DROP DATABASE IF EXISTS {DB_NAME} WITH (FORCE)")
+    drop_own_database(DB_NAME)
 
 
 def setup_django() -> None:

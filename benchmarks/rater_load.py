@@ -94,7 +94,9 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
-SERVER = "postgres://postgres@127.0.0.1:5432"
+
+from benchmarks._common import SERVER, drop_database, fresh_database  # noqa: E402
+
 DATABASE = os.environ.get("BENCH_DB") or f"labeling_load_bench_{ROOT.name}".replace("-", "_")  # --database
 REDIS = ("127.0.0.1", 6379)
 POOL = "load-bench"
@@ -120,14 +122,6 @@ WORDS = [
 
 
 # ------------------------------------------------------------------------------------------ database
-
-
-def admin(*statements: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        for statement in statements:
-            conn.execute(statement)
 
 
 def service_up(host: str, port: int) -> bool:
@@ -176,7 +170,7 @@ def set_up_django(prefix: str, *, database: str, **overrides: str) -> tuple[Path
     import django
 
     django.setup()
-    admin(f"DROP DATABASE IF EXISTS {database} WITH (FORCE)", f"CREATE DATABASE {database}")
+    fresh_database(database)
     return work, env
 
 
@@ -944,7 +938,7 @@ def main() -> None:
     if args.profile:
         profile_in_process(tokens, sessions if args.path == "browser" else None, args.profile)
     if not args.keep:
-        admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+        drop_database(DATABASE)
     print(
         f"load average now: {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs; noisy figures when it is high)"
     )

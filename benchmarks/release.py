@@ -55,9 +55,16 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import SETTINGS_VARIABLES, best_of, child_env, print_profile  # noqa: E402
+from benchmarks._common import (  # noqa: E402
+    SERVER,
+    SETTINGS_VARIABLES,
+    best_of,
+    child_env,
+    drop_database,
+    fresh_database,
+    print_profile,
+)
 
-SERVER = "postgres://postgres@127.0.0.1:5432"
 DATABASE = os.environ.get("BENCH_DB", "labeling_release_bench")  # BENCH_DB: another name, as ingest.py takes
 ITEMS_PER_TOPIC = 100
 UNPOOLED_PER_TOPIC = 10
@@ -70,14 +77,6 @@ SEED = 20240601
 # Pseudonyms depend on it: fixed, so the files' hashes compare across runs.
 SECRET_KEY = "release-benchmark-secret-key-not-for-production-0123456789abcdef"
 FILES = ("qrels.txt", "judgements.jsonl", "manifest.json")
-
-
-def admin(*statements: str) -> None:
-    import psycopg
-
-    with psycopg.connect(f"{SERVER}/postgres", autocommit=True) as conn:
-        for statement in statements:
-            conn.execute(statement)
 
 
 def database_exists() -> bool:
@@ -380,7 +379,7 @@ def main() -> None:
     reuse = args.reuse and database_exists()
     try:
         if not reuse:
-            admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)", f"CREATE DATABASE {DATABASE}")
+            fresh_database(DATABASE)
         import django
 
         django.setup()
@@ -471,7 +470,7 @@ def main() -> None:
 
         connections.close_all()
         if not args.keep:
-            admin(f"DROP DATABASE IF EXISTS {DATABASE} WITH (FORCE)")
+            drop_database(DATABASE)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
