@@ -57,16 +57,15 @@ DROP FUNCTION judgements_tally_items();
 """
 
 
-def create_triggers(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        with schema_editor.connection.cursor() as cursor:
-            cursor.execute(FUNCTION)  # (no parameters: the text's % is SQL's)
+def on_postgresql(sql):
+    """A RunPython step that executes `sql` on PostgreSQL and does nothing elsewhere (no tallies there)."""
 
+    def run(apps, schema_editor):
+        if schema_editor.connection.vendor == "postgresql":
+            with schema_editor.connection.cursor() as cursor:
+                cursor.execute(sql)  # (no parameters: the text's % is SQL's)
 
-def drop_triggers(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        with schema_editor.connection.cursor() as cursor:
-            cursor.execute(REVERSE)
+    return run
 
 
 class Migration(migrations.Migration):
@@ -92,5 +91,5 @@ class Migration(migrations.Migration):
                 'constraints': [models.UniqueConstraint(fields=('pool_id', 'topic_id', 'slot'), name='progress_tally_unique')],
             },
         ),
-        migrations.RunPython(create_triggers, drop_triggers),
+        migrations.RunPython(on_postgresql(FUNCTION), on_postgresql(REVERSE)),
     ]

@@ -37,22 +37,10 @@ CREATE TRIGGER judgements_tally_update AFTER UPDATE ON pooling_poolitem
 """
 
 
-def forward(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        with schema_editor.connection.cursor() as cursor:
-            cursor.execute(FORWARD)
-
-
-def backward(apps, schema_editor):
-    if schema_editor.connection.vendor == "postgresql":
-        with schema_editor.connection.cursor() as cursor:
-            cursor.execute(BACKWARD)
-
-
 class Migration(migrations.Migration):
 
     dependencies = [
         ('judgements', '0007_progress_tally'),
     ]
 
-    operations = [migrations.RunPython(forward, backward)]
+    operations = [migrations.RunPython(tallies.on_postgresql(FORWARD), tallies.on_postgresql(BACKWARD))]
