@@ -339,21 +339,20 @@ def main() -> None:
         from pooling.models import Run
 
         interleaved_path = write_interleaved(run_path, topics)
-        # The machine may be shared: each timing is the best of the repeats, the loads alternating. The
-        # first repeat's runs are kept (run id 1 is the one the floor file names; the two are compared),
-        # the later ones deleted once their rows are counted.
-        best: dict[str, tuple[float, float, int]] = {}  # load -> (wall s, service s, largest peak kB)
-        identical = True
-        copy_s = float("inf")
+        # The machine may be shared: each load's figures are those of its fastest repeat (wall and service
+        # seconds from the same import), the loads alternating; its peak RSS the largest. The first
+        # repeat's runs are kept (run id 1 is the one the floor file names; the two are compared), the
+        # later ones deleted once their rows are counted.
+        timings: dict[str, list[tuple[float, float, int]]] = {"sorted": [], "interleaved": []}
+        copies: list[float] = []
         for repeat in range(args.repeats):
-            suffix = f"-{repeat + 1}" if repeat else ""
             ids = []
             for key, path in (("sorted", run_path), ("interleaved", interleaved_path)):
-                seconds, peak_kb, service_s, run_id, num_rows = import_measured(env, path, key + suffix)
-                if num_rows != lines or (repeat == 0 and key == "sorted" and run_id != 1):
+                name = key + (f"-{repeat + 1}" if repeat else "")
+                seconds, peak_kb, service_s, run_id, num_rows = import_measured(env, path, name)
+                if num_rows != lines or (name == "sorted" and run_id != 1):
                     raise SystemExit(f"unexpected run after import: id {run_id}, {num_rows} rows")
-                wall_s, in_service_s, most_kb = best.get(key, (float("inf"), float("inf"), 0))
-                best[key] = (min(wall_s, seconds), min(in_service_s, service_s), max(most_kb, peak_kb))
+                timings[key].append((seconds, service_s, peak_kb))
                 ids.append(run_id)
             if repeat == 0:
                 identical = same_rows(*ids)
@@ -361,9 +360,10 @@ def main() -> None:
                 for run in Run.objects.filter(id__in=ids):
                     delete_run(run=run)
             connection.close()
-            copy_s = min(copy_s, copy_floor(copy_path))
-        import_s, service_s, peak_kb = best["sorted"]
-        mixed_s, mixed_service_s, mixed_peak_kb = best["interleaved"]
+            copies.append(copy_floor(copy_path))
+        (import_s, service_s, _), (mixed_s, mixed_service_s, _) = (min(timings[key]) for key in timings)
+        peak_kb, mixed_peak_kb = (max(kb for *_, kb in timings[key]) for key in timings)
+        copy_s = min(copies)
         sqlite_rows, sqlite_s, sqlite_service_s = sqlite_reference(tmp, docs, queries, slice_path)
 
         if args.profile:
