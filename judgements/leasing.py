@@ -81,10 +81,16 @@ _OPEN_ITEM_SQL = """
 # whole pool for every lease that changes topic.)
 _ON_TOPIC = "AND pi.topic_id = (SELECT last_topic FROM rater)"
 _IF_NONE_ON_TOPIC = "AND NOT EXISTS (SELECT 1 FROM on_topic)"
-# The rater's live lease in the pool (a standalone lease returns it as is).
-_LIVE_ID = """(SELECT a.id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
+# The rater's live lease in the pool `p` (a standalone lease returns it as is): `_live_leases` in SQL.
+LIVE_ID_SQL = """(SELECT a.id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
      WHERE pi.pool_id = p.id AND a.rater_id = %(rater)s AND a.state = 'active' AND a.expires_at > %(now)s
      ORDER BY a.leased_at DESC LIMIT 1)"""
+# The pool `p` and its judging `j` when the rater rates it (`Judging.raters`, as `judging_for` asks it), for
+# the pool `{pool}` says: the SQL form of "a rater of the pool" in the statements of the loop.
+RATED_POOL_SQL = """FROM pooling_pool p
+  JOIN judgements_judging j ON j.pool_id = p.id
+  JOIN judgements_judging_raters r ON r.judging_id = j.id AND r.user_id = %(rater)s
+  WHERE {pool}"""
 # The statement's CTEs, with three blanks (`lease_ctes`): `{live_id}`, `{pool}` (which pool, and whether to
 # lease at all) and `{commit}` (what the lease counter's update returns). `_LEASE_SQL` fills them in for a
 # lease of its own; `submission` for the lease that follows a judgement in the same statement.
@@ -94,10 +100,7 @@ _LEASE_CTES = f"""rater AS (
     {{live_id}} AS live_id,
     (SELECT pi.topic_id FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
      WHERE pi.pool_id = p.id AND a.rater_id = %(rater)s ORDER BY a.leased_at DESC LIMIT 1) AS last_topic
-  FROM pooling_pool p
-  JOIN judgements_judging j ON j.pool_id = p.id
-  JOIN judgements_judging_raters r ON r.judging_id = j.id AND r.user_id = %(rater)s
-  WHERE {{pool}}
+  {RATED_POOL_SQL}
 ),
 on_topic AS ({_OPEN_ITEM_SQL.format(topic_clause=_ON_TOPIC, first_clause="")}),
 any_topic AS ({_OPEN_ITEM_SQL.format(topic_clause="", first_clause=_IF_NONE_ON_TOPIC)}),
@@ -151,7 +154,7 @@ def lease_ctes(*, live_id: str, pool: str, commit: str) -> str:
 _OWN_COMMIT = """set_config('synchronous_commit',
     CASE WHEN %(own_transaction)s THEN 'off' ELSE current_setting('synchronous_commit') END, true)"""
 _LEASE_SQL = f"""
-WITH {lease_ctes(live_id=_LIVE_ID, pool="p.name = %(pool)s", commit=_OWN_COMMIT)}
+WITH {lease_ctes(live_id=LIVE_ID_SQL, pool="p.name = %(pool)s", commit=_OWN_COMMIT)}
 SELECT {LEASE_COLUMNS},
   {PAGES_SQL}
 {LEASE_FROM}

@@ -14,6 +14,7 @@ from typing import Any
 from django.db import connection
 from django.utils import timezone
 
+from judgements import leasing
 from judgements.models import Judging
 from judgements.prepared import PAGES_SQL, one_row
 from pooling.models import NEEDS_JUDGEMENT_SQL, OPEN_FOR_JOINED_SQL
@@ -42,31 +43,59 @@ _PROGRESS_KEYS = ("need", "done", "topic_need", "topic_done", "mine", "mine_topi
 # judgements (`mine`) and their assignments not expired (`held`) on the pool's selected items. `open` is
 # the items needing a judgement less those the rater holds, skipped or judged (OPEN_FOR_JOINED_SQL's
 # complement among them: (item, rater) is unique for assignments and for judgements).
-_TALLIED_SQL = f"""
-WITH mine AS (
-  SELECT pi.id, pi.topic_id, {NEEDS_JUDGEMENT_SQL} AS needs
+_TALLIED = """
+WITH {ctes}mine AS (
+  SELECT pi.id, pi.topic_id, {needs} AS needs
   FROM judgements_judgement j JOIN pooling_poolitem pi ON pi.id = j.item_id
-  WHERE j.rater_id = %(rater)s AND pi.pool_id = %(pool)s AND pi.selected
+  WHERE j.rater_id = %(rater)s AND pi.pool_id = {pool} AND pi.selected
 ),
 held AS (
-  SELECT pi.id, a.state, a.expires_at, {NEEDS_JUDGEMENT_SQL} AS needs
+  SELECT pi.id, a.state, a.expires_at, {needs} AS needs
   FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
-  WHERE a.rater_id = %(rater)s AND pi.pool_id = %(pool)s AND pi.selected AND a.state <> 'expired'
+  WHERE a.rater_id = %(rater)s AND pi.pool_id = {pool} AND pi.selected AND a.state <> 'expired'
 ),
 tally AS (
   SELECT SUM(t.need) AS need, SUM(t.done) AS done,
-    SUM(t.need) FILTER (WHERE t.topic_id = %(topic)s) AS topic_need,
-    SUM(t.done) FILTER (WHERE t.topic_id = %(topic)s) AS topic_done, SUM(t.needing) AS needing
-  FROM judgements_progresstally t WHERE t.pool_id = %(pool)s
+    SUM(t.need) FILTER (WHERE t.topic_id = {topic}) AS topic_need,
+    SUM(t.done) FILTER (WHERE t.topic_id = {topic}) AS topic_done, SUM(t.needing) AS needing
+  FROM judgements_progresstally t WHERE t.pool_id = {pool}
 )
 SELECT tally.need, tally.done, tally.topic_need, tally.topic_done,
-  (SELECT count(*) FROM mine), (SELECT count(*) FROM mine WHERE topic_id = %(topic)s),
+  (SELECT count(*) FROM mine), (SELECT count(*) FROM mine WHERE topic_id = {topic}),
   (SELECT count(*) FROM held WHERE state = 'active' AND expires_at > %(now)s),
   COALESCE(tally.needing, 0)
     - (SELECT count(*) FROM (SELECT id FROM mine WHERE needs UNION SELECT id FROM held WHERE needs) x),
-  {PAGES_SQL}
-FROM tally
+  {columns}{pages}
+FROM tally{where}
 """
+
+
+def _tallied(*, ctes: str = "", pool: str, topic: str, columns: str = "", where: str = "") -> str:
+    return (
+        _TALLIED.replace("{needs}", NEEDS_JUDGEMENT_SQL).replace("{ctes}", ctes).replace("{pool}", pool)
+        .replace("{topic}", topic).replace("{columns}", columns).replace("{pages}", PAGES_SQL)
+        .replace("{where}", where)
+    )  # fmt: skip
+
+
+_TALLIED_SQL = _tallied(pool="%(pool)s", topic="%(topic)s")
+# The same for the page's refresh after a key press (`live_progress`): the pool by its name if the user
+# rates it (no row otherwise), on the topic of their live lease (-1: none), which comes back as a column.
+_LIVE_SQL = _tallied(
+    ctes=f"""rated AS (SELECT p.id AS pool_id, {leasing.LIVE_ID_SQL} AS live_id
+  {leasing.RATED_POOL_SQL.replace("{pool}", "p.name = %(pool_name)s")}
+),
+live AS (
+  SELECT COALESCE((SELECT pi.topic_id FROM judgements_assignment a
+                   JOIN pooling_poolitem pi ON pi.id = a.item_id
+                   WHERE a.id = (SELECT live_id FROM rated)), -1) AS topic_id
+),
+""",
+    pool="(SELECT pool_id FROM rated)",
+    topic="(SELECT topic_id FROM live)",
+    columns="(SELECT topic_id FROM live),\n  ",
+    where="\nWHERE EXISTS (SELECT 1 FROM rated)",
+)
 
 
 def progress(*, judging: Judging, user: Any, topic_id: int | None, tallied: bool = True) -> dict[str, Any]:
@@ -96,6 +125,30 @@ def progress(*, judging: Judging, user: Any, topic_id: int | None, tallied: bool
         with connection.cursor() as cursor:
             cursor.execute(_PROGRESS_SQL, params)
             row = cursor.fetchone()
+    return _counts(row)
+
+
+def live_progress(*, pool_name: str, user: Any, tallied: bool = True) -> dict[str, Any] | None:
+    """`progress` as the judging page refreshes it after a key press: in the pool named `pool_name` if
+    `user` rates it (`Judging.objects.for_rater`; None otherwise), on the topic of their live lease
+    (`leasing.current_topic_id`), whose id comes back as `topic_id` (None: no live lease). On PostgreSQL
+    the three are one prepared statement (`_LIVE_SQL`: the refresh follows nearly every key press of a
+    rater who reads what they judge); elsewhere, or with `tallied=False`, three steps."""
+    if not tallied or connection.vendor != "postgresql":
+        judging = Judging.objects.for_rater(user).select_related("pool").filter(pool__name=pool_name).first()
+        if judging is None:
+            return None
+        topic_id = leasing.current_topic_id(pool=judging.pool, rater=user)
+        counts = progress(judging=judging, user=user, topic_id=topic_id, tallied=tallied)
+        return {**counts, "topic_id": topic_id}
+    row = one_row(_LIVE_SQL, {"pool_name": pool_name, "rater": user.pk, "now": timezone.now()})
+    if row is None:
+        return None
+    topic_id = int(row[-1])
+    return {**_counts(row[:-1]), "topic_id": None if topic_id == -1 else topic_id}
+
+
+def _counts(row: Any) -> dict[str, Any]:
     counts: dict[str, Any] = {key: int(value or 0) for key, value in zip(_PROGRESS_KEYS, row, strict=True)}
     counts["left"] = counts["open"] + counts["live"]
     counts["percent"] = round(100 * counts["done"] / counts["need"]) if counts["need"] else 100

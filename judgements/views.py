@@ -33,7 +33,7 @@ from judgements.documents import render_body, safe_link
 from judgements.errors import JudgingError
 from judgements.forms import JudgeForm, LabelForm, ReviseForm, RubricView, first_error
 from judgements.models import Assignment, Judgement, Judging
-from judgements.progress import progress
+from judgements.progress import live_progress, progress
 from pooling.models import Document, Topic
 from pooling.permissions import is_manager
 
@@ -53,7 +53,7 @@ def wants_json(request: HttpRequest) -> bool:
 def judging_for(request: HttpRequest, pool_name: str) -> Judging:
     """The pool's judging setup if the user is one of its raters, else 404 (managers included)."""
     return get_object_or_404(
-        Judging.objects.select_related("pool", "rubric"), pool__name=pool_name, raters=rater_of(request)
+        Judging.objects.for_rater(rater_of(request)).select_related("pool", "rubric"), pool__name=pool_name
     )
 
 
@@ -323,10 +323,10 @@ def submit(request: HttpRequest, pool: str) -> HttpResponse:
 def progress_part(request: HttpRequest, pool: str) -> HttpResponse:
     """The progress bars of the judging page, rendered (`{"progress": html}`): the page's script asks for
     them after a key press has shown the next item, which the judging API answered without them."""
-    judging = judging_for(request, pool)
-    topic_id = leasing.current_topic_id(pool=judging.pool, rater=rater_of(request))
-    counts = progress(judging=judging, user=rater_of(request), topic_id=topic_id)
-    context = {"pool": judging.pool, "topic": topic_id is not None, "progress": counts}
+    counts = live_progress(pool_name=pool, user=rater_of(request))
+    if counts is None:  # as `judging_for`: not a rater of the pool (or no such pool)
+        raise Http404("No Judging matches the given query.")
+    context = {"topic": counts["topic_id"] is not None, "progress": counts}
     return JsonResponse({"progress": render_to_string(PARTS["progress"], context)})
 
 

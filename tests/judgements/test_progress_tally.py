@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from judgements import adjudication, lease_ends, leasing, membership, submission
 from judgements.models import Assignment, Judging, ProgressTally
-from judgements.progress import progress
+from judgements.progress import live_progress, progress
 from pooling.models import PoolItem, Topic
 from tests.factories import make_pool, make_user
 
@@ -29,6 +29,10 @@ def same_progress(pool, raters) -> None:
             tallied = progress(judging=judging, user=rater, topic_id=topic)
             scanned = progress(judging=judging, user=rater, topic_id=topic, tallied=False)
             assert tallied == scanned, (rater.username, topic)
+        # the page's refresh: the same counts on the topic of the rater's live lease, in one statement
+        live = live_progress(pool_name=pool.name, user=rater)
+        assert live == live_progress(pool_name=pool.name, user=rater, tallied=False), rater.username
+        assert live is not None and live["topic_id"] == leasing.current_topic_id(pool=pool, rater=rater)
 
 
 def test_the_tallied_progress_is_the_pass_over_the_items_after_every_change():
@@ -83,3 +87,24 @@ def test_the_tallied_progress_is_the_pass_over_the_items_after_every_change():
     assert ProgressTally.objects.filter(pool_id=pool.pk).aggregate(
         need=Sum("need"), done=Sum("done"), needing=Sum("needing")
     ) in ({"need": 0, "done": 0, "needing": 0}, {"need": None, "done": None, "needing": None})
+
+
+def test_the_page_refresh_counts_for_a_rater_of_the_pool_on_the_topic_of_their_live_lease():
+    rater, other = make_user("live1"), make_user("live2")
+    pool = make_pool(raters=[rater], name="live")
+    for tallied in (True, False):
+        assert live_progress(pool_name=pool.name, user=other, tallied=tallied) is None
+        assert live_progress(pool_name="no such pool", user=rater, tallied=tallied) is None
+        counts = live_progress(pool_name=pool.name, user=rater, tallied=tallied)
+        assert counts is not None and counts["topic_id"] is None and counts["live"] == 0
+    lease = leasing.lease_next(pool=pool, rater=rater)
+    assert lease is not None
+    topic = Topic.objects.get(collection=pool.collection, qid=lease.qid)
+    for tallied in (True, False):
+        counts = live_progress(pool_name=pool.name, user=rater, tallied=tallied)
+        assert counts is not None and counts["topic_id"] == topic.pk and counts["live"] == 1
+        assert counts["topic_need"] > 0
+    Assignment.objects.filter(pk=lease.assignment).update(expires_at=timezone.now() - timedelta(minutes=1))
+    for tallied in (True, False):  # a lapsed lease is no topic to show
+        counts = live_progress(pool_name=pool.name, user=rater, tallied=tallied)
+        assert counts is not None and counts["topic_id"] is None and counts["topic_need"] == 0
