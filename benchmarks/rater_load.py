@@ -7,8 +7,9 @@ Which loop (`--path`):
   in the warm-up). The physical limit is one trivial request per judgement.
 - `browser`: what the judging page's key press sends: the same request with the rater's session cookie
   and CSRF token, then the page's background refresh of its progress bars (`GET /judge/<pool>/progress/`)
-  at most once per JUDGE_PROGRESS_REFRESH_SECONDS (5 s, as the page's script does); its latency is the key
-  press's request.
+  at most once per JUDGE_PROGRESS_REFRESH_SECONDS (5 s, as the page's script does), each rater's refresh
+  clock starting each phase at a seeded random point of the interval (pages are not in step); its latency
+  is the key press's request.
 - `two-requests`: `POST /api/pools/<pool>/next/`, then `POST /api/assignments/<id>/judgement/` (the loop
   before the one-request endpoint; a token).
 
@@ -527,10 +528,22 @@ async def one_loop(conn: Connection, loop: Loop, grade: int, tally: Tally) -> fl
     return answered
 
 
+def stagger_refreshes(conns: list[Connection]) -> None:
+    """At the start of a phase, each rater's page last refreshed its progress bars at a (seeded) random
+    moment of the last interval: raters' pages are not in step. Without it the pause between two phases
+    (the trivial view's 15 s) makes every rater's refresh due on their first loop, 32 at once, a burst no
+    campaign sees."""
+    rng = random.Random(SEED + 2)
+    now = time.perf_counter()
+    for conn in conns:
+        conn.progress_at = now - rng.uniform(0.0, PROGRESS_REFRESH_SECONDS)
+
+
 async def closed_loop(conns: list[Connection], loop: Loop, seconds: float, tally: Tally) -> float:
     """Every connection loops with no think time; loops completed inside the window count. Returns the
     window's length."""
     rng = random.Random(SEED)
+    stagger_refreshes(conns)
     start = time.perf_counter()
     deadline = start + seconds
 
@@ -575,6 +588,7 @@ async def open_loop(conns: list[Connection], loop: Loop, rate: float, seconds: f
     """Poisson arrivals of loops at `rate` per second for `seconds`; each loop takes a free connection.
     Latency runs from the scheduled arrival. Returns how many loops arrived."""
     rng = random.Random(SEED + 1)
+    stagger_refreshes(conns)
     free: asyncio.Queue[Connection] = asyncio.Queue()
     for conn in conns:
         free.put_nowait(conn)
