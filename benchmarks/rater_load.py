@@ -45,6 +45,10 @@ Measured (after a warm-up of every connection):
 2. latency at a realistic load: loops arrive open loop (Poisson, seeded) at half the capacity for 30 s; each
    takes a free rater connection (waiting for one if all 32 are busy); its latency runs from its scheduled
    arrival to the judgement's answer, so queueing in the client and the server is included.
+Beside the open loop, a probe commits a one-row INSERT every 50 ms on a table of its own and times it: the
+disk's flush, which every judgement's synchronous commit waits for too. Where the loop's tail is the
+machine's fsync stalling (on this virtual disk, stalls of 100-200 ms every few seconds under the load),
+the probe's maximum shows it.
 Beside each phase, the CPU seconds the gunicorn workers and the PostgreSQL backends spent per loop / per
 ping (read from /proc): a cost figure that a busy neighbour on the machine disturbs less than throughput.
 
@@ -852,8 +856,10 @@ async def run_load(
         conn.close()
     latency = Tally()
     meter.begin()
+    probe = asyncio.create_task(commit_probe(open_seconds))
     arrived = await open_loop(conns, loop, rate, open_seconds, latency)
     cpu = meter.end()
+    commits = await probe
     results["acked"] += latency.acked
     print(
         f"open loop: Poisson arrivals at {rate:.1f} loops/s for {open_seconds:.0f} s: {arrived} arrived, "
@@ -873,8 +879,30 @@ async def run_load(
         errors=sum(t.errors.total() for t in (warm, capacity, pings, latency)),
         dry=warm.dry + capacity.dry + latency.dry,
         connects=sum(conn.connects for conn in conns + pingers),
+        commit_p99=percentile(commits, 99) * 1000,
+        commit_max=max(commits, default=math.nan) * 1000,
+        commits=len(commits),
     )
     return results
+
+
+async def commit_probe(seconds: float, every: float = 0.05) -> list[float]:
+    """Beside the open loop: a one-row INSERT committed (synchronously, as a judgement is) every `every`
+    seconds on a table of its own, timed. Its latency is the disk's flush: when the machine's fsync stalls,
+    every commit waits for it, a judgement's too, and the probe's maximum shows it beside the loop's."""
+    import psycopg
+
+    async with await psycopg.AsyncConnection.connect(f"{SERVER}/{DATABASE}", autocommit=True) as conn:
+        await conn.execute("CREATE TABLE IF NOT EXISTS bench_commit_probe (at double precision)")
+        times: list[float] = []
+        deadline = time.perf_counter() + seconds
+        while time.perf_counter() < deadline:
+            began = time.perf_counter()
+            await conn.execute("INSERT INTO bench_commit_probe VALUES (%s)", [began])
+            times.append(time.perf_counter() - began)
+            await asyncio.sleep(max(0.0, every - (time.perf_counter() - began)))
+        await conn.execute("DROP TABLE bench_commit_probe")
+    return times
 
 
 def main() -> None:
@@ -973,6 +1001,11 @@ def main() -> None:
         f"{results['p99']:.1f} ms (target ≤ {P99_TARGET_MS:.0f} ms: "
         f"{'met' if results['p99'] <= P99_TARGET_MS else 'MISSED'}), p90 {results['p90']:.1f} ms, "
         f"max {results['max']:.1f} ms"
+    )
+    print(
+        f"the disk's flush beside it ({results['commits']} one-row commits, one per 50 ms): p99 "
+        f"{results['commit_p99']:.1f} ms, max {results['commit_max']:.1f} ms (a stall of the disk holds "
+        "every judgement's commit as long)"
     )
     print(
         f"duplicates: {duplicates} ({checks['duplicate_pairs']} pairs judged twice, "
