@@ -20,7 +20,7 @@ from evaluation.trec_format import format_result
 from pooling.formats import FormatError
 from pooling.trec_io import QrelsTable, read_qrels, read_run
 
-DESCRIPTION = "Score TREC runs on qrels exactly as trec_eval does (see evaluation/metrics.py)."
+DESCRIPTION = "Score TREC runs on qrels exactly as trec_eval does (see evaluation/metrics/)."
 EPILOG = """\
 Output: what trec_eval prints, byte for byte: 'measure<TAB>qid<TAB>value' with the name padded to 22
 characters (%-22s), values as %6.4f and counts as integers; with -q the per-topic lines come first, then

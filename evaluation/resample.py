@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from evaluation import metrics
+from evaluation.metrics.measures import _measure_function
 from pooling.trec_io import QrelsTable, RunTable
 
 UNJUDGED = -1
@@ -125,7 +126,7 @@ class Scorer:
                 cut = int(m.param)
             elif name in THROUGH_POOLED:
                 cut = None
-            function = metrics._measure_function(m, gain, "10")  # noqa: SLF001
+            function = _measure_function(m, gain, "10")
             self._groups.setdefault(cut, []).append((position, function))
         # The qrels "grade" of each item is its index: rank_lists then labels each ranked row with the
         # item it retrieved (>= 0) or UNPOOLED, and sorts as trec_eval does, once per run.

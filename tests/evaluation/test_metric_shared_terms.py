@@ -6,6 +6,7 @@ from __future__ import annotations
 import numpy as np
 
 from evaluation import metrics
+from evaluation.metrics.ranked import _by_topic_then_grade_descending
 
 
 def make_tables(
@@ -69,5 +70,5 @@ def test_it_orders_the_ideal_ranking_as_lexsort_with_or_without_the_radix_key() 
     for n_topics, low, high in ((50, 0, 3), (16384, 0, 3), (16385, 0, 3), (7, -2, 40)):
         topic = np.sort(rng.integers(0, n_topics, 5000))
         grade = rng.integers(low, high + 1, 5000)
-        got = metrics._by_topic_then_grade_descending(topic, grade, n_topics)
+        got = _by_topic_then_grade_descending(topic, grade, n_topics)
         assert np.array_equal(got, np.lexsort((-grade, topic)))
