@@ -439,9 +439,9 @@ def test_it_reads_across_blocks_chunks_and_threads_like_a_line_by_line_parser(
 ) -> None:
     import pooling.trec_io as trec_io
 
-    monkeypatch.setattr(trec_io, "_BLOCK_BYTES", 512)
-    monkeypatch.setattr(trec_io, "_CHUNK_BYTES", 64)
-    monkeypatch.setattr(trec_io, "_workers", lambda: workers)
+    monkeypatch.setattr(trec_io.blocks, "_BLOCK_BYTES", 512)
+    monkeypatch.setattr(trec_io.blocks, "_CHUNK_BYTES", 64)
+    monkeypatch.setattr(trec_io.chunks, "_workers", lambda: workers)
     rng = np.random.default_rng(5)
     lines = []
     for i in range(600):
@@ -472,7 +472,7 @@ def test_it_reports_line_numbers_of_duplicates_across_chunks(
 ) -> None:
     import pooling.trec_io as trec_io
 
-    monkeypatch.setattr(trec_io, "_CHUNK_BYTES", 64)
+    monkeypatch.setattr(trec_io.blocks, "_CHUNK_BYTES", 64)
     lines = [f"1 Q0 d{i} {i} {i}.5 t" for i in range(100)] + ["# note", "", "1 Q0 d7 0 1.0 t"]
     with pytest.raises(FormatError) as caught:
         read_run(write(tmp_path / "run.txt", "\n".join(lines) + "\n"))
@@ -482,7 +482,7 @@ def test_it_reports_line_numbers_of_duplicates_across_chunks(
 
 
 def test_it_parses_fixed_format_scores_exactly_like_strtod() -> None:
-    from pooling.trec_io import _fast_scores
+    from pooling.trec_io.values import _fast_scores
 
     rng = np.random.default_rng(11)
     for fmt in ("{:.6f}", "-{:.4f}", "{:.0f}", "{:.12f}", "{:.3f}"):

@@ -709,14 +709,14 @@ def test_it_finds_a_duplicate_among_many_rows(tmp_path: Path, interleaved: bool)
 def test_it_tells_equal_keys_apart_from_colliding_slots() -> None:
     rng = np.random.default_rng(3)
     keys = rng.integers(0, 2**63, 200_000, dtype=np.int64).view(np.uint64)
-    assert not trec_io._equal_keys_among(keys)
-    assert not trec_io._equal_keys_among(keys & np.uint64(0xFFFFFFFF00000000 | 0xFFFFF))  # slots crowd
+    assert not trec_io.keys._equal_keys_among(keys)
+    assert not trec_io.keys._equal_keys_among(keys & np.uint64(0xFFFFFFFF00000000 | 0xFFFFF))  # slots crowd
     for i, j in [(0, 199_999), (5, 6), (123_456, 17)]:
         twice = keys.copy()
         twice[i] = twice[j]
-        assert trec_io._equal_keys_among(twice)
+        assert trec_io.keys._equal_keys_among(twice)
     many = np.repeat(keys[:1000], 300)  # every key 300 times: always found
-    assert trec_io._equal_keys_among(many)
+    assert trec_io.keys._equal_keys_among(many)
 
 
 def test_it_lists_a_bounded_number_of_duplicates() -> None:
@@ -732,8 +732,8 @@ def test_it_reports_an_empty_run(tmp_path: Path) -> None:
 
 
 def test_it_streams_a_large_run_in_flat_memory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(trec_io, "_BLOCK_BYTES", 1 << 20)  # blocks smaller than the file, to see it stream
-    monkeypatch.setattr(trec_io, "_CHUNK_BYTES", 1 << 18)
+    monkeypatch.setattr(trec_io.blocks, "_BLOCK_BYTES", 1 << 20)  # blocks smaller than the file: it streams
+    monkeypatch.setattr(trec_io.blocks, "_CHUNK_BYTES", 1 << 18)
     topics, depth = 200, 1000  # 200,000 lines, ~7 MB
     path = tmp_path / "big.run"
     with path.open("w") as handle:

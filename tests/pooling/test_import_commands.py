@@ -461,7 +461,7 @@ def test_it_merges_a_topic_whose_rows_are_not_contiguous(loaded: Collection) -> 
 def test_it_imports_an_interleaved_run_to_the_rows_of_its_sorted_version(
     collection: Collection, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(trec_io, "TOPIC_PIECE_ROWS", 500)  # ranked a few topics at a time
+    monkeypatch.setattr(trec_io.by_topic, "TOPIC_PIECE_ROWS", 500)  # ranked a few topics at a time
     rng = random.Random(11)
     docids = [f"doc{i:03d}" for i in range(300)]
     run("import_documents", "news", make_file(tmp_path, "d.tsv", "".join(f"{d}\tt\tx\n" for d in docids)))

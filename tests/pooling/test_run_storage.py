@@ -23,9 +23,9 @@ DOCIDS = [f"d{i:03d}" for i in range(60)] + ["D001", "é01", "z", "Z", "ü", "ax
 
 def small_chunks(monkeypatch: pytest.MonkeyPatch) -> None:
     """Blocks and chunks of a few lines: topics straddle chunks and blocks."""
-    monkeypatch.setattr(trec_io, "_BLOCK_BYTES", 256)
-    monkeypatch.setattr(trec_io, "_CHUNK_BYTES", 64)
-    monkeypatch.setattr(trec_io, "_workers", lambda: 2)
+    monkeypatch.setattr(trec_io.blocks, "_BLOCK_BYTES", 256)
+    monkeypatch.setattr(trec_io.blocks, "_CHUNK_BYTES", 64)
+    monkeypatch.setattr(trec_io.chunks, "_workers", lambda: 2)
 
 
 def random_run(seed: int, qids: list[str]) -> list[tuple[str, str, float]]:
@@ -93,7 +93,7 @@ def test_iter_run_by_topic_gathers_each_topic_whatever_the_line_order(monkeypatc
     lines = [f"{q} Q0 d{i} {i} {i % 7}.5 t" for i in range(300) for q in ("b", "a", "c")]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     small_chunks(monkeypatch)
-    monkeypatch.setattr(trec_io, "TOPIC_PIECE_ROWS", 250)
+    monkeypatch.setattr(trec_io.by_topic, "TOPIC_PIECE_ROWS", 250)
 
     errors = trec_io.ErrorLog(str(path))
     chunks = list(trec_io.iter_run_by_topic(path, errors))
@@ -113,11 +113,11 @@ def test_iter_run_by_topic_holds_one_group_of_topics_at_a_time(monkeypatch, tmp_
     rng = random.Random(4)
     rows = [(f"q{q}", f"D{rng.randrange(10**9)}x{i}", rng.random()) for i in range(60) for q in range(2000)]
     path.write_text("".join(f"{q} Q0 {d} 1 {s:.5f} t\n" for q, d, s in rows), encoding="utf-8")
-    monkeypatch.setattr(trec_io, "_BLOCK_BYTES", 1 << 16)  # the reader's own buffers small beside the rows
-    monkeypatch.setattr(trec_io, "_CHUNK_BYTES", 1 << 14)
+    monkeypatch.setattr(trec_io.blocks, "_BLOCK_BYTES", 1 << 16)  # the reader's buffers small beside the rows
+    monkeypatch.setattr(trec_io.blocks, "_CHUNK_BYTES", 1 << 14)
 
     def gathered(group_bytes: int) -> tuple[dict[str, list[tuple[str, int]]], int]:
-        monkeypatch.setattr(trec_io, "TOPIC_GROUP_BYTES", group_bytes)
+        monkeypatch.setattr(trec_io.by_topic, "TOPIC_GROUP_BYTES", group_bytes)
         tracemalloc.start()
         for _chunk in trec_io.iter_run_by_topic(path, trec_io.ErrorLog(str(path))):
             pass  # the reader's own memory, nothing kept
@@ -137,9 +137,9 @@ def test_iter_run_by_topic_holds_one_group_of_topics_at_a_time(monkeypatch, tmp_
         return topics, peak
 
     whole, whole_peak = gathered(1 << 40)  # one group: every row held at once
-    assert trec_io._topic_groups(path) == 1
+    assert trec_io.by_topic._topic_groups(path) == 1
     grouped, grouped_peak = gathered(1 << 19)  # ~9 groups, spilled to temporary files
-    assert trec_io._topic_groups(path) > 5
+    assert trec_io.by_topic._topic_groups(path) > 5
     assert grouped == whole  # the same rows, each topic's in file order
     assert all([line for _, line in v] == sorted(line for _, line in v) for v in whole.values())
     assert grouped_peak < whole_peak / 2, (grouped_peak, whole_peak)
@@ -163,7 +163,7 @@ def test_iter_run_by_topic_keeps_apart_qids_whose_hashes_collide(monkeypatch, tm
         seen.append(len(values))
         return trec_io.hash_bytes(values) if len(seen) < 3 else np.zeros(len(values), dtype=np.uint64)
 
-    monkeypatch.setattr(trec_io._QidCodes, "_hash", staticmethod(colliding))
+    monkeypatch.setattr(trec_io.by_topic._QidCodes, "_hash", staticmethod(colliding))
     errors = trec_io.ErrorLog(str(path))
     chunks = list(trec_io.iter_run_by_topic(path, errors))
 
@@ -423,7 +423,7 @@ def test_the_import_reports_progress_by_the_bytes_read(
     if compressed:
         path = tmp_path / "progress.txt.gz"
         path.write_bytes(gzip.compress((tmp_path / "progress.txt").read_bytes()))
-    monkeypatch.setattr(trec_io, "_BLOCK_BYTES", 512)
+    monkeypatch.setattr(trec_io.blocks, "_BLOCK_BYTES", 512)
     seen: list[float] = []
 
     imports.import_run(

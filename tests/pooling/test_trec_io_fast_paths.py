@@ -22,7 +22,7 @@ def test_it_finds_the_same_rows_in_a_sparse_table_as_in_a_dense_one() -> None:
 
 
 def test_it_fills_a_bytes_column_with_wider_and_narrower_values() -> None:
-    column = trec_io._Column(2, "S3")
+    column = trec_io.readers._Column(2, "S3")
     parts = [
         np.array([b"abc", b"d"]),
         np.array([b"e"], dtype="S1"),
@@ -38,10 +38,10 @@ def test_it_fills_a_bytes_column_with_wider_and_narrower_values() -> None:
 def test_it_parses_relevance_grades_digit_by_digit_as_int_does() -> None:
     texts = [b"0", b"3", b"-1", b"+7", b"007", b"-0", b"123456789012345678", b"-99999999999999999", b"12"]
     errors = trec_io.ErrorLog("qrels")
-    grades = trec_io._parse_grades(np.array(texts), list(range(1, 10)), errors, np.zeros(0))
+    grades = trec_io.values._parse_grades(np.array(texts), list(range(1, 10)), errors, np.zeros(0))
     assert grades.tolist() == [int(t) for t in texts]
     assert errors.items == []
-    grades = trec_io._parse_grades(np.array([b"1", b"1x", b"2"]), [1, 2, 3], errors, np.zeros(0))
+    grades = trec_io.values._parse_grades(np.array([b"1", b"1x", b"2"]), [1, 2, 3], errors, np.zeros(0))
     assert grades.tolist() == [1, 0, 2]  # the bad line has no grade (and the file is refused)
     assert errors.items == [(2, "relevance '1x' is not an integer")]
 
@@ -50,12 +50,12 @@ def test_parse_threads_follow_the_tasks_running_now(tmp_path, monkeypatch) -> No
     """A read started right after another busy command sees a high load average for a minute though the
     cores are idle now: the threads follow the runnable tasks of /proc/loadavg (less the reader's own)."""
     loadavg = tmp_path / "loadavg"
-    monkeypatch.setattr(trec_io, "_LOADAVG", str(loadavg))
-    monkeypatch.setattr(trec_io.os, "getloadavg", lambda: (5.0, 5.0, 5.0))
-    monkeypatch.setattr(trec_io.os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(trec_io.chunks, "_LOADAVG", str(loadavg))
+    monkeypatch.setattr(trec_io.chunks.os, "getloadavg", lambda: (5.0, 5.0, 5.0))
+    monkeypatch.setattr(trec_io.chunks.os, "cpu_count", lambda: 2)
     loadavg.write_text("5.00 5.00 5.00 1/140 4242\n")  # only the reader runs: both cores idle
-    assert trec_io._workers() == 2
+    assert trec_io.chunks._workers() == 2
     loadavg.write_text("0.10 0.10 0.10 3/140 4242\n")  # two other tasks running now: none idle
-    assert trec_io._workers() == 1
+    assert trec_io.chunks._workers() == 1
     loadavg.unlink()  # no /proc: the load average is all there is
-    assert trec_io._workers() == 1
+    assert trec_io.chunks._workers() == 1
