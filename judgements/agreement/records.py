@@ -77,91 +77,200 @@ class RatingData:
         return np.bincount(code, minlength=n_groups * k * k).reshape(n_groups, k, k)
 
 
-def rating_data(records: Iterable[Sequence[Any]], *, labels: Sequence[int]) -> RatingData:
-    """Index judgement records ``(item, topic, rater, grade)``; see the module docstring for the rules.
+@dataclass(frozen=True, eq=False)
+class Records:
+    """Judgement records ``(item, topic, rater, grade)`` as columns: ``item``, ``topic`` and ``rater`` index
+    the sorted keys ``items``, ``topics`` and ``raters`` (``_sorted_keys``; each key occurs), ``grade`` is
+    the grade (0 where ``unrateable``). What a pool's judgements are read into (``of_columns``: a few
+    bytes a judgement, where a tuple of four objects was about 300); iterating gives the records back, in
+    order of their columns."""
+
+    item: np.ndarray
+    topic: np.ndarray
+    rater: np.ndarray
+    grade: np.ndarray
+    unrateable: np.ndarray
+    items: list[Hashable]
+    topics: list[Hashable]
+    raters: list[Hashable]
+
+    @classmethod
+    def of_columns(
+        cls, item: Iterable[Hashable], topic: Iterable[Hashable], rater: Iterable[Hashable],
+        grade: np.ndarray, unrateable: np.ndarray,
+    ) -> Records:  # fmt: skip
+        """Records from one column of keys (of any hashable kind) per field; grades as int64."""
+        return cls.of_codes(first_seen(item), first_seen(topic), first_seen(rater), grade, unrateable)
+
+    @classmethod
+    def of_codes(
+        cls, item: Coded, topic: Coded, rater: Coded, grade: np.ndarray, unrateable: np.ndarray
+    ) -> Records:
+        """Records from each key column as `Coded`: codes into its distinct keys in the order first seen."""
+        (item_codes, items), (topic_codes, topics), (rater_codes, raters) = map(
+            _sorted_codes, (item, topic, rater)
+        )
+        return cls(item_codes, topic_codes, rater_codes, np.asarray(grade, dtype=np.int64),
+                   np.asarray(unrateable, dtype=bool), items, topics, raters)  # fmt: skip
+
+    def __len__(self) -> int:
+        return int(self.item.size)
+
+    def __iter__(self) -> Any:
+        for i, t, r, g, u in zip(
+            self.item.tolist(), self.topic.tolist(), self.rater.tolist(), self.grade.tolist(),
+            self.unrateable.tolist(), strict=True,
+        ):  # fmt: skip
+            yield (self.items[i], self.topics[t], self.raters[r], None if u else g)
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Records) and list(self) == list(other)
+
+    __hash__ = None  # type: ignore[assignment]  # (equal by value, and mutable arrays)
+
+
+#: A column of keys as codes (int64) into its distinct keys, listed in the order they were first seen.
+Coded = tuple[np.ndarray, list[Hashable]]
+
+
+def first_seen(keys: Iterable[Hashable]) -> Coded:
+    """A column of keys as `Coded`."""
+    first: dict[Hashable, int] = {}
+    codes = np.fromiter((first.setdefault(key, len(first)) for key in keys), dtype=np.int64)
+    return codes, list(first)
+
+
+def _sorted_codes(coded: Coded) -> Coded:
+    """`Coded` with its keys sorted (`_sorted_keys`) and the codes following them."""
+    codes, keys = coded
+    ordered = _sorted_keys(keys)
+    where = {key: n for n, key in enumerate(keys)}
+    rank = np.empty(len(keys), dtype=np.int64)
+    rank[[where[key] for key in ordered]] = np.arange(len(keys), dtype=np.int64)
+    return (rank[codes] if codes.size else codes.astype(np.int64)), ordered
+
+
+def _records_of(records: Iterable[Sequence[Any]]) -> Records:
+    """`Records` of an iterable of ``(item, topic, rater, grade)``; ValueError for a grade that is not an
+    int or None."""
+    items: list[Hashable] = []
+    topics: list[Hashable] = []
+    raters: list[Hashable] = []
+    grades: list[int] = []
+    unrateable: list[bool] = []
+    for rec in records:
+        item, topic, rater, grade = rec
+        if grade is not None and (isinstance(grade, bool) or not isinstance(grade, int | np.integer)):
+            raise ValueError(f"grade {grade!r} of rater {rater!r} on item {item!r} is not an int or None")
+        items.append(item)
+        topics.append(topic)
+        raters.append(rater)
+        grades.append(0 if grade is None else int(grade))
+        unrateable.append(grade is None)
+    return Records.of_columns(
+        items, topics, raters, np.asarray(grades, dtype=np.int64), np.asarray(unrateable)
+    )
+
+
+def rating_data(records: Iterable[Sequence[Any]] | Records, *, labels: Sequence[int]) -> RatingData:
+    """Index judgement records ``(item, topic, rater, grade)`` (any iterable of them, or `Records`); see
+    the module docstring for the rules. In array operations throughout: the memory is the records'
+    columns and the pairs', whatever the keys are.
 
     ValueError for a grade outside ``labels`` (or not an int), one rater judging an item twice, or one
     item given two different topics.
     """
     lab = _check_labels(labels)
-    position = {int(v): i for i, v in enumerate(lab.tolist())}
-    by_item: dict[Hashable, dict[Hashable, int | None]] = {}
-    topic_of: dict[Hashable, Hashable] = {}
-    n_judgements = 0
-    n_unrateable = 0
-    for rec in records:
-        item, topic, rater, grade = rec
-        n_judgements += 1
-        known = topic_of.setdefault(item, topic)
-        if known != topic:
-            raise ValueError(f"item {item!r} is given two topics: {known!r} and {topic!r}")
-        judged = by_item.setdefault(item, {})
-        if rater in judged:
-            raise ValueError(f"rater {rater!r} judged item {item!r} twice; pass only the latest revision")
-        if grade is None:
-            judged[rater] = None
-            n_unrateable += 1
-            continue
-        if isinstance(grade, bool) or not isinstance(grade, int | np.integer):
-            raise ValueError(f"grade {grade!r} of rater {rater!r} on item {item!r} is not an int or None")
-        pos = position.get(int(grade))
-        if pos is None:
-            raise ValueError(
-                f"grade {grade!r} of rater {rater!r} on item {item!r} is not in labels {lab.tolist()}"
-            )
-        judged[rater] = pos
-
-    items = _sorted_keys(by_item)
-    topics = _sorted_keys(set(topic_of.values()))
-    topic_index = {t: i for i, t in enumerate(topics)}
-    all_raters = {r for judged in by_item.values() for r in judged}
-    raters = _sorted_keys(all_raters)
-    rater_index = {r: i for i, r in enumerate(raters)}
-
+    data = records if isinstance(records, Records) else _records_of(records)
     k = lab.size
-    item_counts = np.zeros((len(items), k), dtype=np.int64)
-    item_topic = np.empty(len(items), dtype=np.int64)
-    p_item: list[int] = []
-    p_ra: list[int] = []
-    p_rb: list[int] = []
-    p_a: list[int] = []
-    p_b: list[int] = []
-    graded_raters: set[int] = set()
-    for i, item in enumerate(items):
-        item_topic[i] = topic_index[topic_of[item]]
-        graded = sorted((rater_index[r], g) for r, g in by_item[item].items() if g is not None)
-        for r, g in graded:
-            item_counts[i, g] += 1
-            graded_raters.add(r)
-        for x in range(len(graded)):
-            rx, gx = graded[x]
-            for y in range(x + 1, len(graded)):
-                ry, gy = graded[y]
-                p_item.append(i)
-                p_ra.append(rx)
-                p_rb.append(ry)
-                p_a.append(gx)
-                p_b.append(gy)
+    n_items = len(data.items)
+    item, rater = data.item, data.rater
 
-    def arr(xs: list[int]) -> np.ndarray:
-        return np.asarray(xs, dtype=np.int64)
+    # one topic per item: the first record of an item (in the records' order) gives it
+    by_item = np.argsort(item, kind="stable")
+    if by_item.size:
+        sorted_item, sorted_topic = item[by_item], data.topic[by_item]
+        starts = np.flatnonzero(np.r_[True, sorted_item[1:] != sorted_item[:-1]])
+        known = np.repeat(sorted_topic[starts], np.diff(np.r_[starts, sorted_item.size]))
+        if (other := np.flatnonzero(sorted_topic != known)).size:
+            at = by_item[other[0]]
+            first = data.topics[int(known[other[0]])]
+            raise ValueError(
+                f"item {data.items[int(item[at])]!r} is given two topics: {first!r} and "
+                f"{data.topics[int(data.topic[at])]!r}"
+            )
+        item_topic = sorted_topic[starts]
+    else:
+        item_topic = np.empty(0, dtype=np.int64)
+    # one judgement per rater and item
+    by_pair = np.lexsort((rater, item))
+    twice = np.flatnonzero(
+        (item[by_pair][1:] == item[by_pair][:-1]) & (rater[by_pair][1:] == rater[by_pair][:-1])
+    )
+    if twice.size:
+        at = by_pair[twice[0]]
+        raise ValueError(
+            f"rater {data.raters[int(rater[at])]!r} judged item {data.items[int(item[at])]!r} twice; "
+            "pass only the latest revision"
+        )
+    # the grades' positions among the labels
+    graded = ~data.unrateable
+    order = np.argsort(lab, kind="stable")
+    grade = data.grade
+    found = np.minimum(np.searchsorted(lab[order], grade), k - 1)
+    position = order[found]
+    if (bad := np.flatnonzero(graded & (lab[position] != grade))).size:
+        at = bad[0]
+        raise ValueError(
+            f"grade {int(grade[at])!r} of rater {data.raters[int(rater[at])]!r} on item "
+            f"{data.items[int(item[at])]!r} is not in labels {lab.tolist()}"
+        )
 
+    g_item, g_rater, g_pos = item[by_pair], rater[by_pair], position[by_pair]
+    keep = graded[by_pair]
+    g_item, g_rater, g_pos = g_item[keep], g_rater[keep], g_pos[keep]
+    item_counts = np.bincount(g_item * k + g_pos, minlength=n_items * k).reshape(n_items, k).astype(np.int64)
+    # every pair (x, y) of an item's graded judgements, x before y in rater order, by item then x then y
+    pairs_x, pairs_y = _pairs_within(g_item)
     return RatingData(
         labels=lab,
-        items=items,
-        topics=topics,
-        raters=raters,
-        item_topic=item_topic,
+        items=data.items,
+        topics=data.topics,
+        raters=data.raters,
+        item_topic=item_topic.astype(np.int64),
         item_counts=item_counts,
-        pair_item=arr(p_item),
-        pair_rater_a=arr(p_ra),
-        pair_rater_b=arr(p_rb),
-        pair_a=arr(p_a),
-        pair_b=arr(p_b),
-        n_judgements=n_judgements,
-        n_unrateable=n_unrateable,
-        graded_raters=frozenset(graded_raters),
+        pair_item=g_item[pairs_x],
+        pair_rater_a=g_rater[pairs_x],
+        pair_rater_b=g_rater[pairs_y],
+        pair_a=g_pos[pairs_x],
+        pair_b=g_pos[pairs_y],
+        n_judgements=len(data),
+        n_unrateable=int(data.unrateable.sum()),
+        graded_raters=frozenset(np.unique(g_rater).tolist()),
     )
+
+
+def _pairs_within(group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For a sorted array of group codes: the index pairs (x, y), x < y, of every two elements of a group,
+    ordered by x then y."""
+    if group.size == 0:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    starts = np.flatnonzero(np.r_[True, group[1:] != group[:-1]])
+    sizes = np.diff(np.r_[starts, group.size])
+    end = np.repeat(starts + sizes, sizes)  # each element's group end
+    xs, ys = [], []
+    index = np.arange(group.size, dtype=np.int64)
+    for offset in range(1, int(sizes.max())):
+        x = index[index + offset < end]
+        xs.append(x)
+        ys.append(x + offset)
+    if not xs:
+        empty = np.empty(0, dtype=np.int64)
+        return empty, empty
+    x, y = np.concatenate(xs), np.concatenate(ys)
+    order = np.lexsort((y, x))
+    return x[order], y[order]
 
 
 @dataclass(frozen=True)

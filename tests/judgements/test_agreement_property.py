@@ -29,7 +29,9 @@ from judgements.agreement import (
     krippendorff_alpha,
     overall_kappa,
     pairwise_kappas,
+    rating_data,
 )
+from judgements.agreement.records import Records
 
 TOL = 1e-9
 
@@ -217,3 +219,56 @@ def test_it_builds_fleiss_tables_from_records_like_statsmodels(case):
         assert_same(fleiss_kappa(ft.table), quiet(sm_fleiss_kappa, ft.table))
     graded_items = {r[0] for r in records if r[3] is not None}
     assert len(ft.items) + ft.n_dropped == len(graded_items)
+
+
+@settings(max_examples=100, deadline=None)
+@given(campaigns(), st.randoms(use_true_random=False))
+def test_it_indexes_records_in_any_order_as_the_plain_reading_of_them(case, rnd):
+    """`rating_data` works in array operations; here its indexes and pairs against the plain reading of
+    the records (sorted keys, every two graded raters of an item in rater order), the records shuffled."""
+    records, labels = case
+    rnd.shuffle(records)
+    data = rating_data(records, labels=labels)
+    for shaped in (data, rating_data(_columns(records),
+                                     labels=labels)):  # fmt: skip
+        items = sorted({r[0] for r in records})
+        raters = sorted({r[2] for r in records})
+        assert (shaped.items, shaped.raters) == (items, raters)
+        assert shaped.topics == sorted({r[1] for r in records})
+        position = {g: n for n, g in enumerate(labels)}
+        graded = {(r[0], r[2]): r[3] for r in records if r[3] is not None}
+        pairs = [
+            (
+                items.index(i),
+                raters.index(x),
+                raters.index(y),
+                position[graded[(i, x)]],
+                position[graded[(i, y)]],
+            )
+            for i in items
+            for x, y in itertools.combinations([r for r in raters if (i, r) in graded], 2)
+        ]
+        got = zip(shaped.pair_item.tolist(), shaped.pair_rater_a.tolist(), shaped.pair_rater_b.tolist(),
+                  shaped.pair_a.tolist(), shaped.pair_b.tolist(), strict=True)  # fmt: skip
+        assert list(got) == pairs
+        counts = np.zeros((len(items), len(labels)), dtype=np.int64)
+        for (i, _), g in graded.items():
+            counts[items.index(i), position[g]] += 1
+        assert (shaped.item_counts == counts).all()
+        assert shaped.item_topic.tolist() == [shaped.topics.index(f"t{i % 3}") for i in items]
+        assert shaped.n_unrateable == sum(r[3] is None for r in records) and shaped.n_judgements == len(
+            records
+        )
+        assert shaped.graded_raters == frozenset(raters.index(r) for _, r in graded)
+    assert list(_columns(records)) == records
+
+
+def _columns(records) -> Records:
+    """The records as `Records` of their columns."""
+    keys = [[r[n] for r in records] for n in range(3)]
+    return Records.of_columns(*keys, *_grades(records))
+
+
+def _grades(records):
+    return (np.array([0 if r[3] is None else r[3] for r in records], dtype=np.int64),
+            np.array([r[3] is None for r in records], dtype=bool))  # fmt: skip
