@@ -1,6 +1,6 @@
 """Tests for the pure, streaming file readers: pooling.formats (topics, documents, and what every reader
 shares: opening, errors, limits) and its runs and qrels through pooling.trec_io, the one reader of those
-(the run and qrels readers formats.py had are gone; their tests are here, on the reader that stays)."""
+(the run and qrels readers pooling.formats had are gone; their tests are here, on the reader that stays)."""
 
 from __future__ import annotations
 
@@ -770,7 +770,7 @@ def test_it_reads_qrels_with_negative_grades_and_extra_fields(tmp_path: Path) ->
 
 
 def test_it_splits_fields_on_whitespace_as_c_isspace_does_like_trec_eval(tmp_path: Path) -> None:
-    # trec_eval's get_qrels.c and get_top.c split with isspace(): space, \t, \v, \f, \r. formats.py once
+    # trec_eval's get_qrels.c and get_top.c split with isspace(): space, \t, \v, \f, \r. pooling.formats once
     # refused a form feed that trec_io accepted; the one reader follows trec_eval.
     path = make_file(tmp_path, b"301\f0\fd1\f2\n301\v0\vd2\t1\r\n302 0 d\x01x 0\n")
     assert read_qrels(path) == [
@@ -1050,7 +1050,7 @@ def test_it_splits_lines_across_block_boundaries_like_a_whole_file_read(
     upload.name = "f.gz" if compress else "f"
     errors: list[LineError] = []
     with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(formats, "_BLOCK_SIZE", block_size)
+        patch.setattr(formats.opening, "_BLOCK_SIZE", block_size)
         lines = list(open_lines(upload, errors=errors))
     assert (lines, errors) == reference_lines(data, upload.name)
 
