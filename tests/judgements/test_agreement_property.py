@@ -31,6 +31,7 @@ from judgements.agreement import (
     pairwise_kappas,
     rating_data,
 )
+from judgements.agreement.kappa import _distinct_rows
 from judgements.agreement.records import Records
 
 TOL = 1e-9
@@ -272,3 +273,20 @@ def _columns(records) -> Records:
 def _grades(records):
     return (np.array([0 if r[3] is None else r[3] for r in records], dtype=np.int64),
             np.array([r[3] is None for r in records], dtype=bool))  # fmt: skip
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.integers(1, 40),
+    st.sampled_from([1, 4, 9, 16, 25]),
+    st.sampled_from([1, 2, 5, 60, 2**40]),
+    st.randoms(use_true_random=False),
+)
+def test_it_finds_the_distinct_confusion_patterns_as_numpy_unique_does(rows, cells, most, rnd):
+    """The bootstrap's distinct item patterns: the rows and counts of `np.unique(axis=0)`, in its order
+    (the multinomial draws follow it), whether the rows fit one integer each or not."""
+    matrix = np.array([[rnd.randint(0, most) for _ in range(cells)] for _ in range(rows)], dtype=np.int64)
+    matrix = matrix[[rnd.randrange(rows) for _ in range(rows)]]  # repeated rows, as items share patterns
+    patterns, counts = _distinct_rows(matrix)
+    expected, expected_counts = np.unique(matrix, axis=0, return_counts=True)
+    assert patterns.tolist() == expected.tolist() and counts.tolist() == expected_counts.tolist()
