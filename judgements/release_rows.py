@@ -231,11 +231,16 @@ def items_sql(*, iso_times: bool = False, seconds: bool = False) -> str:
     rows)."""
     from pooling.models import Document, Topic
 
-    if connection.vendor != "postgresql":
+    postgres = connection.vendor == "postgresql"
+    created, updated = "j.created_at", "j.updated_at"
+    if iso_times and postgres:
+        created, updated = ISO_SQL.format(column=created), ISO_SQL.format(column=updated)
+    values = ["i.id", "t.qid", "d.docid", "i.required_judgements", "a.id", "a.grade", "a.unrateable",
+              "j.rater_id", "j.grade", "j.unrateable", "j.facets", "j.note", "j.seconds", created, updated,
+              "j.imported", *([SECONDS_JSON_SQL] if seconds and postgres else [])]  # fmt: skip
+    if not postgres:
         return f"""
-        SELECT i.id, t.qid, d.docid, i.required_judgements, a.id, a.grade, a.unrateable,
-               j.rater_id, j.grade, j.unrateable, j.facets, j.note, j.seconds, j.created_at, j.updated_at,
-               j.imported
+        SELECT {", ".join(values)}
         FROM {PoolItem._meta.db_table} i
         JOIN {Topic._meta.db_table} t ON t.id = i.topic_id
         JOIN {Document._meta.db_table} d ON d.id = i.document_id
@@ -244,12 +249,6 @@ def items_sql(*, iso_times: bool = False, seconds: bool = False) -> str:
         WHERE i.pool_id = %(pool)s AND i.selected
         ORDER BY t.qid, d.docid, j.rater_id
     """
-    created, updated = "j.created_at", "j.updated_at"
-    if iso_times:
-        created, updated = ISO_SQL.format(column=created), ISO_SQL.format(column=updated)
-    values = ["i.id", "t.qid", "d.docid", "i.required_judgements", "a.id", "a.grade", "a.unrateable",
-              "j.rater_id", "j.grade", "j.unrateable", "j.facets", "j.note", "j.seconds", created, updated,
-              "j.imported", *([SECONDS_JSON_SQL] if seconds else [])]  # fmt: skip
     named = ", ".join(f"{value} AS c{number}" for number, value in enumerate(values))
     listed = ", ".join(f"x.c{number}" for number in range(len(values)))
     return f"""
