@@ -68,17 +68,22 @@ def agreement_records(*, pool: Pool) -> Records:
     with transaction.atomic():
         rows = integer_rows(columns=columns, tables=tables, params={"pool": pool.pk}, chunk_by="i.topic_id")
     rows = rows[np.lexsort((rows[:, 2], rows[:, 0]))]  # (item, rater) order
-    coded = []
-    for column, names in ((0, None), (1, Topic.objects), (2, get_user_model().objects)):
-        ids, codes = np.unique(rows[:, column], return_inverse=True)
-        keys: list[Any] = ids.tolist()
-        if names is not None:
-            field = "qid" if column == 1 else get_user_model().USERNAME_FIELD
-            name_of = dict(names.filter(pk__in=keys).values_list("pk", field))
-            keys = [name_of[key] for key in keys]
-        coded.append((codes.astype(np.int64), keys))
-    item, topic, rater = coded
+    user = get_user_model()
+    item = _coded(rows[:, 0])
+    topic = _coded(rows[:, 1], Topic.objects, "qid")
+    rater = _coded(rows[:, 2], user.objects, user.USERNAME_FIELD)
     return Records.of_codes(item, topic, rater, rows[:, 3], rows[:, 4].astype(bool))
+
+
+def _coded(ids: np.ndarray, objects: Any = None, name: str = "") -> tuple[np.ndarray, list[Any]]:
+    """A column of database ids as codes into its distinct ids, in order; with `objects`, the keys are
+    those rows' `name` field instead of the ids."""
+    distinct, codes = np.unique(ids, return_inverse=True)
+    keys: list[Any] = distinct.tolist()
+    if objects is not None:
+        name_of = dict(objects.filter(pk__in=keys).values_list("pk", name))
+        keys = [name_of[key] for key in keys]
+    return codes.astype(np.int64), keys
 
 
 INTERVAL_WEIGHTS = ("unweighted", "linear", "quadratic")

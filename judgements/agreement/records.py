@@ -204,9 +204,8 @@ def rating_data(records: Iterable[Sequence[Any]] | Records, *, labels: Sequence[
         item_topic = np.empty(0, dtype=np.int64)
     # one judgement per rater and item
     by_pair = np.lexsort((rater, item))
-    twice = np.flatnonzero(
-        (item[by_pair][1:] == item[by_pair][:-1]) & (rater[by_pair][1:] == rater[by_pair][:-1])
-    )
+    g_item, g_rater = item[by_pair], rater[by_pair]
+    twice = np.flatnonzero((g_item[1:] == g_item[:-1]) & (g_rater[1:] == g_rater[:-1]))
     if twice.size:
         at = by_pair[twice[0]]
         raise ValueError(
@@ -226,7 +225,7 @@ def rating_data(records: Iterable[Sequence[Any]] | Records, *, labels: Sequence[
             f"{data.items[int(item[at])]!r} is not in labels {lab.tolist()}"
         )
 
-    g_item, g_rater, g_pos = item[by_pair], rater[by_pair], position[by_pair]
+    g_pos = position[by_pair]
     keep = graded[by_pair]
     g_item, g_rater, g_pos = g_item[keep], g_rater[keep], g_pos[keep]
     item_counts = np.bincount(g_item * k + g_pos, minlength=n_items * k).reshape(n_items, k).astype(np.int64)
