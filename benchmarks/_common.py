@@ -14,6 +14,7 @@ import functools
 import io
 import os
 import pstats
+import socket
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -52,6 +53,16 @@ def fresh_database(name: str) -> None:
             )
         conn.execute(f"DROP DATABASE IF EXISTS {name}")
         conn.execute(f"CREATE DATABASE {name}")
+
+
+def service_up(host: str, port: int) -> bool:
+    """Whether something accepts a TCP connection on `host`:`port` within a second (a benchmark's Redis;
+    the test suite's, whose production-setup tests need it)."""
+    try:
+        with socket.create_connection((host, port), timeout=1):
+            return True
+    except OSError:
+        return False
 
 
 def drop_database(name: str) -> None:

@@ -100,7 +100,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks._common import SERVER, drop_database, fresh_database  # noqa: E402
+from benchmarks._common import SERVER, drop_database, fresh_database, service_up  # noqa: E402
 
 DATABASE = os.environ.get("BENCH_DB") or f"labeling_load_bench_{ROOT.name}".replace("-", "_")  # --database
 REDIS = ("127.0.0.1", 6379)
@@ -127,14 +127,6 @@ WORDS = [
 
 
 # ------------------------------------------------------------------------------------------ database
-
-
-def service_up(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def settings_env(

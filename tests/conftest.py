@@ -4,25 +4,17 @@ from __future__ import annotations
 
 import contextlib
 import os
-import socket
 
 import pytest
 from django.contrib.auth.models import Group, User
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
+from benchmarks._common import service_up
 from labeling.celery import app as celery_app
 from pooling.permissions import MANAGERS_GROUP
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
-
-
-def service_up(host: str, port: int) -> bool:
-    try:
-        with socket.create_connection((host, port), timeout=1):
-            return True
-    except OSError:
-        return False
 
 
 def require_services() -> None:
