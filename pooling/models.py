@@ -7,13 +7,16 @@ the item rules), each model short, read together; one module is where Django and
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
 from django.db import models, transaction
 from django.db.models import Exists, F, OuterRef, Q
 from django.utils import timezone
+
+if TYPE_CHECKING:
+    from django.contrib.auth.models import User
 
 # Ownership (who may see and change what) is decided here and nowhere else: `Collection.objects` and
 # `Pool.objects` (and `Job.objects`) `.managed_by(user)` / `.visible_to(user)`. Every page, API endpoint,
@@ -75,24 +78,37 @@ class CollectionQuerySet(models.QuerySet["Collection"]):
         )
 
 
-class Collection(models.Model):
+class Owned(models.Model):
+    """What managers own, a collection or a pool: named by a slug, listed by name, changed by its
+    `managers` (see `managers_field`; `pooling.ownership` adds and removes them)."""
+
     name = models.SlugField(max_length=100, unique=True)
     description = models.TextField(blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
-    managers = models.ManyToManyField(
-        settings.AUTH_USER_MODEL,
-        related_name="managed_collections",
-        blank=True,
-        help_text="Who may import into this collection, delete its runs and pool it (admins always may).",
-    )
-
-    objects = CollectionQuerySet.as_manager()
 
     class Meta:
+        abstract = True
         ordering = ["name"]
 
     def __str__(self) -> str:
         return self.name
+
+
+def managers_field(*, related_name: str, help_text: str) -> models.ManyToManyField[User, Any]:
+    """The `managers` of an `Owned` model: the users who may change it, none to begin with (admins always
+    may); each kind says in `help_text` what managing it allows."""
+    return models.ManyToManyField(
+        settings.AUTH_USER_MODEL, related_name=related_name, blank=True, help_text=help_text
+    )
+
+
+class Collection(Owned):
+    created_at = models.DateTimeField(default=timezone.now)
+    managers = managers_field(
+        related_name="managed_collections",
+        help_text="Who may import into this collection, delete its runs and pool it (admins always may).",
+    )
+
+    objects = CollectionQuerySet.as_manager()
 
 
 class Document(models.Model):
@@ -359,7 +375,7 @@ class PoolQuerySet(models.QuerySet["Pool"]):
         )
 
 
-class Pool(models.Model):
+class Pool(Owned):
     """A judging campaign over a collection's topics: contributing runs, strategy and its parameters."""
 
     class Strategy(models.TextChoices):
@@ -375,9 +391,7 @@ class Pool(models.Model):
         BUILT = "built"
         FAILED = "failed"
 
-    name = models.SlugField(max_length=100, unique=True)
-    # For managers only: it may name runs. Raters see `instructions`, written for them.
-    description = models.TextField(blank=True)
+    # `description` is for managers only: it may name runs. Raters see `instructions`, written for them.
     instructions = models.TextField(
         blank=True, help_text="Shown to the pool's raters (the description is not): what to judge and how."
     )
@@ -408,20 +422,12 @@ class Pool(models.Model):
     blind_order_id = models.CharField(max_length=16, blank=True, editable=False)
     created_at = models.DateTimeField(default=timezone.now)
     built_at = models.DateTimeField(null=True, blank=True)
-    managers = models.ManyToManyField(
-        settings.AUTH_USER_MODEL,
+    managers = managers_field(
         related_name="managed_pools",
-        blank=True,
         help_text="Who may see this pool's judgements, scores and releases, and change it (admins may).",
     )
 
     objects = PoolQuerySet.as_manager()
-
-    class Meta:
-        ordering = ["name"]
-
-    def __str__(self) -> str:
-        return self.name
 
     @property
     def adaptive(self) -> bool:
