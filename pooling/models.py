@@ -215,6 +215,19 @@ class Run(models.Model):
         return list(rows)
 
 
+_M = TypeVar("_M", bound=models.Model)
+
+
+def unchecked_key(to: type[_M], *, related_name: str = "+") -> models.ForeignKey[_M, _M]:
+    """A foreign key of the bulk-written tables (run rows, pool items, provenance), with neither a database
+    constraint nor an index of its own: their services are the only writers and check the ids
+    themselves, deletes cascade through Django's collector, and the tables' composite keys serve the
+    reads (each model's docstring says which)."""
+    return models.ForeignKey(
+        to, on_delete=models.CASCADE, related_name=related_name, db_index=False, db_constraint=False
+    )
+
+
 class RunRow(models.Model):
     """One retrieved document of a run. `rank` is the trec_eval rank (1 = first), computed at import;
     (run, topic, rank) is the key.
@@ -229,15 +242,9 @@ class RunRow(models.Model):
     """
 
     pk = models.CompositePrimaryKey("run", "topic", "rank")
-    run = models.ForeignKey(
-        Run, on_delete=models.CASCADE, related_name="rows", db_index=False, db_constraint=False
-    )
-    topic = models.ForeignKey(
-        Topic, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
-    )
-    document = models.ForeignKey(
-        Document, on_delete=models.CASCADE, related_name="+", db_index=False, db_constraint=False
-    )
+    run = unchecked_key(Run, related_name="rows")
+    topic = unchecked_key(Topic)
+    document = unchecked_key(Document)
     rank = models.PositiveIntegerField()
     score = models.FloatField()
 
@@ -515,17 +522,11 @@ class PoolItem(models.Model):
     unique index (pool, topic, document) and the blind-order index both lead with it.
     """
 
-    pool = models.ForeignKey(
-        Pool, on_delete=models.CASCADE, related_name="items", db_index=False, db_constraint=False
-    )
+    pool = unchecked_key(Pool, related_name="items")
     # No index of their own: the (pool, topic, ...) keys serve every read; only deleting a topic or a
     # document looks items up by them, and that is rare enough to scan for.
-    topic = models.ForeignKey(
-        Topic, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
-    )
-    document = models.ForeignKey(
-        Document, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
-    )
+    topic = unchecked_key(Topic)
+    document = unchecked_key(Document)
     blind_key = models.BigIntegerField(default=0)
     required_judgements = models.PositiveSmallIntegerField(default=1)
     num_judgements = models.PositiveIntegerField(default=0)
@@ -564,12 +565,8 @@ class Provenance(models.Model):
     """
 
     pk = models.CompositePrimaryKey("item", "run")
-    item = models.ForeignKey(
-        PoolItem, on_delete=models.CASCADE, related_name="provenance", db_index=False, db_constraint=False
-    )
-    run = models.ForeignKey(
-        Run, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False
-    )
+    item = unchecked_key(PoolItem, related_name="provenance")
+    run = unchecked_key(Run)
     rank = models.PositiveIntegerField()
 
     def __str__(self) -> str:
