@@ -33,7 +33,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F
@@ -296,8 +295,8 @@ def start_crowd_import(
 
     Refused before any job exists: a bad option (CrowdOptionError, naming it), and a file up to
     IMPORT_CHECK_MAX_BYTES that would fail — it is first imported in a transaction that is rolled back
-    (`pooling.imports.rehearse`), so `ImportFailed` carries its errors by line and nothing is stored (no
-    job, no file). A larger file is checked by its job."""
+    (`pooling.imports.refuse_failing_upload`), so `ImportFailed` carries its errors by line and nothing is
+    stored (no job, no file). A larger file is checked by its job."""
     from pooling import jobs
 
     check_options(pool=pool, duplicates=duplicates, unrateable_labels=unrateable_labels)
@@ -312,11 +311,7 @@ def start_crowd_import(
     name = Path(upload.name).name
     job = Job(kind=Job.Kind.JUDGEMENTS, params=params, upload_name=name)
     job.upload.save(name, upload, save=False)
-    if upload.size <= settings.IMPORT_CHECK_MAX_BYTES:
-        errors = pooling_imports.rehearse(lambda: import_job_file(job))
-        if errors:
-            job.upload.delete(save=False)
-            raise pooling_errors.ImportFailed(errors)
+    pooling_imports.refuse_failing_upload(job=job, size=upload.size, work=lambda: import_job_file(job))
     return jobs.start_job(
         kind=Job.Kind.JUDGEMENTS, params=params, user=user, upload=job.upload.name or "", upload_name=name
     )

@@ -10,19 +10,15 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.db import transaction
 
 from online import clicklogs
 from online.models import ClickLog, PropensityEstimate
 from pooling.errors import ImportFailed, Refused
+from pooling.imports import rolled_back
 from pooling.jobs import start_job
 from pooling.models import Collection, Job, Pool
 
 METHODS = ("given", "randtop", "swap", "em", "harvest")
-
-
-class _RolledBack(Exception):
-    pass
 
 
 #: The formats a click log is uploaded in (`simulated` logs are made by the simulator, not uploaded).
@@ -81,8 +77,8 @@ def start_click_import(
     }
     if sum(upload.size for upload in uploads) <= settings.IMPORT_CHECK_MAX_BYTES:
         try:
-            with transaction.atomic():
-                clicklogs.import_click_log(
+            rolled_back(
+                lambda: clicklogs.import_click_log(
                     collection=collection,
                     name=name,
                     format=format,
@@ -92,9 +88,7 @@ def start_click_import(
                     object_field=object_field,
                     ordinal_base=ordinal_base,
                 )
-                raise _RolledBack
-        except _RolledBack:
-            pass
+            )
         except (ImportFailed, Refused):
             shutil.rmtree(root, ignore_errors=True)
             raise

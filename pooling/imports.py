@@ -22,7 +22,7 @@ from django.db import transaction
 from pooling import formats, run_ranking
 from pooling.errors import ImportFailed, Refused, format_errors
 from pooling.job_summary import JobSummary
-from pooling.models import Collection, Document, Run, Topic
+from pooling.models import Collection, Document, Job, Run, Topic
 
 Progress = Callable[[float, str], None]
 BATCH = 5000
@@ -252,10 +252,6 @@ def import_run(
     return summary
 
 
-class _RolledBack(Exception):
-    pass
-
-
 def import_file(
     *,
     kind: str,
@@ -288,29 +284,48 @@ def import_file(
     raise ImportFailed([f"unknown import kind {kind!r}"])
 
 
-def check_import(**kwargs: Any) -> list[str] | None:
-    """The errors `import_file(**kwargs)` would give (`rehearse`); [] when it would succeed."""
-    return rehearse(lambda: import_file(**kwargs))
+class _RolledBack(Exception):
+    pass
+
+
+def rolled_back(work: Callable[[], object]) -> None:
+    """Run `work()` in a transaction that is then rolled back, so that it changes nothing; what it raises
+    goes to the caller. Every import checked before its job starts runs in it: through `rehearse`, and a
+    click log's files (`online.jobs.start_click_import`)."""
+    try:
+        with transaction.atomic():
+            work()
+            raise _RolledBack
+    except _RolledBack:
+        pass
 
 
 def rehearse(work: Callable[[], object]) -> list[str] | None:
     """The errors `work()` (an import) would give, found by running it in a transaction that is then
-    rolled back; [] when it would succeed. Nothing changes either way. Every upload that is checked before
-    its job starts (a collection's files, a pool's crowd labels) is checked here.
+    rolled back (`rolled_back`); [] when it would succeed. Nothing changes either way. Every upload that is
+    checked before its job starts (a collection's files, a pool's crowd labels) is checked here.
 
     The check reads at most IMPORT_CHECK_MAX_DECOMPRESSED_BYTES of the file's data (decompressed: a small
     gzip file may expand a thousandfold): beyond that it stops and answers None, "not checked", and the
     file is the job's to check, like a file too large to check in a web request."""
     try:
-        with (
-            formats.limits(total_bytes=settings.IMPORT_CHECK_MAX_DECOMPRESSED_BYTES),
-            transaction.atomic(),
-        ):
-            work()
-            raise _RolledBack
-    except _RolledBack:
-        return []
+        with formats.limits(total_bytes=settings.IMPORT_CHECK_MAX_DECOMPRESSED_BYTES):
+            rolled_back(work)
     except formats.SizeLimitReached:
         return None
     except Refused as exc:
         return exc.errors
+    return []
+
+
+def refuse_failing_upload(*, job: Job, size: int, work: Callable[[], object]) -> None:
+    """Refuse an upload before its job exists if it would fail: a file of up to IMPORT_CHECK_MAX_BYTES is
+    imported by `work` under `rehearse`; on errors the file stored for the (unsaved) `job` is deleted and
+    `ImportFailed` carries them, by line. A larger file is its job's to check. The `start_*` services of
+    a collection's files (`pooling.jobs.start_import`) and of a pool's crowd labels call it."""
+    if size > settings.IMPORT_CHECK_MAX_BYTES:
+        return
+    errors = rehearse(work)
+    if errors:
+        job.upload.delete(save=False)
+        raise ImportFailed(errors)

@@ -141,19 +141,18 @@ def start_import(*, collection: Collection, kind: str, upload: Any, params: dict
     fail, `Refused` carries the errors by line and nothing is stored (no job, no file). A larger file is
     checked by its job.
     """
-    from pooling import errors as pooling_errors
     from pooling import imports
 
     name = Path(upload.name).name
     job = Job(kind=kind, collection=collection, params=params, upload_name=name)
     job.upload.save(name, upload, save=False)
-    if upload.size <= settings.IMPORT_CHECK_MAX_BYTES:
-        errors = imports.check_import(
+    imports.refuse_failing_upload(
+        job=job,
+        size=upload.size,
+        work=lambda: imports.import_file(
             kind=kind, collection=collection, path=job.upload.path, display_name=name, params=params
-        )
-        if errors:
-            job.upload.delete(save=False)
-            raise pooling_errors.ImportFailed(errors)
+        ),
+    )
     return start_job(
         kind=kind,
         collection=collection,
