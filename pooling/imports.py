@@ -290,8 +290,8 @@ class _RolledBack(Exception):
 
 def rolled_back(work: Callable[[], object]) -> None:
     """Run `work()` in a transaction that is then rolled back, so that it changes nothing; what it raises
-    goes to the caller. Every import checked before its job starts runs in it: through `rehearse`, and a
-    click log's files (`online.jobs.start_click_import`)."""
+    goes to the caller. Every import checked before its job starts runs in it, through `rehearsed`.
+    """
     try:
         with transaction.atomic():
             work()
@@ -309,13 +309,24 @@ def rehearse(work: Callable[[], object]) -> list[str] | None:
     gzip file may expand a thousandfold): beyond that it stops and answers None, "not checked", and the
     file is the job's to check, like a file too large to check in a web request."""
     try:
+        checked = rehearsed(work)
+    except Refused as exc:
+        return exc.errors
+    return [] if checked else None
+
+
+def rehearsed(work: Callable[[], object]) -> bool:
+    """Run `work()` (an import) in a transaction that is then rolled back (`rolled_back`), reading at most
+    IMPORT_CHECK_MAX_DECOMPRESSED_BYTES of its files' data: True when it ran through, False when it
+    stopped at that limit (not checked: the job checks the file). What it raises goes to the caller
+    (`rehearse` turns a refusal into its errors; a click log's check, `online.jobs.start_click_import`,
+    lets it through)."""
+    try:
         with formats.limits(total_bytes=settings.IMPORT_CHECK_MAX_DECOMPRESSED_BYTES):
             rolled_back(work)
     except formats.SizeLimitReached:
-        return None
-    except Refused as exc:
-        return exc.errors
-    return []
+        return False
+    return True
 
 
 def refuse_failing_upload(*, job: Job, size: int, work: Callable[[], object]) -> None:

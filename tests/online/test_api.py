@@ -142,3 +142,47 @@ def test_raters_and_other_managers_see_no_click_data(manager, rater, tmp_path) -
     page = client_for(rater)
     page.force_login(rater)
     assert page.get(f"/online/logs/{log.pk}/").status_code == 403
+
+
+def test_a_click_log_expanding_past_the_check_limit_goes_to_its_job(manager, settings) -> None:
+    """The web request reads at most IMPORT_CHECK_MAX_DECOMPRESSED_BYTES of an upload (a small gzip file
+    may expand a thousandfold): a click log whose only bad line comes after that limit is not refused in
+    the request (it would be, read whole) but queued, and its job finds the line."""
+    import gzip
+
+    from online import clicklogs
+    from pooling.errors import ImportFailed
+
+    settings.IMPORT_CHECK_MAX_DECOMPRESSED_BYTES = 1 << 16
+    pool = judged_pool(grades={}, managers=[manager])
+    good = "".join(json.dumps(page) + "\n" for page in PAGES * 100)  # ~400 kB, past the limit
+    bad = json.dumps({"qid": "q1", "docids": ["d001"], "clicks": [2]}) + "\n"
+    data = gzip.compress((good + bad).encode(), compresslevel=9)
+    assert (
+        len(data) < settings.IMPORT_CHECK_MAX_BYTES
+        and len(good) > 4 * settings.IMPORT_CHECK_MAX_DECOMPRESSED_BYTES
+    )
+    response = client_for(manager).post(
+        "/api/click-logs/",
+        {
+            "collection": pool.collection.name,
+            "name": "big",
+            "format": "jsonl",
+            "file": SimpleUploadedFile("clicks.jsonl.gz", data),
+        },
+        format="multipart",
+    )
+    assert response.status_code == 202, response.content
+    job = Job.objects.get(kind="click_log")
+    assert job.status == Job.Status.QUEUED and not ClickLog.objects.exists()
+    with pytest.raises(ImportFailed) as info:  # the job, in a worker, reads it whole
+        clicklogs.import_click_log(
+            collection=pool.collection,
+            name="big",
+            format="jsonl",
+            paths=[job.params["paths"][0]],
+            display_names=["clicks.jsonl.gz"],
+        )
+    assert [str(error) for error in info.value.errors] == [
+        f"clicks.jsonl.gz:{len(PAGES) * 100 + 1}: click on position 2, but only 1 results were shown"
+    ]
