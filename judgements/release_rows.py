@@ -9,12 +9,12 @@ from typing import Any, Literal
 
 from django.db import connection
 
+from judgements import copy_text
 from judgements.models import (
     Adjudication,
     Judgement,
 )
 from pooling.models import Pool, PoolItem
-from pooling.pg_settings import local_settings
 
 
 def iso(value: Any) -> str | None:
@@ -110,25 +110,9 @@ class ItemVotes:
 # On PostgreSQL a timestamp is formatted by the server exactly as `iso` formats it (UTC, microseconds;
 # FM drops the zero-padding of years below 1000, as strftime's %Y does): parsing a million timestamps into
 # datetimes only to format them again was the largest cost of a release. (The COPY of a release reads the
-# server's own text of the timestamp instead, `iso_of_copy`: two to_char calls a row were a quarter of
-# the server's time.)
+# server's own text of the timestamp instead, `copy_text.iso_of_copy`: two to_char calls a row were a
+# quarter of the server's time.)
 ISO_SQL = """to_char({column} AT TIME ZONE 'UTC', 'FMYYYY-MM-DD"T"HH24:MI:SS.US"Z"')"""
-
-
-def iso_of_copy(text: str) -> str:
-    """The text `ISO_SQL` writes (that of `iso`) of a timestamp, from PostgreSQL's own output of it in
-    UTC with DateStyle ISO (`COPY_SETTINGS`): `2024-03-01 12:34:56.5+00` is `2024-03-01T12:34:56.500000Z`.
-    As to_char writes them: a year without leading zeros, a year BC without its era, infinity as ""
-    (to_char's NULL)."""
-    if len(text) == 29 and text[19] == "." and text[26] == "+" and text[0] != "0":  # six digits, AD 1000+
-        return f"{text[:10]}T{text[11:26]}Z"
-    if not text or text.endswith("infinity"):
-        return ""
-    text = text.removesuffix(" BC")
-    date, clock = text.split(" ")
-    year, rest = date.split("-", 1)
-    seconds, fraction = (clock.split("+")[0].split(".") + [""])[:2]
-    return f"{int(year)}-{rest}T{seconds}.{fraction.ljust(6, '0')}Z"
 
 
 def query_rows(sql: str, params: dict[str, Any], *, copy: bool = False) -> Any:
@@ -204,18 +188,6 @@ def current_judgements_join() -> str:
 #: SECONDS_JSON is `seconds_json` of the seconds when PostgreSQL wrote it (see SECONDS_JSON_SQL), else "".
 (ID, QID, DOCID, REQUIRED, ADJUDICATION, ADJUDICATED_GRADE, ADJUDICATED_UNRATEABLE, RATER, GRADE,
  UNRATEABLE, FACETS, NOTE, SECONDS, CREATED, UPDATED, IMPORTED, SECONDS_JSON) = range(17)  # fmt: skip
-
-# COPY's text format writes these characters of a value as a backslash and a letter (and a backslash as two).
-_COPY_ESCAPES = {"b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v", "\\": "\\"}
-
-
-def copy_unescape(value: str) -> str:
-    """A value of COPY's text format as it is stored (PostgreSQL writes no other escape to a client)."""
-    if "\\" not in value:
-        return value
-    import re
-
-    return re.sub(r"\\(.)", lambda m: _COPY_ESCAPES.get(m.group(1), m.group(1)), value, flags=re.DOTALL)
 
 
 def items_sql(*, iso_times: bool = False, seconds: bool = False) -> str:
@@ -342,7 +314,13 @@ def _stream_item_texts(*, pool: Pool) -> Any:
     params = {"pool": pool.pk}
     copy = connection.vendor == "postgresql" and is_psycopg3
     source = (
-        _copy_texts(items_sql(seconds=True), params)
+        copy_text.text_rows(
+            items_sql(seconds=True),
+            params,
+            settings=COPY_SETTINGS,
+            times=(CREATED, UPDATED),
+            unless_empty=RATER,
+        )
         if copy
         else query_rows(items_sql(iso_times=True), params)
     )
@@ -362,78 +340,10 @@ def _stream_item_texts(*, pool: Pool) -> Any:
             yield fields, rows
 
 
-def _copy_texts(sql: str, params: dict[str, Any]) -> Any:
-    """The rows of `sql` from `COPY (sql) TO STDOUT` in text format, NULL as "", each a list of strings
-    split at the tabs (a value holds no tab: COPY writes it as an escape), unescaped only when the row
-    holds a backslash. Doubles in their shortest exact text (extra_float_digits 1, PostgreSQL's default);
-    the times (`CREATED`, `UPDATED`) as `iso` writes them (`iso_of_copy`). The rows come decoded a chunk
-    at a time (`copy_chunks`)."""
-    with (
-        connection.cursor() as cursor,
-        local_settings(cursor, COPY_SETTINGS),
-        cursor.cursor.copy(f"COPY ({sql}) TO STDOUT WITH (NULL '')", params) as stream,
-    ):
-        for chunk in copy_chunks(stream):
-            text = str(chunk, "utf-8")
-            escaped = "\\" in text
-            for line in text[:-1].split("\n"):
-                values = line.split("\t")
-                if escaped and "\\" in line:
-                    values = [copy_unescape(value) for value in values]
-                if values[RATER]:
-                    values[CREATED] = iso_of_copy(values[CREATED])
-                    values[UPDATED] = iso_of_copy(values[UPDATED])
-                yield values
-
-
-#: Rows of a COPY joined into one chunk by `copy_chunks`.
-COPY_CHUNK_ROWS = 2000
-
-
-def copy_chunks(stream: Any, rows: int = COPY_CHUNK_ROWS) -> Any:
-    """The data of a psycopg 3 `COPY ... TO STDOUT` (`stream`, inside its `with`) as bytes of up to `rows`
-    whole rows each (every row ends with its newline), what iterating over `stream` gives joined, for a
-    fraction of the CPU: a row libpq already holds is taken straight from it (`PGconn.get_copy_data`, not
-    blocking), and psycopg's own `read` (which waits for the socket) is called only when libpq holds
-    none. Reading and decoding a release's million rows one by one through psycopg's iterator cost about
-    2.2 s of CPU; this, about 1 s.
-
-    When libpq reports the end of the data, the COPY's final result is read here, its error raised as
-    psycopg raises it, and the stream marked finished (psycopg==3.3, pinned, keeps that in `_finished`) so
-    that leaving the `with` does not read again."""
-    from psycopg import errors, pq
-
-    pgconn = stream.connection.pgconn
-    get = pgconn.get_copy_data
-    batch: list[Any] = []
-    append = batch.append
-    while True:
-        size, data = get(1)
-        if size == 0:  # nothing whole buffered: wait as psycopg waits
-            data = stream.read()
-            size = len(data) or -2  # "" once psycopg has read the end (and the final result)
-        if size > 0:
-            append(data)
-            if len(batch) >= rows:
-                yield b"".join(batch)
-                batch.clear()
-            continue
-        if size == -1:  # -1: the data ended; the final result follows
-            results = []
-            while (result := pgconn.get_result()) is not None:
-                results.append(result)
-            stream._finished = True
-            failed = [result for result in results if result.status != pq.ExecStatus.COMMAND_OK]
-            if failed:
-                raise errors.error_from_result(failed[0], encoding=stream.connection.info.encoding)
-        if batch:
-            yield b"".join(batch)
-        return
-
-
-#: The settings of `_copy_texts`' COPY: doubles in their shortest exact text, times in UTC as DateStyle
-#: ISO writes them (`iso_of_copy`), no JIT (compiling the query's expressions costs more than it saves on
-#: a release's rows), and the memory to sort and hash its rows without temporary files.
+#: The settings of a release's COPY (`copy_text.text_rows`): doubles in their shortest exact text, times
+#: in UTC as DateStyle ISO writes them (`copy_text.iso_of_copy`), no JIT (compiling the query's
+#: expressions costs more than it saves on a release's rows), and the memory to sort and hash its rows
+#: without temporary files.
 COPY_SETTINGS = {
     "extra_float_digits": "1",
     "TimeZone": "UTC",
@@ -444,7 +354,7 @@ COPY_SETTINGS = {
 
 
 def _driver_texts(row: tuple[Any, ...]) -> list[str]:
-    """A row of `items_sql` as the driver reads it, as the strings `_copy_texts` gives for it."""
+    """A row of `items_sql` as the driver reads it, as the strings `copy_text.text_rows` gives for it."""
     import json
 
     postgres = connection.vendor == "postgresql"

@@ -10,7 +10,7 @@ import psycopg
 import pytest
 from django.db import connection, transaction
 
-from judgements import release_rows
+from judgements import copy_text, release_rows
 from tests.judgements.test_release_bytes import build_pool
 
 ON_POSTGRESQL = pytest.mark.skipif(connection.vendor != "postgresql", reason="COPY is PostgreSQL's")
@@ -27,12 +27,12 @@ def with_copy(sql: str, params: dict, read) -> list:
 
 @ON_POSTGRESQL
 @pytest.mark.django_db
-@pytest.mark.parametrize("chunk_rows", [1, 7, release_rows.COPY_CHUNK_ROWS])
+@pytest.mark.parametrize("chunk_rows", [1, 7, copy_text.COPY_CHUNK_ROWS])
 def test_copy_chunks_give_the_rows_psycopg_gives(chunk_rows):
     params = {"n": 12_000}
     expected = with_copy(ROWS_SQL, params, lambda stream: [bytes(block) for block in stream])
     chunks = with_copy(
-        ROWS_SQL, params, lambda stream: [bytes(c) for c in release_rows.copy_chunks(stream, rows=chunk_rows)]
+        ROWS_SQL, params, lambda stream: [bytes(c) for c in copy_text.copy_chunks(stream, rows=chunk_rows)]
     )
     assert all(chunk.endswith(b"\n") for chunk in chunks)
     assert max(chunk.count(b"\n") for chunk in chunks) == chunk_rows
@@ -49,7 +49,7 @@ def test_copy_chunks_raise_the_servers_error_and_leave_the_connection_usable():
     failing = "SELECT CASE WHEN g < 30000 THEN g ELSE 1 / (g - g) END FROM generate_series(1, 40000) g"
     read: list[bytes] = []
     with pytest.raises(psycopg.errors.DivisionByZero), transaction.atomic():
-        with_copy(failing, {}, lambda stream: read.extend(bytes(c) for c in release_rows.copy_chunks(stream)))
+        with_copy(failing, {}, lambda stream: read.extend(bytes(c) for c in copy_text.copy_chunks(stream)))
     assert b"".join(read).count(b"\n") < 30000  # the rows before the error, never a row after it
     with connection.cursor() as cursor:
         cursor.execute("SELECT 41 + 1")

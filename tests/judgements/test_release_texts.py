@@ -13,7 +13,8 @@ import pytest
 from django.db import connection
 from django.db.backends.postgresql import psycopg_any
 
-from judgements.release_rows import ISO_SQL, SECONDS_JSON_SQL, iso_of_copy, seconds_json
+from judgements.copy_text import iso_of_copy
+from judgements.release_rows import ISO_SQL, SECONDS_JSON_SQL, seconds_json
 from tests.judgements.test_release_bytes import FILES, SECONDS, build_pool, written
 
 ON_POSTGRESQL = pytest.mark.skipif(connection.vendor != "postgresql", reason="COPY is PostgreSQL's")
