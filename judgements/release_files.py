@@ -5,45 +5,36 @@ topics, the latest change).
 The pass streams (`release_rows.stream_items`): memory does not grow with the number of judgements. Each
 item is aggregated once (`aggregation.aggregate`, the one home of the policies, through `Consensus`), its
 qrels line goes to its topic's lines (`QrelsFiles`), its judgements become JSON lines
-(`JudgementLines`)."""
+(`release_jsonl.JudgementLines`). A large pool's pass is shared by two processes, each writing whole
+topics (`release_halves`)."""
 
 from __future__ import annotations
 
 import contextlib
 import functools
 import hashlib
-import json
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.conf import settings
 from django.db import transaction
 
 from judgements import aggregation
 from judgements.models import Adjudication
+from judgements.release_jsonl import JudgementLines
 from judgements.release_rows import (
     ADJUDICATED_GRADE,
     ADJUDICATED_UNRATEABLE,
     ADJUDICATION,
-    CREATED,
     DOCID,
-    FACETS,
     GRADE,
-    IMPORTED,
-    NOTE,
     QID,
     RATER,
     REQUIRED,
-    SECONDS,
-    SECONDS_JSON,
     UNRATEABLE,
-    UPDATED,
     iso,
     json_text,
-    json_value,
-    seconds_json,
     stream_items,
 )
 from pooling.models import Pool
@@ -75,6 +66,17 @@ class Tally:
     latest: str = ""  # the latest updated_at of a judgement or decided_at of an adjudication (ISO text)
     # file name → the SHA-256 of what was written to it (`HashedFile`), for the manifest's `files`
     sha256: dict[str, str] = field(default_factory=dict)
+
+    def add(self, other: Tally) -> None:
+        """Count what `other` counted too (the second process's topics, `release_halves`)."""
+        for name in ("counts", "topics", "lines"):
+            mine = getattr(self, name)
+            for key, value in getattr(other, name).items():
+                mine[key] = mine.get(key, 0) + value
+        self.grades.update(other.grades)
+        self.pairs.update(other.pairs)
+        self.sources.update(other.sources)
+        self.latest = max(self.latest, other.latest)
 
     def count(self, result: aggregation.Aggregate, pairs: Pairs, items: int, source: str = "human") -> None:
         """Count `items` items of this consensus and these pairs of grades."""
@@ -231,7 +233,9 @@ class HashedFile:
         self.digest = hashlib.sha256()
 
     def write(self, text: str) -> None:
-        data = text.encode("utf-8")
+        self.write_bytes(text.encode("utf-8"))
+
+    def write_bytes(self, data: bytes) -> None:
         self.digest.update(data)
         self.file.write(data)
 
@@ -245,80 +249,6 @@ class HashedFile:
         self.file.close()
 
 
-class JudgementLines:
-    """The lines of `judgements.jsonl`: each is `json.dumps({...}, sort_keys=True, ensure_ascii=False)`
-    of one judgement (rater pseudonymised), written out key by key in sorted order with the same
-    separators and value texts (the common types inline, anything else through `json_text`)."""
-
-    def __init__(self, *, pool: Pool, tally: Tally) -> None:
-        self.secret = f"{settings.SECRET_KEY}:{pool.pk}:".encode()
-        self.tally = tally
-        self.lines: list[str] = []
-        self.dumps = functools.partial(json.dumps, sort_keys=True, ensure_ascii=False)
-        self.raters: dict[Any, str] = {}  # rater id -> the JSON text of their pseudonym
-        self.facets: dict[str, str] = {}  # facets text -> its JSON (few distinct ones)
-        self.states = {True: json_text("unrateable"), False: json_text("graded")}
-        self.qid: Any = None  # the last item's qid, and its part of the line
-        self.qid_json = ""
-
-    def pseudonym(self, rater_id: Any) -> str:
-        """A rater's name in a release: stable within the pool, unguessable without SECRET_KEY."""
-        return "rater-" + hashlib.sha256(self.secret + str(rater_id).encode()).hexdigest()[:10]
-
-    def add(self, fields: list[str], head: str, rows: list[list[str]]) -> None:
-        """The lines of an item's judgements (`stream_items(text=True)`: its fields and rows), each starting
-        with `head` (its consensus, `Outcome.head`)."""
-        tally = self.tally
-        tally.counts["judgements"] += len(rows)
-        encode = json.encoder.encode_basestring
-        raters, facets_json, states = self.raters, self.facets, self.states
-        latest = tally.latest
-        docid = f', "docid": {encode(fields[DOCID])}, "facets": '
-        if fields[QID] != self.qid:
-            self.qid = fields[QID]
-            self.qid_json = f', "qid": {encode(self.qid)}, "rater": '
-        qid = self.qid_json
-        append = self.lines.append
-        for row in rows:
-            created, updated = row[CREATED], row[UPDATED]
-            if updated > latest:  # max(latest, updated); "" (NULL) is never greater
-                latest = updated
-            rater = raters.get(row[RATER])
-            if rater is None:
-                rater = raters[row[RATER]] = json_text(self.pseudonym(row[RATER]))
-            raw = row[FACETS]
-            facets = facets_json.get(raw)
-            if facets is None:
-                facets = self.dumps(json_value(raw))
-                if len(facets_json) < 1000:
-                    facets_json[raw] = facets
-            unrateable = row[UNRATEABLE] == "t"
-            append(
-                f"{head}{encode(created) if created else 'null'}"
-                f"{docid}{facets}"
-                f', "grade": {"null" if unrateable or not row[GRADE] else row[GRADE]}'
-                f', "imported": {"true" if row[IMPORTED] == "t" else "false"}'
-                f', "note": {encode(row[NOTE])}'
-                f"{qid}{rater}"
-                f', "seconds": {row[SECONDS_JSON] or seconds_json(row[SECONDS])}'
-                f', "source": "human"'
-                f', "state": {states[unrateable]}'
-                f', "updated_at": {encode(updated) if updated else "null"}}}\n'
-            )
-        tally.latest = latest
-
-    def add_model(self, fields: list[str], source: str, grade: int) -> None:
-        """The line of a model's label that fills an item nobody judged (no rater, no times)."""
-        self.tally.counts["judgements"] += 1
-        self.lines.append(
-            f'{{"consensus": "judged", "created_at": null, "docid": {json_text(fields[DOCID])}'
-            f', "facets": {{}}, "grade": {int(grade)}, "imported": false, "note": ""'
-            f', "qid": {json_text(fields[QID])}'
-            f', "rater": {json_text(source)}, "seconds": 0.0, "source": {json_text(source)}'
-            f', "state": "graded", "updated_at": null}}\n'
-        )
-
-
 def write_qrels_and_judgements(
     work: Path,
     *,
@@ -330,7 +260,11 @@ def write_qrels_and_judgements(
 ) -> Tally:
     """Select the pool's items with their judgements (qrels order, streamed), aggregate each under
     `policy`, and write `qrels.txt`, `qrels.unjudged.txt` and `judgements.jsonl` into `work`, in one pass
-    inside one transaction. Returns what it counted.
+    over one snapshot of the database. Returns what it counted.
+
+    A large pool on PostgreSQL is written in two processes (`release_halves`): the topics from a split
+    qid on by a second process, reading the same snapshot, into files of its own that are appended to
+    these; the bytes are those one process writes.
 
     With `fill` (`judges.ModelFill` of an admitted judge) an item people have not judged (pending) that
     the judge labelled is judged with the judge's grade, and its label is a line of `judgements.jsonl`
@@ -339,22 +273,52 @@ def write_qrels_and_judgements(
     Every line is encoded here (`JudgementLines`), on every database: the text of a line has this one
     home. (A PostgreSQL path that built the lines in SQL was tried: it used less Python CPU but was no
     faster in wall time, and it wrote the line's rule a second time.)"""
+    from judgements import release_halves
 
     tally = Tally()
-    with (
-        transaction.atomic(),
-        HashedFile(work / "qrels.txt") as qrels_file,
-        HashedFile(work / "judgements.jsonl") as jsonl,
-        HashedFile(work / UNJUDGED_TOPICS_FILE) as unjudged_file,
-    ):
-        qrels = QrelsFiles(qrels_file, unjudged_file, explicit=explicit, tally=tally)
-        _write_lines(qrels, jsonl, pool=pool, policy=policy, tally=tally, progress=progress, fill=fill)
-        qrels.close()
+    part = functools.partial(write_files, pool=pool, policy=policy, explicit=explicit, fill=fill)
+    with transaction.atomic(), release_halves.second_half(work, pool=pool, write=part) as second:
+        tally.sha256 = part(
+            work, tally=tally, progress=progress, qids=second.first, items=second.items, then=second.append
+        )
         adjudicated = Adjudication.objects.filter(item__pool=pool).order_by("-decided_at").first()
         if adjudicated:
             tally.latest = max(tally.latest, iso(adjudicated.decided_at) or "")
-    tally.sha256 = {file.name: file.hexdigest() for file in (qrels_file, jsonl, unjudged_file)}
     return tally
+
+
+def write_files(
+    directory: Path,
+    *,
+    pool: Pool,
+    policy: aggregation.Policy,
+    explicit: bool,
+    fill: Any,
+    tally: Tally,
+    progress: Any = None,
+    qids: Any = None,
+    items: int | None = None,
+    then: Any = None,
+) -> dict[str, str]:
+    """`write_qrels_and_judgements`' files in `directory`, of the topics in the range `qids` (see
+    `release_rows.stream_items`; None: all; `items` of them, for the progress), counted into `tally`;
+    then, with the files still open, `then(files, tally)` (`release_halves.SecondHalf.append`). Returns
+    each file's SHA-256."""
+    with (
+        HashedFile(directory / "qrels.txt") as qrels_file,
+        HashedFile(directory / "judgements.jsonl") as jsonl,
+        HashedFile(directory / UNJUDGED_TOPICS_FILE) as unjudged_file,
+    ):
+        qrels = QrelsFiles(qrels_file, unjudged_file, explicit=explicit, tally=tally)
+        _write_lines(
+            qrels, jsonl, pool=pool, policy=policy, tally=tally, progress=progress, fill=fill, qids=qids,
+            items=items,
+        )  # fmt: skip
+        qrels.close()
+        files = [qrels_file, jsonl, unjudged_file]
+        if then is not None:
+            then({file.name: file for file in files}, tally)
+    return {file.name: file.hexdigest() for file in files}
 
 
 def _write_lines(
@@ -366,16 +330,20 @@ def _write_lines(
     tally: Tally,
     progress: Any,
     fill: Any = None,
+    qids: Any = None,
+    items: int | None = None,
 ) -> None:
-    """The pass of `write_qrels_and_judgements`: every row read, aggregated and encoded here."""
+    """The pass of `write_files`: every row read, aggregated and encoded here."""
     from pooling.models import PoolItem
 
-    total = max(PoolItem.objects.filter(pool=pool, selected=True).count(), 1)
+    if items is None and progress:
+        items = PoolItem.objects.filter(pool=pool, selected=True).count()
+    total = max(items or 0, 1)
     consensus = Consensus(policy, tally)
-    with contextlib.closing(stream_items(pool=pool, text=True)) as items:
+    with contextlib.closing(stream_items(pool=pool, text=True, qids=qids)) as stream:
         judgements = JudgementLines(pool=pool, tally=tally)
         add_qrels, add_judgements, lines = qrels.add_line, judgements.add, judgements.lines
-        for done, (fields, rows) in enumerate(items, 1):
+        for done, (fields, rows) in enumerate(stream, 1):
             outcome = consensus(fields, rows)
             if fill is not None and not outcome.judged and outcome.result.state == "pending":
                 grade = fill.labels.get((fields[QID], fields[DOCID]))

@@ -190,7 +190,7 @@ def current_judgements_join() -> str:
  UNRATEABLE, FACETS, NOTE, SECONDS, CREATED, UPDATED, IMPORTED, SECONDS_JSON) = range(17)  # fmt: skip
 
 
-def items_sql(*, iso_times: bool = False, seconds: bool = False) -> str:
+def items_sql(*, iso_times: bool = False, seconds: bool = False, qids: bool = False) -> str:
     """The query of every selected item of a pool with its current human judgements, in qrels order (qid,
     docid by byte order, then rater); its one parameter (`%(pool)s`) is the pool's id. Each row is an item
     with one of its judgements (or none): the columns of `ID`…`IMPORTED`, and with `seconds` (PostgreSQL)
@@ -202,7 +202,11 @@ def items_sql(*, iso_times: bool = False, seconds: bool = False) -> str:
     below, which SQLite runs) held every row back until the last was sorted, and the release waited for it
     (3.2 of 7.2 s on 200,000 rows). The outer ORDER BY names only the qid, which the topics already come
     in, so it costs no sort; sorting every row again by (qid, docid, rater), rows already in that order,
-    was about a seventh of the server's time. The readers check the order item by item (`_check_order`)."""
+    was about a seventh of the server's time. The readers check the order item by item (`_check_order`).
+
+    With `qids` (PostgreSQL) only the topics whose qid is, in byte order, at least `%(qid_from)s` and below
+    `%(qid_to)s` are read, either bound NULL for none: a release written in two processes reads one range
+    each (`release_halves`)."""
     from pooling.models import Document, Topic
 
     postgres = connection.vendor == "postgresql"
@@ -223,12 +227,19 @@ def items_sql(*, iso_times: bool = False, seconds: bool = False) -> str:
         WHERE i.pool_id = %(pool)s AND i.selected
         ORDER BY t.qid, d.docid, j.rater_id
     """
+    bounds = (
+        """ AND (%(qid_from)s::text IS NULL OR t.qid COLLATE "C" >= %(qid_from)s)
+              AND (%(qid_to)s::text IS NULL OR t.qid COLLATE "C" < %(qid_to)s)"""
+        if qids
+        else ""
+    )
     named = ", ".join(f"{value} AS c{number}" for number, value in enumerate(values))
     listed = ", ".join(f"x.c{number}" for number in range(len(values)))
     return f"""
         SELECT {listed}
         FROM (SELECT t.id, t.qid FROM {Topic._meta.db_table} t
               WHERE t.id IN (SELECT i.topic_id FROM {PoolItem._meta.db_table} i WHERE i.pool_id = %(pool)s)
+                {bounds}
               ORDER BY t.qid COLLATE "C" OFFSET 0) t
         CROSS JOIN LATERAL (
             SELECT {named}
@@ -242,7 +253,9 @@ def items_sql(*, iso_times: bool = False, seconds: bool = False) -> str:
     """
 
 
-def stream_items(*, pool: Pool, iso_times: bool = False, copy: bool = False, text: bool = False) -> Any:
+def stream_items(
+    *, pool: Pool, iso_times: bool = False, copy: bool = False, text: bool = False, qids: Any = None
+) -> Any:
     """Yield every selected item of the pool with its current human judgements (a model judge's labels
     are not people's votes: `Judgement.objects`' rule, written here in SQL), in qrels order (qid, docid by
     byte order), reading through a server-side cursor so memory stays flat.
@@ -258,9 +271,12 @@ def stream_items(*, pool: Pool, iso_times: bool = False, copy: bool = False, tex
     split without a parser per value; elsewhere the driver's rows, written out so.
 
     The judgements of a rater excluded from the pool (`exclusions.exclude_rater`) are not among them:
-    this is where an exclusion takes effect for every release and every read of the current labels."""
+    this is where an exclusion takes effect for every release and every read of the current labels.
+
+    `qids` (with `text`, on PostgreSQL): a (first, end) range of qids in byte order, either None for
+    unbounded; only those topics' items are read (see `items_sql`)."""
     if text:
-        yield from _stream_item_texts(pool=pool)
+        yield from _stream_item_texts(pool=pool, qids=qids)
         return
     sql = items_sql(iso_times=iso_times)
     current: ItemVotes | None = None
@@ -307,15 +323,19 @@ def _check_order(previous: Any, row: Any) -> None:
         )
 
 
-def _stream_item_texts(*, pool: Pool) -> Any:
+def _stream_item_texts(*, pool: Pool, qids: Any = None) -> Any:
     """`stream_items(text=True)`."""
     from django.db.backends.postgresql.psycopg_any import is_psycopg3
 
-    params = {"pool": pool.pk}
+    params: dict[str, Any] = {"pool": pool.pk}
     copy = connection.vendor == "postgresql" and is_psycopg3
+    if qids is not None:
+        if not copy:
+            raise ValueError("a range of qids is read on PostgreSQL with psycopg 3 only")
+        params["qid_from"], params["qid_to"] = qids
     source = (
         copy_text.text_rows(
-            items_sql(seconds=True),
+            items_sql(seconds=True, qids=qids is not None),
             params,
             settings=COPY_SETTINGS,
             times=(CREATED, UPDATED),

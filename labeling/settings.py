@@ -316,6 +316,9 @@ JUDGE_PROGRESS_REFRESH_SECONDS = float(os.environ.get("JUDGE_PROGRESS_REFRESH_SE
 # {"umbrela": ["/opt/judges/venv/bin/python", "/opt/judges/umbrela.py"]}. Set by whoever runs the server:
 # a page never takes a command (judgements.judges.external_commands).
 EXTERNAL_JUDGES: dict[str, list[str]] = json.loads(os.environ.get("EXTERNAL_JUDGES", "") or "{}")
+# Processes that write a large release on PostgreSQL (judgements.release_halves): 2 splits its topics over
+# two, 1 writes every release in the one process that runs it.
+RELEASE_PROCESSES = int(os.environ.get("RELEASE_PROCESSES", "2"))
 # Key for the blind presentation order (a keyed hash of the docid); defaults to SECRET_KEY.
 BLIND_ORDER_KEY = os.environ.get("BLIND_ORDER_KEY", SECRET_KEY)
 

@@ -16,7 +16,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from judgements import aggregation, exclusions, release_files, releases
+from judgements import aggregation, exclusions, release_files, release_jsonl, releases
 from judgements.models import Adjudication, Judgement
 from pooling.models import Document, PoolItem
 from tests.factories import make_collection, make_pool, make_run, make_user
@@ -107,7 +107,7 @@ def written(pool, tmp_path: Path, *, policy: str, explicit: bool):
 
 def placeholders(pool, raters) -> dict[str, str]:
     """Each rater's pseudonym → a placeholder naming the rater (pseudonyms depend on the pool's id)."""
-    lines = release_files.JudgementLines(pool=pool, tally=release_files.Tally())
+    lines = release_jsonl.JudgementLines(pool=pool, tally=release_files.Tally())
     return {lines.pseudonym(rater.pk): f"<{rater.username}>" for rater in raters}
 
 
