@@ -252,7 +252,8 @@ def report(
                 }
             )
         pairs[measure] = rows
-        sigma = float(np.nanmedian(boot.sd)) if len(boot.sd) else math.nan
+        # NaN when no pair has a spread (nanmedian would warn of an all-NaN slice and give the same)
+        sigma = float(np.nanmedian(boot.sd)) if (~np.isnan(boot.sd)).any() else math.nan
         n = len(topic_index)
         summary[measure] = {
             "label": noise.measure_label(measure),
