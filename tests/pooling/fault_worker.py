@@ -5,7 +5,9 @@
 committed; `release`: the release's work directory is open and its first item read) and the file
 `FAULT_DIR/hold-<point>` exists, the process takes that file away, writes its pid to
 `FAULT_DIR/reached-<point>` and waits there, so that the test can kill it mid-job. The next attempt finds
-no hold file and runs through. Nothing else differs from `celery -A labeling worker`.
+no hold file and runs through. With FAULT_SPLIT_RELEASES set, every release is split over two processes
+(`release_halves.MIN_ROWS` 0) and each split writes `FAULT_DIR/split-<first qid of the second process>`.
+Nothing else differs from `celery -A labeling worker`.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ import django
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "labeling.settings")
 django.setup()
 
-from judgements import release_files  # noqa: E402
+from judgements import release_files, release_halves  # noqa: E402
 from labeling.celery import app  # noqa: E402
 from pooling import pool_build, run_ranking  # noqa: E402
 
@@ -67,6 +69,16 @@ def held(name: str) -> Any:
 run_ranking.write_rows = write_rows  # type: ignore[assignment]
 pool_build._add_items = add_items  # type: ignore[assignment]
 release_files.stream_items = held("stream_items")
+
+if os.environ.get("FAULT_SPLIT_RELEASES"):
+    release_halves.MIN_ROWS = 0
+    real_append = release_halves.SecondHalf.append
+
+    def append(self: release_halves.SecondHalf, files: Any, tally: Any) -> None:
+        real_append(self, files, tally)
+        (FAULT_DIR / f"split-{self.first[1]}").write_text(str(os.getpid()))
+
+    release_halves.SecondHalf.append = append  # type: ignore[method-assign]
 
 if __name__ == "__main__":
     queue = sys.argv[1]

@@ -73,9 +73,10 @@ def private_queue(name: str) -> Iterator[None]:
 class Worker:
     """The fault worker process (its own session, so the whole worker can be killed at once)."""
 
-    def __init__(self, queue: str, fault_dir: Path, media_root: Path) -> None:
+    def __init__(self, queue: str, fault_dir: Path, media_root: Path, *, split: bool = False) -> None:
         env = {
             **os.environ,
+            **({"FAULT_SPLIT_RELEASES": "1"} if split else {}),
             "DATABASE_URL": database_url(),
             "MEDIA_ROOT": str(media_root),
             "FAULT_DIR": str(fault_dir),
@@ -214,6 +215,29 @@ def test_a_killed_process_is_redelivered_and_its_job_ends_done(fault_env: Any, m
     releases.remove_stale_release_workdirs()  # the periodic sweep (beat)
     assert sorted(path.name for path in root.iterdir()) == sorted([str(reference.pk), str(release.pk)])
     assert time.monotonic() - started < 90
+
+
+def test_a_release_of_two_processes_in_a_prefork_worker(fault_env: Any, manager: Any) -> None:
+    """A worker's child (billiard's prefork) forks the release's second process and reaps it; the files are
+    those of one process."""
+    queue, fault_dir, media_root = fault_env
+    alice, bob = make_user("alice"), make_user("bob")
+    pool = make_pool(judgements_per_item=2, raters=[alice, bob], name="campaign")
+    judge(pool, alice, {("q1", "d001"): 3, ("q1", "d002"): 0, ("q2", "d010"): 2})
+    judge(pool, bob, {("q1", "d001"): 2, ("q1", "d002"): 0, ("q2", "d010"): 1})
+    reference = releases.create_release(pool=pool)  # one process (below release_halves.MIN_ROWS here)
+    worker = Worker(queue, fault_dir, media_root, split=True)
+    try:
+        made = client_for(manager).post("/api/releases/", {"pool": pool.name}, format="json").json()["id"]
+        job = wait(lambda: finished(made), timeout=40, what="the release", worker=worker)
+    finally:
+        worker.stop()
+    assert (job.status, job.errors, job.attempts) == ("done", [], 1)
+    assert [path.name for path in fault_dir.glob("split-*")] == ["split-q2"]
+    release = Release.objects.get(pk=job.result["release"])
+    for name in ("qrels.txt", "qrels.unjudged.txt", "judgements.jsonl", "manifest.json"):
+        ours = (media_root / release.directory / name).read_bytes()
+        assert ours == (media_root / reference.directory / name).read_bytes(), name
 
 
 def test_a_killed_worker_is_swept_and_the_retry_builds_the_pool(fault_env: Any, manager: Any) -> None:
