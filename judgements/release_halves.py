@@ -117,8 +117,10 @@ def second_half(work: Path, *, pool: Pool, write: Callable[..., Any]) -> Iterato
         snapshot = cursor.fetchone()[0]
     directory = work / PART
     directory.mkdir()
+    parent = os.getpid()
     pid = os.fork()
     if pid == 0:  # the child: never returns
+        _die_with(parent)
         _child(directory, snapshot=snapshot, qids=(qid, None), write=write)
     half = SecondHalf(pid, qid, directory, first_items)
     try:
@@ -165,6 +167,21 @@ def _split(pool: Pool) -> tuple[str, int] | None:
         items += int(topic_items)
         rows_so_far += int(rows)
     return None
+
+
+def _die_with(parent: int) -> None:
+    """Have the kernel end this process when its parent ends (Linux's PR_SET_PDEATHSIG): a release's second
+    process whose first was killed (a worker's child, by the OOM killer) has no one to write for, and
+    would go on reading and writing for nothing. Elsewhere nothing is done."""
+    import ctypes
+    import sys
+
+    if not sys.platform.startswith("linux"):
+        return
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    if os.getppid() != parent:  # the parent ended before the signal was asked for
+        os._exit(1)
 
 
 def _child(directory: Path, *, snapshot: str, qids: tuple[str, None], write: Callable[..., Any]) -> None:

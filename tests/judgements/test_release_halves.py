@@ -169,3 +169,43 @@ def test_one_process_inside_an_enclosing_transaction_or_below_the_minimum(split,
     monkeypatch.setattr(release_halves, "MIN_ROWS", 0)
     assert written(pool, tmp_path / "split")[0] == inside == small
     assert len(split) == 1
+
+
+@pytest.mark.django_db(transaction=False)
+def test_the_second_process_ends_with_the_first():
+    """`_die_with`: a child whose parent is killed is ended by the kernel, not left writing for nobody."""
+    import os
+    import signal
+    import time
+
+    read, write = os.pipe()
+    parent = os.fork()
+    if parent == 0:  # the first process: fork the second, tell its pid, wait to be killed
+        try:
+            me = os.getpid()
+            child = os.fork()
+            if child == 0:
+                release_halves._die_with(me)
+                time.sleep(30)
+                os._exit(0)
+            os.write(write, f"{child}\n".encode())
+            time.sleep(30)
+        finally:
+            os._exit(0)
+    os.close(write)
+    child = int(os.read(read, 100).decode())
+    os.kill(parent, signal.SIGKILL)
+    os.waitpid(parent, 0)
+    deadline = time.monotonic() + 5
+    while time.monotonic() < deadline and _alive(child):
+        time.sleep(0.05)
+    assert not _alive(child)
+
+
+def _alive(pid: int) -> bool:
+    """Whether the process runs (a zombie waiting to be reaped does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().split(") ")[1][0] not in "ZX"
+    except FileNotFoundError:
+        return False
