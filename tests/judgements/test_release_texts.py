@@ -13,6 +13,7 @@ import pytest
 from django.db import connection
 from django.db.backends.postgresql import psycopg_any
 
+from judgements import copy_text
 from judgements.copy_text import iso_of_copy
 from judgements.release_rows import ISO_SQL, SECONDS_JSON_SQL, seconds_json
 from tests.judgements.test_release_bytes import FILES, SECONDS, build_pool, written
@@ -119,3 +120,13 @@ def test_it_writes_from_the_servers_text_of_a_time_what_to_char_writes():
         rows = cursor.fetchall()
     for text, by_to_char in rows:
         assert iso_of_copy(text) == (by_to_char or ""), text
+    # and as a release reads them: through `text_rows`, which writes the common case itself
+    read = copy_text.text_rows(
+        f"SELECT 'x', t, {ISO_SQL.format(column='t')} FROM unnest(%(times)s::timestamptz[]) WITH ORDINALITY"
+        " AS u(t, n) ORDER BY n",
+        {"times": times},
+        settings={"TimeZone": "UTC", "DateStyle": "ISO, MDY"},
+        times=(1,),
+        unless_empty=0,
+    )
+    assert [row[1:] for row in read] == [[iso or "", iso or ""] for _, iso in rows]
