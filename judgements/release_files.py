@@ -66,6 +66,8 @@ class Tally:
     latest: str = ""  # the latest updated_at of a judgement or decided_at of an adjudication (ISO text)
     # file name → the SHA-256 of what was written to it (`HashedFile`), for the manifest's `files`
     sha256: dict[str, str] = field(default_factory=dict)
+    # what the manifest says of the pool, read on the pass's snapshot (`release_manifest.pool_facts`)
+    facts: dict[str, Any] | None = None
 
     def add(self, other: Tally) -> None:
         """Count what `other` counted too (the second process's topics, `release_halves`)."""
@@ -77,6 +79,7 @@ class Tally:
         self.pairs.update(other.pairs)
         self.sources.update(other.sources)
         self.latest = max(self.latest, other.latest)
+        self.facts = other.facts if other.facts is not None else self.facts
 
     def count(self, result: aggregation.Aggregate, pairs: Pairs, items: int, source: str = "human") -> None:
         """Count `items` items of this consensus and these pairs of grades."""
@@ -274,13 +277,23 @@ def write_qrels_and_judgements(
     home. (A PostgreSQL path that built the lines in SQL was tried: it used less Python CPU but was no
     faster in wall time, and it wrote the line's rule a second time.)"""
     from judgements import release_halves
+    from judgements.release_manifest import pool_facts
 
     tally = Tally()
     part = functools.partial(write_files, pool=pool, policy=policy, explicit=explicit, fill=fill)
-    with transaction.atomic(), release_halves.second_half(work, pool=pool, write=part) as second:
+
+    def later_topics(directory: Path, *, tally: Tally, qids: Any) -> dict[str, str]:
+        """The second process's part: its topics, then the manifest's reads while the first still writes."""
+        written = part(directory, tally=tally, qids=qids)
+        tally.facts = pool_facts(pool=pool)
+        return written
+
+    with transaction.atomic(), release_halves.second_half(work, pool=pool, write=later_topics) as second:
         tally.sha256 = part(
             work, tally=tally, progress=progress, qids=second.first, items=second.items, then=second.append
         )
+        if tally.facts is None:  # one process: read after the pass, on the same snapshot
+            tally.facts = pool_facts(pool=pool)
         adjudicated = Adjudication.objects.filter(item__pool=pool).order_by("-decided_at").first()
         if adjudicated:
             tally.latest = max(tally.latest, iso(adjudicated.decided_at) or "")

@@ -104,9 +104,10 @@ class SecondHalf:
 @contextlib.contextmanager
 def second_half(work: Path, *, pool: Pool, write: Callable[..., Any]) -> Iterator[OneProcess | SecondHalf]:
     """Inside the release's transaction, before it has run anything: start the child that writes the pool's
-    later topics with `write(directory, tally=..., qids=(split, None))` (`release_files.write_files`), if
-    the release is split (see the module); the parent writes the topics in `.first` and, its files still
-    open, calls `.append`. The child is ended and its directory removed on leaving."""
+    later topics with `write(directory, tally=..., qids=(split, None))` (`release_files.write_files`, then
+    the manifest's reads), if the release is split (see the module); the parent writes the topics in
+    `.first` and, its files still open, calls `.append`. The child is ended and its directory removed on
+    leaving."""
     split = _split(pool)
     if split is None:
         yield OneProcess()

@@ -90,6 +90,19 @@ def agreement_summary(pairs: Counter[tuple[int, int]], labels: list[Any]) -> dic
     return {"pairs": n_pairs, "cohen_kappa": kappas, "band": agreement.landis_koch_band(kappas["unweighted"])}
 
 
+def pool_facts(*, pool: Pool) -> dict[str, Any]:
+    """What the manifest says of the pool beyond the pass's counts: its unselected candidates, the
+    documents each run retrieved and how many were never pooled (`queries.unpooled_by_run`), and how many
+    raters are excluded. Read in the release's transaction (`release_files.write_qrels_and_judgements`),
+    so on the snapshot its files are written from; in a release of two processes by the second, while the
+    first still writes."""
+    return {
+        "unselected_candidates": PoolItem.objects.filter(pool=pool, selected=False).count(),
+        "runs": unpooled_by_run(pool=pool),
+        "excluded_raters": len(excluded_rater_ids(pool=pool)),
+    }
+
+
 def release_manifest(
     *,
     pool: Pool,
@@ -99,7 +112,10 @@ def release_manifest(
     tally: Tally,
     files: dict[str, dict[str, Any]],
 ) -> dict[str, Any]:
-    """What `manifest.json` says (its own hash is added to `files` once it is written)."""
+    """What `manifest.json` says (its own hash is added to `files` once it is written), from the pass's
+    `tally` (with its `facts`, `pool_facts`)."""
+    facts = tally.facts
+    assert facts is not None, "the tally of write_qrels_and_judgements has the pool's facts"
     labels = rubric.labels
     counts = tally.counts
     explicit = unjudged == "explicit"
@@ -121,10 +137,10 @@ def release_manifest(
             "pending": counts["pending"],
             "ties": counts["ties"],
             "judgements": counts["judgements"],
-            "unselected_candidates": PoolItem.objects.filter(pool=pool, selected=False).count(),
+            "unselected_candidates": facts["unselected_candidates"],
             "grades": {str(g): tally.grades[g] for g in labels},
         },
-        "runs": unpooled_by_run(pool=pool),
+        "runs": facts["runs"],
         "agreement": agreement_summary(tally.pairs, labels),
         "data_as_of": tally.latest or None,
         "files": files,
@@ -135,9 +151,8 @@ def release_manifest(
             "layout": QRELS_LAYOUT if explicit else QRELS_LAYOUT_OMIT,
         },
     }
-    excluded = excluded_rater_ids(pool=pool)
-    if excluded:  # the labels of these raters are not in the release (exclusions.exclude_rater)
-        manifest["excluded_raters"] = len(excluded)
+    if facts["excluded_raters"]:  # the labels of these raters are not in the release (exclude_rater)
+        manifest["excluded_raters"] = facts["excluded_raters"]
     return manifest
 
 

@@ -15,6 +15,7 @@ from django.db import connection, transaction
 
 from judgements import aggregation, release_files, release_halves, releases
 from judgements.models import Judgement, Release
+from pooling.models import PoolItem
 from tests.judgements.test_release_bytes import FILES, build_pool
 
 pytestmark = [
@@ -83,8 +84,8 @@ def test_a_release_of_two_processes_has_the_manifest_of_one(split, settings):
 
 
 def test_both_processes_read_one_snapshot(tmp_path, split, monkeypatch):
-    """A change committed after the release began is in neither half, though the second process reads its
-    topics only once the change has committed."""
+    """A change committed after the release began is in neither half, nor in what the manifest reads,
+    though the second process reads its topics and the manifest's figures only once it has committed."""
     pool, _ = build_pool()
     monkeypatch.setattr(release_halves, "CHILD_SHARE", 0.9)  # the child writes q2 and q3
     flag = tmp_path / "changed"
@@ -103,12 +104,14 @@ def test_both_processes_read_one_snapshot(tmp_path, split, monkeypatch):
         return original(directory, **kwargs)
 
     monkeypatch.setattr(release_files, "write_files", write_files)
-    before, _ = written(pool, tmp_path / "during")
+    before, counted = written(pool, tmp_path / "during")
     assert flag.exists() and len(split) == 1
     assert b"changed after the snapshot" not in before["judgements.jsonl"]
+    assert counted["facts"]["unselected_candidates"] == 0
     monkeypatch.setattr(release_files, "write_files", original)
-    after, _ = written(pool, tmp_path / "after")
+    after, counted = written(pool, tmp_path / "after")
     assert b"changed after the snapshot" in after["judgements.jsonl"]
+    assert counted["facts"]["unselected_candidates"] == 1
 
 
 def note_changed(pool, flag: Path) -> None:
@@ -118,6 +121,10 @@ def note_changed(pool, flag: Path) -> None:
                 Judgement.objects.filter(item__pool=pool, item__topic__qid="q2").order_by("pk").first()
             )
             Judgement.objects.filter(pk=judgement.pk).update(note="changed after the snapshot")
+            # and what the manifest reads (`release_manifest.pool_facts`, in the second process)
+            PoolItem.objects.filter(pk=PoolItem.objects.filter(pool=pool).earliest("pk").pk).update(
+                selected=False
+            )
         flag.write_text("committed")
     finally:
         connection.close()
