@@ -12,10 +12,10 @@ its files follows the parent's file of the same name. Both read one snapshot, so
 database at one moment, as a single statement would.
 
 When: PostgreSQL with psycopg 3, `os.fork`, `settings.RELEASE_PROCESSES` of 2 or more, the release's
-transaction the outermost one (a snapshot is only set on a transaction that has run nothing yet, and an
-exported snapshot holds only committed rows: an enclosing transaction's own changes would be missing
-from the child's half), and at least MIN_ROWS items and judgements. Otherwise the parent writes every
-topic (`OneProcess`)."""
+transaction the outermost one (`one_snapshot`: a snapshot is only set on a transaction that has run
+nothing yet, and an exported snapshot holds only committed rows: an enclosing transaction's own changes
+would be missing from the child's half), and at least MIN_ROWS items and judgements. Otherwise the
+parent writes every topic (`OneProcess`)."""
 
 from __future__ import annotations
 
@@ -39,7 +39,7 @@ from pooling.models import Pool, PoolItem, Topic
 #: query cost more than they save.
 MIN_ROWS = 100_000
 #: The share of the rows (items and judgements) the child writes: a little under half, since it starts
-#: later (the fork, its own connection and the snapshot) than the parent, which starts at once.
+#: a moment later (its own connection, the snapshot) and then reads what the manifest says of the pool.
 CHILD_SHARE = 0.45
 #: Where in the release's work directory the child writes (removed before the files are described).
 PART = ".second"
@@ -103,12 +103,12 @@ class SecondHalf:
 
 @contextlib.contextmanager
 def second_half(work: Path, *, pool: Pool, write: Callable[..., Any]) -> Iterator[OneProcess | SecondHalf]:
-    """Inside the release's transaction, before it has run anything: start the child that writes the pool's
-    later topics with `write(directory, tally=..., qids=(split, None))` (`release_files.write_files`, then
-    the manifest's reads), if the release is split (see the module); the parent writes the topics in
-    `.first` and, its files still open, calls `.append`. The child is ended and its directory removed on
-    leaving."""
-    split = _split(pool)
+    """First in the release's transaction: put it on one snapshot (`one_snapshot`), then, if the release is
+    split (see the module), start the child that writes the pool's later topics with `write(directory,
+    tally=..., qids=(split, None))` (`release_files.write_files`, then the manifest's reads); the parent
+    writes the topics in `.first` and, its files still open, calls `.append`. The child is ended and its
+    directory removed on leaving."""
+    split = _split(pool) if one_snapshot() else None
     if split is None:
         yield OneProcess()
         return
@@ -130,23 +130,27 @@ def second_half(work: Path, *, pool: Pool, write: Callable[..., Any]) -> Iterato
         half.stop()
 
 
-def _split(pool: Pool) -> tuple[str, int] | None:
-    """Where to split the pool's topics (the first qid the child writes) and how many items the parent
-    writes; None for one process. Sets the transaction REPEATABLE READ first, so that the parent's reads
-    and the child's share the snapshot exported after."""
-    from django.db.backends.postgresql.psycopg_any import is_psycopg3
-
+def one_snapshot() -> bool:
+    """Called first in a release's transaction: make it read one snapshot (REPEATABLE READ) if it is the
+    outermost transaction on PostgreSQL, so that its pass, the manifest's reads and a second process's
+    (`second_half`, which exports it) see the database at one moment; whether it did. Inside a caller's
+    transaction (READ COMMITTED, a snapshot a statement) or on SQLite nothing is changed: False."""
     outermost = connection.in_atomic_block and connection.commit_on_exit and not connection.savepoint_ids
-    if not (
-        connection.vendor == "postgresql"
-        and is_psycopg3
-        and hasattr(os, "fork")
-        and settings.RELEASE_PROCESSES >= 2
-        and outermost
-    ):
-        return None
+    if connection.vendor != "postgresql" or not outermost:
+        return False
     with connection.cursor() as cursor:
         cursor.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+    return True
+
+
+def _split(pool: Pool) -> tuple[str, int] | None:
+    """Where to split the pool's topics (the first qid the child writes) and how many items the parent
+    writes; None for one process."""
+    from django.db.backends.postgresql.psycopg_any import is_psycopg3
+
+    if not (is_psycopg3 and hasattr(os, "fork") and settings.RELEASE_PROCESSES >= 2):
+        return None
+    with connection.cursor() as cursor:
         # The rows of each topic (its items and their judgements, as tallied), in the release's qid order.
         cursor.execute(
             f"""

@@ -216,3 +216,26 @@ def _alive(pid: int) -> bool:
             return stat.read().split(") ")[1][0] not in "ZX"
     except FileNotFoundError:
         return False
+
+
+def test_one_process_reads_the_manifests_figures_on_the_snapshot_of_its_pass(tmp_path, settings, monkeypatch):
+    """With one process too (`one_snapshot`): a change committed after the pass is not in the figures the
+    manifest reads after it."""
+    from judgements import release_manifest
+
+    pool, _ = build_pool()
+    settings.RELEASE_PROCESSES = 1
+    original = release_manifest.pool_facts
+    flag = tmp_path / "changed"
+
+    def pool_facts(*, pool):
+        change = threading.Thread(target=note_changed, args=(pool, flag))
+        change.start()
+        change.join()
+        return original(pool=pool)
+
+    monkeypatch.setattr(release_manifest, "pool_facts", pool_facts)
+    _, counted = written(pool, tmp_path / "one")
+    assert flag.exists()
+    assert counted["facts"]["unselected_candidates"] == 0
+    assert original(pool=pool)["unselected_candidates"] == 1
