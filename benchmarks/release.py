@@ -11,8 +11,10 @@ on it), so the printed SHA-256 of each file compares across runs and code versio
 
 Timed:
 - `manage.py release_qrels POOL -o DIR` (qrels.txt, judgements.jsonl, manifest.json) in a subprocess:
-  wall time and peak RSS (RUSAGE_CHILDREN of a small launcher process, see `LAUNCHER`), at full and
-  half size;
+  wall time and peak RSS (RUSAGE_CHILDREN of a small launcher process, see `LAUNCHER`: the largest of the
+  command and the second process it forks), at full and half size. Both sizes are above
+  `release_halves.MIN_ROWS`, so the command writes each release in two processes; RELEASE_PROCESSES=1 in
+  the environment measures one;
 - the floor: PostgreSQL's `COPY (…) TO STDOUT` of the 500,000 aggregated (qid, docid, min(grade)) rows and
   of the 1,000,000 judgement rows (qid, docid, rater, grade, unrateable, facets, note, seconds, created,
   updated, imported), both in the release's order (qid, docid in byte order), read through psycopg's copy
