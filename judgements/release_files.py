@@ -273,9 +273,9 @@ def write_qrels_and_judgements(
     the judge labelled is judged with the judge's grade, and its label is a line of `judgements.jsonl`
     whose `source` is the judge's (`model:NAME`); every people's line has `source` `human`.
 
-    Every line is encoded here (`JudgementLines`), on every database: the text of a line has this one
-    home. (A PostgreSQL path that built the lines in SQL was tried: it used less Python CPU but was no
-    faster in wall time, and it wrote the line's rule a second time.)"""
+    Every line is encoded in Python (`release_jsonl.JudgementLines`), on every database: the text of a
+    line has this one home. (A PostgreSQL path that built the lines in SQL was tried: it used less Python
+    CPU but was no faster in wall time, and it wrote the line's rule a second time.)"""
     from judgements import release_halves
     from judgements.release_manifest import pool_facts
 
