@@ -20,13 +20,11 @@ from judgements.release_rows import (
     NOTE,
     QID,
     RATER,
-    SECONDS,
-    SECONDS_JSON,
     UNRATEABLE,
     UPDATED,
     json_text,
     json_value,
-    seconds_json,
+    seconds_text,
 )
 from pooling.models import Pool
 
@@ -89,7 +87,7 @@ class JudgementLines:
                 f', "imported": {"true" if row[IMPORTED] == "t" else "false"}'
                 f', "note": {encode(row[NOTE])}'
                 f"{qid}{rater}"
-                f', "seconds": {row[SECONDS_JSON] or seconds_json(row[SECONDS])}'
+                f', "seconds": {seconds_text(row)}'
                 f', "source": "human"'
                 f', "state": {states[unrateable]}'
                 f', "updated_at": {encode(updated) if updated else "null"}}}\n'

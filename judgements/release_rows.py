@@ -88,13 +88,27 @@ def seconds_json(text: str) -> str:
 # `test_release_texts` compares the two on doubles of every kind.
 # The text is that of the double n / 1000 (+ 0.0 makes a -0 from a -0.0 a 0): its shortest exact text
 # (extra_float_digits 1) is those digits, in fixed notation below 1e15, as `repr` writes them; all in
-# doubles (a numeric there cost twice as much).
-SECONDS_JSON_SQL = """CASE
+# doubles (a numeric there cost twice as much). For the others the server hands on the double's own
+# shortest exact text behind SECONDS_RAW ("~"), for `seconds_text` to round in Python, and NULL for NULL:
+# so the COPY carries one text of the seconds a row, not the double beside its JSON as well (about a
+# tenth of a release's bytes were those doubles).
+SECONDS_RAW = "~"
+SECONDS_JSON_SQL = f"""CASE
     WHEN abs(j.seconds) < 1e6 AND abs(abs(j.seconds * 1000 - round(j.seconds * 1000)) - 0.5) > 1e-6
          AND NOT (j.seconds < 0 AND round(j.seconds * 1000) = 0)
     THEN (round(j.seconds * 1000) / 1000 + 0.0::float8)::text
          || CASE WHEN round(j.seconds * 1000) = round(j.seconds) * 1000 THEN '.0' ELSE '' END
+    ELSE '{SECONDS_RAW}' || j.seconds::text
 END"""
+
+
+def seconds_text(row: Any) -> str:
+    """The JSON text of a text row's seconds (`stream_items(text=True)`): SECONDS_JSON as the server
+    wrote it, else `seconds_json` of the double's text (behind SECONDS_RAW there, or in SECONDS)."""
+    written = row[SECONDS_JSON]
+    if written and written[0] != SECONDS_RAW:
+        return written
+    return seconds_json(written[1:] or row[SECONDS])
 
 
 @dataclass
@@ -185,7 +199,8 @@ def current_judgements_join() -> str:
 
 #: The fields of a row of `stream_items(text=True)`, by position: the item's (the same on each of its rows),
 #: then the judgement's (all empty when the item has none).
-#: SECONDS_JSON is `seconds_json` of the seconds when PostgreSQL wrote it (see SECONDS_JSON_SQL), else "".
+#: With `seconds` on PostgreSQL, SECONDS is empty and SECONDS_JSON is what SECONDS_JSON_SQL writes; else
+#: SECONDS_JSON is empty. `seconds_text` reads either.
 (ID, QID, DOCID, REQUIRED, ADJUDICATION, ADJUDICATED_GRADE, ADJUDICATED_UNRATEABLE, RATER, GRADE,
  UNRATEABLE, FACETS, NOTE, SECONDS, CREATED, UPDATED, IMPORTED, SECONDS_JSON) = range(17)  # fmt: skip
 
@@ -213,9 +228,11 @@ def items_sql(*, iso_times: bool = False, seconds: bool = False, qids: bool = Fa
     created, updated = "j.created_at", "j.updated_at"
     if iso_times and postgres:
         created, updated = ISO_SQL.format(column=created), ISO_SQL.format(column=updated)
+    seconds = seconds and postgres
     values = ["i.id", "t.qid", "d.docid", "i.required_judgements", "a.id", "a.grade", "a.unrateable",
-              "j.rater_id", "j.grade", "j.unrateable", "j.facets", "j.note", "j.seconds", created, updated,
-              "j.imported", *([SECONDS_JSON_SQL] if seconds and postgres else [])]  # fmt: skip
+              "j.rater_id", "j.grade", "j.unrateable", "j.facets", "j.note",
+              "NULL::float8" if seconds else "j.seconds", created, updated,
+              "j.imported", *([SECONDS_JSON_SQL] if seconds else [])]  # fmt: skip
     if not postgres:
         return f"""
         SELECT {", ".join(values)}

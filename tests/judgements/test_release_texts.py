@@ -15,7 +15,14 @@ from django.db.backends.postgresql import psycopg_any
 
 from judgements import copy_text
 from judgements.copy_text import iso_of_copy
-from judgements.release_rows import ISO_SQL, SECONDS_JSON_SQL, seconds_json
+from judgements.release_rows import (
+    ISO_SQL,
+    SECONDS_JSON,
+    SECONDS_JSON_SQL,
+    SECONDS_RAW,
+    seconds_json,
+    seconds_text,
+)
 from tests.judgements.test_release_bytes import FILES, SECONDS, build_pool, written
 
 ON_POSTGRESQL = pytest.mark.skipif(connection.vendor != "postgresql", reason="COPY is PostgreSQL's")
@@ -60,9 +67,16 @@ def test_it_writes_on_the_server_the_seconds_python_writes():
     decided = 0
     for value, (text, written_by_server) in zip(values, rows, strict=True):
         assert float(text) == value or math.isnan(value)  # the shortest exact text of the double
-        if written_by_server is not None:
+        assert written_by_server is not None  # NULL only for NULL
+        if written_by_server.startswith(SECONDS_RAW):  # left to Python: the double's own text
+            assert written_by_server == SECONDS_RAW + text, value
+        else:
             decided += 1
             assert written_by_server == seconds_json(float.__repr__(value)), value
+        # what a release writes, whichever side decided
+        row = [""] * (SECONDS_JSON + 1)
+        row[SECONDS_JSON] = written_by_server
+        assert seconds_text(row) == seconds_json(float.__repr__(value)), value
     assert decided > 0.6 * len(values)  # all but near-ties, 1e6 and more, and those not finite
 
 
