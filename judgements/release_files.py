@@ -13,6 +13,8 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import os
+import threading
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -228,28 +230,81 @@ class QrelsFiles:
 
 class HashedFile:
     """A file written as UTF-8 text (no newline translation) whose SHA-256 is computed as it is written,
-    so nothing reads the file back to hash it. Use as a context manager; `hexdigest` once it is closed."""
+    so nothing reads the file back to hash it. Use as a context manager; `hexdigest` once it is closed.
+    With `hashed=False` (a release's second process, whose files only feed `append_file`) nothing is
+    hashed and `hexdigest` is ""."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, hashed: bool = True) -> None:
         self.name = path.name
         self.file = open(path, "wb")  # noqa: SIM115  # closed by __exit__
-        self.digest = hashlib.sha256()
+        self.digest = hashlib.sha256() if hashed else None
 
     def write(self, text: str) -> None:
         self.write_bytes(text.encode("utf-8"))
 
     def write_bytes(self, data: bytes) -> None:
-        self.digest.update(data)
+        if self.digest is not None:
+            self.digest.update(data)
         self.file.write(data)
 
+    def append_file(self, path: Path) -> None:
+        """Add the bytes of the file at `path` to this one (and to its hash): the kernel copies them
+        (`os.copy_file_range`, no pass through Python's buffers) while a thread reads and hashes them a
+        MiB at a time (reading and hashing let go of the GIL), so the two overlap; a copy through Python
+        where the kernel cannot (another system, another file system). Memory: a MiB, whatever the size."""
+        self.file.flush()
+        with open(path, "rb") as part:
+            size = os.fstat(part.fileno()).st_size
+            hashing = None
+            if self.digest is not None and size:
+                hashing = threading.Thread(target=_hash_file, args=(self.digest, part.fileno(), size))
+                hashing.start()
+            try:
+                _copy_bytes(part.fileno(), self.file.fileno(), size)
+            finally:
+                if hashing is not None:
+                    hashing.join()
+        self.file.seek(0, os.SEEK_END)  # the buffered writer's position after the bytes the kernel wrote
+
     def hexdigest(self) -> str:
-        return self.digest.hexdigest()
+        return "" if self.digest is None else self.digest.hexdigest()
 
     def __enter__(self) -> HashedFile:
         return self
 
     def __exit__(self, *exc: object) -> None:
         self.file.close()
+
+
+def _hash_file(digest: Any, source: int, size: int) -> None:
+    """Add the first `size` bytes of the file descriptor `source` to `digest`, read by offset (`pread`:
+    its position, which the copy moves, is left alone)."""
+    offset = 0
+    while offset < size:
+        chunk = os.pread(source, min(size - offset, 1 << 20), offset)
+        if not chunk:
+            raise OSError(f"the file ended {size - offset} bytes short of its size")
+        digest.update(chunk)
+        offset += len(chunk)
+
+
+def _copy_bytes(source: int, target: int, size: int) -> None:
+    """`size` bytes from the file descriptor `source` to `target`, each from its own position."""
+    left = size
+    with contextlib.suppress(AttributeError, OSError):  # no copy_file_range here, or not between these
+        while left > 0:
+            copied = os.copy_file_range(source, target, left)
+            if not copied:
+                break
+            left -= copied
+    while left > 0:
+        chunk = os.read(source, min(left, 1 << 20))
+        if not chunk:
+            raise OSError(f"the file ended {left} bytes short of its size")
+        view = memoryview(chunk)
+        while view:
+            view = view[os.write(target, view) :]
+        left -= len(chunk)
 
 
 def write_qrels_and_judgements(
@@ -284,7 +339,7 @@ def write_qrels_and_judgements(
 
     def later_topics(directory: Path, *, tally: Tally, qids: Any) -> dict[str, str]:
         """The second process's part: its topics, then the manifest's reads while the first still writes."""
-        written = part(directory, tally=tally, qids=qids)
+        written = part(directory, tally=tally, qids=qids, hashed=False)
         tally.facts = pool_facts(pool=pool)
         return written
 
@@ -312,15 +367,17 @@ def write_files(
     qids: Any = None,
     items: int | None = None,
     then: Any = None,
+    hashed: bool = True,
 ) -> dict[str, str]:
     """`write_qrels_and_judgements`' files in `directory`, of the topics in the range `qids` (see
     `release_rows.stream_items`; None: all; `items` of them, for the progress), counted into `tally`;
     then, with the files still open, `then(files, tally)` (`release_halves.SecondHalf.append`). Returns
-    each file's SHA-256."""
+    each file's SHA-256 ("" each with `hashed=False`: the second process's parts, hashed as they are
+    appended)."""
     with (
-        HashedFile(directory / "qrels.txt") as qrels_file,
-        HashedFile(directory / "judgements.jsonl") as jsonl,
-        HashedFile(directory / UNJUDGED_TOPICS_FILE) as unjudged_file,
+        HashedFile(directory / "qrels.txt", hashed=hashed) as qrels_file,
+        HashedFile(directory / "judgements.jsonl", hashed=hashed) as jsonl,
+        HashedFile(directory / UNJUDGED_TOPICS_FILE, hashed=hashed) as unjudged_file,
     ):
         qrels = QrelsFiles(qrels_file, unjudged_file, explicit=explicit, tally=tally)
         _write_lines(

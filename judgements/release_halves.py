@@ -42,7 +42,7 @@ from pooling.models import Pool, PoolItem, Topic
 MIN_ROWS = 100_000
 #: The share of the rows (items and judgements) the child writes: a little under half, since it starts
 #: a moment later (its own connection, the snapshot) and then reads what the manifest says of the pool.
-CHILD_SHARE = 0.45
+CHILD_SHARE = 0.47
 #: Where in the release's work directory the child writes (removed before the files are described).
 PART = ".second"
 
@@ -84,9 +84,7 @@ class SecondHalf:
         # The child's own file, written by this release's code a moment ago in the release's own directory.
         tally.add(pickle.loads((self.directory / "tally.pickle").read_bytes()))  # noqa: S301
         for name, file in files.items():
-            with open(self.directory / name, "rb") as part:
-                while chunk := part.read(1 << 20):
-                    file.write_bytes(chunk)
+            file.append_file(self.directory / name)
 
     def _wait(self) -> int:
         pid, self.pid = self.pid, None
