@@ -20,10 +20,10 @@ deltas equal) is None and the page prints it as "undefined".
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+from numpy.typing import ArrayLike
 from scipy.stats import norm
 
 #: The offline metric can gate changes when the lower end of Pearson's interval reaches this…
@@ -53,7 +53,7 @@ class Correlation:
     gate: bool
 
 
-def _arrays(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndarray]:
+def _arrays(x: ArrayLike, y: ArrayLike) -> tuple[np.ndarray, np.ndarray]:
     xs, ys = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if xs.shape != ys.shape or xs.ndim != 1:
         raise ValueError("x and y must be two lists of the same length")
@@ -62,7 +62,7 @@ def _arrays(x: Sequence[float], y: Sequence[float]) -> tuple[np.ndarray, np.ndar
     return xs, ys
 
 
-def pearson(x: Sequence[float], y: Sequence[float]) -> float | None:
+def pearson(x: ArrayLike, y: ArrayLike) -> float | None:
     """Pearson's r; None for fewer than 2 points or a constant x or y."""
     xs, ys = _arrays(x, y)
     if len(xs) < 2:
@@ -84,7 +84,7 @@ def fisher_interval(r: float | None, n: int, *, level: float = 0.95) -> tuple[fl
     return (math.tanh(z - half), math.tanh(z + half))
 
 
-def average_ranks(values: Sequence[float]) -> np.ndarray:
+def average_ranks(values: ArrayLike) -> np.ndarray:
     """1-based ranks, ties given the mean of the ranks they span."""
     xs = np.asarray(values, dtype=float)
     order = np.argsort(xs, kind="stable")
@@ -100,13 +100,13 @@ def average_ranks(values: Sequence[float]) -> np.ndarray:
     return ranks
 
 
-def spearman(x: Sequence[float], y: Sequence[float]) -> float | None:
+def spearman(x: ArrayLike, y: ArrayLike) -> float | None:
     """Spearman's ρ: Pearson's r of the average ranks."""
     xs, ys = _arrays(x, y)
     return pearson(average_ranks(xs.tolist()).tolist(), average_ranks(ys.tolist()).tolist())
 
 
-def kendall_tau_b(x: Sequence[float], y: Sequence[float]) -> float | None:
+def kendall_tau_b(x: ArrayLike, y: ArrayLike) -> float | None:
     """Kendall's τb (see the module); None for fewer than 2 points or when every pair ties in x or in y."""
     xs, ys = _arrays(x, y)
     n = len(xs)
@@ -135,7 +135,7 @@ def wilson_interval(successes: int, n: int, *, level: float = 0.95) -> tuple[flo
     return (max(0.0, centre - half), min(1.0, centre + half))
 
 
-def sign_agreement(x: Sequence[float], y: Sequence[float]) -> tuple[int, int]:
+def sign_agreement(x: ArrayLike, y: ArrayLike) -> tuple[int, int]:
     """(experiments whose deltas share a sign, experiments where neither delta is 0)."""
     xs, ys = _arrays(x, y)
     compared = (xs != 0) & (ys != 0)
@@ -174,7 +174,7 @@ def verdict(
     )
 
 
-def correlate(offline: Sequence[float], online: Sequence[float], *, level: float = 0.95) -> Correlation:
+def correlate(offline: ArrayLike, online: ArrayLike, *, level: float = 0.95) -> Correlation:
     """Every statistic of the module over paired deltas, and the verdict."""
     xs, ys = _arrays(offline, online)
     n = len(xs)
