@@ -39,7 +39,7 @@ test: $(VENV)/.installed-dev browser
 	$(PY) manage.py makemigrations --check --dry-run
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy pooling judgements evaluation online labeling demo
+	$(VENV)/bin/mypy pooling judgements evaluation online labeling demo tests
 	$(PY) -m pytest -q
 
 # Screenshots of every manager page at 1366x768 and 390x844 in var/screenshots/ (not committed): the
@@ -55,7 +55,7 @@ bench: $(VENV)/.installed-dev
 lint: $(VENV)/.installed-dev
 	$(VENV)/bin/ruff check .
 	$(VENV)/bin/ruff format --check .
-	$(VENV)/bin/mypy pooling judgements evaluation online labeling demo
+	$(VENV)/bin/mypy pooling judgements evaluation online labeling demo tests
 
 worker: $(VENV)/.installed
 	$(VENV)/bin/celery -A labeling worker --beat --loglevel=info

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import itertools
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from django.contrib.auth.models import User
@@ -52,7 +52,7 @@ def make_collection(
     return collection
 
 
-def make_run(*, collection: Collection, name: str, lists: dict[str, Sequence[str]]) -> Run:
+def make_run(*, collection: Collection, name: str, lists: Mapping[str, Sequence[str]]) -> Run:
     """A run whose ranked list for each qid is exactly `lists[qid]` (rank 1 first)."""
     run = Run.objects.create(collection=collection, name=name)
     topics = dict(Topic.objects.filter(collection=collection).values_list("qid", "id"))

@@ -752,11 +752,14 @@ def world(db: None) -> dict[str, Any]:
     )  # fmt: skip
     job = Job.objects.create(kind=Job.Kind.RUN, collection=collection, status=Job.Status.DONE)
     learner = create_judge(pool=pool, name="learner", method="learned")
+    topic = Topic.objects.filter(collection=collection).first()
+    document = Document.objects.filter(collection=collection).first()
+    assert topic is not None and document is not None
     ids = {
         "pool": pool.name,
         "collection": collection.name,
-        "topic": Topic.objects.filter(collection=collection).first().pk,
-        "document": Document.objects.filter(collection=collection).first().pk,
+        "topic": topic.pk,
+        "document": document.pk,
         "run": Run.objects.get(collection=collection, name="gamma").pk,
         "job": job.pk,
         "judgement": Judgement.objects.filter(item=judged).get().pk,

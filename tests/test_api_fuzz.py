@@ -62,9 +62,15 @@ def campaign(manager, rater, second_rater) -> dict[str, object]:
     pool.managers.add(manager) if hasattr(pool, "managers") else None
     judging = pool.judging
     first = lease_for(pool=pool, rater=rater)
+    assert first is not None
     judgement = submit_for(assignment=first, grade=2)
     lease_for(pool=pool, rater=rater)
     membership.setup_judging(pool=pool)
+    item_id = PoolItem.objects.filter(pool=pool).values_list("pk", flat=True).first()
+    assignment = Assignment.objects.filter(rater=rater, state="active").first()
+    document = collection.documents.first()
+    topic = collection.topics.first()
+    assert assignment is not None and document is not None and topic is not None
     return {
         "name": "p1",
         "pool": "p1",
@@ -72,14 +78,14 @@ def campaign(manager, rater, second_rater) -> dict[str, object]:
         "qid": "q1",
         "username": "rater2",
         "filename": "qrels.txt",
-        "item_id": PoolItem.objects.filter(pool=pool).values_list("pk", flat=True).first(),
+        "item_id": item_id,
         "ids": {
-            "/api/assignments/": Assignment.objects.filter(rater=rater, state="active").first().pk,
+            "/api/assignments/": assignment.pk,
             "/api/judgements/": judgement.pk,
             "/api/rubrics/": judging.rubric_id,
             "/api/runs/": alpha.pk,
-            "/api/documents/": collection.documents.first().pk,
-            "/api/topics/": collection.topics.first().pk,
+            "/api/documents/": document.pk,
+            "/api/topics/": topic.pk,
             "/api/jobs/": Job.objects.values_list("pk", flat=True).first() or 1,
             "/api/releases/": 1,
         },

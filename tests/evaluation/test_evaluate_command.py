@@ -8,12 +8,14 @@ from __future__ import annotations
 import gzip
 from io import StringIO
 from pathlib import Path
+from typing import cast
 
 import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
 from evaluation.management.commands.evaluate import resolve_qrels
+from pooling.trec_io import QrelsTable
 
 QRELS = """q1 0 d1 2
 q1 0 d2 1
@@ -246,4 +248,4 @@ def test_it_fails_when_no_topic_is_shared(files: dict[str, str], tmp_path: Path)
 
 
 def test_it_resolves_a_qrels_file_without_the_database(files: dict[str, str]) -> None:
-    assert resolve_qrels(files["qrels"]).topic_ids == ["q1", "q2", "q3"]
+    assert cast(QrelsTable, resolve_qrels(files["qrels"])).topic_ids == ["q1", "q2", "q3"]  # a file: a table

@@ -5,7 +5,9 @@ from __future__ import annotations
 import gzip
 import math
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -32,7 +34,12 @@ TV2_QRELS = {"t": {"A": 3, "B": 2, "C": 0, "D": 1, "E": 2}}
 TV2_RUN = {"t": {"C": 0.9, "F": 0.85, "A": 0.8, "D": 0.7, "B": 0.6}}
 
 
-def evaluate(qrels: dict, run: dict, measures: list[str], **kwargs: object) -> metrics.Result:
+def evaluate(
+    qrels: QrelsTable | Mapping[str, Mapping[str, int]],
+    run: RunTable | Mapping[str, Mapping[str, float]],
+    measures: list[str],
+    **kwargs: Any,
+) -> metrics.Result:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", metrics.MissingTopicsWarning)
         return metrics.evaluate(qrels, run, measures, **kwargs)

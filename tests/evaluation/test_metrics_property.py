@@ -7,6 +7,7 @@ never retrieved and non-ASCII docids (byte order matters for ties).
 from __future__ import annotations
 
 import math
+from typing import Any
 
 import numpy as np
 import pytest
@@ -67,7 +68,7 @@ run_strategy = st.dictionaries(
 )
 
 
-def reference(qrels: dict, run: dict, measures: list[str], level: int, **kwargs: object) -> dict:
+def reference(qrels: dict, run: dict, measures: list[str], level: int, **kwargs: Any) -> dict:
     return pytrec_eval.RelevanceEvaluator(qrels, measures, relevance_level=level, **kwargs).evaluate(run)
 
 
@@ -154,7 +155,7 @@ def direct_ndcg(qrels: dict[str, int], docs: dict[str, float], k: int | None, ga
 @PROPERTY_SETTINGS
 @given(qrels=qrels_strategy, run=run_strategy, gain=st.sampled_from(["linear", "exp"]))
 def test_it_computes_ndcg_with_linear_and_exponential_gain_as_defined(
-    qrels: dict, run: dict, gain: str
+    qrels: dict, run: dict, gain: metrics.Gain
 ) -> None:
     # pytrec_eval has no gain switch (and hangs on some qrels whose grades are mapped to 2^g - 1), so the
     # reference is the definition itself; linear gain is also checked against pytrec_eval above.
@@ -182,7 +183,7 @@ def test_it_cuts_each_list_at_the_depth_before_condensing(
             for q, docs in truncated.items()
         }
     expected = reference(qrels, truncated, MEASURES, 1)
-    unjudged = "condensed" if condensed else "nonrelevant"
+    unjudged: metrics.Unjudged = "condensed" if condensed else "nonrelevant"
     result = metrics.evaluate(qrels, run, MEASURES, depth=depth, unjudged=unjudged)
     assert_matches(result, expected, MEASURES)
 
@@ -271,7 +272,7 @@ def test_it_equals_pytrec_eval_on_the_other_trec_eval_measures(
 ) -> None:
     # pytrec_eval-terrier embeds trec_eval 9.0.8: its recall counts are floor(p·R + 0.9).
     expected = reference(qrels, run, list(PYTREC_FAMILIES), level, judged_docs_only_flag=condensed)
-    unjudged = "condensed" if condensed else "nonrelevant"
+    unjudged: metrics.Unjudged = "condensed" if condensed else "nonrelevant"
     result = metrics.evaluate(
         qrels,
         run,
@@ -327,7 +328,7 @@ def test_it_applies_trec_eval_gain_maps_to_g_ndcg_rel_and_rndcg(
     remapped = {q: {d: gains.get(g, g) for d, g in docs.items()} for q, docs in qrels.items()}
     families = ["G", "ndcg_rel", "Rndcg"]
     expected = reference(remapped, run, families, 1, judged_docs_only_flag=condensed)
-    unjudged = "condensed" if condensed else "nonrelevant"
+    unjudged: metrics.Unjudged = "condensed" if condensed else "nonrelevant"
     result = metrics.evaluate(qrels, run, [f"{f}.1=3,2=9,3=4" for f in families], unjudged=unjudged)
     for qid, values in expected.items():
         for family in families:

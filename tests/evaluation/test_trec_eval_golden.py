@@ -37,6 +37,7 @@ import math
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any, Literal, overload
 
 import pytest
 import pytrec_eval
@@ -83,7 +84,11 @@ def run_cli(*args: str) -> tuple[str, str]:
     return out.getvalue(), err.getvalue()
 
 
-def read_dict(name: str, kind: str) -> dict[str, dict[str, float]]:
+@overload
+def read_dict(name: str, kind: Literal["qrels"]) -> dict[str, dict[str, int]]: ...
+@overload
+def read_dict(name: str, kind: Literal["run"]) -> dict[str, dict[str, float]]: ...
+def read_dict(name: str, kind: str) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, float]] = {}
     for line in (DATA / name).read_text().splitlines():
         parts = line.split()

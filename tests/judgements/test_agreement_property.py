@@ -266,11 +266,11 @@ def test_it_indexes_records_in_any_order_as_the_plain_reading_of_them(case, rnd)
 
 def _columns(records) -> Records:
     """The records as `Records` of their columns."""
-    keys = [[r[n] for r in records] for n in range(3)]
-    return Records.of_columns(*keys, *_grades(records))
+    item, topic, rater = ([r[n] for r in records] for n in range(3))
+    return Records.of_columns(item, topic, rater, *_grades(records))
 
 
-def _grades(records):
+def _grades(records) -> tuple[np.ndarray, np.ndarray]:
     return (np.array([0 if r[3] is None else r[3] for r in records], dtype=np.int64),
             np.array([r[3] is None for r in records], dtype=bool))  # fmt: skip
 

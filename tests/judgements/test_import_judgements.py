@@ -56,7 +56,7 @@ def run(*args: str) -> str:
     return out.getvalue()
 
 
-def stored(rater) -> list[tuple[str, str, int]]:
+def stored(rater) -> list[tuple[str, str, int | None]]:
     return sorted(
         Judgement.objects.filter(rater=rater).values_list(
             "item__topic__qid", "item__document__docid", "grade"

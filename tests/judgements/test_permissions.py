@@ -37,14 +37,20 @@ def world(rater, second_rater, outsider, manager, admin_user) -> dict[str, Any]:
     alpha = make_pool(name="alpha", raters=[rater, second_rater], judgements_per_item=2)
     beta = make_pool(name="beta", raters=[outsider])
     done = lease_for(pool=alpha, rater=rater)
+    assert done is not None
     judgement = submit_for(assignment=done, grade=1, note="first")
     labels.revise_judgement(judgement=judgement, by=rater, grade=3)
     lease = lease_for(pool=alpha, rater=rater)
+    assert lease is not None
     co_lease = lease_for(pool=alpha, rater=second_rater)
+    assert co_lease is not None
     assert co_lease.item_id == done.item_id
     co_judgement = submit_for(assignment=co_lease, grade=0, note="not at all")
     gold = PoolItem.objects.filter(pool=alpha).exclude(pk__in=[done.item_id, lease.item_id]).first()
+    assert gold is not None
     adjudication.set_gold(item=gold, grade=2, by=manager)
+    beta_item = PoolItem.objects.filter(pool=beta).first()
+    assert beta_item is not None
     return {
         "users": {
             "anonymous": None,
@@ -60,7 +66,7 @@ def world(rater, second_rater, outsider, manager, admin_user) -> dict[str, Any]:
         "disputed": done.item_id,
         "gold": gold.pk,
         "item": lease.item_id,
-        "beta_item": PoolItem.objects.filter(pool=beta).first().pk,
+        "beta_item": beta_item.pk,
         "rubric": rubrics.create_rubric(name="unused").pk,
         "judged_rubric": Judgement.objects.get(pk=judgement.pk).rubric_id,
     }

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 from datetime import timedelta
+from typing import Any
 
 import pytest
 from django.db import connection
@@ -24,7 +25,7 @@ from tests.factories import make_collection, make_pool, make_run
 RUN_A, RUN_B = "zebracorn-ranker-7731", "quokkafish-bm25-4409"
 ODD_SCORE = "987.654321"
 OTHER_NOTE = "second-rater-private-note-5512"
-JSON = {"HTTP_ACCEPT": "application/json"}
+JSON: dict[str, Any] = {"HTTP_ACCEPT": "application/json"}
 
 
 def blind_pool(*, name: str = "blind", raters=(), judgements_per_item: int = 1, **options) -> Pool:

@@ -120,6 +120,7 @@ def note_changed(pool, flag: Path) -> None:
             judgement = (
                 Judgement.objects.filter(item__pool=pool, item__topic__qid="q2").order_by("pk").first()
             )
+            assert judgement is not None
             Judgement.objects.filter(pk=judgement.pk).update(note="changed after the snapshot")
             # and what the manifest reads (`release_manifest.pool_facts`, in the second process)
             PoolItem.objects.filter(pk=PoolItem.objects.filter(pool=pool).earliest("pk").pk).update(

@@ -352,8 +352,10 @@ def two_opinions(pool, first, second, grades) -> list[PoolItem]:
     items = []
     for a, b in grades:
         lease_a = lease_for(pool=pool, rater=first)
+        assert lease_a is not None
         submit_for(assignment=lease_a, grade=a, unrateable=a is None, note=f"{first} says {a}")
         lease_b = lease_for(pool=pool, rater=second)
+        assert lease_b is not None
         assert lease_b.item_id == lease_a.item_id
         submit_for(assignment=lease_b, grade=b, unrateable=b is None)
         items.append(item_of(lease_a))

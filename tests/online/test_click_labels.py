@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import cast
 
 import numpy as np
 import pytest
@@ -84,14 +85,16 @@ def test_the_agreement_gate_is_the_house_kappa_on_the_same_pairs_and_goes_into_t
         replicates=30,
     )
     gate = label_set.agreement
+    assert gate is not None
     assert gate["n"] == 7
     labels = ClickLabel.objects.filter(label_set=label_set).select_related("topic", "document")
     human = {"d001": 3, "d003": 2, "d010": 1}
     a = [human.get(lab.document.docid, 0) for lab in labels]
-    b = [lab.grade for lab in labels]
+    b = cast(list[int], [lab.grade for lab in labels])  # thresholds given: every label has a grade
     assert gate["kappa"] == pytest.approx(agreement.cohen_kappa(a, b, labels=[0, 1, 2, 3]))
     assert gate["alpha_ordinal"] is not None
     first = labels.get(topic__qid="q1", document__docid="d001")
+    assert first.high is not None
     assert first.low is not None and first.low <= first.score <= first.high
     releases_before = Release.objects.count()
     release = services.release_click_labels(label_set=label_set)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import random
 from fractions import Fraction
+from typing import Any
 
 import numpy as np
 import pytest
@@ -21,6 +22,7 @@ from online.interleaving import (
 )
 from online.preference import (
     Impression,
+    Summary,
     clustered_interval,
     delta_ab,
     plan_power,
@@ -142,6 +144,12 @@ def test_it_defines_delta_ab_with_half_the_ties_to_each_side() -> None:
     assert delta_ab(0, 0, 0) is None
 
 
+def interval_of(summary: Summary) -> tuple[float, float]:
+    """The summary's interval, which the caller expects it to have."""
+    assert summary.interval is not None
+    return summary.interval
+
+
 def test_it_widens_the_interval_when_a_users_impressions_move_together() -> None:
     rng = np.random.default_rng(3)
     outcomes = rng.choice(["A", "B"], size=2000, p=[0.55, 0.45])
@@ -150,8 +158,9 @@ def test_it_widens_the_interval_when_a_users_impressions_move_together() -> None
     users = np.sort(outcomes)
     clustered = summarise(Impression(i * 40 // len(users), "q", o) for i, o in enumerate(users))
     assert independent.delta_ab == clustered.delta_ab
-    width = [s.interval[1] - s.interval[0] for s in (independent, clustered)]
+    width = [interval_of(s)[1] - interval_of(s)[0] for s in (independent, clustered)]
     assert width[1] > 3 * width[0]
+    assert independent.interval is not None and independent.delta_ab is not None
     assert independent.interval[0] < independent.delta_ab < independent.interval[1]
 
 
@@ -177,7 +186,10 @@ def test_it_plans_the_smallest_sample_the_exact_sign_test_needs() -> None:
     assert with_ties.impressions == pytest.approx(with_ties.decisive / 0.5 / 0.25, abs=4)
     with pytest.raises(ValueError, match="more than"):
         plan_power(-7.7e-135)  # a delta no traffic can detect (found by the API fuzz test: was a 500)
-    for bad in ({"delta": 0.0}, {"delta": 0.6}, {"delta": 0.1, "tie_share": 1.0}, {"delta": 0.1, "power": 1}):
+    bads: tuple[dict[str, Any], ...] = (
+        {"delta": 0.0}, {"delta": 0.6}, {"delta": 0.1, "tie_share": 1.0}, {"delta": 0.1, "power": 1},
+    )  # fmt: skip
+    for bad in bads:
         with pytest.raises(ValueError):
             plan_power(**bad)
 

@@ -44,6 +44,7 @@ def test_the_labels_page_shows_the_gate_and_human_grades_and_releases(manager, t
     )
     client = client_of(manager)
     page = client.get(f"/online/labels/{label_set.pk}/").content.decode()
+    assert label_set.agreement is not None
     assert "Cohen&#x27;s κ" in page or "Cohen's κ" in page
     assert f"Over {label_set.agreement['n']} judged pairs" in page
     response = client.post(f"/online/labels/{label_set.pk}/release/")

@@ -66,8 +66,8 @@ def held(name: str) -> Any:
     return stream
 
 
-run_ranking.write_rows = write_rows  # type: ignore[assignment]
-pool_build._add_items = add_items  # type: ignore[assignment]
+run_ranking.write_rows = write_rows
+pool_build._add_items = add_items
 release_files.stream_items = held("stream_items")
 
 if os.environ.get("FAULT_SPLIT_RELEASES"):

@@ -64,6 +64,7 @@ class Expected:
 def read_readme() -> dict[str, Expected]:
     """The table of tests/data/bad/README.md: file → (kind, line, message)."""
     table: dict[str, Expected] = {}
+    line: str | None
     for row in (BAD / "README.md").read_text(encoding="utf-8").splitlines():
         match = re.fullmatch(r"\| `([^`]+)` \| (\w+) \| (.*) \|", row.strip())
         if not match:
@@ -78,7 +79,7 @@ def read_readme() -> dict[str, Expected]:
         message = quoted.group(1).removesuffix("…").strip()
         line_match = re.search(r"\bline (\d+)", text)
         if text.startswith("file-level"):
-            line: str | None = None
+            line = None
         elif "on the line being read" in text:
             line = "any"
         elif line_match:
@@ -347,6 +348,7 @@ def test_a_checked_upload_that_would_replace_a_run_badly_leaves_it_alone(
 ) -> None:
     run = Run.objects.get(name="run_a")
     topic = Topic.objects.filter(collection=news).order_by("qid").first()
+    assert topic is not None
     before = run.ranked_list(topic)
     client = client_for(manager)
 

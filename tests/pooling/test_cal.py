@@ -84,12 +84,12 @@ def test_it_learns_from_judgements_made_elsewhere() -> None:
 def test_it_resumes_mid_batch_exactly_as_if_uninterrupted() -> None:
     ranked, texts, grades = make_topic()
     straight = make_chooser("cal", ranked, depth=None, seed=9, texts=texts)
-    order = []
+    order: list[str] = []
     while (docid := straight.next_document()) is not None and len(order) < 40:
         straight.record(docid, grades[docid])
         order.append(docid)
     resumed: Chooser = make_chooser("cal", ranked, depth=None, seed=9, texts=texts)
-    again = []
+    again: list[str] = []
     while len(again) < 40:
         resumed = Chooser.from_state(ranked, json.loads(json.dumps(resumed.state())), texts=texts)
         docid = resumed.next_document()

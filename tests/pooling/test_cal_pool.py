@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import cast
+
 from judgements.adaptive_selection import consensus_outcomes
 from pooling import adaptive, strategies
 from pooling.models import Document, Pool, PoolItem, Topic
@@ -65,7 +67,8 @@ def test_it_leases_a_batch_in_blind_order_and_selects_the_next_once_it_is_judged
         submit_for(assignment=assignment, grade=int(docid in RELEVANT), seconds=1.0)
     assert len(seen) == 12
     items = PoolItem.objects.filter(pool=pool, selected=True)
-    by_order = dict(items.values_list("document__docid", "selected_order"))
+    # every selected item has a selected_order
+    by_order = cast(dict[str, int], dict(items.values_list("document__docid", "selected_order")))
     blind = dict(items.values_list("document__docid", "blind_key"))
     # within a batch (the seed: selected_order 1-2; then 3; 4-5; 6-8; 9-12) raters saw blind-key order
     for first, last in ((1, 2), (4, 5), (6, 8), (9, 12)):

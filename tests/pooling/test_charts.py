@@ -29,8 +29,15 @@ def text_of(element: ET.Element) -> str:
     return "".join("".join(t.itertext()) for t in element.iter(f"{NS}text"))
 
 
+def child(element: ET.Element, path: str) -> ET.Element:
+    """The first element at ``path`` under ``element``, which the caller expects to be there."""
+    found = element.find(path)
+    assert found is not None, path
+    return found
+
+
 def tip(element: ET.Element) -> str:
-    return "".join(element.find(f"{NS}title").itertext())
+    return "".join(child(element, f"{NS}title").itertext())
 
 
 def texts(root: ET.Element) -> list[str]:
@@ -39,13 +46,15 @@ def texts(root: ET.Element) -> list[str]:
 
 def box(element: ET.Element) -> tuple[float, float, float, float]:
     """(x0, y0, x1, y1) of the first path of a marked element."""
-    numbers = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", element.find(f"{NS}path").get("d"))]
+    d = child(element, f"{NS}path").get("d")
+    assert d is not None
+    numbers = [float(n) for n in re.findall(r"-?\d+(?:\.\d+)?", d)]
     xs, ys = numbers[0::2], numbers[1::2]
     return min(xs), min(ys), max(xs), max(ys)
 
 
-def fill(element: ET.Element) -> str:
-    return element.find(f"{NS}path").get("fill")
+def fill(element: ET.Element) -> str | None:
+    return child(element, f"{NS}path").get("fill")
 
 
 ALL = [
@@ -106,7 +115,7 @@ def test_it_colours_cells_on_the_scale_from_vmin_to_vmax_with_a_colour_bar() -> 
 
 def test_it_writes_dark_text_on_light_cells_and_light_text_on_dark_cells() -> None:
     root = parse(charts.heatmap([[0.0, 1.0]], ["r"], ["a", "b"], vmin=0, vmax=1))
-    inks = [e.find(f"{NS}text").get("fill", "#000000") for e in marked(root, "value")]
+    inks = [child(e, f"{NS}text").get("fill", "#000000") for e in marked(root, "value")]
     assert inks == ["#000000", "#ffffff"]
 
 
@@ -207,7 +216,7 @@ def test_it_draws_one_point_per_complete_pair_with_a_tooltip_and_a_legend_of_kin
     points = marked(root, "point")
     assert [tip(p) for p in points] == ["a: (0.00, 0.00)", "b: (1.00, 1.00)", "c: (0.50, 0.25)"]
     assert {"fine", "ranking problem"} <= set(texts(root))
-    colours = [p.find(f".//{NS}use").get("fill") for p in points]
+    colours = [child(p, f".//{NS}use").get("fill") for p in points]
     assert colours[0] == colours[1] != colours[2]
 
 

@@ -8,9 +8,9 @@ import gzip
 import io
 import pickle
 import tracemalloc
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 import numpy as np
 import pytest
@@ -427,6 +427,7 @@ def test_it_yields_the_good_lines_before_a_truncated_gzip_error() -> None:
     entries, error = stream_run(BAD / "run_truncated.txt.gz")
     assert error is not None and "truncated gzip file" in str(error)
     assert len(entries) > 100
+    assert error.errors[0].line is not None
     assert entries[-1].line == error.errors[0].line - 1
     assert entries[:2] == [RunEntry("300", "doc00000", 1000.0, 1), RunEntry("300", "doc00001", 999.0001, 2)]
 
@@ -455,8 +456,9 @@ def test_it_pickles_a_format_error_with_its_errors() -> None:
 
 def test_it_reports_a_missing_file_as_a_file_level_error(tmp_path: Path) -> None:
     missing = tmp_path / "nope.txt"
+    read: Callable[[Path], Iterable[Any]]
     for read in (read_run, read_qrels, read_topics, read_documents):
-        errors = errors_of(lambda read=read: list(read(missing)))
+        errors = errors_of(cast(Callable[[], Any], lambda read=read: list(read(missing))))
         assert errors == [LineError(str(missing), None, "file not found")]
 
 
@@ -537,7 +539,7 @@ def test_it_reads_an_open_binary_upload_using_its_name(tmp_path: Path) -> None:
 def test_it_refuses_a_text_mode_file(tmp_path: Path) -> None:
     path = make_file(tmp_path, "q Q0 d 1 1 t\n")
     with path.open() as handle, pytest.raises(TypeError, match="binary"):
-        list(read_run(handle))  # type: ignore[arg-type]
+        list(read_run(handle))
 
 
 def test_it_names_the_line_of_invalid_utf8_and_reads_on(tmp_path: Path) -> None:

@@ -417,7 +417,7 @@ def test_the_admin_deletes_runs_and_collections_with_their_rows(admin_user: Any)
         real(run_id)
 
     client = web(admin_user)
-    runrows.drop_partition = spy  # type: ignore[assignment]
+    runrows.drop_partition = spy
     try:
         response = client.post(
             "/admin/pooling/run/",
@@ -429,7 +429,7 @@ def test_the_admin_deletes_runs_and_collections_with_their_rows(admin_user: Any)
         response = client.post(f"/admin/pooling/collection/{pool.collection_id}/delete/", {"post": "yes"})
         assert response.status_code == 302
     finally:
-        runrows.drop_partition = real  # type: ignore[assignment]
+        runrows.drop_partition = real
     assert dropped == [alpha.pk, beta.pk]
     assert not RunRow.objects.filter(run_id__in=[alpha.pk, beta.pk]).exists()
     assert RunRow.objects.count() == kept

@@ -197,6 +197,7 @@ def test_it_exits_non_zero_without_a_traceback_in_a_real_process(tmp_path: Path)
             timeout=300,
         )
 
+    args: tuple[str, ...]
     for args in (
         ("migrate", "--noinput", "-v0"),
         ("create_collection", "news"),

@@ -123,6 +123,13 @@ def page(user: Any, url: str) -> str:
     return response.content.decode()
 
 
+def matched(pattern: str, html: str) -> str:
+    """The first match of ``pattern`` (``re.S``) in the page, which the caller expects to be there."""
+    match = re.search(pattern, html, re.S)
+    assert match is not None, pattern
+    return match.group(0)
+
+
 def test_it_lists_pools_with_status_and_judging_progress(
     manager: Any, pool: Pool, collection: Collection
 ) -> None:
@@ -132,15 +139,17 @@ def test_it_lists_pools_with_status_and_judging_progress(
     )  # fmt: skip
     items = PoolItem.objects.filter(pool=pool).order_by("pk")
     PoolItem.objects.filter(pk__in=list(items.values_list("pk", flat=True)[:3])).update(num_judgements=2)
-    PoolItem.objects.filter(pk=items.last().pk).update(num_judgements=1)  # one of two: not judged yet
+    last = items.last()
+    assert last is not None
+    PoolItem.objects.filter(pk=last.pk).update(num_judgements=1)  # one of two: not judged yet
 
     html = page(manager, "/pools/")
 
-    row = re.search(r'<tr id="pool-campaign">.*?</tr>', html, re.S).group(0)
+    row = matched(r'<tr id="pool-campaign">.*?</tr>', html)
     assert ">built<" in row.replace("</td>", "<").replace('<td class="status">', ">")
     assert "3 / 9" in row  # q1: d001 d002 d003 d005 d009, q2: d010 d011 d012 d013
     assert 'value="33"' in row
-    draft = re.search(r'<tr id="pool-draft-one">.*?</tr>', html, re.S).group(0)
+    draft = matched(r'<tr id="pool-draft-one">.*?</tr>', html)
     assert "draft" in draft and "0 / 0" in draft
     assert 'http-equiv="refresh"' not in html
     assert reverse("pooling:pool-detail", args=["campaign"]) in html
@@ -158,17 +167,17 @@ def test_it_refreshes_the_list_while_a_build_runs(manager: Any, pool: Pool) -> N
 
 def test_it_shows_the_statistics_of_a_pool(manager: Any, pool: Pool) -> None:
     html = page(manager, f"/pools/{pool.name}/")
-    totals = re.search(r'<table class="totals">.*?</table>', html, re.S).group(0)
+    totals = matched(r'<table class="totals">.*?</table>', html)
     assert re.search(r"Items</th><td class=\"num\">9<", totals)
     assert re.search(r'judgements-required">18<', totals)  # 9 items x 2
     assert re.search(r'cost">9.00<', totals)  # at 0.50
-    runs = re.search(r'<table class="runs">.*?</table>', html, re.S).group(0)
+    runs = matched(r'<table class="runs">.*?</table>', html)
     # alpha: q1 d001 d002 d003, q2 d010 d011 d012 (unique d002 d011 d012); beta: d003 d005 d001 d013 d010
     assert '<td>alpha</td><td class="num">6</td><td class="num">3</td>' in runs
     assert '<td>beta</td><td class="num">5</td><td class="num">2</td>' in runs
-    topics = re.search(r'<table class="topics">.*?</table>', html, re.S).group(0)
+    topics = matched(r'<table class="topics">.*?</table>', html)
     assert '<td>q1</td><td class="num">5</td>' in topics and '<td>q2</td><td class="num">4</td>' in topics
-    svg = re.search(r'<div class="figure overlap"><svg.*?</svg>', html, re.S).group(0)
+    svg = matched(r'<div class="figure overlap"><svg.*?</svg>', html)
     assert svg.count('class="cell"') == 9
     assert ">0.38<" in svg  # alpha-beta: 3 shared of 8
     assert "Before building" not in html
@@ -188,7 +197,7 @@ def test_it_shows_size_and_cost_before_building(
         created_by=manager,
     )  # fmt: skip
     html = page(manager, "/pools/planned/")
-    estimate = re.search(r'<p class="estimate">.*?</p>', html, re.S).group(0)
+    estimate = matched(r'<p class="estimate">.*?</p>', html)
     assert "8 candidate items" in estimate and "8 items to judge" in estimate
     assert "8 judgements" in estimate and "estimated cost 16.00" in estimate
     assert ">Build</button>" in html

@@ -162,7 +162,9 @@ def test_it_fails_check_deploy_with_debug_on(tmp_path: Path) -> None:
 
 def example_value(name: str) -> str:
     text = (ROOT / ".env.example").read_text(encoding="utf-8")
-    return re.search(rf"^{name}=(.*)$", text, flags=re.MULTILINE).group(1).strip()
+    match = re.search(rf"^{name}=(.*)$", text, flags=re.MULTILINE)
+    assert match is not None, name
+    return match.group(1).strip()
 
 
 def test_it_fails_check_deploy_on_the_example_secret_key(tmp_path: Path) -> None:

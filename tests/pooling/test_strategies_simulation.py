@@ -9,6 +9,7 @@ which reads the documents' texts) more than every other strategy. Print the tabl
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -203,7 +204,7 @@ def test_it_generates_a_realistic_setting(setting: Setting) -> None:
 
 
 def test_it_finds_more_relevant_documents_adaptively_than_in_depth_order(
-    setting: Setting, results: dict[float, dict[str, int]], record_property: pytest.RecordProperty
+    setting: Setting, results: dict[float, dict[str, int]], record_property: Callable[[str, object], None]
 ) -> None:
     print("\n" + format_table(setting, results))
     for fraction, row in results.items():
