@@ -45,15 +45,23 @@ TIMEOUT = 30_000
 SCREEN_SIZES = [(1366, 768), (390, 844)]
 
 
+#: The page's width beyond the window's, in CSS pixels (0: nothing to scroll sideways).
+OVERFLOW_JS = "document.documentElement.scrollWidth - document.documentElement.clientWidth"
+
+
 def shoot(tab, name: str) -> None:
-    """With SCREENSHOTS=DIR (`make screenshots`), the page as it is now at a laptop's and a phone's size."""
+    """The page as it is now at a laptop's and a phone's size: at neither may the page itself scroll
+    sideways (a wide table scrolls within its own box, the menu and the headings stay in sight). With
+    SCREENSHOTS=DIR (`make screenshots`), a full-page screenshot at each size too."""
     directory = os.environ.get("SCREENSHOTS")
-    if not directory:
-        return
-    Path(directory).mkdir(parents=True, exist_ok=True)
+    if directory:
+        Path(directory).mkdir(parents=True, exist_ok=True)
     for width, height in SCREEN_SIZES:
         tab.set_viewport_size({"width": width, "height": height})
-        tab.screenshot(path=str(Path(directory) / f"{name}-{width}x{height}.png"), full_page=True)
+        overflow = tab.evaluate(OVERFLOW_JS)
+        assert overflow <= 0, f"{name} at {width}x{height}: the page is {overflow}px wider than the window"
+        if directory:
+            tab.screenshot(path=str(Path(directory) / f"{name}-{width}x{height}.png"), full_page=True)
     tab.set_viewport_size({"width": SCREEN_SIZES[0][0], "height": SCREEN_SIZES[0][1]})
 
 
