@@ -255,15 +255,18 @@ class HashedFile:
         self.file.flush()
         with open(path, "rb") as part:
             size = os.fstat(part.fileno()).st_size
-            hashing = None
+            hashing: threading.Thread | None = None
+            failed: list[BaseException] = []  # what the hashing thread raised
             if self.digest is not None and size:
-                hashing = threading.Thread(target=_hash_file, args=(self.digest, part.fileno(), size))
+                hashing = threading.Thread(target=_hash_file, args=(self.digest, part.fileno(), size, failed))
                 hashing.start()
             try:
                 _copy_bytes(part.fileno(), self.file.fileno(), size)
             finally:
                 if hashing is not None:
                     hashing.join()
+            if failed:  # the hash would not be the file's: fail the release rather than describe it wrong
+                raise failed[0]
         self.file.seek(0, os.SEEK_END)  # the buffered writer's position after the bytes the kernel wrote
 
     def hexdigest(self) -> str:
@@ -276,16 +279,20 @@ class HashedFile:
         self.file.close()
 
 
-def _hash_file(digest: Any, source: int, size: int) -> None:
+def _hash_file(digest: Any, source: int, size: int, failed: list[BaseException]) -> None:
     """Add the first `size` bytes of the file descriptor `source` to `digest`, read by offset (`pread`:
-    its position, which the copy moves, is left alone)."""
-    offset = 0
-    while offset < size:
-        chunk = os.pread(source, min(size - offset, 1 << 20), offset)
-        if not chunk:
-            raise OSError(f"the file ended {size - offset} bytes short of its size")
-        digest.update(chunk)
-        offset += len(chunk)
+    its position, which the copy moves, is left alone); an error goes to `failed` (this runs in a
+    thread of its own, whose exceptions nobody would see)."""
+    try:
+        offset = 0
+        while offset < size:
+            chunk = os.pread(source, min(size - offset, 1 << 20), offset)
+            if not chunk:
+                raise OSError(f"the file ended {size - offset} bytes short of its size")
+            digest.update(chunk)
+            offset += len(chunk)
+    except BaseException as exc:
+        failed.append(exc)
 
 
 def _copy_bytes(source: int, target: int, size: int) -> None:

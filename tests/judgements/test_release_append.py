@@ -66,3 +66,15 @@ def test_an_unhashed_file_has_no_digest_and_its_bytes(tmp_path):
         file.write("qid 0 d 1\n")
     assert file.hexdigest() == ""
     assert (tmp_path / "part").read_bytes() == b"qid 0 d 1\n"
+
+
+def test_a_failed_hash_fails_the_append(tmp_path, monkeypatch):
+    """The thread that hashes cannot read the part: the append raises (a release never describes its
+    files with a hash that is not theirs)."""
+
+    def pread(*args):
+        raise OSError(5, "Input/output error")
+
+    monkeypatch.setattr(os, "pread", pread)
+    with pytest.raises(OSError, match="Input/output"):
+        _written(tmp_path, PARTS, appended=lambda file, path: file.append_file(path))
