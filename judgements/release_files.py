@@ -298,9 +298,10 @@ def _hash_file(digest: Any, source: int, size: int, failed: list[BaseException])
 def _copy_bytes(source: int, target: int, size: int) -> None:
     """`size` bytes from the file descriptor `source` to `target`, each from its own position."""
     left = size
-    with contextlib.suppress(AttributeError, OSError):  # no copy_file_range here, or not between these
-        while left > 0:
-            copied = os.copy_file_range(source, target, left)
+    kernel_copy = getattr(os, "copy_file_range", None)  # Linux's; absent elsewhere
+    with contextlib.suppress(OSError):  # refused between these two (another file system, ...)
+        while kernel_copy is not None and left > 0:
+            copied = kernel_copy(source, target, left)
             if not copied:
                 break
             left -= copied

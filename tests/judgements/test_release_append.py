@@ -12,7 +12,7 @@ import pytest
 from judgements import release_files
 
 
-def _written(tmp_path, parts, *, appended):
+def _written(tmp_path, parts):
     """A HashedFile that got `parts[0]` written and each later part appended from a file of its own."""
     target = tmp_path / "target.txt"
     with release_files.HashedFile(target) as file:
@@ -20,7 +20,7 @@ def _written(tmp_path, parts, *, appended):
         for index, part in enumerate(parts[1:]):
             source = tmp_path / f"part-{index}"
             source.write_bytes(part)
-            appended(file, source)
+            file.append_file(source)
         file.write_bytes(b"tail\n")  # written after: lands after the appended bytes
     return target.read_bytes(), file.hexdigest()
 
@@ -34,7 +34,7 @@ def _expected():
 
 
 def test_appended_files_are_the_bytes_and_hash_of_writing_them(tmp_path):
-    assert _written(tmp_path, PARTS, appended=lambda file, path: file.append_file(path)) == _expected()
+    assert _written(tmp_path, PARTS) == _expected()
 
 
 @pytest.mark.parametrize("fails_after", [0, 1])
@@ -51,13 +51,13 @@ def test_a_copy_the_kernel_refuses_goes_through_python(tmp_path, monkeypatch, fa
         return real(source, target, min(count, 4096), *args)
 
     monkeypatch.setattr(os, "copy_file_range", copy_file_range)
-    assert _written(tmp_path, PARTS, appended=lambda file, path: file.append_file(path)) == _expected()
+    assert _written(tmp_path, PARTS) == _expected()
     assert calls  # the kernel's copy was tried
 
 
 def test_without_copy_file_range(tmp_path, monkeypatch):
     monkeypatch.delattr(os, "copy_file_range")
-    assert _written(tmp_path, PARTS, appended=lambda file, path: file.append_file(path)) == _expected()
+    assert _written(tmp_path, PARTS) == _expected()
 
 
 def test_an_unhashed_file_has_no_digest_and_its_bytes(tmp_path):
@@ -77,4 +77,4 @@ def test_a_failed_hash_fails_the_append(tmp_path, monkeypatch):
 
     monkeypatch.setattr(os, "pread", pread)
     with pytest.raises(OSError, match="Input/output"):
-        _written(tmp_path, PARTS, appended=lambda file, path: file.append_file(path))
+        _written(tmp_path, PARTS)
