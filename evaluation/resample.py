@@ -126,7 +126,7 @@ class Scorer:
                 cut = int(m.param)
             elif name in THROUGH_POOLED:
                 cut = None
-            function = _measure_function(m, gain, "10")
+            function = _measure_function(m, gain)
             self._groups.setdefault(cut, []).append((position, function))
         # The qrels "grade" of each item is its index: rank_lists then labels each ranked row with the
         # item it retrieved (>= 0) or UNPOOLED, and sorts as trec_eval does, once per run.

@@ -10,7 +10,7 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from evaluation.metrics.ranked import UNJUDGED, UNPOOLED, Ranked, Version, _safe_div
+from evaluation.metrics.ranked import UNJUDGED, UNPOOLED, Ranked, _safe_div
 
 INFAP_EPSILON = 0.00001  # trec_eval's INFAP_EPSILON
 #: trec_eval's recall fractions for iprec_at_recall and 11pt_avg.
@@ -101,7 +101,7 @@ def judged_k(ranked: Ranked, k: int) -> np.ndarray:
     return ranked.count(judged.topic[judged.rank <= k]) / k
 
 
-def _interpolated_precision(ranked: Ranked, fractions: Iterable[float], version: Version) -> np.ndarray:
+def _interpolated_precision(ranked: Ranked, fractions: Iterable[float]) -> np.ndarray:
     """Interpolated precision (max precision at this or any later rank) at each recall fraction: an
     (n_topics, n_fractions) array. The fraction p of R relevant documents is the count c = floor(p·R + 0.9)
     (trec_eval 9.0.8 and 10 alike); the value is the highest precision at or after the
@@ -116,31 +116,32 @@ def _interpolated_precision(ranked: Ranked, fractions: Iterable[float], version:
     fractions = list(fractions)
     out = np.zeros((ranked.n_topics, len(fractions)), dtype=np.float64)
     for j, p in enumerate(fractions):
-        c = _recall_count(p, r, version)
+        c = fraction_count(p, r)
         ok = (found > 0) & (c <= found)
         out[ok, j] = suffix[first[ok] + np.maximum(c[ok] - 1, 0)]
         out[empty & (c == 0), j] = math.nan  # trec_eval divides 0 by 0 retrieved here
     return out
 
 
-def _recall_count(p: float, r: np.ndarray, version: Version) -> np.ndarray:
-    # trec_eval 9.0.8 and 10 alike (m_iprec_at_recall.c, m_11pt_avg.c): (long) (p * R + 0.9)
+def fraction_count(p: float, r: np.ndarray) -> np.ndarray:
+    """How many relevant documents a fraction p of R stands for: trec_eval's (long) (p * R + 0.9), in
+    9.0.8 and 10 alike (m_iprec_at_recall.c, m_11pt_avg.c, m_Rprec_mult.c)."""
     return np.floor(p * r + 0.9).astype(np.int64)
 
 
-def iprec_at_recall(ranked: Ranked, p: float, version: Version = "10") -> np.ndarray:
+def iprec_at_recall(ranked: Ranked, p: float) -> np.ndarray:
     """Interpolated precision at recall p (trec_eval's iprec_at_recall_p): with c = floor(p·R + 0.9)
     (trec_eval's (long) (p * R + 0.9)), the highest precision P@n over every rank n at or
     after the c-th relevant retrieved document (c = 0: the highest anywhere), 0 if fewer than c relevant
     documents are retrieved or R = 0; NaN where nothing is retrieved and c = 0 (trec_eval's 0/0)."""
-    return _interpolated_precision(ranked, [p], version)[:, 0]
+    return _interpolated_precision(ranked, [p])[:, 0]
 
 
-def eleven_pt_avg(ranked: Ranked, fractions: Iterable[float] = (), version: Version = "10") -> np.ndarray:
+def eleven_pt_avg(ranked: Ranked, fractions: Iterable[float] = ()) -> np.ndarray:
     """11-point average (trec_eval's 11pt_avg): the mean of iprec_at_recall over the recall fractions
     (default 0.0, 0.1, ..., 1.0); NaN when nothing is retrieved (see iprec_at_recall)."""
     fractions = tuple(fractions) or IPREC_FRACTIONS
-    return _interpolated_precision(ranked, fractions, version).mean(axis=1)
+    return _interpolated_precision(ranked, fractions).mean(axis=1)
 
 
 def _precision_at(ranked: Ranked, cut: np.ndarray) -> np.ndarray:
@@ -153,8 +154,7 @@ def _precision_at(ranked: Ranked, cut: np.ndarray) -> np.ndarray:
 def Rprec_mult(ranked: Ranked, p: float) -> np.ndarray:
     """R-precision at a multiple of R (trec_eval's Rprec_mult_p): P@c with c = floor(p·R + 0.9), counting
     the c slots even beyond the end of the list; 0 if c = 0."""
-    c = np.floor(p * ranked.num_rel.astype(np.float64) + 0.9).astype(np.int64)
-    return _precision_at(ranked, c)
+    return _precision_at(ranked, fraction_count(p, ranked.num_rel.astype(np.float64)))
 
 
 def map_cut_k(ranked: Ranked, k: int) -> np.ndarray:

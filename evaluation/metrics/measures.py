@@ -12,7 +12,7 @@ from typing import Any, Literal
 import numpy as np
 
 from evaluation.metrics import binary, graded, sets
-from evaluation.metrics.ranked import Gain, Ranked, Version
+from evaluation.metrics.ranked import Gain, Ranked
 
 #: trec_eval's default cutoffs for P, recall and ndcg_cut (also used for judged).
 DEFAULT_CUTOFFS: tuple[int, ...] = (5, 10, 15, 20, 30, 100, 200, 500, 1000)
@@ -242,7 +242,7 @@ def _expand(family: Family, params: str | None, *, dedupe: bool, printable: str 
     return [Measure(f"{family.name}_{v:3.2f}", family, v) for v in values]
 
 
-def _measure_function(measure: Measure, gain: Gain, version: Version) -> Callable[[Ranked], np.ndarray]:
+def _measure_function(measure: Measure, gain: Gain) -> Callable[[Ranked], np.ndarray]:
     simple: dict[str, Callable[[Ranked], np.ndarray]] = {
         "num_q": lambda r: np.ones(r.n_topics, dtype=np.float64),
         "num_ret": sets.num_ret,
@@ -271,9 +271,9 @@ def _measure_function(measure: Measure, gain: Gain, version: Version) -> Callabl
         "relative_P": binary.relative_P_k,
         "success": binary.success_k,
         "judged": binary.judged_k,
-        "iprec_at_recall": lambda r, p: binary.iprec_at_recall(r, p, version),
+        "iprec_at_recall": binary.iprec_at_recall,
         "Rprec_mult": binary.Rprec_mult,
-        "11pt_avg": lambda r, ps: binary.eleven_pt_avg(r, ps, version),
+        "11pt_avg": binary.eleven_pt_avg,
         "set_F": lambda r, ps: sets.set_F(r, ps[0]),
         "utility": sets.utility,
         "unj": binary.unj_k,

@@ -182,7 +182,7 @@ def evaluate(
     values_all: dict[str, np.ndarray] = {}
     done: dict[Callable[[Ranked], np.ndarray], np.ndarray] = {}  # gm_map is map's per-topic values, ...
     for m in plan:
-        function = _measure_function(m, gain, trec_eval)
+        function = _measure_function(m, gain)
         if function not in done:
             done[function] = function(ranked)
         values_all[m.name] = done[function]
