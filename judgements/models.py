@@ -113,9 +113,13 @@ class Assignment(models.Model):
         SKIPPED = "skipped"
         EXPIRED = "expired"
 
-    item = models.ForeignKey(PoolItem, on_delete=models.CASCADE, related_name="assignments")
+    # No index of their own on `item` and `rater`: (item, rater) and (rater, ...) below lead with them,
+    # and a key press writes every index of this table twice (the lease's insert, its end's update).
+    item = models.ForeignKey(PoolItem, on_delete=models.CASCADE, related_name="assignments", db_index=False)
     pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="+")
-    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments")
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="assignments", db_index=False
+    )
     state = models.CharField(max_length=10, choices=State.choices, default=State.ACTIVE)
     leased_at = models.DateTimeField(default=timezone.now)
     expires_at = models.DateTimeField()
@@ -195,8 +199,11 @@ class Judgement(models.Model):
     account). Model labels never touch the item's `num_judgements`, so an item judged only by a model is
     still unjudged by people (`pooling.models.JUDGED`, `NEEDS_JUDGEMENT`)."""
 
-    item = models.ForeignKey(PoolItem, on_delete=models.CASCADE, related_name="judgements")
-    rater = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judgements")
+    # No index of their own on `item` and `rater`: (item, rater) and (rater, updated_at) lead with them.
+    item = models.ForeignKey(PoolItem, on_delete=models.CASCADE, related_name="judgements", db_index=False)
+    rater = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judgements", db_index=False
+    )
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="+")
     grade = models.IntegerField(null=True, blank=True)
     unrateable = models.BooleanField(default=False)
