@@ -77,8 +77,8 @@ _OPEN_ITEM_SQL = """
   LIMIT 1 FOR UPDATE OF pi SKIP LOCKED
 """.replace("{open_for}", OPEN_FOR_SQL)
 # (The pool and the topic come as values of the rater CTE, not as a join with it: so PostgreSQL walks the
-# item index (pool, topic, blind_key) in order and stops at the first open item, instead of sorting the
-# whole pool for every lease that changes topic.)
+# index of leasable items (pool, topic, blind_key) in order and stops at the first open item, instead of
+# sorting the whole pool for every lease that changes topic.)
 _ON_TOPIC = "AND pi.topic_id = (SELECT last_topic FROM rater)"
 _IF_NONE_ON_TOPIC = "AND NOT EXISTS (SELECT 1 FROM on_topic)"
 # The rater's live lease in the pool `p` (a standalone lease returns it as is): `_live_leases` in SQL.

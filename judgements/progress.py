@@ -17,7 +17,7 @@ from django.utils import timezone
 from judgements import leasing
 from judgements.models import Judging
 from judgements.prepared import PAGES_SQL, one_row
-from pooling.models import NEEDS_JUDGEMENT_SQL, OPEN_FOR_JOINED_SQL
+from pooling.models import OPEN_FOR_JOINED_SQL
 
 _PROGRESS_SQL = """
 SELECT
@@ -72,7 +72,7 @@ FROM tally{where}
 
 def _tallied(*, ctes: str = "", pool: str, topic: str, columns: str = "", where: str = "") -> str:
     return (
-        _TALLIED.replace("{needs}", NEEDS_JUDGEMENT_SQL).replace("{ctes}", ctes).replace("{pool}", pool)
+        _TALLIED.replace("{needs}", "pi.leasable").replace("{ctes}", ctes).replace("{pool}", pool)
         .replace("{topic}", topic).replace("{columns}", columns).replace("{pages}", PAGES_SQL)
         .replace("{where}", where)
     )  # fmt: skip

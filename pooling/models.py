@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from django.conf import settings
 from django.core.cache import cache
 from django.db import models, transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Exists, ExpressionWrapper, F, OuterRef, Q
 from django.utils import timezone
 
 if TYPE_CHECKING:
@@ -464,9 +464,11 @@ class PoolRun(models.Model):
 #
 # - an item is JUDGED when it has the judgements it needs;
 # - an item NEEDS A JUDGEMENT (may be leased) when it is gold (served to every rater) or its judgements
-#   plus its live leases are fewer than it needs;
-# - an item is OPEN FOR a rater (needs one more judgement, from them) when it is selected, needs a
-#   judgement, and the rater neither holds, skipped nor judged it (an expired lease of theirs does not
+#   plus its live leases are fewer than it needs; a selected item that needs one is LEASABLE, which the
+#   database keeps on the row (`PoolItem.leasable`, a stored column generated from the Q below), so that
+#   the rater loop's walk in blind order reads an index of leasable items only (see `PoolItem`);
+# - an item is OPEN FOR a rater (needs one more judgement, from them) when it is leasable and the rater
+#   neither holds, skipped nor judged it (an expired lease of theirs does not
 #   count). `PoolItem.objects.open_for(rater)`; OPEN_FOR_SQL with the rater as `%(rater)s` (for a walk
 #   that stops at the first open item: two index probes an item); OPEN_FOR_JOINED_SQL, the same rule in
 #   a query that has joined the item's assignment `a` and judgement `j` of the rater (for a count over a
@@ -475,12 +477,12 @@ class PoolRun(models.Model):
 #   from an app after this one). tests/judgements/test_open_for.py holds the three to one answer.
 JUDGED = Q(num_judgements__gte=F("required_judgements"))
 NEEDS_JUDGEMENT = Q(gold=True) | Q(required_judgements__gt=F("num_judgements") + F("active_leases"))
-NEEDS_JUDGEMENT_SQL = "(pi.gold OR pi.num_judgements + pi.active_leases < pi.required_judgements)"
-OPEN_FOR_SQL = f"""(pi.selected AND {NEEDS_JUDGEMENT_SQL}
+LEASABLE = Q(selected=True) & NEEDS_JUDGEMENT
+OPEN_FOR_SQL = """(pi.leasable
   AND NOT EXISTS (SELECT 1 FROM judgements_assignment a
                   WHERE a.item_id = pi.id AND a.rater_id = %(rater)s AND a.state <> 'expired')
   AND NOT EXISTS (SELECT 1 FROM judgements_judgement j WHERE j.item_id = pi.id AND j.rater_id = %(rater)s))"""
-OPEN_FOR_JOINED_SQL = f"""(pi.selected AND {NEEDS_JUDGEMENT_SQL}
+OPEN_FOR_JOINED_SQL = """(pi.leasable
   AND (a.id IS NULL OR a.state = 'expired') AND j.id IS NULL)"""
 
 
@@ -494,8 +496,8 @@ class PoolItemQuerySet(models.QuerySet["PoolItem"]):
         return self.filter(JUDGED, selected=True)
 
     def needing_judgement(self) -> PoolItemQuerySet:
-        """Selected items that may be leased to one more rater (`NEEDS_JUDGEMENT`)."""
-        return self.filter(NEEDS_JUDGEMENT, selected=True)
+        """Selected items that may be leased to one more rater (`LEASABLE`)."""
+        return self.filter(leasable=True)
 
     def open_for(self, rater: Any) -> PoolItemQuerySet:
         """Items that need one more judgement and may be given to `rater` (OPEN FOR, above): selected,
@@ -535,6 +537,15 @@ class PoolItem(models.Model):
     selected = models.BooleanField(default=True)
     selected_order = models.PositiveIntegerField(null=True, blank=True)
     added_at = models.DateTimeField(default=timezone.now)
+    # `LEASABLE`, kept by the database as the counters change. The blind order's index holds only these
+    # rows: a lease walks it to the first item open for the rater without stepping over the judged and
+    # fully leased ones before it (their number grows with the campaign's progress). An update of the
+    # counters that leaves `leasable` as it was is still a HOT update (no index entry written).
+    leasable = models.GeneratedField(
+        expression=ExpressionWrapper(LEASABLE, output_field=models.BooleanField()),
+        output_field=models.BooleanField(),
+        db_persist=True,
+    )
 
     objects = PoolItemQuerySet.as_manager()
 
@@ -542,7 +553,13 @@ class PoolItem(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["pool", "topic", "document"], name="poolitem_unique"),
         ]
-        indexes = [models.Index(fields=["pool", "topic", "blind_key"], name="poolitem_blind_order")]
+        indexes = [
+            models.Index(
+                fields=["pool", "topic", "blind_key"],
+                condition=Q(leasable=True),
+                name="poolitem_leasable_order",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.pool.name}: {self.topic.qid}/{self.document.docid}"

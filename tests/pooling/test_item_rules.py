@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from django.db import connection
 
-from pooling.models import NEEDS_JUDGEMENT_SQL, PoolItem
+from pooling.models import PoolItem
 from tests.factories import make_pool
 
 # (required, judgements, live leases, gold) → (judged, needs a judgement)
@@ -35,10 +35,10 @@ def test_it_tells_judged_and_needing_a_judgement_the_same_way_everywhere(db):
     assert set(queryset.judged().values_list("pk", flat=True)) == expect_judged
     assert set(queryset.needing_judgement().values_list("pk", flat=True)) == expect_open
     assert {i.pk for i in queryset.filter(selected=True) if i.needs_judgement()} == expect_open
+    assert {i.pk for i in queryset if i.leasable} == expect_open  # the database's column
     with connection.cursor() as cursor:
         cursor.execute(
-            "SELECT pi.id FROM pooling_poolitem pi"
-            f" WHERE pi.pool_id = %s AND pi.selected AND {NEEDS_JUDGEMENT_SQL}",
+            "SELECT pi.id FROM pooling_poolitem pi WHERE pi.pool_id = %s AND pi.leasable",
             [pool.pk],
         )
         assert {row[0] for row in cursor.fetchall()} == expect_open
