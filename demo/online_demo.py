@@ -102,6 +102,7 @@ def load_clicks(*, pool: Pool, runs: tuple[str, ...], data_dir: Path, log: Calla
             [a for a, _ in seed_pairs], [b for _, b in seed_pairs], labels=[0, 1, 2, 3]
         )
         log(
-            f"  the same click grades against the demo's seed qrels (unjudged as 0): κ {kappa} "
-            f"over {len(seed_pairs)} pairs"
+            f"  the same click grades against the grades the simulation drew its clicks from (the seed "
+            f"qrels; a document they do not list is simulated as grade 0): κ {kappa} over "
+            f"{len(seed_pairs)} pairs"
         )
