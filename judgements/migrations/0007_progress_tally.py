@@ -6,7 +6,7 @@ from django.db import migrations, models
 # statement adds, per (pool, topic), what its new rows count less what its old rows counted, to the slot of
 # its session (pid % 32: concurrent sessions do not wait on one row), in (pool, topic) order. An item
 # counts only when selected: need = required_judgements, done = least(num_judgements, required),
-# needing = 1 if it may be leased to one more rater (pooling.models.NEEDS_JUDGEMENT_SQL).
+# needing = 1 if it may be leased to one more rater (today the item's `leasable` column: migration 0010).
 COUNTS = """{t}.pool_id, {t}.topic_id, {sign}{t}.required_judgements::bigint,
   {sign}least({t}.num_judgements, {t}.required_judgements)::bigint,
   {sign}({t}.gold OR {t}.num_judgements + {t}.active_leases < {t}.required_judgements)::int::bigint
