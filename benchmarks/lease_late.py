@@ -5,11 +5,11 @@ leases the rater's next item, walking the pool's blind order to the first item o
 before it that have every judgement they need (or every slot leased) stay before it, more and more of
 them as the campaign goes on; the walk must not grow with them (`PoolItem.leasable` and its index).
 
-Data (not timed): rater_load.py's campaign — 28 topics × 750 items (`--small`: 150), J = 3, the default
-rubric, 32 raters — in a database of its own (`labeling_lease_late_<checkout>`, or BENCH_DB), migrated and
-analysed. For each phase, a copy of it (CREATE DATABASE … TEMPLATE) in which the first fraction F of each
-topic's items in blind order has all its judgements (their counters; then VACUUM ANALYZE, as autovacuum
-would leave the table): F = 0 (early) and F = 0.9 (late).
+Data (not timed): rater_load.py's campaign (its `load_data`) at 28 topics × 750 items (`--small`: 150),
+J = 3, the default rubric, 32 raters — in a database of its own (`labeling_lease_late_<checkout>`, or
+BENCH_DB), migrated and analysed. For each phase, a copy of it (CREATE DATABASE … TEMPLATE) in which the
+first fraction F of each topic's items in blind order has all its judgements (their counters; then VACUUM
+ANALYZE, as autovacuum would leave the table): F = 0 (early) and F = 0.9 (late).
 
 Timed: in this process, through the service, each of the 32 raters leases an item, then presses a key
 `--rounds` times in turn (default 20; `--small` 5): `submit_and_lease` with a grade, committed as the API's

@@ -16,9 +16,9 @@ Which loop (`--path`):
 Setup, not timed: a PostgreSQL database on postgres://postgres@127.0.0.1:5432 — `--database`, else
 BENCH_DB, else `labeling_load_bench_<the checkout's directory name>`, so that two checkouts running it at
 once do not collide — is dropped, created and migrated. A demo-sized campaign, with items plentiful
-enough that no rater ever runs dry: 28 topics (the demo's count) × 750 documents of about 400 characters
-of plain text (the demo's average), three runs ranking the same 750 documents per topic in different
-orders, a depth-750 pool of 21,000 items with J = 3 judgements per item (63,000 judgements to give;
+enough that no rater ever runs dry: 28 topics (the demo's count) × 1,000 documents of about 400 characters
+of plain text (the demo's average), three runs ranking the same 1,000 documents per topic in different
+orders, a depth-1,000 pool of 28,000 items with J = 3 judgements per item (84,000 judgements to give;
 `--small`: 28 × 150), the default four-grade rubric, 32 raters with API tokens (and, for `browser`, a
 logged-in session each); then
 ANALYZE, so that the planner has the statistics autovacuum would have given a production database.
@@ -41,7 +41,9 @@ server's.
 Measured (after a warm-up of every connection):
 1. capacity: 32 raters each loop (above; a random grade), closed loop, no think time, for 30 s:
    judgements per second (loops completed in the window / its length); then the trivial view: 32
-   keep-alive clients loop `GET /api/ping/` (a token) for 15 s: requests per second.
+   keep-alive clients loop `GET /api/ping/` (a token) for 15 s: requests per second. The two alternate
+   `--repeats` times (default 3; `--small` 1) and the best of each counts: on a shared machine one run of
+   a 30-s phase moved the ratio by a tenth, and a busy neighbour only ever lowers a figure.
 2. latency at a realistic load: loops arrive open loop (Poisson, seeded) at half the capacity for 30 s; each
    takes a free rater connection (waiting for one if all 32 are busy); its latency runs from its scheduled
    arrival to the judgement's answer, so queueing in the client and the server is included.
@@ -63,7 +65,8 @@ then ours (judgements/s), the open-loop latency (target p99 ≤ 30 ms), and last
 `ratio judgements/s / trivial req/s: X.XX` (target ≥ 0.5 for the one-request loop).
 
 Usage: .venv/bin/python benchmarks/rater_load.py [--small] [--path api|browser|two-requests] [--keep]
-       [--database NAME] [--workers N] [--worker-class K] [--threads N] [--seconds S] [--profile N]
+       [--database NAME] [--workers N] [--worker-class K] [--threads N] [--seconds S] [--repeats N]
+       [--profile N]
   --small      a 5-second smoke run (28 × 150 items; 5 s per phase)
   --keep       keep the database afterwards
   --profile N  afterwards, run 300 loops in process (Django's test client on the same database) under
@@ -820,28 +823,41 @@ async def run_load(
     results["acked"] += warm.acked
     print(f"warm-up: {warm.loops} loops, {dict(warm.errors) or 'no errors'}")
 
-    for conn in conns + pingers:
-        conn.close()
-    capacity = Tally()
-    meter.begin()
-    await closed_loop(conns, loop, seconds, capacity)
-    cpu = meter.end()
-    results["acked"] += capacity.acked
-    print(summary(f"closed loop, {len(conns)} raters, path {args.path} (judgements)", capacity, seconds))
-    print(cpu_line("the closed loop", cpu, capacity.loops, seconds))
-    report_errors("closed loop", capacity)
-    results["loop_cpu"] = (cpu[0] + cpu[1]) / max(capacity.loops, 1)
+    # Capacity and the anchor, alternating, `--repeats` times: the best of each counts (a busy neighbour
+    # only ever lowers a figure), with the server's CPU per loop / per ping of that round.
+    capacity: Tally | None = None
+    pings: Tally | None = None
+    rounds: list[Tally] = []
+    for round_ in range(1, args.repeats + 1):
+        for conn in conns + pingers:
+            conn.close()
+        tally = Tally()
+        meter.begin()
+        await closed_loop(conns, loop, seconds, tally)
+        cpu = meter.end()
+        rounds.append(tally)
+        results["acked"] += tally.acked
+        name = f"closed loop {round_}/{args.repeats}, {len(conns)} raters, path {args.path} (judgements)"
+        print(summary(name, tally, seconds))
+        print(cpu_line("the closed loop", cpu, tally.loops, seconds))
+        report_errors("closed loop", tally)
+        if capacity is None or tally.loops > capacity.loops:
+            capacity, results["loop_cpu"] = tally, (cpu[0] + cpu[1]) / max(tally.loops, 1)
 
-    for conn in conns:
-        conn.close()
-    pings = Tally()
-    meter.begin()
-    await ping_loop(pingers[: args.ping_clients], ping_seconds, pings)
-    cpu = meter.end()
-    print(summary(f"trivial view, {args.ping_clients} clients (requests)", pings, ping_seconds))
-    print(cpu_line("the trivial view", cpu, pings.loops, ping_seconds))
-    report_errors("trivial view", pings)
-    results["ping_cpu"] = (cpu[0] + cpu[1]) / max(pings.loops, 1)
+        for conn in conns:
+            conn.close()
+        tally = Tally()
+        meter.begin()
+        await ping_loop(pingers[: args.ping_clients], ping_seconds, tally)
+        cpu = meter.end()
+        rounds.append(tally)
+        print(summary(f"trivial view {round_}/{args.repeats}, {args.ping_clients} clients (requests)", tally,
+                      ping_seconds))  # fmt: skip
+        print(cpu_line("the trivial view", cpu, tally.loops, ping_seconds))
+        report_errors("trivial view", tally)
+        if pings is None or tally.loops > pings.loops:
+            pings, results["ping_cpu"] = tally, (cpu[0] + cpu[1]) / max(tally.loops, 1)
+    assert capacity is not None and pings is not None
 
     rate = capacity.loops / seconds / 2
     for conn in conns + pingers:
@@ -868,8 +884,8 @@ async def run_load(
         p90=percentile(latency.latencies, 90) * 1000,
         p99=percentile(latency.latencies, 99) * 1000,
         max=max(latency.latencies, default=math.nan) * 1000,
-        errors=sum(t.errors.total() for t in (warm, capacity, pings, latency)),
-        dry=warm.dry + capacity.dry + latency.dry,
+        errors=sum(t.errors.total() for t in (warm, *rounds, latency)),
+        dry=sum(t.dry for t in (warm, *rounds, latency)),
         connects=sum(conn.connects for conn in conns + pingers),
         commit_p99=percentile(commits, 99) * 1000,
         commit_max=max(commits, default=math.nan) * 1000,
@@ -908,6 +924,9 @@ def main() -> None:
     parser.add_argument("--worker-class", default="sync")
     parser.add_argument("--threads", type=int, default=4)
     parser.add_argument("--seconds", type=float, help="closed and open loop length (default 30; small 5)")
+    parser.add_argument(
+        "--repeats", type=int, help="rounds of closed loop and anchor; the best of each counts (default 3)"
+    )
     parser.add_argument("--ping-clients", type=int, default=RATERS)
     parser.add_argument("--profile", type=int, default=0, metavar="N")
     parser.add_argument("--path", choices=("api", "browser", "two-requests"), default="api")
@@ -916,9 +935,10 @@ def main() -> None:
     DATABASE = args.database
     args.seconds = args.seconds or (5.0 if args.small else 30.0)
     args.open_seconds = args.seconds
+    args.repeats = max(1, args.repeats or (1 if args.small else 3))
     args.ping_seconds = 5.0 if args.small else 15.0
     args.warmup = 2.0 if args.small else 5.0
-    items_per_topic = 150 if args.small else 750
+    items_per_topic = 150 if args.small else 1000
 
     work, env = set_up_django("rater-load-", database=DATABASE)
     process: subprocess.Popen[bytes] | None = None
@@ -978,11 +998,11 @@ def main() -> None:
     )
     print(
         f"anchor, trivial view: {results['ping']:.1f} requests/s ({args.ping_clients} clients, "
-        "GET /api/ping/)"
+        f"GET /api/ping/; best of {args.repeats})"
     )
     print(
         f"ours, capacity: {results['capacity']:.1f} judgements/s (path {args.path}, 32 raters, closed loop, "
-        f"{args.seconds:.0f} s)"
+        f"{args.seconds:.0f} s; best of {args.repeats})"
     )
     print(
         f"server cpu (gunicorn + PostgreSQL) per loop / per ping: {results['loop_cpu'] * 1000:.2f} ms / "
