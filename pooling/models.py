@@ -459,22 +459,23 @@ class PoolRun(models.Model):
         return f"{self.pool_id}:{self.run_id}"
 
 
-# The two rules of an item's judging, each written once here, as a Q (for filters and aggregates), as SQL
-# over an item aliased `pi` (for the rater loop's hand-written statements) and as an instance method:
+# The rules of an item's judging, each written once here: as a Q (for filters and aggregates; the database
+# stores LEASABLE on the row as the column `PoolItem.leasable`, which SQL and the progress tallies'
+# triggers read), and as an instance method:
 #
 # - an item is JUDGED when it has the judgements it needs;
-# - an item NEEDS A JUDGEMENT (may be leased) when it is gold (served to every rater) or its judgements
-#   plus its live leases are fewer than it needs; a selected item that needs one is LEASABLE, which the
-#   database keeps on the row (`PoolItem.leasable`, a stored column generated from the Q below), so that
-#   the rater loop's walk in blind order reads an index of leasable items only (see `PoolItem`);
+# - an item NEEDS A JUDGEMENT when it is gold (served to every rater) or its judgements plus its live
+#   leases are fewer than it needs; a selected item that needs one is LEASABLE (may be leased to one more
+#   rater), and the rater loop's walk in blind order reads an index of leasable items only (`PoolItem`);
 # - an item is OPEN FOR a rater (needs one more judgement, from them) when it is leasable and the rater
-#   neither holds, skipped nor judged it (an expired lease of theirs does not
-#   count). `PoolItem.objects.open_for(rater)`; OPEN_FOR_SQL with the rater as `%(rater)s` (for a walk
-#   that stops at the first open item: two index probes an item); OPEN_FOR_JOINED_SQL, the same rule in
-#   a query that has joined the item's assignment `a` and judgement `j` of the rater (for a count over a
-#   whole pool: one pass, where the probes of OPEN_FOR_SQL cost 100 ms on 21,000 items). It reads the
-#   judging app's assignments and judgements through their relations to the item (nothing is imported
-#   from an app after this one). tests/judgements/test_open_for.py holds the three to one answer.
+#   neither holds, skipped nor judged it (an expired lease of theirs does not count).
+#   `PoolItem.objects.open_for(rater)`; OPEN_FOR_SQL with the rater as `%(rater)s` (for a walk that stops
+#   at the first open item: two index probes an item); OPEN_FOR_JOINED_SQL, the same rule in a query
+#   that has joined the item's assignment `a` and judgement `j` of the rater (for a count over a whole
+#   pool: one pass, where the probes of OPEN_FOR_SQL cost 100 ms on 21,000 items). It reads the judging
+#   app's assignments and judgements through their relations to the item (nothing is imported from an
+#   app after this one). tests/judgements/test_open_for.py holds the three to one answer;
+#   tests/pooling/test_item_rules.py the Q, the column and the method to one.
 JUDGED = Q(num_judgements__gte=F("required_judgements"))
 NEEDS_JUDGEMENT = Q(gold=True) | Q(required_judgements__gt=F("num_judgements") + F("active_leases"))
 LEASABLE = Q(selected=True) & NEEDS_JUDGEMENT
