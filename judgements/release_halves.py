@@ -72,7 +72,7 @@ class SecondHalf:
 
     def append(self, files: dict[str, Any], tally: Any) -> None:
         """Wait for the child; add its counts to `tally` and its files' bytes to `files` (the parent's
-        `release_files.HashedFile`s, by name, still open)."""
+        `hashed_files.HashedFile`s, by name, still open)."""
         status = self._wait()
         error = self.directory / "error.txt"
         if status != 0 or not (self.directory / "tally.pickle").exists():

@@ -39,7 +39,7 @@ def sha256_of(path: Path) -> str:
 
 
 def describe_files(work: Path, *, tally: Tally, explicit: bool) -> dict[str, dict[str, Any]]:
-    """The SHA-256 (hashed as the files were written, `release_files.HashedFile`) and line count of each
+    """The SHA-256 (hashed as the files were written, `hashed_files.HashedFile`) and line count of each
     data file (the manifest's `files`); without `explicit`, `qrels.unjudged.txt` is removed (such topics
     have no line at all)."""
     files: dict[str, dict[str, Any]] = {

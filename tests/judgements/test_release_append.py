@@ -1,4 +1,4 @@
-"""`release_files.HashedFile.append_file`: how a release's first process adds the second's files to its
+"""`hashed_files.HashedFile.append_file`: how a release's first process adds the second's files to its
 own (the kernel copies, a thread hashes). Whichever way the bytes go, the file and its SHA-256 are those
 of writing everything through `write_bytes`."""
 
@@ -9,13 +9,13 @@ import os
 
 import pytest
 
-from judgements import release_files
+from judgements import hashed_files
 
 
 def _written(tmp_path, parts):
     """A HashedFile that got `parts[0]` written and each later part appended from a file of its own."""
     target = tmp_path / "target.txt"
-    with release_files.HashedFile(target) as file:
+    with hashed_files.HashedFile(target) as file:
         file.write_bytes(parts[0])
         for index, part in enumerate(parts[1:]):
             source = tmp_path / f"part-{index}"
@@ -62,7 +62,7 @@ def test_without_copy_file_range(tmp_path, monkeypatch):
 
 def test_an_unhashed_file_has_no_digest_and_its_bytes(tmp_path):
     """The second process's files (hashed when appended, not when written)."""
-    with release_files.HashedFile(tmp_path / "part", hashed=False) as file:
+    with hashed_files.HashedFile(tmp_path / "part", hashed=False) as file:
         file.write("qid 0 d 1\n")
     assert file.hexdigest() == ""
     assert (tmp_path / "part").read_bytes() == b"qid 0 d 1\n"
