@@ -260,6 +260,14 @@ def _find_open_item(*, pool: Pool, rater: User, topic_id: int | None) -> tuple[i
                 return int(row[0]), row[1]
         cursor.execute(_NEXT_SQL.format(topic_clause="", lock=lock), params)
         row = cursor.fetchone()
+        if row is None and lock:
+            # Nothing unlocked: the open items, if any, are held by leases being made this instant (other
+            # raters', or this rater's own racing tab, whose lease commits in a moment). "Nothing left" must
+            # not be answered for items that are only busy, so walk again waiting for those locks: each
+            # item is re-checked once its holder commits (or rolls back), and a taken one is passed over.
+            # (No cycle: this transaction holds only the rater's turn, which no lock holder waits for.)
+            cursor.execute(_NEXT_SQL.format(topic_clause="", lock="FOR UPDATE OF pi"), params)
+            row = cursor.fetchone()
     return (int(row[0]), row[1]) if row else None
 
 
