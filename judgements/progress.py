@@ -45,12 +45,12 @@ _PROGRESS_KEYS = ("need", "done", "topic_need", "topic_done", "mine", "mine_topi
 # complement among them: (item, rater) is unique for assignments and for judgements).
 _TALLIED = """
 WITH {ctes}mine AS (
-  SELECT pi.id, pi.topic_id, {needs} AS needs
+  SELECT pi.id, pi.topic_id, pi.leasable AS needs
   FROM judgements_judgement j JOIN pooling_poolitem pi ON pi.id = j.item_id
   WHERE j.rater_id = %(rater)s AND pi.pool_id = {pool} AND pi.selected
 ),
 held AS (
-  SELECT pi.id, a.state, a.expires_at, {needs} AS needs
+  SELECT pi.id, a.state, a.expires_at, pi.leasable AS needs
   FROM judgements_assignment a JOIN pooling_poolitem pi ON pi.id = a.item_id
   WHERE a.rater_id = %(rater)s AND pi.pool_id = {pool} AND pi.selected AND a.state <> 'expired'
 ),
@@ -72,7 +72,7 @@ FROM tally{where}
 
 def _tallied(*, ctes: str = "", pool: str, topic: str, columns: str = "", where: str = "") -> str:
     return (
-        _TALLIED.replace("{needs}", "pi.leasable").replace("{ctes}", ctes).replace("{pool}", pool)
+        _TALLIED.replace("{ctes}", ctes).replace("{pool}", pool)
         .replace("{topic}", topic).replace("{columns}", columns).replace("{pages}", PAGES_SQL)
         .replace("{where}", where)
     )  # fmt: skip

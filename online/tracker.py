@@ -103,7 +103,7 @@ def average_ranks(values: ArrayLike) -> np.ndarray:
 def spearman(x: ArrayLike, y: ArrayLike) -> float | None:
     """Spearman's ρ: Pearson's r of the average ranks."""
     xs, ys = _arrays(x, y)
-    return pearson(average_ranks(xs.tolist()).tolist(), average_ranks(ys.tolist()).tolist())
+    return pearson(average_ranks(xs), average_ranks(ys))
 
 
 def kendall_tau_b(x: ArrayLike, y: ArrayLike) -> float | None:

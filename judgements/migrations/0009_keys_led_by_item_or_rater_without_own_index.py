@@ -12,6 +12,14 @@ import django.db.models.deletion
 from django.conf import settings
 from django.db import migrations, models
 
+# (model, foreign key, what it refers to, the index Django had made for it)
+KEYS = [
+    ("assignment", "item", "pooling.poolitem", "judgements_assignment_item_id_8a85a4ac"),
+    ("assignment", "rater", settings.AUTH_USER_MODEL, "judgements_assignment_rater_id_c2516c11"),
+    ("judgement", "item", "pooling.poolitem", "judgements_judgement_item_id_8905ba81"),
+    ("judgement", "rater", settings.AUTH_USER_MODEL, "judgements_judgement_rater_id_2a9db50f"),
+]
+
 
 class Migration(migrations.Migration):
 
@@ -25,43 +33,25 @@ class Migration(migrations.Migration):
         migrations.SeparateDatabaseAndState(
             state_operations=[
                 migrations.AlterField(
-                    model_name='assignment',
-                    name='item',
-                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to='pooling.poolitem'),
-                ),
-                migrations.AlterField(
-                    model_name='assignment',
-                    name='rater',
-                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='assignments', to=settings.AUTH_USER_MODEL),
-                ),
-                migrations.AlterField(
-                    model_name='judgement',
-                    name='item',
-                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='judgements', to='pooling.poolitem'),
-                ),
-                migrations.AlterField(
-                    model_name='judgement',
-                    name='rater',
-                    field=models.ForeignKey(db_index=False, on_delete=django.db.models.deletion.CASCADE, related_name='judgements', to=settings.AUTH_USER_MODEL),
-                ),
+                    model_name=model,
+                    name=field,
+                    field=models.ForeignKey(
+                        db_index=False,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name=f"{model}s",
+                        to=to,
+                    ),
+                )
+                for model, field, to, _ in KEYS
             ],
             database_operations=[
                 migrations.RunSQL(
-                    'DROP INDEX IF EXISTS "judgements_assignment_item_id_8a85a4ac"',
-                    reverse_sql='CREATE INDEX IF NOT EXISTS "judgements_assignment_item_id_8a85a4ac" ON "judgements_assignment" ("item_id")',
-                ),
-                migrations.RunSQL(
-                    'DROP INDEX IF EXISTS "judgements_assignment_rater_id_c2516c11"',
-                    reverse_sql='CREATE INDEX IF NOT EXISTS "judgements_assignment_rater_id_c2516c11" ON "judgements_assignment" ("rater_id")',
-                ),
-                migrations.RunSQL(
-                    'DROP INDEX IF EXISTS "judgements_judgement_item_id_8905ba81"',
-                    reverse_sql='CREATE INDEX IF NOT EXISTS "judgements_judgement_item_id_8905ba81" ON "judgements_judgement" ("item_id")',
-                ),
-                migrations.RunSQL(
-                    'DROP INDEX IF EXISTS "judgements_judgement_rater_id_2a9db50f"',
-                    reverse_sql='CREATE INDEX IF NOT EXISTS "judgements_judgement_rater_id_2a9db50f" ON "judgements_judgement" ("rater_id")',
-                ),
+                    f'DROP INDEX IF EXISTS "{index}"',
+                    reverse_sql=(
+                        f'CREATE INDEX IF NOT EXISTS "{index}" ON "judgements_{model}" ("{field}_id")'
+                    ),
+                )
+                for model, field, _, index in KEYS
             ],
         ),
     ]
