@@ -103,7 +103,7 @@ def copy_unescape(value: str) -> str:
 
 
 def iso_of_copy(text: str) -> str:
-    """The text `release_rows.ISO_SQL` writes (that of `release_rows.iso`) of a timestamp, from
+    """The text `release_values.ISO_SQL` writes (that of `release_values.iso`) of a timestamp, from
     PostgreSQL's own output of it in UTC with DateStyle ISO (`release_rows.COPY_SETTINGS`):
     `2024-03-01 12:34:56.5+00` is `2024-03-01T12:34:56.500000Z`.
     As to_char writes them: a year without leading zeros, a year BC without its era, infinity as ""

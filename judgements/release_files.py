@@ -33,10 +33,9 @@ from judgements.release_rows import (
     RATER,
     REQUIRED,
     UNRATEABLE,
-    iso,
-    json_text,
     stream_items,
 )
+from judgements.release_values import iso, json_text
 from pooling.models import Pool
 
 #: Where an explicit release writes the -1 lines of the topics nobody judged (see `QrelsFiles`).

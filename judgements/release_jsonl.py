@@ -22,10 +22,9 @@ from judgements.release_rows import (
     RATER,
     UNRATEABLE,
     UPDATED,
-    json_text,
-    json_value,
     seconds_text,
 )
+from judgements.release_values import json_text, json_value
 from pooling.models import Pool
 
 if TYPE_CHECKING:  # release_files imports this module

@@ -15,14 +15,8 @@ from django.db.backends.postgresql import psycopg_any
 
 from judgements import copy_text
 from judgements.copy_text import iso_of_copy
-from judgements.release_rows import (
-    ISO_SQL,
-    SECONDS_JSON,
-    SECONDS_JSON_SQL,
-    SECONDS_RAW,
-    seconds_json,
-    seconds_text,
-)
+from judgements.release_rows import SECONDS_JSON, seconds_text
+from judgements.release_values import ISO_SQL, SECONDS_JSON_SQL, SECONDS_RAW, seconds_json
 from tests.judgements.test_release_bytes import FILES, SECONDS, build_pool, written
 
 ON_POSTGRESQL = pytest.mark.skipif(connection.vendor != "postgresql", reason="COPY is PostgreSQL's")
