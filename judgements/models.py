@@ -38,7 +38,7 @@ class Rubric(models.Model):
 
 
 class Grade(models.Model):
-    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="grades")
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="grades", db_index=False)
     value = models.IntegerField()
     label = models.CharField(max_length=100)
     description = models.TextField(blank=True)
@@ -58,7 +58,7 @@ class Grade(models.Model):
 class Facet(models.Model):
     """A question asked beside relevance (freshness, authority): one of `choices`, optional or not."""
 
-    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="facets")
+    rubric = models.ForeignKey(Rubric, on_delete=models.CASCADE, related_name="facets", db_index=False)
     name = models.SlugField(max_length=50)
     label = models.CharField(max_length=100)
     choices = models.JSONField(default=list)
@@ -160,7 +160,7 @@ class Judge(Authored):
         LEARNED = "learned"
         EXTERNAL = "external"
 
-    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="judges")
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="judges", db_index=False)
     name = models.SlugField(max_length=80)
     kind = models.CharField(max_length=10, choices=Kind.choices, default=Kind.MODEL)
     method = models.CharField(max_length=10, choices=Method.choices)

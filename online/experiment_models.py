@@ -89,7 +89,7 @@ class InterleavedImpression(models.Model):
         NONE = "none", "no click"
 
     experiment = models.ForeignKey(
-        InterleavingExperiment, on_delete=models.CASCADE, related_name="impressions"
+        InterleavingExperiment, on_delete=models.CASCADE, related_name="impressions", db_index=False
     )
     qid = models.CharField(max_length=100)
     user = models.CharField(max_length=200, help_text="The searcher (the bootstrap resamples by it).")
@@ -145,7 +145,7 @@ class TrackedExperiment(Authored):
     the evaluation app and stored with the runs' names, so it stays readable if a run goes) and its online
     delta (an A/B metric entered or imported, or the treatment's interleaving preference)."""
 
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="+")
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="+", db_index=False)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     release = models.ForeignKey(Release, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")

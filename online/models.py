@@ -52,7 +52,9 @@ class ClickLog(Authored):
         COUNTS = "counts", "pre-aggregated counts"
         SIMULATED = "simulated", "simulated"
 
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="click_logs")
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="click_logs", db_index=False
+    )
     pool = models.ForeignKey(
         Pool,
         null=True,
@@ -90,7 +92,7 @@ class QueryMapping(models.Model):
         TEXT = "text"
         NONE = "none", "unmapped"
 
-    log = models.ForeignKey(ClickLog, on_delete=models.CASCADE, related_name="queries")
+    log = models.ForeignKey(ClickLog, on_delete=models.CASCADE, related_name="queries", db_index=False)
     query = models.TextField(help_text="The qid or the normalised query text, as logged.")
     topic = models.ForeignKey(Topic, null=True, blank=True, on_delete=models.CASCADE, related_name="+")
     mapped_by = models.CharField(max_length=4, choices=By.choices)
@@ -204,7 +206,9 @@ class ClickLabelSet(DerivedFromLog):
 class ClickLabel(models.Model):
     """One (topic, document)'s click-derived score, its bootstrap interval and the grade it maps to."""
 
-    label_set = models.ForeignKey(ClickLabelSet, on_delete=models.CASCADE, related_name="labels")
+    label_set = models.ForeignKey(
+        ClickLabelSet, on_delete=models.CASCADE, related_name="labels", db_index=False
+    )
     topic = models.ForeignKey(Topic, on_delete=models.CASCADE, related_name="+", db_constraint=False)
     document = models.ForeignKey(
         Document, on_delete=models.CASCADE, related_name="+", db_constraint=False, db_index=False

@@ -112,7 +112,10 @@ class Collection(Owned):
 
 
 class Document(models.Model):
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="documents")
+    # No index of its own: document_unique_docid (collection, docid) leads with it (so for Topic, Run).
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="documents", db_index=False
+    )
     docid = models.CharField(max_length=255)
     title = models.TextField(blank=True)
     text = models.TextField(blank=True)
@@ -139,7 +142,9 @@ class TopicQuerySet(models.QuerySet["Topic"]):
 
 
 class Topic(models.Model):
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="topics")
+    collection = models.ForeignKey(
+        Collection, on_delete=models.CASCADE, related_name="topics", db_index=False
+    )
     qid = models.CharField(max_length=100)
     query = models.TextField()
     description = models.TextField(blank=True)
@@ -178,7 +183,7 @@ class RunQuerySet(models.QuerySet["Run"]):
 
 
 class Run(models.Model):
-    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs")
+    collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs", db_index=False)
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     source_file = models.CharField(max_length=500, blank=True)
@@ -448,7 +453,7 @@ class Pool(Owned):
 
 
 class PoolRun(models.Model):
-    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="pool_runs")
+    pool = models.ForeignKey(Pool, on_delete=models.CASCADE, related_name="pool_runs", db_index=False)
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="+")
     added_at = models.DateTimeField(default=timezone.now)
 

@@ -1,11 +1,10 @@
 """The judging tables' indexes. Every key press writes each index of the assignment table twice (the
 lease's insert; its end's update, which changes the indexed `state`) and each of the judgement table once,
-so neither table keeps an index that only repeats the leading columns of another (migration 0009 dropped
-four); the reads by item and by rater are still served by an index."""
+so neither keeps an index that only repeats the leading columns of another (migration 0009 dropped four;
+`tests/test_indexes.py` checks every table for that); the reads by item and by rater are still served by an
+index."""
 
 from __future__ import annotations
-
-from typing import Any
 
 import pytest
 from django.db import connection, transaction
@@ -16,28 +15,6 @@ from tests.conftest import require_services
 pytestmark = pytest.mark.django_db
 
 TABLES = [Assignment._meta.db_table, Judgement._meta.db_table]
-
-
-def _indexes(table: str) -> dict[str, Any]:
-    with connection.cursor() as cursor:
-        constraints = connection.introspection.get_constraints(cursor, table)
-    return {name: info for name, info in constraints.items() if info["index"]}
-
-
-@pytest.mark.parametrize("table", TABLES)
-def test_no_plain_index_repeats_the_leading_columns_of_another(table):
-    indexes = _indexes(table)
-    assert indexes  # (introspection found the table's indexes)
-    repeated = [
-        (name, other)
-        for name, info in indexes.items()
-        if not info["unique"] and not info["primary_key"]
-        for other, longer in indexes.items()
-        if other != name
-        and len(longer["columns"]) > len(info["columns"])
-        and longer["columns"][: len(info["columns"])] == info["columns"]
-    ]
-    assert repeated == []
 
 
 @pytest.mark.parametrize("table", TABLES)
