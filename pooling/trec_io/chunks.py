@@ -42,7 +42,8 @@ class _Chunk:
 @dataclass(frozen=True, slots=True)
 class _Layout:
     """A kind of file's lines: the fields a line needs, the value's column (qid and docid are fields 0
-    and 2), the fields' names for messages, the value's name, parser and type."""
+    and 2), the fields' names for messages, the value's name, parser and type, and whether a line may
+    have no more fields than those (`exact`)."""
 
     min_fields: int
     value_column: int
@@ -50,6 +51,7 @@ class _Layout:
     value_name: str
     parse_value: Callable[[np.ndarray, Any, ErrorLog, np.ndarray], np.ndarray]
     value_dtype: type
+    exact: bool = False
 
 
 def _parse_chunk(a: np.ndarray, padded: np.ndarray, layout: _Layout) -> _Chunk:
@@ -59,7 +61,9 @@ def _parse_chunk(a: np.ndarray, padded: np.ndarray, layout: _Layout) -> _Chunk:
     top = int(a.max())
     if top >= 0x80:
         _utf8_errors(a.tobytes(), 1, errors)
-    fields = _split(a, layout.min_fields, (0, 2, layout.value_column), 1, errors, layout.expected)
+    fields = _split(
+        a, layout.min_fields, (0, 2, layout.value_column), 1, errors, layout.expected, exact=layout.exact
+    )
     line_bytes = current_limits().line_bytes
     line_lengths = np.diff(fields.newlines, prepend=-1) - 1
     longest = int(line_lengths.max()) if len(line_lengths) else 0
@@ -194,4 +198,4 @@ def _iter_rows(
 
 
 _RUN_LINES = _Layout(6, 4, RUN_FIELDS, "score", _parse_scores, np.float64)
-_QRELS_LINES = _Layout(4, 3, QRELS_FIELDS, "relevance", _parse_grades, np.int64)
+_QRELS_LINES = _Layout(4, 3, QRELS_FIELDS, "relevance", _parse_grades, np.int64, exact=True)

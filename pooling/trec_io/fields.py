@@ -58,9 +58,18 @@ class _Fields:
 
 
 def _split(
-    a: np.ndarray, min_fields: int, columns: tuple[int, ...], first_line: int, errors: ErrorLog, expected: str
+    a: np.ndarray,
+    min_fields: int,
+    columns: tuple[int, ...],
+    first_line: int,
+    errors: ErrorLog,
+    expected: str,
+    *,
+    exact: bool = False,
 ) -> _Fields:
-    """Find the requested fields of every data line of ``a`` (a chunk ending with a newline).
+    """Find the requested fields of every data line of ``a`` (a chunk ending with a newline). A line with
+    fewer than ``min_fields`` fields is an error; one with more is too if ``exact`` (trec_eval ignores
+    what follows a run line's tag but refuses a qrels line with anything after its relevance).
 
     Fields are separated as trec_eval separates them, by C's ``isspace``: space, ``\\t``, ``\\n``,
     ``\\v``, ``\\f``, ``\\r``. Other control bytes belong to the field they are in; a NUL byte is an
@@ -118,11 +127,11 @@ def _split(
         for idx, pos in zip(nul_line[first_nul].tolist(), nul_pos[first_nul].tolist(), strict=True):
             errors.add(first_line + idx, nul_message(pos - int(line_starts[idx]) + 1))
         comment[nul_line] = True  # not a data line: its error is reported
-    short = has_tokens & ~comment & (counts < min_fields)
-    for idx in np.flatnonzero(short)[:_MAX_ERRORS].tolist():
+    wrong = has_tokens & ~comment & ((counts != min_fields) if exact else (counts < min_fields))
+    for idx in np.flatnonzero(wrong)[:_MAX_ERRORS].tolist():
         errors.add(first_line + idx, f"expected {min_fields} fields '{expected}', found {int(counts[idx])}")
-    errors.total += max(0, int(np.count_nonzero(short)) - _MAX_ERRORS)
-    data = np.flatnonzero(has_tokens & ~comment & (counts >= min_fields))
+    errors.total += max(0, int(np.count_nonzero(wrong)) - _MAX_ERRORS)
+    data = np.flatnonzero(has_tokens & ~comment & ~wrong)
     base = first_tok[data]
     lines = (data + first_line).astype(np.int64)
     starts = [tok_start[base + c] for c in columns]

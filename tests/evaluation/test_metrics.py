@@ -366,7 +366,7 @@ def test_it_reads_a_regular_run_through_the_fast_path(tmp_path: Path) -> None:
 
 
 def test_it_reads_qrels_with_negative_labels(tmp_path: Path) -> None:
-    table = read_qrels(write(tmp_path / "qrels.txt", "301 0 d1 3\n301 0 d2 -1\n302 Q0 d1 +0 extra\n"))
+    table = read_qrels(write(tmp_path / "qrels.txt", "301 0 d1 3\n301 0 d2 -1\n302 Q0 d1 +0 \n"))
     assert table.to_dict() == {"301": {"d1": 3, "d2": -1}, "302": {"d1": 0}}
 
 
@@ -390,6 +390,7 @@ def test_it_reads_qrels_with_negative_labels(tmp_path: Path) -> None:
         ("run_only_comments.txt", read_run, ": no run rows found"),
         ("qrels_non_integer.txt", read_qrels, ":2: relevance '1.5' is not an integer"),
         ("qrels_short_line.txt", read_qrels, ":3: expected 4 fields 'qid iter docid rel', found 3"),
+        ("qrels_long_line.txt", read_qrels, ":2: expected 4 fields 'qid iter docid rel', found 5"),
         ("qrels_duplicate_pair.txt", read_qrels, ":3: duplicate judgement for qid '301', docid 'd01'"),
     ],
 )

@@ -354,6 +354,7 @@ BAD_CASES: list[tuple[str, str, int | None | str, str]] = [
     ("run_only_comments.txt", "run", None, "no run rows found"),
     ("qrels_non_integer.txt", "qrels", 2, "relevance '1.5' is not an integer"),
     ("qrels_short_line.txt", "qrels", 3, "expected 4 fields"),
+    ("qrels_long_line.txt", "qrels", 2, "expected 4 fields 'qid iter docid rel', found 5"),
     ("qrels_duplicate_pair.txt", "qrels", 3, "duplicate judgement"),
     ("topics_unclosed_top.trec", "topics", 7, "<top> opened here is never closed"),
     ("topics_missing_num.trec", "topics", 1, "topic has no <num>"),
@@ -762,13 +763,23 @@ def test_it_streams_a_large_run_in_flat_memory(tmp_path: Path, monkeypatch: pyte
 # ------------------------------------------------------------------------------------------ qrels
 
 
-def test_it_reads_qrels_with_negative_grades_and_extra_fields(tmp_path: Path) -> None:
-    path = make_file(tmp_path, "# header\n301\t0\td1\t2\n301 0 d2 -1 extra\n\n302 ignored d1 +0\n")
+def test_it_reads_qrels_with_negative_grades(tmp_path: Path) -> None:
+    path = make_file(tmp_path, "# header\n301\t0\td1\t2\n301 0 d2 -1 \n\n302 ignored d1 +0\n")
     assert list(read_qrels(path)) == [
         QrelEntry("301", "d1", 2, 2),
         QrelEntry("301", "d2", -1, 3),
         QrelEntry("302", "d1", 0, 5),
     ]
+
+
+def test_it_refuses_a_qrels_line_with_a_field_after_the_relevance_as_trec_eval_does(tmp_path: Path) -> None:
+    # trec_eval's get_qrels.c: anything but white space after the relevance makes the line malformed (where
+    # get_top.c ignores what follows a run line's tag: a run line may have more fields).
+    path = make_file(tmp_path, "301 0 d1 2\n301 0 d2 -1 extra\n302 0 d1 0\n")
+    [error] = errors_of(lambda: list(read_qrels(path)))
+    assert (error.line, error.message) == (2, "expected 4 fields 'qid iter docid rel', found 5")
+    run = make_file(tmp_path, "301 Q0 d1 1 2.5 tag more fields\n", name="run.txt")
+    assert read_run(run) == [RunEntry("301", "d1", 2.5, 1)]
 
 
 def test_it_splits_fields_on_whitespace_as_c_isspace_does_like_trec_eval(tmp_path: Path) -> None:
