@@ -17,6 +17,7 @@ from typing import IO, Any
 
 from evaluation import metrics
 from evaluation.trec_format import format_result
+from pooling.cli_types import SEED
 from pooling.formats import FormatError
 from pooling.trec_io import QrelsTable, read_qrels, read_run
 
@@ -97,7 +98,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "of the topics (paired bootstrap) and, for pool:NAME, of the raters (evaluation/noise_cli.py)",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="seed of the --noise-floor resampling (default 0)"
+        "--seed", type=SEED, default=0, help="seed of the --noise-floor resampling (default 0)"
     )
 
 

@@ -71,6 +71,8 @@ def create_judge(
             raise JudgingError("program: an external judge needs a program")
     if not 2 <= folds <= 20:
         raise JudgingError("folds: between 2 and 20")
+    if not 0 <= seed < 2**31:  # numpy's seeds are not negative; the column is a 32-bit integer
+        raise JudgingError("seed: between 0 and 2,147,483,647")
     if not 0 < timeout_seconds <= 600:
         raise JudgingError("timeout_seconds: more than 0, at most 600")
     if not 0 <= retries <= 10:

@@ -49,7 +49,10 @@ class UploadForm(forms.Form):
         return {"format": data["format"]} if data["format"] else {}
 
 
-OPTION_FIELDS = ("name", "strategy", "depth", "budget", "judgements_per_item", "double_judge_fraction")
+OPTION_FIELDS = (
+    "name", "strategy", "depth", "budget", "judgements_per_item", "double_judge_fraction",
+    "price_per_judgement",
+)  # fmt: skip
 
 
 class PoolForm(forms.Form):

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 from django.db import migrations, models
+from django.db.migrations.operations.base import Operation
 
 
-def drop_key_indexes(
-    app_label: str, keys: list[tuple[str, str, models.ForeignKey, str]]
-) -> migrations.Operation:
+def drop_key_indexes(app_label: str, keys: list[tuple[str, str, models.ForeignKey, str]]) -> Operation:
     """Foreign keys lose the single-column index Django made for them, where another index (a unique key)
     leads with the same column and serves every read by it. `keys`: (model, field, the field as it is now,
     with db_index=False, the index's name).

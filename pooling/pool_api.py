@@ -85,7 +85,7 @@ class PoolDetailSerializer(PoolSerializer):
 
 POOL_OPTIONS = (
     "collection", "name", "runs", "strategy", "depth", "budget", "judgements_per_item",
-    "double_judge_fraction", "segment",
+    "double_judge_fraction", "segment", "relevance_level", "price_per_judgement",
 )  # fmt: skip
 
 

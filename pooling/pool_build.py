@@ -10,6 +10,7 @@ import hmac
 import time
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
@@ -38,6 +39,11 @@ class BuildSummary(JobSummary):
         )
 
 
+#: The column limits of a pool's relevance level (a small integer) and price (8 digits, 2 decimals).
+MAX_RELEVANCE_LEVEL = 32_767
+MAX_PRICE = 1_000_000
+
+
 def pool_problems(
     *,
     collection: Collection,
@@ -49,6 +55,8 @@ def pool_problems(
     judgements_per_item: int = 1,
     double_judge_fraction: float | None = None,
     segment: str = "",
+    relevance_level: int = 1,
+    price_per_judgement: float | Decimal = 1,
 ) -> dict[str, list[str]]:
     """What is wrong with a pool's options, by option: the one statement of the rules a new pool obeys.
 
@@ -73,6 +81,10 @@ def pool_problems(
         problem("judgements_per_item", "judgements per item must be at least 1")
     if double_judge_fraction is not None and not 0.0 <= double_judge_fraction <= 1.0:
         problem("double_judge_fraction", "double_judge_fraction must be between 0 and 1")
+    if not 1 <= relevance_level <= MAX_RELEVANCE_LEVEL:
+        problem("relevance_level", f"relevance level must be between 1 and {MAX_RELEVANCE_LEVEL:,}")
+    if not 0 <= price_per_judgement < MAX_PRICE:
+        problem("price_per_judgement", f"price per judgement must be at least 0 and under {MAX_PRICE:,}")
     if runs is not None:
         if not runs:
             problem("runs", "a pool needs at least one run")
@@ -117,6 +129,8 @@ def create_pool(
         judgements_per_item=judgements_per_item,
         double_judge_fraction=double_judge_fraction,
         segment=segment,
+        relevance_level=relevance_level,
+        price_per_judgement=price_per_judgement,
     )
     if problems:
         raise PoolError(fields=problems)

@@ -35,6 +35,7 @@ class Family:
     default: tuple[float, ...] = ()
     summary: Literal["mean", "sum", "gm", "count"] = "mean"
     per_topic: bool = True
+    arity: int | None = None  # how many parameters an ``fparam`` family takes, if a fixed number
 
 
 #: Every family, in trec_eval's output order (its te_trec_measures table); ``judged`` is the platform's.
@@ -58,7 +59,7 @@ FAMILIES: dict[str, Family] = {
         Family("infAP", "single"),
         Family("gm_bpref", "single", summary="gm", per_topic=False),
         Family("Rprec_mult", "fcut", RPREC_MULT_FRACTIONS),
-        Family("utility", "fparam", (1.0, -1.0, 0.0, 0.0)),
+        Family("utility", "fparam", (1.0, -1.0, 0.0, 0.0), arity=4),
         Family("11pt_avg", "fparam", binary.IPREC_FRACTIONS),
         Family("binG", "single"),
         Family("G", "pairs"),
@@ -219,6 +220,11 @@ def _numbers(family: Family, params: str) -> Any:
         values = [float(p) for p in params.split(",")]
     except ValueError:
         raise ValueError(f"bad parameters {params!r} for measure {family.name!r}") from None
+    if family.arity is not None and len(values) != family.arity:
+        example = ",".join(f"{v:g}" for v in family.default)
+        raise ValueError(
+            f"measure {family.name} takes {family.arity} parameters ({family.name}.{example}), not {params!r}"
+        )
     if family.kind == "cut":
         if any(v != int(v) for v in values):
             raise ValueError(f"cutoffs of {family.name!r} must be integers, not {params!r}")

@@ -62,9 +62,7 @@ def utility(ranked: Ranked, params: Sequence[float] = (1.0, -1.0, 0.0, 0.0)) -> 
     """Set utility (trec_eval's utility.p1,p2,p3,p4, default 1,-1,0,0): p1·relevant retrieved + p2·other
     retrieved + p3·relevant not retrieved + p4·(−retrieved − R + relevant retrieved), the last term with
     trec_eval's -N 0 (no collection size). A topic the run lacks (under -c) is 0, as trec_eval resets it."""
-    if len(params) != 4:
-        raise ValueError("utility takes 4 coefficients, e.g. utility.1,-1,0,0")
-    p1, p2, p3, p4 = params
+    p1, p2, p3, p4 = params  # four: `measures` checks a measure's parameters as it reads them
     found, ret, r = num_rel_ret(ranked), num_ret(ranked), ranked.num_rel.astype(np.float64)
     value = p1 * found + p2 * (ret - found) + p3 * (r - found) + p4 * (found - ret - r)
     return np.where(ranked.present, value, 0.0)

@@ -240,6 +240,16 @@ def test_it_rejects_unknown_measures(files: dict[str, str]) -> None:
         run_command(files["qrels"], files["run"], "-m", "mapp")
 
 
+def test_it_rejects_a_measure_with_the_wrong_number_of_parameters_before_scoring(
+    files: dict[str, str],
+) -> None:
+    # utility takes four coefficients: two once came out as a ValueError traceback from the scoring.
+    with pytest.raises(
+        CommandError, match=r"^measure utility takes 4 parameters \(utility.1,-1,0,0\), not '1,2'$"
+    ):
+        run_command(files["qrels"], files["run"], "-m", "utility.1,2")
+
+
 def test_it_fails_when_no_topic_is_shared(files: dict[str, str], tmp_path: Path) -> None:
     other = tmp_path / "elsewhere.txt"
     other.write_text("q9 Q0 d1 1 1.0 r\n")

@@ -140,6 +140,8 @@ def test_it_refuses_bad_judges_and_stores_nothing(pool: Pool) -> None:
         ({"name": "x", "method": "external"}, "program"),
         ({"name": "x", "method": "external", "program": "nope"}, "program"),
         ({"name": "x", "method": "learned", "folds": 1}, "folds"),
+        ({"name": "x", "method": "learned", "seed": -1}, "seed"),  # was stored; running it then crashed
+        ({"name": "x", "method": "learned", "seed": 2**31}, "seed"),
     ):
         with pytest.raises(JudgingError, match=f"^{field}"):
             create_judge(pool=pool, **kwargs)

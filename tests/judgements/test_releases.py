@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import os
 from pathlib import Path
 
 import ir_measures
@@ -190,6 +191,40 @@ def test_the_command_writes_the_files_and_refuses_bad_input(judged_pool, tmp_pat
     with pytest.raises(CommandError):
         call_command("release_qrels", pool.name, "--policy", "rater:")
     assert Release.objects.count() == 1
+
+
+def test_a_bad_output_directory_stops_the_command_before_a_release_is_made(judged_pool, tmp_path):
+    # A release is published once made: each of these once left a release behind and a traceback.
+    pool, _, _ = judged_pool
+    a_file = tmp_path / "taken.txt"
+    a_file.write_text("x")
+    read_only = tmp_path / "read-only"
+    read_only.mkdir(mode=0o555)
+    cases = [
+        (a_file, f"-o {a_file}: not a directory"),
+        (a_file / "below", "-o " + str(a_file / "below") + ": cannot make the directory (Not a directory)"),
+    ]
+    if os.geteuid() != 0:  # root writes anywhere
+        cases.append((read_only, f"-o {read_only}: not writable"))
+    for target, message in cases:
+        with pytest.raises(CommandError) as info:
+            call_command("release_qrels", pool.name, "-o", str(target))
+        assert str(info.value) == message
+    assert not Release.objects.exists()
+
+
+def test_a_failed_copy_says_the_release_was_made(judged_pool, tmp_path, monkeypatch):
+    pool, _, _ = judged_pool
+
+    def full_disk(source, target):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr("shutil.copyfile", full_disk)
+    with pytest.raises(CommandError) as info:
+        call_command("release_qrels", pool.name, "-o", str(tmp_path / "rel"))
+    release = Release.objects.get()
+    assert str(info.value).startswith(f"release {release.pk} of {pool.name} is made (in ")
+    assert "No space left on device" in str(info.value)
 
 
 def test_the_agreement_command_prints_kappa_as_text_and_json(judged_pool):

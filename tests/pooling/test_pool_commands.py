@@ -122,6 +122,10 @@ def test_it_exports_to_standard_output(collection: Collection, capsys: Any) -> N
          "depth must be at least 1"),
         (["create_pool", "p", "--collection", "news", "--runs", "alpha", "--depth", "3", "--topics", "nope"],
          "no topic of collection 'news' has segment 'nope'"),
+        (["create_pool", "p", "--collection", "news", "--runs", "alpha", "--depth", "3", "--relevance-level", "-2"],
+         "relevance level must be between 1 and 32,767"),  # was an IntegrityError
+        (["create_pool", "p", "--collection", "news", "--runs", "alpha", "--depth", "3", "--price", "1e7"],
+         "price per judgement must be at least 0 and under 1,000,000"),
         (["build_pool", "missing"], "no pool named 'missing'"),
         (["add_runs", "missing", "alpha"], "no pool named 'missing'"),
         (["export_pool", "missing"], "no pool named 'missing'"),
@@ -134,6 +138,17 @@ def test_it_refuses_bad_commands_with_a_command_error(
         run(*args)
     assert message in str(info.value)
     assert not Pool.objects.exists()
+
+
+def test_export_refuses_a_file_it_cannot_write_with_a_command_error(collection: Collection, tmp_path) -> None:
+    run("create_pool", "campaign", "--collection", "news", "--runs", "alpha", "--depth", "3")
+    for target, reason in [
+        (tmp_path / "nowhere" / "x.tsv", "No such file or directory"),
+        (tmp_path, "Is a directory"),
+    ]:
+        with pytest.raises(CommandError) as info:
+            run("export_pool", "campaign", "-o", str(target))
+        assert str(info.value) == f"-o {target}: cannot write ({reason})"
 
 
 def test_it_refuses_to_add_an_unknown_run(collection: Collection) -> None:

@@ -7,6 +7,7 @@ from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from judgements import queries
 from judgements.models import Judging
+from pooling.cli_types import SEED, at_least
 from pooling.models import Pool
 
 
@@ -24,9 +25,9 @@ class Command(BaseCommand):
         parser.add_argument("--weights", choices=["none", "linear", "quadratic"], default="none")
         parser.add_argument("--format", choices=["text", "json"], default="text")
         parser.add_argument(
-            "--bootstrap", type=int, default=1000, help="bootstrap resamples for the intervals"
+            "--bootstrap", type=at_least(1), default=1000, help="bootstrap resamples for the intervals"
         )
-        parser.add_argument("--seed", type=int, default=0)
+        parser.add_argument("--seed", type=SEED, default=0)
 
     def handle(self, *args: Any, **options: Any) -> None:
         pool = Pool.objects.filter(name=options["pool"]).first()

@@ -5,10 +5,10 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
-from django.core.management.base import CommandParser
+from django.core.management.base import CommandError, CommandParser
 
 from judgements import aggregation, releases
-from pooling.management.commands._base import ServiceCommand, get_pool, given
+from pooling.management.commands._base import ServiceCommand, get_pool, given, output_directory
 from pooling.terminal_progress import ProgressBar
 
 
@@ -31,17 +31,23 @@ class Command(ServiceCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         pool = get_pool(options["pool"])
+        target = output_directory("-o", options["output"]) if options["output"] else None
         with ProgressBar("release") as bar:
             release = releases.create_release(
                 pool=pool, progress=bar, **given(options, "policy", "unjudged", "judge")
             )
         source = Path(settings.MEDIA_ROOT) / release.directory
         where = source
-        if options["output"]:
-            where = Path(options["output"])
-            where.mkdir(parents=True, exist_ok=True)
-            for name in release.files:
-                shutil.copyfile(source / name, where / name)
+        if target is not None:
+            where = target
+            try:
+                for name in release.files:
+                    shutil.copyfile(source / name, where / name)
+            except OSError as exc:
+                raise CommandError(
+                    f"release {release.pk} of {pool.name} is made (in {source}), but copying it to {where} "
+                    f"failed: {exc}"
+                ) from None
         counts = release.counts
         self.stdout.write(
             f"release {release.pk} of {pool.name} ({release.policy}, unjudged {release.unjudged}): "

@@ -8,6 +8,7 @@ from django.core.management.base import CommandError, CommandParser
 from online import experiments
 from online.management.commands._online import get_experiment
 from online.models import ClickLog
+from pooling.cli_types import at_least
 from pooling.management.commands._base import ServiceCommand, given
 
 
@@ -16,7 +17,7 @@ class Command(ServiceCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")
-        parser.add_argument("--resamples", type=int, default=2000)
+        parser.add_argument("--resamples", type=at_least(1), default=2000)
         parser.add_argument("--json", action="store_true", help="print the whole result as JSON")
         parser.add_argument(
             "--click-log", default=None, help="an imported click log's name: credit its interleaved pages"

@@ -3,8 +3,10 @@ the import commands' base, and look-ups with clear errors."""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable
-from typing import Any
+from pathlib import Path
+from typing import IO, Any
 
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError, CommandParser
@@ -57,6 +59,29 @@ def get_runs(collection: Collection, names: str) -> list:
     if not wanted:
         raise CommandError("name at least one run")
     return Run.objects.named(collection, wanted)
+
+
+def output_directory(option: str, value: str) -> Path:
+    """The directory an option names for a command's files, made if missing and checked writable before the
+    command does anything (a release is published once made: a bad -o must stop it first)."""
+    where = Path(value)
+    try:
+        where.mkdir(parents=True, exist_ok=True)
+    except FileExistsError:
+        raise CommandError(f"{option} {value}: not a directory") from None
+    except OSError as exc:
+        raise CommandError(f"{option} {value}: cannot make the directory ({exc.strerror})") from None
+    if not os.access(where, os.W_OK | os.X_OK):
+        raise CommandError(f"{option} {value}: not writable")
+    return where
+
+
+def output_file(option: str, value: str) -> IO[str]:
+    """The file an option names, opened for writing text (LF line ends), or a clear error."""
+    try:
+        return open(value, "w", encoding="utf-8", newline="\n")  # noqa: SIM115 - the caller closes it
+    except OSError as exc:
+        raise CommandError(f"{option} {value}: cannot write ({exc.strerror})") from None
 
 
 def given(options: dict[str, Any], *names: str) -> dict[str, Any]:

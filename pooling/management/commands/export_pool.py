@@ -6,7 +6,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandParser
 
 from pooling import pool_reads
-from pooling.management.commands._base import get_pool
+from pooling.management.commands._base import get_pool, output_file
 
 
 class Command(BaseCommand):
@@ -19,7 +19,7 @@ class Command(BaseCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         pool = get_pool(options["name"])
         if options["output"]:
-            with open(options["output"], "w", encoding="utf-8", newline="\n") as out:
+            with output_file("-o", options["output"]) as out:
                 lines = pool_reads.export_pool(pool=pool, out=out)
             self.stderr.write(f"wrote {lines} items to {options['output']}")
         else:
