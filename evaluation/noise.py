@@ -32,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import stats
 
+from evaluation import metrics
 from evaluation.resample import UNJUDGED, Votes
 from judgements import aggregation
 
@@ -99,6 +100,10 @@ def tau_ap(reference: Sequence[float], other: Sequence[float]) -> float:
     return float(2.0 * total / (n - 1) - 1.0)
 
 
+#: The fewest topics a pair of runs must share for the topics' noise to be measured at all.
+MIN_TOPICS = metrics.MIN_COMMON_TOPICS
+
+
 @dataclass(frozen=True)
 class Bootstrap:
     """Paired bootstrap over topics for every pair of runs (rows of ``pairs``), one measure."""
@@ -113,7 +118,9 @@ class Bootstrap:
 
     @property
     def half_width(self) -> np.ndarray:
-        return (self.high - self.low) / 2.0
+        """Half the interval's width; NaN (not measured) for a pair with fewer than ``MIN_TOPICS`` topics in
+        common: the resamples of one topic are all that topic, an interval of width 0 that is no floor."""
+        return np.where(self.n >= MIN_TOPICS, (self.high - self.low) / 2.0, np.nan)
 
 
 def bootstrap_weights(n_topics: int, n_samples: int, rng: np.random.Generator) -> np.ndarray:
@@ -149,6 +156,7 @@ def topic_bootstrap(scores: np.ndarray, weights: np.ndarray, *, alpha: float = A
     above = np.where(finite, means >= -tol, False).sum(axis=1)
     count = np.maximum(finite.sum(axis=1), 1)
     p = np.minimum(1.0, 2.0 * np.minimum(below, above) / count)
+    p = np.where(n >= MIN_TOPICS, p, np.nan)  # one topic tests nothing (its resamples are all alike)
     if len(pairs):
         qs = [100 * alpha / 2, 100 * (1 - alpha / 2)]
         low, high = percentiles(np.where(finite, means, np.nan), qs, axis=1)
@@ -189,7 +197,8 @@ def topics_needed(delta: float, sigma: float, *, alpha: float = ALPHA, power: fl
 
 
 def verdict(measure: str, delta: float, *, raters: float | None, topics: float | None) -> str:
-    """One plain sentence on a difference: a decision only when larger than both half-widths."""
+    """One plain sentence on a difference: a decision only when the topics' noise is measured and the
+    difference is larger than it and than the raters' (when measured)."""
     name = measure_label(measure)
     parts = [
         f"±{raters:.3f} from raters"
@@ -202,7 +211,12 @@ def verdict(measure: str, delta: float, *, raters: float | None, topics: float |
     floors = [x for x in (raters, topics) if x is not None and math.isfinite(x)]
     if not math.isfinite(delta):
         return f"Δ {name}: not comparable (no topic both runs have)."
-    if floors and abs(delta) > max(floors):
+    if topics is None or not math.isfinite(topics):
+        return (
+            f"Δ {name} = {delta:.3f} ({', '.join(parts)}: fewer than {MIN_TOPICS} judged topics both runs "
+            "have): not a decision."
+        )
+    if abs(delta) > max(floors):
         return f"Δ {name} = {delta:.3f}, beyond the noise floor ({', '.join(parts)}): a decision."
     return f"Δ {name} = {delta:.3f}, within the noise floor ({', '.join(parts)}): not a decision."
 

@@ -241,7 +241,9 @@ def report(
                     "delta": _clean(delta),
                     "topics": int(boot.n[k]),
                     "raters_half_width": _clean(rater_hw[k]),
-                    "topics_interval": [_clean(boot.low[k]), _clean(boot.high[k])],
+                    "topics_interval": [_clean(boot.low[k]), _clean(boot.high[k])]
+                    if boot.n[k] >= noise.MIN_TOPICS
+                    else [None, None],
                     "topics_half_width": _clean(boot.half_width[k]),
                     "p_value": _clean(boot.p_value[k]),
                     "significant": bool(boot.p_value[k] < alpha),

@@ -283,10 +283,14 @@ class Votes:
         return np.diff(self.offsets)
 
     def sample(self, base: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
-        """``n`` label vectors, shape (n, items): each item with votes takes one of its votes uniformly at
-        random (a bootstrap of one rater per item); an item without votes keeps its ``base`` label."""
+        """``n`` label vectors, shape (n, items): each item the consensus ``base`` judged (a grade >= 0)
+        takes one of its votes uniformly at random (a bootstrap of one rater per item); every other item
+        keeps its ``base`` label: one without votes, and one the consensus leaves unjudged (pending: fewer
+        votes than it requires; unrateable), which a single vote must not make judged, as
+        :meth:`sample_posterior` keeps it too (else the resamples judge items the scores they bracket do
+        not, and the interval leaves the score)."""
         counts = self.counts
-        voted = np.flatnonzero(counts > 0)
+        voted = np.flatnonzero((counts > 0) & (base >= 0))
         out = np.tile(base, (n, 1))
         if len(voted):
             pick = self.offsets[voted][None, :] + (rng.random((n, len(voted))) * counts[voted]).astype(

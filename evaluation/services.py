@@ -244,11 +244,13 @@ def pool_bias(
         left_out_topics = score(runs[name], reduced)
         left_out = mean(left_out_topics)
         change = left_out - full[name]
-        p_value = (
-            metrics.paired_randomisation_test(left_out_topics, per_topic[name], n_permutations=2000).p_value
-            if left_out_topics and change != 0
-            else 1.0
-        )
+        if change == 0:
+            p_value = 1.0
+        elif len(left_out_topics) >= metrics.MIN_COMMON_TOPICS:
+            test = metrics.paired_randomisation_test(left_out_topics, per_topic[name], n_permutations=2000)
+            p_value = test.p_value
+        else:  # one judged topic tests nothing: the change is not told from chance
+            p_value = math.nan
         others = dict(full)
         others[name] = left_out
         tau = strategies.kendall_tau(full, others) if len(full) >= 2 else float("nan")
@@ -264,7 +266,7 @@ def pool_bias(
                 "change": _clean(change),
                 "relative_change": _clean(change / full[name]) if full[name] else None,
                 "change_p": _clean(p_value),
-                "within_noise": bool(p_value >= NOISE_P or math.isnan(change)),
+                "within_noise": bool(not p_value < NOISE_P or math.isnan(change)),  # NaN p: untested
                 "rank_full": rank_full,
                 "rank_left_out": rank_loo,
                 "kendall_tau": _clean(tau),

@@ -116,6 +116,7 @@ from evaluation.metrics.sets import (
     utility,
 )
 from evaluation.metrics.significance import (
+    MIN_COMMON_TOPICS,
     PairedTest,
     paired_randomisation_test,
     paired_t_test,
@@ -167,6 +168,7 @@ __all__ = [
     "num_rel",
     "num_rel_ret",
     "num_ret",
+    "MIN_COMMON_TOPICS",
     "paired_randomisation_test",
     "paired_t_test",
     "parse_measures",

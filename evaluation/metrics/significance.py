@@ -27,6 +27,10 @@ class PairedTest:
     details: dict[str, Any] = field(default_factory=dict)
 
 
+#: The fewest topics two runs must share for a paired test (or a bootstrap over topics) to test anything.
+MIN_COMMON_TOPICS = 2
+
+
 def _paired(
     x: Mapping[str, float] | Result, y: Mapping[str, float] | Result, measure: str | None
 ) -> tuple[np.ndarray, np.ndarray]:
@@ -39,8 +43,10 @@ def _paired(
 
     xm, ym = as_map(x), as_map(y)
     common = sorted(set(xm) & set(ym))
-    if len(common) < 2:
-        raise ValueError(f"a paired test needs at least 2 common topics, found {len(common)}")
+    if len(common) < MIN_COMMON_TOPICS:
+        raise ValueError(
+            f"a paired test needs at least {MIN_COMMON_TOPICS} common topics, found {len(common)}"
+        )
     return (
         np.array([xm[q] for q in common], dtype=np.float64),
         np.array([ym[q] for q in common], dtype=np.float64),

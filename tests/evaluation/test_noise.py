@@ -3,6 +3,7 @@ known answers, power, the verdict, and the report's reproducibility."""
 
 from __future__ import annotations
 
+import math
 import warnings
 
 import numpy as np
@@ -145,8 +146,8 @@ def test_it_sees_rater_noise_when_raters_disagree():
     assert low < high
 
 
-@pytest.mark.parametrize("n_topics", [1, 2, 3, 5, 10, 100])
-def test_it_detects_a_run_better_on_every_topic_at_any_sample_size(n_topics):
+@pytest.mark.parametrize("n_topics", [2, 3, 5, 10, 100])
+def test_it_detects_a_run_better_on_every_topic_from_two_topics_on(n_topics):
     rng = np.random.default_rng(n_topics)
     worse = rng.random(n_topics) * 0.5
     better = worse + 0.001 + rng.random(n_topics) * 0.2
@@ -154,6 +155,15 @@ def test_it_detects_a_run_better_on_every_topic_at_any_sample_size(n_topics):
     boot = noise.topic_bootstrap(np.array([better, worse]), weights)
     assert boot.p_value[0] < noise.ALPHA
     assert boot.low[0] > 0
+
+
+def test_one_topic_is_no_test():
+    # Its resamples are all that one topic: a p of 0 and an interval of width 0 were reported, and every
+    # difference of a pool with one judged topic was "a decision".
+    boot = noise.topic_bootstrap(
+        np.array([[0.9], [0.1]]), noise.bootstrap_weights(1, 100, np.random.default_rng(0))
+    )
+    assert np.isnan(boot.p_value[0]) and np.isnan(boot.half_width[0])
 
 
 def test_it_finds_no_difference_significant_in_about_five_percent_of_seeded_repetitions():
@@ -190,6 +200,22 @@ def test_it_writes_the_verdict_in_plain_words():
     assert noise.verdict("P_10", -0.05, raters=0.018, topics=0.025).endswith("a decision.")
     assert "beyond" in noise.verdict("P_10", -0.05, raters=0.018, topics=0.025)
     assert "raters not measured" in noise.verdict("map", 0.2, raters=None, topics=0.1)
+    # One judged topic: its bootstrap has no spread, which is no floor (an audit saw every difference of
+    # a pool with one judged item called "a decision").
+    assert noise.verdict("map", 1.0, raters=None, topics=math.nan) == (
+        "Δ MAP = 1.000 (raters not measured, topics not measured: fewer than 2 judged topics both runs "
+        "have): not a decision."
+    )
+
+
+def test_a_pair_with_one_topic_in_common_has_no_topic_floor():
+    scores = np.array([[1.0, np.nan], [0.0, np.nan], [0.5, 0.2]])  # runs 0 and 1 share one topic
+    boot = noise.topic_bootstrap(scores, noise.bootstrap_weights(2, 200, np.random.default_rng(0)))
+    assert boot.pairs == ((0, 1), (0, 2), (1, 2))
+    assert boot.n.tolist() == [1, 1, 1]
+    assert np.isnan(boot.half_width).all() and np.isnan(boot.p_value).all()
+    both = noise.topic_bootstrap(np.array([[1.0, 0.4], [0.0, 0.1]]), np.ones((5, 2)))
+    assert both.n.tolist() == [2] and np.isfinite(both.half_width).all()
 
 
 def test_it_aggregates_a_group_of_raters_with_the_platforms_policy():
@@ -222,6 +248,25 @@ def test_it_keeps_adjudicated_labels_fixed_in_every_sample():
     drawn = votes.sample(items.labels({"q": {"a": 2, "b": 0}}), np.random.default_rng(0), 50)
     assert set(drawn[:, 0].tolist()) == {2}
     assert set(drawn[:, 1].tolist()) == {0, 1}
+
+
+def test_a_sample_keeps_the_items_the_consensus_leaves_unjudged():
+    # 'p' is pending (one vote of the two it needs) and 'u' unrateable by its votes: the consensus scores
+    # both as unjudged, so no resample may judge them (an audit saw rater intervals that left the score).
+    consensus = {"q": {"a": 2, "p": -1, "u": -1}}
+    items = Items.of(consensus)
+    votes = Votes.of(
+        items,
+        {
+            ("q", "a"): [("x", 1), ("y", 3)],
+            ("q", "p"): [("x", 3)],
+            ("q", "u"): [("x", None), ("y", None), ("z", 2)],
+        },
+    )
+    drawn = votes.sample(items.labels(consensus), np.random.default_rng(0), 200)
+    assert set(drawn[:, 0].tolist()) == {1, 3}
+    assert set(drawn[:, 1].tolist()) == {-1}
+    assert set(drawn[:, 2].tolist()) == {-1}
 
 
 def test_it_draws_labels_from_a_posterior_and_keeps_undecided_items():

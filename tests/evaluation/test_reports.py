@@ -73,6 +73,34 @@ def test_pool_bias_leaves_each_runs_unique_documents_unjudged(scored_pool):
     assert table["beta"]["left_out"] == pytest.approx(sum(expected.values()) / 2, abs=1e-6)
 
 
+@pytest.fixture
+def one_topic_judged(db, manager):
+    alice = make_user("alice")
+    pool = make_pool(raters=[alice], name="one-topic")
+    judge(pool, alice, {("q1", "d005"): 3})  # beta alone found it
+    return pool
+
+
+def test_pool_bias_with_one_judged_topic_tests_nothing_and_answers(one_topic_judged, manager):
+    # It answered 400 ("a paired test needs at least 2 common topics", blamed on the policy parameter).
+    table = {row["run"]: row for row in services.pool_bias(pool=one_topic_judged)["runs"]}
+    assert table["beta"]["change"] < 0
+    assert table["beta"]["change_p"] is None and table["beta"]["within_noise"] is True
+    assert client_for(manager).get("/api/evaluation/one-topic/pool-bias/").status_code == 200
+    browser = Client()
+    browser.force_login(manager)
+    response = browser.get("/evaluation/one-topic/pool-bias/")
+    assert response.status_code == 200 and b"within the noise" in response.content
+
+
+def test_the_noise_floor_with_one_judged_topic_decides_nothing(one_topic_judged, manager):
+    # One judged item once made every difference "a decision" (a bootstrap of one topic has no spread).
+    data = client_for(manager).get("/api/evaluation/one-topic/noise-floor/").json()
+    rows = [row for rows in data["pairs"].values() for row in rows]
+    assert rows and all(row["verdict"].endswith("not a decision.") for row in rows)
+    assert all(row["topics_interval"] == [None, None] and not row["significant"] for row in rows)
+
+
 def test_two_stage_names_a_retrieval_or_ranking_problem(scored_pool):
     result = services.two_stage(pool=scored_pool, candidate="alpha", reranked="beta", k=4)
     assert {t["qid"] for t in result["topics"]} == {"q1", "q2"}
