@@ -24,7 +24,7 @@ QRELS_LAYOUT = (
     "qrels.txt has every topic with at least one judged item (grade >= 0): its judged items and its "
     "pending and unrateable items as -1. A topic with no judged item has its -1 lines in "
     "qrels.unjudged.txt instead, so trec_eval, pytrec_eval, ir_measures and ranx read qrels.txt unchanged "
-    "(trec_eval aborts and pytrec_eval hangs on a topic whose every line is -1). "
+    "(on a topic whose every line is -1 trec_eval aborts and pytrec_eval scores 0, or crashes). "
     "LC_ALL=C sort -k1,1 -k3,3 qrels.txt qrels.unjudged.txt restores the single explicit file."
 )
 QRELS_LAYOUT_OMIT = "qrels.txt has the judged items only; a topic with no judged item has no line."

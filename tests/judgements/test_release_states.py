@@ -1,8 +1,9 @@
 """Releases in every state of a campaign are read unchanged by pytrec_eval and ir_measures, with the
 platform's own numbers: topics nobody judged go to qrels.unjudged.txt, never to qrels.txt.
 
-pytrec_eval hangs (and trec_eval aborts) on a topic whose every qrels line is -1, so the readers run in a
-subprocess with a timeout: a regression fails the test instead of hanging the suite.
+On a topic whose every qrels line is -1 trec_eval aborts and pytrec_eval scores 0 on every measure or
+crashes (a segmentation fault with some measures; it hung in an older version), so the readers run in a
+subprocess with a timeout: a regression fails the test instead of crashing or hanging the suite.
 """
 
 from __future__ import annotations
@@ -70,7 +71,7 @@ def read_with_the_standard_tools(qrels_path: Path) -> dict:
         [sys.executable, "-c", READER, str(qrels_path), json.dumps(RUN)],
         capture_output=True,
         text=True,
-        timeout=60,  # pytrec_eval hangs on a topic whose every line is -1
+        timeout=60,  # pytrec_eval may crash or hang on a topic whose every line is -1
         check=True,
     )
     return json.loads(done.stdout)
