@@ -134,7 +134,14 @@ def pool_add_runs(request: HttpRequest, name: str) -> HttpResponse:
             messages.success(request, f"Adding {added} to pool {pool.name}.")
             # the job's own page: its progress, then the new items counted and a link back to the pool
             return redirect("jobs:job-detail", job_id=job.pk)
-    context = {"pool": pool, "form": form, **_added_preview(form, pool)}
+    context = {
+        "pool": pool,
+        "form": form,
+        # A manager the pool is shared with may not manage its collection: its page (collection_detail,
+        # scoped by `managed_collection`) would be a 404 to them, so the name is then plain text.
+        "collection_page": Collection.objects.managed_by(request.user).filter(pk=pool.collection_id).exists(),
+        **_added_preview(form, pool),
+    }
     return render(request, "setup/pool_add_runs.html", context)
 
 
