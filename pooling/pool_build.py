@@ -74,7 +74,7 @@ def pool_problems(
     if depth < 1:
         problem("depth", "depth must be at least 1")
     if strategy != Pool.Strategy.DEPTH and not budget:
-        problem("budget", f"strategy {strategy!r} needs a judgement budget (--budget)")
+        problem("budget", f"strategy {strategy!r} needs a judgement budget")
     if budget is not None and budget < 1:
         problem("budget", "budget must be at least 1")
     if judgements_per_item < 1:

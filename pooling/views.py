@@ -134,9 +134,16 @@ def _job_link(job: Job) -> dict[str, str] | None:
         return {
             "url": reverse("setup:collection", kwargs={"name": job.collection.name}),
             "label": f"collection {job.collection.name}",
+            "collection": "yes",  # the page names the collection once, as this link
         }
     try:
         if job.kind == Job.Kind.RELEASE:
+            made = (job.result or {}).get("release")
+            if made:  # the release this job made
+                return {
+                    "url": reverse("campaigns:release", kwargs={"name": pool.name, "release_id": made}),
+                    "label": f"release {made} of {pool.name}",
+                }
             return {
                 "url": reverse("campaigns:releases", kwargs={"name": pool.name}),
                 "label": f"releases of {pool.name}",

@@ -282,15 +282,15 @@ def test_it_runs_a_whole_campaign_in_the_browser_as_a_non_staff_manager(browser,
     page.wait_for_url(re.compile(r"/jobs/\d+/$"))  # the release's job page
     expect(page.locator(".status")).to_have_text("done", timeout=TIMEOUT)
     shoot(page, "job-release")
-    page.get_by_role("link", name="releases of trec-pool").click()
-    page.wait_for_url(f"{base}/campaigns/trec-pool/releases/")
     releases = api(page, live_server, "/api/releases/?pool=trec-pool")
     release = releases.get("results", releases)[0]
+    page.get_by_role("link", name=f"release {release['id']} of trec-pool").click()  # the job made it
+    page.wait_for_url(f"{base}/campaigns/trec-pool/releases/{release['id']}/")
+    shoot(page, "release")
+    page.goto(f"{base}/campaigns/trec-pool/releases/")
     assert release["counts"]["judged"] + release["counts"]["pending"] + release["counts"]["unrateable"] == 12
     expect(page.locator("table").last).to_contain_text(str(release["counts"]["judged"]))
     shoot(page, "releases")
-    page.goto(f"{base}/campaigns/trec-pool/releases/{release['id']}/")
-    shoot(page, "release")
     page.goto(f"{base}/pools/trec-pool/")
     page.get_by_role("link", name="Evaluation").click()
     report = api(page, live_server, "/api/evaluation/trec-pool/report/")

@@ -111,7 +111,10 @@ def test_a_manager_makes_a_release_from_the_page_and_the_api(
     assert Release.objects.filter(policy="median", unjudged="omit").count() == 1
     job = Job.objects.get(kind="release", params__policy="median")
     assert response["Location"] == f"/jobs/{job.pk}/"  # the release's job page
-    assert "releases of campaign" in web(manager).get(response["Location"]).content.decode()
+    made = Release.objects.get(policy="median")
+    page = web(manager).get(response["Location"]).content.decode()
+    assert f'href="/campaigns/campaign/releases/{made.pk}/"' in page  # the release it made, not the list
+    assert f"release {made.pk} of campaign" in page
     api = client_for(manager)
     with django_capture_on_commit_callbacks(execute=True):
         response = api.post("/api/releases/", {"pool": "campaign", "policy": "mean"}, format="json")

@@ -433,3 +433,23 @@ def test_the_admin_deletes_runs_and_collections_with_their_rows(admin_user: Any)
     assert dropped == [alpha.pk, beta.pk]
     assert not RunRow.objects.filter(run_id__in=[alpha.pk, beta.pk]).exists()
     assert RunRow.objects.count() == kept
+
+
+@pytest.mark.django_db
+def test_an_import_jobs_page_names_its_collection_once_as_the_way_back(
+    manager: Any, campaign: Any, django_capture_on_commit_callbacks: Any
+) -> None:
+    pool, _ = campaign
+    with django_capture_on_commit_callbacks(execute=True), (GOOD / "docs.jsonl").open("rb") as handle:
+        upload = client_for(manager).post(
+            f"/api/collections/{pool.collection.name}/imports/",
+            {"file": handle, "kind": "documents"},
+            format="multipart",
+        )
+    page = web(manager).get(f"/jobs/{upload.json()['id']}/").content.decode()
+    assert (
+        page.count(f"collection {pool.collection.name}")
+        + page.count(f"collection <strong>{pool.collection.name}")
+        == 1
+    )
+    assert f'href="/collections/{pool.collection.name}/"' in page

@@ -115,7 +115,7 @@ def test_it_exports_to_standard_output(collection: Collection, capsys: Any) -> N
         (["create_pool", "p", "--collection", "news", "--runs", "alpha,nope", "--depth", "3"],
          "no run named 'nope' in collection 'news'"),
         (["create_pool", "p", "--collection", "news", "--runs", "alpha", "--depth", "3", "--strategy", "mtf"],
-         "strategy 'mtf' needs a judgement budget (--budget)"),
+         "strategy 'mtf' needs a judgement budget"),
         (["create_pool", "p", "--collection", "nowhere", "--runs", "alpha", "--depth", "3"],
          "no collection named 'nowhere'"),
         (["create_pool", "p", "--collection", "news", "--runs", "alpha", "--depth", "0"],
