@@ -91,6 +91,16 @@ def test_pool_bias_with_one_judged_topic_tests_nothing_and_answers(one_topic_jud
     browser.force_login(manager)
     response = browser.get("/evaluation/one-topic/pool-bias/")
     assert response.status_code == 200 and b"within the noise" in response.content
+    assert b"Only one topic is judged" in response.content
+
+
+def test_pool_bias_with_nothing_judged_says_so_instead_of_a_table(db, manager):
+    make_pool(raters=[make_user("alice")], name="untouched")
+    browser = Client()
+    browser.force_login(manager)
+    response = browser.get("/evaluation/untouched/pool-bias/")
+    assert response.status_code == 200
+    assert b"Nothing is judged yet." in response.content and b"<th>Run</th>" not in response.content
 
 
 def test_the_noise_floor_with_one_judged_topic_decides_nothing(one_topic_judged, manager):
