@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Max, Min
+from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
 
 from judgements.adjudication import adjudication_queue
@@ -95,7 +95,8 @@ def pool_dashboard(*, pool: Pool, now: datetime | None = None) -> PoolDashboard:
     per_rater = (
         Judgement.objects.filter(item__pool=pool)
         .values("rater_id", "rater__username")
-        .annotate(n=Count("id"), last=Max("created_at"))
+        # imported judgements count, but were not made here: they make no rater active, as no pace
+        .annotate(n=Count("id"), last=Max("created_at", filter=Q(imported=False)))
         .order_by("rater__username")
     )
     members = dict(judging.raters.values_list("pk", "username")) if judging else {}

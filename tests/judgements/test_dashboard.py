@@ -76,6 +76,14 @@ def test_without_recent_judgements_there_is_no_pace_and_no_eta(campaign, now):
     assert board.pace is None and board.eta is None and board.active_raters == 0
 
 
+def test_an_imported_judgement_makes_no_rater_active(campaign, now):
+    # rater2's judgement 10 minutes ago, imported from a file: not work done here (as for the pace).
+    Judgement.objects.filter(item__pool=campaign, rater__username="rater2").update(imported=True)
+    raters = {line.username: line for line in pool_dashboard(pool=campaign, now=now).raters}
+    assert not raters["rater2"].active and raters["rater2"].judgements == 2
+    assert raters["rater"].active  # the live lease
+
+
 def test_the_dashboard_page_lists_only_the_managers_pools(campaign, manager):
     other = User.objects.create_user("other-manager", password="x-pass-123")
     other.groups.add(Group.objects.get(name=MANAGERS_GROUP))
