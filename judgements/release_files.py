@@ -177,8 +177,8 @@ class QrelsFiles:
 
     One topic's lines wait until the topic ends: they go to `qrels.txt` if any item of the topic is judged
     (grade >= 0), else to `qrels.unjudged.txt` (on a topic whose every line is -1 trec_eval aborts and
-    pytrec_eval scores 0 or crashes). With `explicit`, pending and unrateable items are written with grade -1; without,
-    they are left out (and a topic with no judged item has no line)."""
+    pytrec_eval scores 0 or crashes). With `explicit`, pending and unrateable items are written with grade
+    -1; without, they are left out (and a topic with no judged item has no line)."""
 
     def __init__(self, qrels: HashedFile, unjudged: HashedFile, *, explicit: bool, tally: Tally) -> None:
         self.files = {"qrels.txt": qrels, UNJUDGED_TOPICS_FILE: unjudged}

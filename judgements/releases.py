@@ -57,9 +57,9 @@ def create_release(
     - `qrels.unjudged.txt` (explicit only): the -1 lines of the topics with no judged item at all, same
       format and order. On a topic whose every line is negative trec_eval aborts ("Can't calculate
       measure") and pytrec_eval scores 0 on every measure (a topic nobody judged as a failure) or crashes
-      (a segmentation fault with some measures), so such topics stay out of `qrels.txt`, which every standard tool then
-      reads unchanged in every state of a campaign; nothing is lost (`LC_ALL=C sort -k1,1 -k3,3` of the
-      two files is the single explicit file);
+      (a segmentation fault with some measures), so such topics stay out of `qrels.txt`, which every
+      standard tool then reads unchanged in every state of a campaign; nothing is lost
+      (`LC_ALL=C sort -k1,1 -k3,3` of the two files is the single explicit file);
     - `judgements.jsonl`: every current judgement, rater pseudonymised, with state, grade, facets, note,
       seconds and times;
     - `manifest.json`: pool, policy, rubric version, counts per state, unpooled documents per run, the

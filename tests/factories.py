@@ -6,7 +6,7 @@ import itertools
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from django.contrib.auth.models import User
+from django.contrib.auth.models import Group, User
 
 from judgements import leasing, membership, submission
 from judgements.models import Assignment, Judgement
@@ -109,6 +109,15 @@ def make_pool(
 
 def make_user(username: str, *, password: str = "pass-word-123", **fields) -> User:
     return User.objects.create_user(username, password=password, **fields)
+
+
+def make_manager(username: str, **fields) -> User:
+    """A user in the pool managers' group (not staff unless `fields` say so)."""
+    from pooling.permissions import MANAGERS_GROUP
+
+    user = make_user(username, **fields)
+    user.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
+    return user
 
 
 def lease_for(*, pool: Pool, rater: User) -> Assignment | None:

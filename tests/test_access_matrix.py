@@ -36,7 +36,7 @@ from judgements.models import Adjudication, Assignment, GoldLabel, Judgement, Ju
 from online import experiments, serving, tracking
 from pooling.models import Document, Job, Pool, PoolItem, Run, Topic
 from pooling.permissions import MANAGERS_GROUP
-from tests.factories import lease_for, make_collection, make_pool, make_run, make_user
+from tests.factories import lease_for, make_collection, make_manager, make_pool, make_run, make_user
 from tests.judgements.test_releases import judge
 
 PERSONAS = ("anonymous", "outsider", "rater_a", "rater_b", "manager_a", "manager_b", "admin")
@@ -699,8 +699,7 @@ def test_every_route_has_an_entry() -> None:
 
 
 def _manager(username: str, *, staff: bool = False) -> User:
-    user = make_user(username, is_staff=staff)
-    user.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
+    user = make_manager(username, is_staff=staff)
     if staff:
         user.user_permissions.set(
             Permission.objects.filter(content_type__app_label__in=["pooling", "judgements", "online"])

@@ -17,8 +17,14 @@ from pooling.cli_types import SEED, at_least
         (["agreement", "p", "--bootstrap", "0"], "argument --bootstrap: must be at least 1, not 0"),
         (["agreement", "p", "--seed", "-1"], "argument --seed: must be at least 0, not -1"),
         (["agreement", "p", "--seed", "one"], "argument --seed: invalid integer: 'one'"),
-        (["interleaving_result", "x", "--resamples", "-5"], "argument --resamples: must be at least 1, not -5"),
-        (["evaluate", "q.txt", "r.txt", "--noise-floor", "--seed", "-1"], "argument --seed: must be at least 0"),
+        (
+            ["interleaving_result", "x", "--resamples", "-5"],
+            "argument --resamples: must be at least 1, not -5",
+        ),
+        (
+            ["evaluate", "q.txt", "r.txt", "--noise-floor", "--seed", "-1"],
+            "argument --seed: must be at least 0",
+        ),
     ],
 )
 def test_a_bad_number_is_refused_naming_its_option(argv: list[str], message: str) -> None:

@@ -5,28 +5,21 @@ visitor, a rater, a manager of another pool, the pool's manager and an admin."""
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
 from judgements.models import Judging
 from judgements.rubrics import create_rubric
 from pooling.models import Pool
-from pooling.permissions import MANAGERS_GROUP
-from tests.factories import make_pool, make_user
-
-
-def _manager(username: str) -> User:
-    user = make_user(username)
-    user.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
-    return user
+from tests.factories import make_manager, make_pool, make_user
 
 
 @pytest.fixture
 def people(db):
     return {
-        "owner": _manager("owner"),
-        "other": _manager("other-manager"),
+        "owner": make_manager("owner"),
+        "other": make_manager("other-manager"),
         "rater": make_user("a-rater"),
         "admin": make_user("root", is_staff=True, is_superuser=True),
     }

@@ -8,33 +8,26 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 
 from judgements import crowd_import
 from judgements.models import Judgement
 from pooling.models import Job, Pool
-from pooling.permissions import MANAGERS_GROUP
 from tests.conftest import client_for
-from tests.factories import make_pool, make_user
+from tests.factories import make_manager, make_pool, make_user
 from tests.judgements.test_crowd_import import CROWD
 
 BAD = "worker,qid,docid,label\nw1,q1,d001,2\nw2,q1,d001,high\n"
-
-
-def _manager(username: str) -> User:
-    user = make_user(username)
-    user.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
-    return user
 
 
 @pytest.fixture
 def people(db: None) -> dict[str, Any]:
     make_user("w1"), make_user("w2")
     return {
-        "manager": _manager("crowd-manager"),
-        "other_manager": _manager("other-manager"),
+        "manager": make_manager("crowd-manager"),
+        "other_manager": make_manager("other-manager"),
         "rater": make_user("crowd-rater"),
     }
 

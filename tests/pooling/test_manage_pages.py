@@ -7,29 +7,22 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.test import Client
 from django.urls import reverse
 
 from pooling import imports, pool_reads
 from pooling.models import Collection, Job, Pool, Run
-from pooling.permissions import MANAGERS_GROUP
-from tests.factories import make_collection, make_pool, make_run, make_user
+from tests.factories import make_collection, make_manager, make_pool, make_run, make_user
 
 GOOD = Path(__file__).resolve().parent.parent / "data" / "good"
-
-
-def _manager(username: str) -> User:
-    user = make_user(username)
-    user.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
-    return user
 
 
 @pytest.fixture
 def people(db):
     return {
-        "owner": _manager("owner"),
-        "other": _manager("other-manager"),
+        "owner": make_manager("owner"),
+        "other": make_manager("other-manager"),
         "rater": make_user("a-rater"),
         "admin": make_user("root", is_staff=True, is_superuser=True),
     }

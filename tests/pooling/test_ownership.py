@@ -3,27 +3,19 @@
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Group, Permission, User
+from django.contrib.auth.models import Permission
 from rest_framework.test import APIClient
 
 from pooling import imports, ownership, pool_build
 from pooling.models import Collection, Job, Pool
-from pooling.permissions import MANAGERS_GROUP
-from tests.factories import make_collection, make_pool, make_user
-
-
-def _manager(username: str) -> User:
-    user = make_user(username)
-    group, _ = Group.objects.get_or_create(name=MANAGERS_GROUP)
-    user.groups.add(group)
-    return user
+from tests.factories import make_collection, make_manager, make_pool, make_user
 
 
 @pytest.fixture
 def people(db):
     return {
-        "a": _manager("manager-a"),
-        "b": _manager("manager-b"),
+        "a": make_manager("manager-a"),
+        "b": make_manager("manager-b"),
         "admin": make_user("root", is_staff=True, is_superuser=True),
         "rater": make_user("rater-a"),
     }

@@ -5,26 +5,19 @@ a 404 to them)."""
 from __future__ import annotations
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import User
 from django.test import Client
 
-from pooling.permissions import MANAGERS_GROUP
-from tests.factories import make_collection, make_pool, make_run, make_user
+from tests.factories import make_collection, make_manager, make_pool, make_run, make_user
 
 COLLECTION_PAGE = 'href="/collections/news/"'
-
-
-def _manager(username: str) -> User:
-    user = make_user(username)
-    user.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
-    return user
 
 
 @pytest.fixture
 def people(db):
     return {
-        "owner": _manager("owner"),
-        "shared": _manager("shared"),
+        "owner": make_manager("owner"),
+        "shared": make_manager("shared"),
         "admin": make_user("root", is_staff=True, is_superuser=True),
     }
 

@@ -122,8 +122,8 @@ def test_it_exports_to_standard_output(collection: Collection, capsys: Any) -> N
          "depth must be at least 1"),
         (["create_pool", "p", "--collection", "news", "--runs", "alpha", "--depth", "3", "--topics", "nope"],
          "no topic of collection 'news' has segment 'nope'"),
-        (["create_pool", "p", "--collection", "news", "--runs", "alpha", "--depth", "3", "--relevance-level", "-2"],
-         "relevance level must be between 1 and 32,767"),  # was an IntegrityError
+        (["create_pool", "p", "--collection", "news", "--runs", "alpha", "--depth", "3",
+          "--relevance-level", "-2"], "relevance level must be between 1 and 32,767"),  # IntegrityError once
         (["create_pool", "p", "--collection", "news", "--runs", "alpha", "--depth", "3", "--price", "1e7"],
          "price per judgement must be at least 0 and under 1,000,000"),
         (["build_pool", "missing"], "no pool named 'missing'"),
