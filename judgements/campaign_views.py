@@ -19,7 +19,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods
 
 from judgements import membership
-from judgements.errors import JudgingError
 from judgements.models import Judging, Rubric
 from judgements.rubrics import default_rubric
 from pooling import errors as pooling_errors
@@ -131,7 +130,7 @@ class AddRatersForm(forms.Form):
 
 
 class NewRaterForm(forms.Form):
-    username = forms.CharField(max_length=150)
+    username = forms.CharField(max_length=150, help_text="Letters, digits and @ . + - _ only.")
     password = forms.CharField(
         widget=forms.PasswordInput(render_value=False), help_text="Tell the rater; it is not shown again."
     )
@@ -184,8 +183,8 @@ def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
             user = membership.create_rater_account(
                 username=new.cleaned_data["username"], password=new.cleaned_data["password"]
             )
-        except JudgingError as exc:
-            new.add_error(None, str(exc))
+        except membership.AccountRefused as exc:
+            new.add_error(exc.field, str(exc))
         else:
             membership.setup_judging(pool=pool, raters=[user])
             login = request.build_absolute_uri(reverse("login"))

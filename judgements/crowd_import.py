@@ -15,7 +15,9 @@ the columns ``worker`` (or ``rater``), ``qid`` (or ``topic``), ``docid`` (or ``d
   an unpooled row is an error), ``unknown worker`` (a worker who is no user; with ``create_raters`` each
   new worker gets an account of that name with no usable password instead: they never log in).
 - **Errors** (nothing stored): a missing column, a label that is not an integer, a grade not on the rubric,
-  an empty field; each as ``FILE:LINE: what``.
+  an empty field, and with ``create_raters`` a new worker whose id is not a username as it stands
+  (:func:`judgements.membership.check_username`: letters, digits and ``@.+-_``, at most 150); each as
+  ``FILE:LINE: what``, on the worker's first row.
 
 Every caller — the pool's manager page, the API, ``manage.py import_judgements --crowd`` — imports here:
 the command calls :func:`import_crowd_judgements` directly, the page and the API start a job
@@ -37,6 +39,7 @@ from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F
 
+from judgements import membership
 from judgements.errors import JudgingError
 from judgements.labels import revise_judgement
 from judgements.models import Judgement, Judging
@@ -184,6 +187,18 @@ def _rows(
     return out
 
 
+def _account_problem(worker: str) -> str | None:
+    """Why a new worker can have no account of their own id (None if they can): the id must be a username
+    as it stands, so that the next import finds the account by it."""
+    try:
+        name = membership.check_username(worker)
+    except membership.AccountRefused as exc:
+        return f"worker {worker!r} cannot have an account (create_raters): {exc}"
+    if name != worker:
+        return f"worker {worker!r} cannot have an account (create_raters): it would be stored as {name!r}"
+    return None
+
+
 def import_crowd_judgements(
     *,
     pool: Pool,
@@ -215,6 +230,13 @@ def import_crowd_judgements(
     }
     last_row: dict[tuple[str, int], int] = {}
     kept: list[tuple[str, int, int, float | None]] = []
+    workers = {worker for _, worker, *_ in rows}
+    # the workers whose name needs no check: every one without create_raters, else those with an account
+    checked = (
+        set(User.objects.filter(username__in=workers).values_list("username", flat=True))
+        if create_raters
+        else workers
+    )
     for number, worker, qid, docid, label, seconds in rows:
         summary.rows += 1
         if label < 0 and label not in special:
@@ -230,6 +252,12 @@ def import_crowd_judgements(
             else:
                 errors.append(f"{display}:{number}: {qid} {docid} is not in pool {pool.name}")
             continue
+        if worker not in checked:  # a new worker's account, made below: its name checked on its first row
+            checked.add(worker)
+            problem = _account_problem(worker)
+            if problem:
+                errors.append(f"{display}:{number}: {problem}")
+                continue
         if (worker, item) in last_row:
             summary.duplicates += 1
         last_row[(worker, item)] = len(kept)
@@ -243,10 +271,7 @@ def import_crowd_judgements(
         for worker in sorted({w for w, *_ in kept} - set(users)):
             if not create_raters:
                 continue
-            user = User(username=worker)
-            user.set_unusable_password()
-            user.save()
-            users[worker] = user
+            users[worker] = membership.create_rater_account(username=worker, password=None)
             summary.raters_created += 1
         existing = {
             (j.rater_id, j.item_id): j

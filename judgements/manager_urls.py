@@ -15,8 +15,10 @@ urlpatterns = [
     path("pools/<slug:pool>/", views.pool_stats, name="stats"),
     path("pools/<slug:pool>/gold/", views.gold, name="gold"),
     path("pools/<slug:pool>/crowd/", crowd_views.crowd_upload, name="crowd-import"),
-    path("pools/<slug:pool>/raters/<str:username>/exclude/", quality_views.exclude, name="exclude-rater"),
-    path("pools/<slug:pool>/raters/<str:username>/restore/", quality_views.restore, name="restore-rater"),
+    # <path:>: a username made before names were checked (or by an admin) may hold a '/', and the page
+    # lists every rater who judged (the anchored suffix keeps the two routes apart)
+    path("pools/<slug:pool>/raters/<path:username>/exclude/", quality_views.exclude, name="exclude-rater"),
+    path("pools/<slug:pool>/raters/<path:username>/restore/", quality_views.restore, name="restore-rater"),
     path("pools/<slug:pool>/gold/<int:item_id>/remove/", views.remove_gold, name="remove-gold"),
     path("pools/<slug:pool>/adjudication/", views.adjudication, name="adjudication"),
     path("pools/<slug:pool>/adjudication/<int:item_id>/", views.adjudicate, name="adjudicate"),

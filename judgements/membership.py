@@ -69,17 +69,50 @@ def remove_rater(*, pool: Pool, rater: User) -> None:
             end_lease(assignment, Assignment.State.EXPIRED)
 
 
+class AccountRefused(JudgingError):
+    """A new account was refused; `field` names what is wrong (``username`` or ``password``: the form's
+    field, the API's 400). Nothing was created."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
+def check_username(username: str) -> str:
+    """The username a new account gets for `username`, if Django's own rules take it: stripped and
+    NFKC-normalised (as `create_user` and the login form do, so the rater can log in with it), then the
+    user model's username field validators (letters, digits and ``@.+-_`` only) and its max_length (150).
+    AccountRefused naming the field otherwise.
+
+    The one rule for every account the judging app makes (the judging page, ``add_raters --create``, a
+    crowd import's new workers): a name outside it (``a/b``, ``sp ace``, ``<b>x</b>``) cannot be put in the
+    URLs of the pages that list raters."""
+    users = get_user_model()
+    name = users.normalize_username(username.strip())
+    if not name:
+        raise AccountRefused("username", "a username is needed")
+    field = users._meta.get_field(users.USERNAME_FIELD)
+    try:
+        field.run_validators(name)  # type: ignore[union-attr]  # a model field, not a relation
+    except ValidationError as exc:
+        shown = name if len(name) <= 40 else f"{name[:40]}…"
+        raise AccountRefused("username", f"username {shown!r} refused: {' '.join(exc.messages)}") from None
+    return name
+
+
 def create_rater_account(*, username: str, password: str | None) -> User:
     """Create the account of a rater (no role: a rater is any user added to a pool's raters).
 
-    The password must pass the project's password validators; None gives the account no usable password
-    (an admin or the password-reset page sets one). Refused (JudgingError) for a taken username."""
+    The username must pass :func:`check_username` (it is stored as that returns it); the password must
+    pass the project's password validators; None gives the account no usable password (an admin or the
+    password-reset page sets one). Refused (AccountRefused, naming the field; nothing created) otherwise,
+    and for a taken username."""
     users = get_user_model()
-    username = username.strip()
-    if not username:
-        raise JudgingError("a username is needed")
+    username = check_username(username)
     if users.objects.filter(username=username).exists():
-        raise JudgingError(f"a user named {username!r} exists already: add them as an existing user")
+        raise AccountRefused(
+            "username", f"a user named {username!r} exists already: add them as an existing user"
+        )
     user = users(username=username)
     if password is None:
         user.set_unusable_password()
@@ -87,7 +120,9 @@ def create_rater_account(*, username: str, password: str | None) -> User:
         try:
             validate_password(password, user)
         except ValidationError as exc:
-            raise JudgingError(f"password refused for {username!r}: {' '.join(exc.messages)}") from None
+            raise AccountRefused(
+                "password", f"password refused for {username!r}: {' '.join(exc.messages)}"
+            ) from None
         user.set_password(password)
     user.save()
     return user

@@ -13,7 +13,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html
 
-from pooling import deletion, pool_build
+from pooling import deletion, imports, pool_build
 from pooling import errors as pooling_errors
 from pooling.jobs import active_build, start_build
 from pooling.models import Collection, Document, Job, Pool, PoolItem, Run, Topic
@@ -133,8 +133,21 @@ class TopicAdmin(ScopedAdmin):
     collection_path = "collection"
 
 
+class RunAdminForm(forms.ModelForm):
+    def clean_name(self) -> str:
+        """A new name by the import's rule (`imports.check_run_name`); an old one stays as it is."""
+        name = cast(str, self.cleaned_data["name"])
+        if "name" in self.changed_data:
+            try:
+                imports.check_run_name(name=name, file_name="")
+            except pooling_errors.PoolError as exc:
+                raise forms.ValidationError(exc.fields["name"]) from None
+        return name
+
+
 @admin.register(Run)
 class RunAdmin(ScopedAdmin):
+    form = RunAdminForm
     list_display = ["name", "collection", "num_rows", "num_topics", "created_at"]
     list_filter = [("collection", ONLY_MINE)]
     search_fields = ["name"]

@@ -100,6 +100,16 @@ class ImportSerializer(serializers.Serializer):
     replace = serializers.BooleanField(required=False, default=False)
     skip_unknown_topics = serializers.BooleanField(required=False, default=False)
 
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        """A run's name (given, or its file's) by the import's rule (`imports.check_run_name`): a 400 naming
+        `name`, before any job starts."""
+        if attrs["kind"] == "run":
+            try:
+                imports.check_run_name(name=attrs.get("name"), file_name=attrs["file"].name)
+            except pooling_errors.PoolError as exc:
+                raise serializers.ValidationError(exc.fields) from None
+        return attrs
+
 
 class UsernamesSerializer(serializers.Serializer):
     usernames = serializers.ListField(

@@ -9,7 +9,8 @@ from typing import Any
 
 from django import forms
 
-from pooling import pool_build
+from pooling import imports, pool_build
+from pooling.errors import PoolError
 from pooling.models import Collection, Job, Pool, Run
 
 UPLOAD_KINDS = [
@@ -38,8 +39,22 @@ class UploadForm(forms.Form):
     file = forms.FileField(help_text="Plain or gzipped (.gz).")
     format = forms.ChoiceField(choices=FORMATS, required=False, help_text="Documents and topics only.")
     name = forms.CharField(
-        max_length=200, required=False, help_text="A run's name (default: the name in its file)."
+        max_length=200,
+        required=False,
+        help_text="A run's name (default: its file's name without the extension); no spaces, ',' or '/'.",
     )
+
+    def clean(self) -> dict[str, Any]:
+        """A run's name (given, or its file's) by the import's rule (`imports.check_run_name`), beside the
+        Name field, before any job starts."""
+        data = super().clean() or {}
+        if data.get("kind") == Job.Kind.RUN and data.get("file") is not None:
+            try:
+                imports.check_run_name(name=data.get("name"), file_name=data["file"].name)
+            except PoolError as exc:
+                for message in exc.fields["name"]:
+                    self.add_error("name", message)
+        return data
 
     def params(self) -> dict[str, Any]:
         """The job's parameters, as the API's import takes them."""

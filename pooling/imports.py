@@ -10,6 +10,7 @@ from __future__ import annotations
 import io
 import os
 import time
+import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field
@@ -20,7 +21,7 @@ from django.conf import settings
 from django.db import transaction
 
 from pooling import formats, run_ranking
-from pooling.errors import ImportFailed, Refused, format_errors
+from pooling.errors import ImportFailed, PoolError, Refused, format_errors
 from pooling.job_summary import JobSummary
 from pooling.models import Collection, Document, Job, Run, Topic
 
@@ -195,6 +196,46 @@ def import_topics(
     return summary
 
 
+RUN_NAME_RULE = (
+    "a run's name is at most {limit} characters, with no whitespace, ',', '/' or control character (a "
+    "pool's export lists run names separated by commas; the API puts a run's name in its URLs)"
+)
+
+
+def _run_name_fault(name: str, limit: int) -> str | None:
+    if not name:
+        return "is empty"
+    if len(name) > limit:
+        return f"is {len(name)} characters long"
+    for char in name:
+        if char in ",/" or char.isspace() or unicodedata.category(char) == "Cc":
+            return f"holds {char!r}"
+    return None
+
+
+def check_run_name(*, name: str | None, file_name: str) -> str:
+    """The name of a run imported from the file `file_name`: `name`, or without one the file's name less
+    its extension (and ``.gz``). The one rule of a run's name (every import, whoever calls it: the command,
+    the page's and the API's uploads, which check it before a job starts, and the admin's change form) is
+    RUN_NAME_RULE; a name outside it is refused with PoolError naming the field ``name`` (for a name taken
+    from the file, saying how to give one)."""
+    limit = Run._meta.get_field("name").max_length or 200
+    chosen = name or Path(file_name).name.removesuffix(".gz").rsplit(".", 1)[0]
+    fault = _run_name_fault(chosen, limit)
+    if fault is None:
+        return chosen
+    shown = chosen if len(chosen) <= 40 else f"{chosen[:40]}…"
+    rule = RUN_NAME_RULE.format(limit=limit)
+    if name:
+        message = f"the run name {shown!r} {fault}: {rule}"
+    else:
+        message = (
+            f"the run name {shown!r}, from the file name {Path(file_name).name!r}, {fault}: {rule}. Give "
+            "the run a name (--name, the form's Name, the API's name)"
+        )
+    raise PoolError(fields={"name": [message]})
+
+
 def import_run(
     *,
     collection: Collection,
@@ -213,11 +254,12 @@ def import_run(
     interleaved is gathered by topic in memory instead, see `run_ranking.write_rows`). A name already
     taken is refused unless `replace`, which swaps the rows of the existing run (pools that use it keep
     their items). Unknown topics are errors unless `skip_unknown_topics` (then one warning with the
-    count); unknown documents are errors.
+    count); unknown documents are errors. A name outside the rule of `check_run_name` (given, or the
+    file's) is refused (PoolError, naming the field) before the file is read.
     """
     started = time.monotonic()
     display = display_name or str(path)
-    run_name = name or Path(display).name.removesuffix(".gz").rsplit(".", 1)[0]
+    run_name = check_run_name(name=name, file_name=display)
     summary = ImportSummary(kind="run")
     existing = Run.objects.filter(collection=collection, name=run_name).first()
     if existing and not replace:
