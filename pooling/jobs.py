@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
@@ -221,7 +222,11 @@ def start_add_runs(*, pool: Pool, runs: list[Run], user: Any = None) -> Job:
 
 def retry_job(*, job: Job, user: Any = None) -> Job:
     """Start a failed job again, as a new job with the same kind, parameters and upload (`retry_of` says
-    which). Refused (JobRefused) unless the job failed, or while a build of the same pool is under way."""
+    which). PermissionDenied unless `user` may start it now (`Job.objects.retryable_by`: who may read a job
+    may not always start it again); refused (JobRefused) unless the job failed, or while a build of the
+    same pool is under way."""
+    if user is not None and not Job.objects.retryable_by(user).filter(pk=job.pk).exists():
+        raise PermissionDenied(f"job {job.pk} is not yours to start again: manage its pool or collection")
     if job.status != Job.Status.FAILED:
         raise JobRefused(f"job {job.pk} is {job.status}: only a failed job can be retried")
     if job.kind == Job.Kind.BUILD_POOL:

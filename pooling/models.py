@@ -259,18 +259,24 @@ class RunRow(models.Model):
 
 class JobQuerySet(models.QuerySet["Job"]):
     def visible_to(self, user: Any) -> JobQuerySet:
-        """Jobs `user` may read: their own, those of the collections and pools they manage (a pool's
-        jobs name it in `params["pool"]`); every job for an admin."""
+        """Jobs `user` may read: a pool's job (its kind in POOL_JOB_KINDS; `params["pool"]` names the pool)
+        if they manage that pool now; any other job (an import, a click log's) if they manage its
+        collection or started it; every job for an admin. Managing a collection does not make one a
+        manager of its pools, nor does having started a pool's job once: their jobs are the pool's."""
+        return _scoped(self, user, lambda: self._pools_or_collections(user, started=True))
 
-        def rows() -> Q:
-            pools = list(Pool.objects.managed_by(user).values_list("pk", flat=True))
-            return (
-                Q(created_by=user.pk)
-                | Q(collection__in=Collection.objects.managed_by(user))
-                | Q(kind__in=POOL_JOB_KINDS, params__pool__in=pools)
-            )
+    def retryable_by(self, user: Any) -> JobQuerySet:
+        """Jobs `user` may start again now: a pool's job if they manage the pool, any other job if they
+        manage its collection (having started it is not enough: the right ends with the role)."""
+        return _scoped(self, user, lambda: self._pools_or_collections(user, started=False))
 
-        return _scoped(self, user, rows)
+    @staticmethod
+    def _pools_or_collections(user: Any, *, started: bool) -> Q:
+        pools = list(Pool.objects.managed_by(user).values_list("pk", flat=True))
+        theirs = Q(collection__in=Collection.objects.managed_by(user))
+        if started:
+            theirs |= Q(created_by=user.pk)
+        return Q(kind__in=POOL_JOB_KINDS, params__pool__in=pools) | (~Q(kind__in=POOL_JOB_KINDS) & theirs)
 
 
 #: The kinds of job that name their pool in `params["pool"]` (whoever manages the pool sees them).
