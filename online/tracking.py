@@ -195,6 +195,10 @@ def import_online_deltas(*, collection: Collection, path: Path | str, display: s
     known = {e.name: e for e in TrackedExperiment.objects.filter(collection=collection)}
     seen: dict[str, int] = {}
     number = 0
+    if not Path(path).is_file():
+        raise ValidationError(
+            {"file": [f"{shown}: {'not a file' if Path(path).exists() else 'file not found'}"]}
+        )
     with open(path, encoding="utf-8", errors="strict") as handle:
         try:
             for number, line in enumerate(handle, 1):

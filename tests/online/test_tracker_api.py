@@ -11,7 +11,7 @@ import pytrec_eval
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from online import experiments, serving, tracker, tracking
 from online.experiment_models import TrackedExperiment
@@ -168,3 +168,11 @@ def test_it_shows_tracked_experiments_only_to_their_managers(world, manager, rat
     assert patched.status_code == 200 and patched.json()["online_delta"] == -0.2
     assert client_for(world["other"]).delete(f"/api/tracker/{tracked.pk}/").status_code == 404
     assert client_for(manager).delete(f"/api/tracker/{tracked.pk}/").status_code == 204
+
+
+def test_the_deltas_command_names_a_missing_file_or_a_directory(world, tmp_path):
+    # Both were tracebacks (FileNotFoundError, IsADirectoryError).
+    for target, problem in ((tmp_path / "nowhere.tsv", "file not found"), (tmp_path, "not a file")):
+        with pytest.raises(CommandError) as info:
+            call_command("import_online_deltas", "news", str(target))
+        assert f"{target}: {problem}" in str(info.value)
