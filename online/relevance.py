@@ -14,6 +14,11 @@ For a (topic, document) with cells c (position k_c, impressions n_c, clicks C_c)
   judgements; needs no θ).
 
 Cells at positions deeper than θ are left out (and counted). A document with no impression has no score.
+
+A document never clicked scores 0, but 0 clicks say little when few examinations were expected: its
+score's upper bound is `unclicked_upper` (clicks as a Poisson count of mean score · `expected`), and it
+takes the lowest grade only when that bound is below the first threshold (`grade`); otherwise it has no
+grade — not seen enough to be called irrelevant.
 """
 
 from __future__ import annotations
@@ -38,6 +43,8 @@ class Scores:
     clicks: np.ndarray
     clipped_share: float = 0.0
     left_out: int = 0  # impressions at positions deeper than θ
+    # clicks expected per unit of score: Σ n θ (IPS, ratio; the examinations expected), Σ n CTR (COEC)
+    expected: np.ndarray | None = None
     low: np.ndarray | None = None
     high: np.ndarray | None = None
     warnings: list[str] = field(default_factory=list)
@@ -72,6 +79,7 @@ def score(counts: Counts, theta: Sequence[float] | None, estimator: str, tau: fl
     clipped_share = 0.0
     if estimator == "ips":
         assert th is not None
+        expected = np.bincount(inverse, weights=n * th[p - 1])
         weight = 1.0 / th[p - 1]
         if tau is not None:
             clipped = weight > tau
@@ -80,7 +88,8 @@ def score(counts: Counts, theta: Sequence[float] | None, estimator: str, tau: fl
         value = np.bincount(inverse, weights=c * weight) / np.maximum(pair_imp, 1e-300)
     elif estimator == "ratio":
         assert th is not None
-        value = pair_clk / np.maximum(np.bincount(inverse, weights=n * th[p - 1]), 1e-300)
+        expected = np.bincount(inverse, weights=n * th[p - 1])
+        value = pair_clk / np.maximum(expected, 1e-300)
     else:
         ctr_imp = np.bincount(position - 1, weights=imp, minlength=kmax)
         ctr = np.divide(
@@ -91,7 +100,15 @@ def score(counts: Counts, theta: Sequence[float] | None, estimator: str, tau: fl
         )
         expected = np.bincount(inverse, weights=n * ctr[p - 1])
         value = np.divide(pair_clk, expected, where=expected > 0, out=np.zeros(len(uniq)))
-    return Scores(uniq, value, pair_imp, pair_clk, clipped_share, left_out)
+    return Scores(uniq, value, pair_imp, pair_clk, clipped_share, left_out, expected=expected)
+
+
+def unclicked_upper(expected: np.ndarray, level: float) -> np.ndarray:
+    """The upper bound of the score of a pair never clicked, at `level`: with clicks a Poisson count of mean
+    score · `expected`, no click has probability exp(−score · expected), at least (1 − level) / 2 up to
+    −ln((1 − level) / 2) / expected (3.69 / expected at 95%); infinite when nothing was expected."""
+    with np.errstate(divide="ignore"):
+        return np.where(expected > 0, -np.log((1.0 - level) / 2.0) / np.maximum(expected, 1e-300), np.inf)
 
 
 _POISSON_CDF = np.cumsum([exp(-1) / factorial(k) for k in range(20)])
@@ -210,6 +227,14 @@ def grade(scores: np.ndarray, thresholds: Sequence[Sequence[float]], lowest: int
         raise ValueError("thresholds must be strictly ascending")
     grades = np.array([lowest] + [int(g) for _, g in thresholds])
     return grades[np.searchsorted(np.array(cuts), scores, side="right")]
+
+
+def seen_too_little(scored: Scores, thresholds: Sequence[Sequence[float]], level: float) -> np.ndarray:
+    """The pairs never clicked whose score's upper bound (`unclicked_upper`) reaches the first threshold:
+    for all their clicks tell, they may be relevant, so they get no grade (see the module docstring)."""
+    assert scored.expected is not None
+    bound = unclicked_upper(scored.expected, level)
+    return (scored.clicks == 0) & (bound >= float(thresholds[0][0]))
 
 
 def parse_thresholds(value: Any, labels: Sequence[int]) -> list[list[float]]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from pathlib import Path
 from typing import Any
 
@@ -89,6 +90,16 @@ def pool_rubric(log: ClickLog) -> Rubric | None:
 
 
 MAX_REPLICATES = 2000  # bootstrap replicates one derivation may ask for
+#: The most impressions a (topic, document) may be asked to have before it is labelled: the column's bound.
+MAX_MIN_IMPRESSIONS = 2**31 - 1
+
+
+class OptionError(ValueError):
+    """An option of a click-label derivation is refused; `field` names it (where the API's 400 puts it)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
 
 
 def check_click_label_options(
@@ -98,25 +109,34 @@ def check_click_label_options(
     propensity_estimate: PropensityEstimate | None,
     thresholds: Any,
     replicates: int = 0,
+    min_impressions: int = 1,
 ) -> tuple[Rubric | None, list[list[float]] | None]:
     """What deriving click labels for `log` first checks (and starting its job refuses at once): a known
     estimator, a propensity estimate of the log's collection for ips and ratio, 0 to MAX_REPLICATES
-    bootstrap replicates, and thresholds only over the rubric of the log's pool. Returns that rubric and
-    the parsed thresholds (both None without thresholds); a ValueError names the first bad argument."""
+    bootstrap replicates, 1 to MAX_MIN_IMPRESSIONS impressions, and thresholds only over the rubric of the
+    log's pool. Returns that rubric and the parsed thresholds (both None without thresholds); an
+    OptionError names the first bad argument."""
     if not 0 <= replicates <= MAX_REPLICATES:
-        raise ValueError(f"replicates must be between 0 and {MAX_REPLICATES}")
+        raise OptionError("replicates", f"replicates must be between 0 and {MAX_REPLICATES}")
+    if not 1 <= min_impressions <= MAX_MIN_IMPRESSIONS:
+        raise OptionError("min_impressions", f"min_impressions must be between 1 and {MAX_MIN_IMPRESSIONS:,}")
     if estimator not in relevance.ESTIMATORS:
-        raise ValueError(f"unknown estimator {estimator!r}; expected ips, ratio or coec")
+        raise OptionError("estimator", f"unknown estimator {estimator!r}; expected ips, ratio or coec")
     if estimator != "coec" and propensity_estimate is None:
-        raise ValueError(f"the {estimator} estimator needs a propensity estimate")
+        raise OptionError("propensity", f"the {estimator} estimator needs a propensity estimate")
     if propensity_estimate is not None and propensity_estimate.collection_id != log.collection_id:
-        raise ValueError("the propensity estimate belongs to another collection")
+        raise OptionError("propensity", "the propensity estimate belongs to another collection")
     if thresholds in (None, "", []):
         return None, None
     rubric = pool_rubric(log)
     if rubric is None:
-        raise ValueError("thresholds map to a rubric's grades: the log needs a pool with a rubric")
-    return rubric, relevance.parse_thresholds(thresholds, rubric.labels)
+        raise OptionError(
+            "thresholds", "thresholds map to a rubric's grades: the log needs a pool with a rubric"
+        )
+    try:
+        return rubric, relevance.parse_thresholds(thresholds, rubric.labels)
+    except ValueError as exc:
+        raise OptionError("thresholds", str(exc)) from None
 
 
 def derive_click_labels(
@@ -146,6 +166,7 @@ def derive_click_labels(
             propensity_estimate=propensity_estimate,
             thresholds=thresholds,
             replicates=replicates,
+            min_impressions=min_impressions,
         )
         counts, pairs = log_counts(log)
         if not len(counts.pair):
@@ -184,6 +205,11 @@ def derive_click_labels(
             created_by=_user(user),
         )
         grades = relevance.grade(scored.score, parsed, min(rubric.labels)) if parsed and rubric else None
+        unseen = relevance.seen_too_little(scored, parsed, level) if grades is not None and parsed else None
+        # a pair never clicked: its interval reaches at least its score's Poisson bound (the bootstrap of
+        # sessions without a click gives 0 to 0)
+        assert scored.expected is not None  # every estimator sets it
+        upper = relevance.unclicked_upper(scored.expected, level).tolist()
         rows = []
         impressions, clicks, scores = (
             scored.impressions.tolist(),
@@ -196,7 +222,11 @@ def derive_click_labels(
                 continue
             topic, doc = pairs[pair]
             low, high = intervals.get((topic, doc), (None, None))
+            if clicks[i] == 0 and high is not None and upper[i] > high:
+                high = upper[i] if math.isfinite(upper[i]) else None
             grade = int(grade_of[i]) if grade_of is not None else None
+            if unseen is not None and unseen[i]:
+                grade = None  # not seen enough to be called irrelevant
             rows.append(
                 (label_set.pk, topic, doc, int(impressions[i]), int(clicks[i]), scores[i], low, high, grade)
             )

@@ -71,7 +71,7 @@ def pages_for(pool_docs: dict[str, list[str]], clicks: dict[str, list[int]], rep
 def test_the_agreement_gate_is_the_house_kappa_on_the_same_pairs_and_goes_into_the_release(tmp_path) -> None:
     pool = judged_pool(grades={"d001": 3, "d003": 2, "d010": 1})
     docs = {"q1": ["d001", "d003", "d002", "d004"], "q2": ["d010", "d011", "d013"]}
-    log = pool_log(tmp_path, pool, pages_for(docs, {"q1": [1, 2], "q2": [1]}, repeat=20))
+    log = pool_log(tmp_path, pool, pages_for(docs, {"q1": [1, 2], "q2": [1]}, repeat=100))  # all seen enough
     estimate = services.estimate_propensity(log=log, method="given", params={"theta": THETA5})
     with pytest.raises(Refused):
         services.release_click_labels(
@@ -205,3 +205,22 @@ def test_the_log_page_refuses_more_replicates_than_the_api_allows(client, manage
     assert answer.redirect_chain[-1][0].endswith(f"/online/logs/{log.pk}/")
     assert f"replicates must be between 0 and {services.MAX_REPLICATES}" in answer.content.decode()
     assert not Job.objects.filter(kind=Job.Kind.CLICK_LABELS).exists()
+
+
+def test_a_document_never_clicked_is_graded_only_once_seen_enough(tmp_path) -> None:
+    # An audit found unclicked documents graded 0 with an interval of 0 to 0 after a handful of views
+    # at low positions: 0 clicks say little when few examinations were expected.
+    pool = judged_pool(grades={"d001": 3})
+    docs = {"q1": ["d001", "d003", "d002", "d004"]}  # d002 at position 3 (θ 0.3), d004 at 4 (θ 0.2)
+    for repeat, graded in ((5, False), (400, True)):
+        log = pool_log(tmp_path, pool, pages_for(docs, {"q1": [1]}, repeat=repeat), name=f"seen-{repeat}")
+        estimate = services.estimate_propensity(log=log, method="given", params={"theta": THETA5})
+        label_set = services.derive_click_labels(
+            log=log, estimator="ips", propensity_estimate=estimate, thresholds="0.2:1,0.6:2", replicates=20
+        )
+        label = ClickLabel.objects.get(label_set=label_set, document__docid="d004")
+        assert (label.clicks, label.score) == (0, 0.0)
+        bound = relevance.unclicked_upper(np.array([repeat * 0.2]), 0.95)[0]  # Poisson: 3.69 / (n θ)
+        assert label.high == pytest.approx(bound) and label.low == 0.0
+        assert (label.grade is not None) is graded  # 0 only when the bound is under the first threshold
+        assert (label.grade == 0) is graded

@@ -32,7 +32,7 @@ def run(*argv: str) -> tuple[str, str]:
 def click_log(db, tmp_path):
     pool = judged_pool(grades={"d001": 3, "d003": 2, "d010": 1})
     docs = {"q1": ["d001", "d003", "d002", "d004"], "q2": ["d010", "d011", "d013"]}
-    return pool_log(tmp_path, pool, pages_for(docs, {"q1": [1, 2], "q2": [1]}, repeat=20))
+    return pool_log(tmp_path, pool, pages_for(docs, {"q1": [1, 2], "q2": [1]}, repeat=100))  # all seen enough
 
 
 def test_estimate_propensity_stores_the_given_theta_and_prints_it(click_log):
