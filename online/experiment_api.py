@@ -4,7 +4,10 @@
 routed before these): the front end's API account (a client of the experiment, or a manager of its
 collection) gets the interleaved list with the team of each position, and logs back what was shown and
 clicked with `POST …/impressions/`. Everything else is for
-managers, scoped to the collections they may read; anyone else is told the experiment does not exist.
+managers: reads are scoped to the collections they may read (a tracked experiment also to the releases
+they may open), writes to the collections they manage (`managed_by` of the experiment models). Anyone
+else is told the experiment does not exist (404): a reader who may not change it too, as for every write
+the API scopes to what the user manages.
 """
 
 from __future__ import annotations
@@ -112,8 +115,11 @@ class InterleavingViewSet(viewsets.ViewSet):
             "collection", "run_a", "run_b"
         )
 
-    def _experiment(self, name: str | None) -> InterleavingExperiment:
-        return get_object_or_404(self._visible(), name=name or "")
+    def _experiment(self, name: str | None, *, change: bool = False) -> InterleavingExperiment:
+        """The experiment named `name` that the user may read, or (`change`) may change: a 404 else."""
+        queryset, user = InterleavingExperiment.objects.all(), self.request.user
+        scoped = queryset.managed_by(user) if change else queryset.visible_to(user)
+        return get_object_or_404(scoped.select_related("collection", "run_a", "run_b"), name=name or "")
 
     @extend_schema(responses={200: OpenApiResponse(description="experiments")})
     def list(self, request: Request) -> Response:
@@ -138,7 +144,7 @@ class InterleavingViewSet(viewsets.ViewSet):
     )
     def partial_update(self, request: Request, name: str | None = None) -> Response:
         """Switch the experiment on or off (`active`), replace its `clients`, or its description."""
-        experiment = self._experiment(name)
+        experiment = self._experiment(name, change=True)
         params = ExperimentUpdateSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         data = dict(params.validated_data)
@@ -171,7 +177,7 @@ class InterleavingViewSet(viewsets.ViewSet):
         """GET: the latest result (computed once if there is none); POST: compute it again now, from the
         impressions logged back, or from an imported click log's interleaved pages (`click_log`, with the
         team names that stand for runs A and B)."""
-        experiment = self._experiment(name)
+        experiment = self._experiment(name, change=request.method == "POST")
         latest: InterleavingResult | None = experiment.results.first()
         if request.method == "POST":
             params = ResultSerializer(data=request.data)
@@ -225,6 +231,11 @@ class TrackerViewSet(viewsets.ViewSet):
         collection = self.request.query_params.get("collection")
         return queryset.filter(collection__name=collection) if collection else queryset
 
+    def _managed(self, pk: str | None) -> TrackedExperiment:
+        """The experiment of id `pk` that the user may change or delete: a 404 else."""
+        managed = TrackedExperiment.objects.managed_by(self.request.user).select_related("collection")
+        return get_object_or_404(managed, pk=_id(pk))
+
     def _result(self, name: str | None) -> InterleavingResult | None:
         return experiment_input.latest_result(user=self.request.user, name=name)
 
@@ -259,7 +270,7 @@ class TrackerViewSet(viewsets.ViewSet):
     )
     def partial_update(self, request: Request, pk: str | None = None) -> Response:
         """Enter the online delta: a value of an online metric, or an interleaving experiment's result."""
-        experiment = get_object_or_404(self._visible(), pk=_id(pk))
+        experiment = self._managed(pk)
         params = OnlineDeltaSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         data = dict(params.validated_data)
@@ -269,7 +280,7 @@ class TrackerViewSet(viewsets.ViewSet):
 
     @extend_schema(parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)], responses={204: None})
     def destroy(self, request: Request, pk: str | None = None) -> Response:
-        get_object_or_404(self._visible(), pk=_id(pk)).delete()
+        self._managed(pk).delete()
         return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(

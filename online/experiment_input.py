@@ -1,8 +1,8 @@
 """What a manager gives to create an interleaving experiment or a tracked experiment, checked once for
 every caller: the API's `POST /api/interleaving/` and `POST /api/tracker/` and the pages' forms send the
 same fields through `create_interleaving` / `create_tracked`, which validate them with the serializers
-below, scope the collection to the ones the user manages, and call the services (`online.experiments`,
-`online.tracking`).
+below, scope the collection to the ones the user manages (and a tracked experiment's release to the ones
+the user may open: `releases_for`), and call the services (`online.experiments`, `online.tracking`).
 
 Refusals are DRF ``ValidationError``s (from here) or Django ``ValidationError``s (from the services), both
 keyed by the field at fault; `field_errors` turns either into ``{field: [message, ...]}`` for a page.
@@ -15,13 +15,19 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db.models import QuerySet
 from rest_framework import serializers
 from rest_framework.exceptions import ValidationError
 
 from judgements.models import Release
 from online import experiments, interleaving, tracking
 from online.experiment_models import InterleavingExperiment, InterleavingResult, TrackedExperiment
-from pooling.models import Collection
+from pooling.models import Collection, Pool
+
+# The names the API's router puts where an interleaving experiment's name goes (`/api/interleaving/<name>/`):
+# the list-level actions of `online.experiment_api.InterleavingViewSet`. An experiment of such a name could
+# be created and never reached.
+RESERVED_NAMES = frozenset({"power"})
 
 
 class ExperimentCreateSerializer(serializers.Serializer):
@@ -34,6 +40,11 @@ class ExperimentCreateSerializer(serializers.Serializer):
     identical_prefix = serializers.BooleanField(default=True)
     clients = serializers.ListField(child=serializers.CharField(max_length=150), default=list, max_length=100)
     description = serializers.CharField(allow_blank=True, default="", max_length=2000)
+
+    def validate_name(self, value: str) -> str:
+        if value in RESERVED_NAMES:
+            raise ValidationError(f"{value!r} is the name of an API route (/api/interleaving/{value}/)")
+        return value
 
 
 class TrackedCreateSerializer(serializers.Serializer):
@@ -66,6 +77,14 @@ def managed_collection(*, user: Any, name: str) -> Collection:
     return collection
 
 
+def releases_for(*, user: Any, collection: Collection) -> QuerySet[Release]:
+    """The releases of `collection` that `user` may open and score runs on: those of the pools they manage
+    (as `GET /api/releases/` lists them); another's release is "no release of that id"."""
+    return Release.objects.filter(
+        pool__in=Pool.objects.managed_by(user).values("pk"), pool__collection=collection
+    )
+
+
 def latest_result(*, user: Any, name: str | None) -> InterleavingResult | None:
     """The latest result of the interleaving experiment `name` that `user` may see (None for no name)."""
     if not name:
@@ -93,9 +112,9 @@ def create_tracked(*, user: Any, data: Mapping[str, Any]) -> TrackedExperiment:
     params.is_valid(raise_exception=True)
     values = dict(params.validated_data)
     collection = managed_collection(user=user, name=values.pop("collection"))
-    release = Release.objects.filter(pk=values.pop("release"), pool__collection=collection).first()
+    release = releases_for(user=user, collection=collection).filter(pk=values.pop("release")).first()
     if release is None:
-        raise ValidationError({"release": ["no release of that id in this collection"]})
+        raise ValidationError({"release": ["no release of that id in this collection that you may open"]})
     result = latest_result(user=user, name=values.pop("interleaving"))
     return tracking.track_experiment(
         collection=collection, release=release, interleaving=result, created_by=user, **values

@@ -2,9 +2,13 @@
 results computed from them) and the offline–online tracker's experiments. Imported by `online.models`
 (a module of its own so that the click-log models and these grow apart).
 
-Who sees what: an experiment belongs to a collection, and its managers (and the managers of the pools
-built on it: `Collection.objects.visible_to`) see and change it; an interleaving experiment's `clients`
-(the search front end's API account) may also fetch interleaved lists and log impressions, nothing else.
+Who sees what: an experiment belongs to a collection. Its managers (`Collection.objects.managed_by`)
+create, change and delete it (`managed_by` below); the managers of the pools built on it read the
+collection (`Collection.objects.visible_to`) and so read its interleaving experiments, and change nothing.
+A tracked experiment's offline figures are scores on one release, which only its pool's managers may
+open (`Pool.objects.managed_by`): it is seen by those who read its collection and may open its release
+(`TrackedExperimentQuerySet.visible_to`). An interleaving experiment's `clients` (the search front end's
+API account) may also fetch interleaved lists and log impressions, nothing else.
 """
 
 from __future__ import annotations
@@ -17,7 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from judgements.models import Release
-from pooling.models import Authored, Collection, Run
+from pooling.models import Authored, Collection, Pool, Run
 
 
 class InterleavingExperimentQuerySet(models.QuerySet["InterleavingExperiment"]):
@@ -25,13 +29,18 @@ class InterleavingExperimentQuerySet(models.QuerySet["InterleavingExperiment"]):
         """Experiments of the collections `user` may read (their managers, the managers of their pools)."""
         return self.filter(collection__in=Collection.objects.visible_to(user))
 
+    def managed_by(self, user: Any) -> InterleavingExperimentQuerySet:
+        """Experiments `user` may change (switch on or off, clients, description, compute a result): those
+        of the collections they manage; a reader of the collection changes nothing."""
+        return self.filter(collection__in=Collection.objects.managed_by(user))
+
     def usable_by(self, user: Any) -> InterleavingExperimentQuerySet:
-        """Experiments `user` may fetch interleaved lists of and log impressions to: those they can see,
-        and those naming them among the clients."""
+        """Experiments `user` may fetch interleaved lists of and log impressions to (logging writes): those
+        they manage, and those naming them among the clients."""
         if not user.is_authenticated:
             return self.none()
         return self.filter(
-            Q(collection__in=Collection.objects.visible_to(user)) | Q(pk__in=self._client_of(user))
+            Q(collection__in=Collection.objects.managed_by(user)) | Q(pk__in=self._client_of(user))
         )
 
     @staticmethod
@@ -137,7 +146,21 @@ class InterleavingResult(models.Model):
 
 class TrackedExperimentQuerySet(models.QuerySet["TrackedExperiment"]):
     def visible_to(self, user: Any) -> TrackedExperimentQuerySet:
-        return self.filter(collection__in=Collection.objects.visible_to(user))
+        """Tracked experiments `user` may read: of a collection they read, scored on a release they may
+        open (its pool is one they manage: a release is its pool's managers' own, so are the figures
+        computed from it). Whoever reads the collection but not the release does not see the experiment
+        at all, in the list, the correlation or the page, as if it did not exist. One whose release is
+        gone is left to its collection's managers. Every experiment for an admin."""
+        pools = Pool.objects.managed_by(user).values("pk")
+        return self.filter(collection__in=Collection.objects.visible_to(user)).filter(
+            Q(release__pool__in=pools)
+            | Q(release__isnull=True, collection__in=Collection.objects.managed_by(user))
+        )
+
+    def managed_by(self, user: Any) -> TrackedExperimentQuerySet:
+        """Tracked experiments `user` may change (the online delta) or delete: those they see
+        (`visible_to`) of the collections they manage."""
+        return self.visible_to(user).filter(collection__in=Collection.objects.managed_by(user))
 
 
 class TrackedExperiment(Authored):

@@ -1,5 +1,6 @@
-"""Manager pages of interleaving experiments and of the offline–online tracker (scoped to the collections
-the manager may read: `visible_to`; anyone else's experiment is a 404)."""
+"""Manager pages of interleaving experiments and of the offline–online tracker: what they show is scoped
+to what the manager may read (`visible_to`), what they change to what the manager manages (`managed_by`);
+anyone else's experiment is a 404, and so is a change to one the manager only reads."""
 
 from __future__ import annotations
 
@@ -12,7 +13,6 @@ from django.urls import reverse
 from django.views.decorators.http import require_POST
 from rest_framework.exceptions import ValidationError as DRFValidationError
 
-from judgements.models import Release
 from online import experiment_input, experiments, preference, serving, tracker, tracking
 from online.experiment_models import InterleavingExperiment, TrackedExperiment
 from pooling import charts
@@ -22,11 +22,11 @@ from pooling.permissions import manager_required
 PER_QUERY_CHART = 20
 
 
-def _experiment(request: HttpRequest, name: str) -> InterleavingExperiment:
-    visible = InterleavingExperiment.objects.visible_to(request.user).select_related(
-        "collection", "run_a", "run_b"
-    )
-    return get_object_or_404(visible, name=name)
+def _experiment(request: HttpRequest, name: str, *, change: bool = False) -> InterleavingExperiment:
+    """The experiment named `name` that the user may read, or (`change`) may change: a 404 else."""
+    queryset, user = InterleavingExperiment.objects.all(), request.user
+    scoped = queryset.managed_by(user) if change else queryset.visible_to(user)
+    return get_object_or_404(scoped.select_related("collection", "run_a", "run_b"), name=name)
 
 
 @manager_required
@@ -86,16 +86,18 @@ def interleaving_detail(request: HttpRequest, name: str) -> HttpResponse:
         )
     except ValueError as exc:
         plan_error = str(exc)
+    # a reader of the collection (a manager of a pool built on it) sees the result, and no button
+    may_change = InterleavingExperiment.objects.managed_by(request.user).filter(pk=experiment.pk).exists()
     context = {"experiment": experiment, "data": data, "figure": figure, "queries": queries,
                "plan": plan, "plan_inputs": plan_inputs, "plan_error": plan_error,
-               "unmapped": serving.unmapped_queries(experiment)}  # fmt: skip
+               "unmapped": serving.unmapped_queries(experiment), "may_change": may_change}  # fmt: skip
     return render(request, "online/interleaving_detail.html", context)
 
 
 @require_POST
 @manager_required
 def interleaving_compute(request: HttpRequest, name: str) -> HttpResponse:
-    experiments.compute_result(experiment=_experiment(request, name))
+    experiments.compute_result(experiment=_experiment(request, name, change=True))
     return redirect("online:interleaving", name=name)
 
 
@@ -166,7 +168,8 @@ def _form_page(request: HttpRequest, template: str, create: Any, done: Any) -> H
         "errors": errors,
     }
     if collection is not None:
-        context["releases"] = Release.objects.filter(pool__collection=collection).select_related("pool")
+        releases = experiment_input.releases_for(user=request.user, collection=collection)
+        context["releases"] = releases.select_related("pool")
         context["results"] = InterleavingExperiment.objects.filter(
             collection=collection, results__isnull=False
         ).distinct()
