@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import models
@@ -299,9 +301,18 @@ class Published(Authored):
         ordering = ["-created_at", "-id"]
 
 
+class ReleaseQuerySet(models.QuerySet["Release"]):
+    def managed_by(self, user: Any) -> ReleaseQuerySet:
+        """The releases `user` may open (and score runs on): those of the pools they manage; every release
+        for an admin. A release is its pool's managers' own, and so is every figure computed from it."""
+        return self.filter(pool__in=Pool.objects.managed_by(user).values("pk"))
+
+
 class Release(Published):
     """An immutable qrels snapshot of a pool under one aggregation policy. Its files live in
     MEDIA_ROOT/releases/<pool>/<id>/ and are never rewritten; `files` maps names to their SHA-256."""
+
+    objects = ReleaseQuerySet.as_manager()
 
     class Unjudged(models.TextChoices):
         EXPLICIT = "explicit", "explicit (-1 lines)"

@@ -8,11 +8,11 @@ from django.http import FileResponse, Http404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgements import aggregation, queries, releases
+from judgements import queries, releases
+from judgements.api import refusal
 from judgements.errors import JudgingError
 from judgements.models import Judging, Release
 from judgements.releases import release_file_response
@@ -31,6 +31,9 @@ class ReleaseSerializer(serializers.ModelSerializer):
 
 
 class ReleaseRequestSerializer(serializers.Serializer):
+    """A release to make; its policy is checked for the pool by `releases.start_release` (`check_policy`),
+    a 400 on `policy` before any job."""
+
     pool = ManagedNameField(queryset=Pool.objects.all())
     policy = serializers.CharField(default="majority", max_length=120)
     unjudged = serializers.ChoiceField(choices=Release.Unjudged.values, default="explicit")
@@ -40,13 +43,6 @@ class ReleaseRequestSerializer(serializers.Serializer):
         max_length=80,
         help_text="an admitted model judge of the pool whose labels fill the items people have not judged",
     )
-
-    def validate_policy(self, value: str) -> str:
-        try:
-            aggregation.parse_policy(value)
-        except ValueError as exc:
-            raise serializers.ValidationError(str(exc)) from None
-        return value
 
     def validate_pool(self, value: Pool) -> Pool:
         if not Judging.objects.filter(pool=value).exists():
@@ -61,8 +57,7 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
     serializer_class = ReleaseSerializer
 
     def get_queryset(self) -> Any:
-        managed = Pool.objects.managed_by(self.request.user).values("pk")
-        queryset = Release.objects.filter(pool__in=managed).select_related("pool", "rubric")
+        queryset = Release.objects.managed_by(self.request.user).select_related("pool", "rubric")
         pool = self.request.query_params.get("pool")
         return queryset.filter(pool__name=pool) if pool else queryset
 
@@ -79,9 +74,8 @@ class ReleaseViewSet(mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.
                 user=request.user,
                 judge=data.get("judge") or None,
             )
-        except JudgingError as exc:
-            field = "judge" if str(exc).startswith("judge: ") else "non_field_errors"
-            raise ValidationError({field: [str(exc)]}) from None
+        except JudgingError as exc:  # a policy naming no rater of the pool, a judge not admitted...
+            raise refusal(exc) from None
         job.refresh_from_db()
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 

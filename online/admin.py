@@ -160,9 +160,13 @@ class ClickLabelSetAdmin(_ReadOnly):
 
 def _switch(active: bool) -> Any:
     def action(modeladmin: Any, request: HttpRequest, queryset: Any) -> None:
-        for experiment in queryset:  # the service: the search path's memo of who may use it is cleared
+        # only those of the collections the user manages: the list shows what they may read
+        mine = queryset.filter(pk__in=InterleavingExperiment.objects.managed_by(request.user).values("pk"))
+        for experiment in mine:  # the service: the search path's memo of who may use it is cleared
             experiments.update_experiment(experiment=experiment, active=active)
-        modeladmin.message_user(request, f"{queryset.count()} experiment(s) {'on' if active else 'off'}")
+        skipped = queryset.count() - mine.count()
+        note = f"; {skipped} of collections you do not manage left as they were" if skipped else ""
+        modeladmin.message_user(request, f"{mine.count()} experiment(s) {'on' if active else 'off'}{note}")
 
     action.__name__ = "activate" if active else "deactivate"
     action.short_description = "Serve and log (activate)" if active else "Stop serving (deactivate)"  # type: ignore[attr-defined]  # Django reads it
@@ -199,3 +203,11 @@ class TrackedExperimentAdmin(_ReadOnly):
     list_display = ["name", "collection", "baseline_name", "treatment_name", "metric", "offline_delta",
                     "online_metric", "online_delta"]  # fmt: skip
     search_fields = ["name"]
+
+    def get_queryset(self, request: HttpRequest) -> Any:
+        """As the tracker shows them: only experiments on a release the user may open (its figures)."""
+        return (
+            super()
+            .get_queryset(request)
+            .filter(pk__in=TrackedExperiment.objects.visible_to(request.user).values("pk"))
+        )

@@ -22,7 +22,7 @@ from rest_framework.exceptions import ValidationError
 from judgements.models import Release
 from online import experiments, interleaving, tracking
 from online.experiment_models import InterleavingExperiment, InterleavingResult, TrackedExperiment
-from pooling.models import Collection, Pool
+from pooling.models import Collection
 
 # The names the API's router puts where an interleaving experiment's name goes (`/api/interleaving/<name>/`):
 # the list-level actions of `online.experiment_api.InterleavingViewSet`. An experiment of such a name could
@@ -80,9 +80,7 @@ def managed_collection(*, user: Any, name: str) -> Collection:
 def releases_for(*, user: Any, collection: Collection) -> QuerySet[Release]:
     """The releases of `collection` that `user` may open and score runs on: those of the pools they manage
     (as `GET /api/releases/` lists them); another's release is "no release of that id"."""
-    return Release.objects.filter(
-        pool__in=Pool.objects.managed_by(user).values("pk"), pool__collection=collection
-    )
+    return Release.objects.managed_by(user).filter(pool__collection=collection)
 
 
 def latest_result(*, user: Any, name: str | None) -> InterleavingResult | None:

@@ -21,7 +21,7 @@ from django.db.models import Q
 from django.utils import timezone
 
 from judgements.models import Release
-from pooling.models import Authored, Collection, Pool, Run
+from pooling.models import Authored, Collection, Run
 
 
 class InterleavingExperimentQuerySet(models.QuerySet["InterleavingExperiment"]):
@@ -151,9 +151,8 @@ class TrackedExperimentQuerySet(models.QuerySet["TrackedExperiment"]):
         computed from it). Whoever reads the collection but not the release does not see the experiment
         at all, in the list, the correlation or the page, as if it did not exist. One whose release is
         gone is left to its collection's managers. Every experiment for an admin."""
-        pools = Pool.objects.managed_by(user).values("pk")
         return self.filter(collection__in=Collection.objects.visible_to(user)).filter(
-            Q(release__pool__in=pools)
+            Q(release__in=Release.objects.managed_by(user).values("pk"))
             | Q(release__isnull=True, collection__in=Collection.objects.managed_by(user))
         )
 

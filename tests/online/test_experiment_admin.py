@@ -11,7 +11,7 @@ from django.test import Client
 from online import experiments, serving
 from online.experiment_models import InterleavingExperiment
 from pooling.permissions import MANAGERS_GROUP
-from tests.factories import make_collection, make_run, make_user
+from tests.factories import make_collection, make_pool, make_run, make_user
 
 
 def staff(name: str):
@@ -62,3 +62,20 @@ def test_it_switches_an_experiment_off_through_the_service(world):
     assert usable is not None and not usable.active
     with pytest.raises(ValidationError):
         serving.serve(experiment=usable, qid="q1", user="u1")
+
+
+def test_a_reader_of_the_collection_switches_nothing_off(world):
+    # A pool of theirs on the collection lets them read its experiments, not change them (an audit found
+    # the admin's action switching another manager's experiment off).
+    reader, client = staff("reader")
+    mine = InterleavingExperiment.objects.get(name="news-ab")
+    make_pool(
+        collection=mine.collection, runs=list(mine.collection.runs.all()), name="readers", managers=[reader]
+    )
+    assert "news-ab" in client.get("/admin/online/interleavingexperiment/").content.decode()
+    response = client.post(
+        "/admin/online/interleavingexperiment/", {"action": "deactivate", "_selected_action": [mine.pk]}
+    )
+    assert response.status_code == 302
+    mine.refresh_from_db()
+    assert mine.active
