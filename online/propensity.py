@@ -111,11 +111,13 @@ def given(theta: Any) -> Estimate:
 def _normalise(theta: FloatArray) -> list[float]:
     if not np.isfinite(theta[0]) or theta[0] <= 0:
         raise PropensityError("position 1 has no clicks: θ cannot be normalised")
-    return [float(v) for v in np.clip(theta / theta[0], 1e-6, 1.0)]
+    return [float(v) for v in np.clip(theta / theta[0], 1e-6, 1.0)]  # NaN (undefined) stays NaN
 
 
 def randtop(counts: Counts, n: int | None = None) -> Estimate:
     """RandTop-n: θ_k/θ_1 = CTR_k / CTR_1 for k ≤ n (n defaults to the deepest position logged)."""
+    if n is not None and n < 1:
+        raise PropensityError(f"n must be at least 1 (the randomised depth), not {n}")
     n = n or counts.max_position
     if n < 1:
         raise PropensityError("no impressions")
@@ -123,7 +125,10 @@ def randtop(counts: Counts, n: int | None = None) -> Estimate:
     imp = np.bincount(counts.position[keep] - 1, weights=counts.impressions[keep], minlength=n)
     clk = np.bincount(counts.position[keep] - 1, weights=counts.clicks[keep], minlength=n)
     warnings = [f"position {k + 1}: no impressions" for k in np.flatnonzero(imp == 0)]
-    ctr = np.divide(clk, imp, out=np.zeros(n), where=imp > 0)
+    warnings += [f"position {k + 1}: no clicks: θ undefined" for k in np.flatnonzero((imp > 0) & (clk == 0))]
+    # undefined (NaN) where nothing was shown or nothing clicked: a θ of 0 clipped to 1e-6 would weigh a
+    # later click there a million times
+    ctr = np.divide(clk, imp, out=np.full(n, np.nan), where=(imp > 0) & (clk > 0))
     return Estimate(
         theta=_normalise(ctr),
         method="randtop",

@@ -113,3 +113,17 @@ def test_it_refuses_to_harvest_interventions_without_clicks_at_both_positions() 
     counts = propensity.Counts.from_cells([0, 0], [1, 2], [10, 10], [5, 0])
     with pytest.raises(propensity.PropensityError, match="clicks at both"):
         propensity.harvest(counts)
+
+
+def test_randtop_leaves_theta_undefined_where_nothing_was_shown_or_clicked() -> None:
+    # Position 2 was shown and never clicked, position 3 never shown: θ 1e-6 was stored for both (a later
+    # click there would have weighed a million), where swap-k stores undefined.
+    counts = propensity.Counts.from_cells(
+        np.array([0, 1, 2]), np.array([1, 2, 4]), np.array([100.0, 50.0, 40.0]), np.array([20.0, 0.0, 4.0])
+    )
+    est = propensity.randtop(counts, 4)
+    assert est.theta[0] == 1.0 and est.theta[3] == pytest.approx(0.5)
+    assert np.isnan(est.theta[1]) and np.isnan(est.theta[2])
+    assert (
+        "position 2: no clicks: θ undefined" in est.warnings and "position 3: no impressions" in est.warnings
+    )
