@@ -87,9 +87,10 @@ class _CountingReader(io.RawIOBase):
 
 def _open_source(path: str | Path, display_name: str | None, progress: Progress | None) -> IO[bytes]:
     path = Path(path)
-    if not path.exists():
-        raise ImportFailed([f"{display_name or path}: file not found"])
-    raw = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    try:
+        raw = formats.open_path(path, display_name)  # closed by the caller
+    except formats.FormatError as exc:
+        raise ImportFailed(format_errors(exc)) from None
     return _CountingReader(raw, os.path.getsize(path), progress, display_name or str(path))  # type: ignore[return-value]  # a RawIOBase: a binary file
 
 

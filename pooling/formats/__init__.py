@@ -65,6 +65,7 @@ from pooling.formats.opening import (
     limits,
     open_binary,
     open_lines,
+    open_path,
     source_name,
 )
 from pooling.formats.reader import _id_problem as _id_problem
@@ -92,6 +93,7 @@ __all__ = [
     "line_too_long",
     "nul_message",
     "open_binary",
+    "open_path",
     "open_lines",
     "read_documents",
     "read_topics",

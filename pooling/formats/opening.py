@@ -115,6 +115,25 @@ class Opened:
             self.owned.close()
 
 
+def open_path(path: str | os.PathLike[str], name: str | None = None) -> io.BufferedReader:
+    """Open a file to read its bytes, or a :class:`FormatError` with its one file-level problem, named
+    ``name`` (the path by default): ``file not found``, ``is a directory, not a file`` or ``cannot open
+    file: ...``. The one way every import opens a path (:func:`open_binary` for the readers of this
+    package, ``pooling.imports`` for its progress-counting reader)."""
+
+    def problem(message: str) -> FormatError:
+        return FormatError([LineError(name or str(path), None, message)])
+
+    try:
+        return open(path, "rb")  # noqa: SIM115 (the caller closes it)
+    except FileNotFoundError:
+        raise problem("file not found") from None
+    except IsADirectoryError:
+        raise problem("is a directory, not a file") from None
+    except OSError as exc:
+        raise problem(f"cannot open file: {exc.strerror or exc}") from None
+
+
 def open_binary(source: Source) -> Opened:
     """Open a path, or take an already-open binary file object, for every reader of this package (the
     TREC run and qrels readers of ``pooling.trec_io`` included): one way to open, to decompress and to
@@ -131,14 +150,7 @@ def open_binary(source: Source) -> Opened:
 
     owned: IO[bytes] | None = None
     if isinstance(source, str | os.PathLike):
-        try:
-            owned = open(source, "rb")  # noqa: SIM115 (closed by Opened.close)
-        except FileNotFoundError:
-            raise problem("file not found") from None
-        except IsADirectoryError:
-            raise problem("is a directory, not a file") from None
-        except OSError as exc:
-            raise problem(f"cannot open file: {exc.strerror or exc}") from None
+        owned = open_path(source, name)  # closed by Opened.close
         buffered: Any = owned
     else:
         if isinstance(source, io.TextIOBase):

@@ -539,3 +539,13 @@ def test_it_imports_a_large_gzipped_run_in_batches(collection: Collection, tmp_p
     stored = ranked("big")
     for qid in ("q0", "q13", "q24"):
         assert stored[qid] == trec_order([(d, s) for q, d, s in rows if q == qid])
+
+
+@pytest.mark.django_db
+def test_a_directory_is_named_as_such_by_every_import(tmp_path) -> None:
+    # import_documents and import_topics ended in an IsADirectoryError traceback; runs said it already.
+    call_command("create_collection", "dirs")
+    for command in ("import_documents", "import_topics", "import_run"):
+        with pytest.raises(CommandError) as info:
+            call_command(command, "dirs", str(tmp_path))
+        assert f"{tmp_path}: is a directory, not a file" in str(info.value), command
