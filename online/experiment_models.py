@@ -180,6 +180,12 @@ class TrackedExperiment(Authored):
     offline_treatment = models.FloatField()
     offline_delta = models.FloatField()
     offline_topics = models.PositiveIntegerField()
+    offline_judged_10 = models.FloatField(
+        null=True,
+        blank=True,
+        help_text="judged@10 of the less judged of the two runs, over the same topics: the share of its top "
+        "10 the release judged (the rest count as non-relevant in the offline delta)",
+    )
     online_metric = models.CharField(max_length=100, blank=True)
     online_delta = models.FloatField(null=True, blank=True)
     interleaving = models.ForeignKey(

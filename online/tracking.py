@@ -42,10 +42,14 @@ class OfflineDelta:
     treatment: float
     delta: float
     topics: int
+    judged_10: float  # judged@10 of the less judged run over the same topics
 
 
 def offline_delta(*, release: Release, baseline: Run, treatment: Run, metric: str) -> OfflineDelta:
-    """`metric` of both runs on the release's qrels.txt, over the judged topics both runs answer."""
+    """`metric` of both runs on the release's qrels.txt, over the judged topics both runs answer, unjudged
+    documents counted as non-relevant (trec_eval's default), with judged@10 beside it: the share of each
+    run's top 10 the release judged, the less judged run's (a delta between runs the release barely judged
+    says more about the pool than about the runs)."""
     try:
         names = metrics.parse_measures([metric])
     except ValueError as exc:
@@ -59,24 +63,26 @@ def offline_delta(*, release: Release, baseline: Run, treatment: Run, metric: st
         raise ValidationError({"release": [f"release {release.pk} has no readable qrels: {exc}"]}) from None
     qids = set(qrels.topic_ids)
     level = release.pool.relevance_level
-    per_topic = []
+    per_topic, judged = [], []
     for run in (baseline, treatment):
         with warnings.catch_warnings():  # the topics a run lacks: the delta is over the common ones
             warnings.simplefilter("ignore", metrics.MissingTopicsWarning)
             result = metrics.evaluate(
                 qrels,
                 run_as_dict(run=run, qids=qids),
-                names,
+                [*names, "judged_10"],
                 relevance_level=level,
                 skip_unjudged_topics=True,
             )
-        per_topic.append(result.topic_values(result.measures[0]))
+        per_topic.append(result.topic_values(names[0]))
+        judged.append(result.topic_values("judged_10"))
     common = sorted(set(per_topic[0]) & set(per_topic[1]))
     if not common:
         raise ValidationError({"treatment": ["the two runs answer none of the release's judged topics"]})
     base = sum(per_topic[0][q] for q in common) / len(common)
     treat = sum(per_topic[1][q] for q in common) / len(common)
-    return OfflineDelta(names[0], base, treat, treat - base, len(common))
+    judged_10 = min(sum(values[q] for q in common) / len(common) for values in judged)
+    return OfflineDelta(names[0], base, treat, treat - base, len(common), judged_10)
 
 
 def _run(collection: Collection, name: str, field: str) -> Run:
@@ -142,6 +148,7 @@ def track_experiment(
         offline_treatment=offline.treatment,
         offline_delta=offline.delta,
         offline_topics=offline.topics,
+        offline_judged_10=offline.judged_10,
         created_by=created_by,
     )
     _apply_online(experiment, online_metric, online_delta, interleaving)
@@ -287,6 +294,7 @@ def experiment_dict(experiment: TrackedExperiment) -> dict[str, Any]:
         "offline_treatment": experiment.offline_treatment,
         "offline_delta": experiment.offline_delta,
         "offline_topics": experiment.offline_topics,
+        "offline_judged_10": experiment.offline_judged_10,
         "online_metric": experiment.online_metric,
         "online_delta": experiment.online_delta,
         "interleaving": experiment.interleaving_id,

@@ -86,7 +86,8 @@ def test_track_experiment_stores_the_offline_delta_trec_eval_gives_and_the_onlin
     assert (tracked.online_metric, tracked.online_delta) == ("ctr", 0.02)
     assert out == (
         f"beta vs alpha: ndcg_cut_10 {tracked.offline_baseline:.4f} → {tracked.offline_treatment:.4f} "
-        f"(offline delta {tracked.offline_delta:+.4f} over 2 topics); online ctr +0.0200\n"
+        f"(offline delta {tracked.offline_delta:+.4f} over 2 topics, "
+        f"judged@10 {tracked.offline_judged_10:.2f}); online ctr +0.0200\n"
     )
 
 

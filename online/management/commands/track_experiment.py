@@ -50,6 +50,7 @@ class Command(ServiceCommand):
         self.stdout.write(
             f"{tracked.name}: {tracked.metric} {tracked.offline_baseline:.4f} → "
             f"{tracked.offline_treatment:.4f} "
-            f"(offline delta {tracked.offline_delta:+.4f} over {tracked.offline_topics} topics); online "
+            f"(offline delta {tracked.offline_delta:+.4f} over {tracked.offline_topics} topics, "
+            f"judged@10 {tracked.offline_judged_10:.2f}); online "
             f"{tracked.online_metric or 'delta'} {online}"
         )
