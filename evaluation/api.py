@@ -13,6 +13,7 @@ from rest_framework.response import Response
 
 from evaluation import noise_pool, services
 from judgements.queries import cached_for_pool
+from pooling.errors import Refused, UnknownRuns
 from pooling.models import Pool
 from pooling.permissions import IsManager, managed_pool
 
@@ -61,18 +62,13 @@ class EvaluationViewSet(viewsets.ViewSet):
         key: str,
         compute: Callable[..., Any],
         params: dict[str, Any],
-        field: str = "policy",
     ) -> Response:
         """`compute(pool=pool, **params)` on the manager's pool `name`, cached per pool under `key`. A
-        parameter the computation refuses is a 400 on `field` (on `judge` when the message is about the
-        judge)."""
+        parameter the computation refuses is a 400 on it (`_refused`)."""
         try:
             return Response(cached_for_pool(self._pool(name), key, compute, **params))
         except services.PARAMETER_ERRORS as exc:
-            message = str(exc)
-            raise serializers.ValidationError(
-                {"judge" if message.startswith("judge: ") else field: [message]}
-            ) from None
+            raise serializers.ValidationError(_refused(exc, params)) from None
 
     @extend_schema(parameters=[ReportSerializer], responses={200: OpenApiResponse(description="report")})
     @action(detail=True, methods=["get"])
@@ -92,7 +88,7 @@ class EvaluationViewSet(viewsets.ViewSet):
     @action(detail=True, methods=["get"], url_path="two-stage")
     def two_stage(self, request: Request, name: str | None = None) -> Response:
         params = _query(TwoStageSerializer, request)
-        return self._answer(name, "two-stage", services.two_stage, params, field="candidate")
+        return self._answer(name, "two-stage", services.two_stage, params)
 
     @extend_schema(
         parameters=[NoiseFloorSerializer],
@@ -102,6 +98,19 @@ class EvaluationViewSet(viewsets.ViewSet):
     def noise_floor(self, request: Request, name: str | None = None) -> Response:
         params = _query(NoiseFloorSerializer, request)
         return self._answer(name, "noise-floor", noise_pool.pool_noise_floor, params)
+
+
+def _refused(exc: Exception, params: dict[str, Any]) -> dict[str, list[str]]:
+    """A refused parameter's errors by the parameter: a run name no run has on the parameters that give it
+    (`candidate`, `reranked`), a refusal on the field it names (`judge`, `policy`), anything else (a
+    policy that does not parse) on `policy`."""
+    if isinstance(exc, UnknownRuns):
+        message = dict(zip(exc.missing, exc.fields["runs"], strict=True))
+        named = {f: [message[params[f]]] for f in ("candidate", "reranked") if params.get(f) in message}
+        return named or exc.fields
+    if isinstance(exc, Refused) and exc.field:
+        return {exc.field: [exc.message]}
+    return {"policy": [str(exc)]}
 
 
 def _query(serializer_class: type[serializers.Serializer], request: Request) -> dict[str, Any]:

@@ -22,7 +22,7 @@ def set_gold(*, item: PoolItem, grade: int, by: User) -> GoldLabel:
     """Give an item a known grade; it is then served to every rater of the pool, unannounced."""
     rubric = item.pool.judging.rubric
     if grade not in rubric.labels:
-        raise JudgingError(f"grade {grade} is not on the rubric")
+        raise JudgingError(f"grade {grade} is not on the rubric", field="grade")
     with transaction.atomic():
         gold, _ = GoldLabel.objects.update_or_create(item=item, defaults={"grade": grade, "created_by": by})
         PoolItem.objects.filter(pk=item.pk).update(gold=True)

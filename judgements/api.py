@@ -14,7 +14,8 @@ Managers (the `pool managers` group) and admins:
     POST /api/rubrics/default/             the default four-grade rubric (created on first use)
 
 Every queryset is scoped to the user: another rater's judgement or assignment answers 404; a rater
-calling a manager endpoint answers 403. A refused action (`JudgingError`) answers 400 with its message.
+calling a manager endpoint answers 403. A refused action (`JudgingError`) answers 400 with its message, on
+the field it names (`refusal`).
 
 Blindness: nothing a rater can reach carries run names, ranks, scores, other raters' grades,
 the consensus, or whether an item is gold.
@@ -28,7 +29,7 @@ from django.db.models import Count, ProtectedError, QuerySet
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import APIException, PermissionDenied
+from rest_framework.exceptions import APIException, PermissionDenied, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -56,12 +57,20 @@ class Refused(APIException):
     default_detail = "This action was refused."
 
 
+def refusal(exc: errors.JudgingError) -> APIException:
+    """The 400 of a refused judging action: its message on the field it names (`JudgingError.field`), as
+    a serializer's error would be; with no field, the message as `detail`."""
+    if exc.field:
+        return ValidationError({exc.field: [exc.message]})
+    return Refused(str(exc))
+
+
 class JudgingAPIMixin:
-    """Maps `JudgingError` to a 400 with its message (the services are the one place rules live)."""
+    """Maps `JudgingError` to its 400 (`refusal`; the services are the one place rules live)."""
 
     def handle_exception(self, exc: Exception) -> Response:
         if isinstance(exc, errors.JudgingError):
-            exc = Refused(str(exc))
+            exc = refusal(exc)
         return super().handle_exception(exc)  # type: ignore[misc]  # a mixin of APIView
 
 
@@ -131,7 +140,11 @@ class AssignmentViewSet(
             .order_by("-leased_at", "-id")
         )
         if self.action == "list":
-            queryset = queryset.filter(state=self.request.query_params.get("state", Assignment.State.ACTIVE))
+            state = self.request.query_params.get("state") or Assignment.State.ACTIVE
+            if state not in Assignment.State.values:  # the schema's enum: anything else is a 400, not []
+                choices = ", ".join(Assignment.State.values)
+                raise ValidationError({"state": [f"{state!r} is not a state; one of {choices}"]})
+            queryset = queryset.filter(state=state)
         return queryset
 
     @extend_schema(request=None, responses={204: OpenApiResponse(description="Skipped.")})

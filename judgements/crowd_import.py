@@ -15,7 +15,8 @@ the columns ``worker`` (or ``rater``), ``qid`` (or ``topic``), ``docid`` (or ``d
   an unpooled row is an error), ``unknown worker`` (a worker who is no user; with ``create_raters`` each
   new worker gets an account of that name with no usable password instead: they never log in).
 - **Errors** (nothing stored): a missing column, a label that is not an integer, a grade not on the rubric,
-  an empty field, and with ``create_raters`` a new worker whose id is not a username as it stands
+  an empty field, seconds that are not a number from 0 to ``labels.MAX_SECONDS`` (``NaN``, ``-5``), and
+  with ``create_raters`` a new worker whose id is not a username as it stands
   (:func:`judgements.membership.check_username`: letters, digits and ``@.+-_``, at most 150); each as
   ``FILE:LINE: what``, on the worker's first row.
 
@@ -28,6 +29,7 @@ it with the same options.
 from __future__ import annotations
 
 import csv
+import math
 import time
 from collections import Counter
 from collections.abc import Collection
@@ -41,7 +43,7 @@ from django.db.models import F
 
 from judgements import membership
 from judgements.errors import JudgingError
-from judgements.labels import revise_judgement
+from judgements.labels import MAX_SECONDS, revise_judgement
 from judgements.models import Judgement, Judging
 from pooling import errors as pooling_errors
 from pooling import formats
@@ -66,9 +68,7 @@ class CrowdOptionError(JudgingError):
     was read or stored."""
 
     def __init__(self, field: str, message: str) -> None:
-        super().__init__(f"{field}: {message}")
-        self.field = field
-        self.message = message
+        super().__init__(f"{field}: {message}", field=field)
 
 
 def parse_labels(text: str) -> list[int]:
@@ -175,16 +175,28 @@ def _rows(
             continue
         seconds = None
         if "seconds" in columns and columns["seconds"] < len(fields) and fields[columns["seconds"]].strip():
-            try:
-                seconds = float(fields[columns["seconds"]])
-            except ValueError:
-                errors.append(f"{display}:{number}: seconds {fields[columns['seconds']]!r} is not a number")
+            seconds = _seconds(fields[columns["seconds"]])
+            if seconds is None:
+                errors.append(
+                    f"{display}:{number}: seconds {fields[columns['seconds']]!r} is not a number "
+                    f"from 0 to {MAX_SECONDS:g}"
+                )
                 continue
         out.append((number, worker, qid, docid, grade, seconds))
     errors.extend(str(p) for p in problems)
     if columns is None and not errors:
         errors.append(f"{display}: empty file (a header line is needed)")
     return out
+
+
+def _seconds(text: str) -> float | None:
+    """The seconds a row reports, if a finite number from 0 to the longest time a judgement may report
+    (`labels.MAX_SECONDS`); None otherwise."""
+    try:
+        seconds = float(text)
+    except ValueError:
+        return None
+    return seconds if math.isfinite(seconds) and 0 <= seconds <= MAX_SECONDS else None
 
 
 def _account_problem(worker: str) -> str | None:

@@ -11,11 +11,9 @@ from typing import Any
 
 from django import forms
 
-from judgements.labels import NOTE_MAX_LENGTH
+from judgements.labels import MAX_SECONDS, NOTE_MAX_LENGTH
 from judgements.models import Facet, Grade, Rubric
 
-#: Longest time a judgement may report, in seconds (the service clamps to the same bound).
-MAX_SECONDS = 24 * 3600.0
 #: Keys a rubric can never use for a facet choice: the actions of the judging page.
 ACTION_KEYS = frozenset({"u", "s", "n"})
 #: Keys handed out to facet choices, in order, skipping any the rubric already uses.

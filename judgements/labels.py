@@ -18,6 +18,9 @@ from judgements.models import (
 #: The longest note a rater or an adjudicator may write: the judging page, its form, the API's
 #: serializers and the services all take this one limit.
 NOTE_MAX_LENGTH = 10_000
+#: The longest time a judgement may report, in seconds: the judging page's form and the services clamp a
+#: rater's time to it, and a crowd import refuses a row beyond it.
+MAX_SECONDS = 24 * 3600.0
 
 #: What a label is, the fields of a judgement a revision keeps the old and the new value of (its
 #: `old_<field>` and `new_<field>`).
@@ -28,7 +31,7 @@ def clean_note(note: str) -> str:
     """The note as stored (surrounding whitespace dropped); JudgingError if it is over the limit."""
     note = note.strip()
     if len(note) > NOTE_MAX_LENGTH:
-        raise JudgingError(f"a note may have at most {NOTE_MAX_LENGTH} characters")
+        raise JudgingError(f"a note may have at most {NOTE_MAX_LENGTH} characters", field="note")
     return note
 
 
@@ -42,27 +45,29 @@ def validate_label(
 ) -> dict[str, Any]:
     if unrateable:
         if not rubric.allow_unrateable:
-            raise JudgingError("this rubric has no 'unrateable' choice")
+            raise JudgingError("this rubric has no 'unrateable' choice", field="unrateable")
         if grade is not None:
-            raise JudgingError("an unrateable judgement has no grade")
+            raise JudgingError("an unrateable judgement has no grade", field="grade")
     else:
         if grade is None:
-            raise JudgingError("choose a grade")
+            raise JudgingError("choose a grade", field="grade")
         if grade not in rubric.labels:
-            raise JudgingError(f"grade {grade} is not on the rubric ({', '.join(map(str, rubric.labels))})")
+            raise JudgingError(
+                f"grade {grade} is not on the rubric ({', '.join(map(str, rubric.labels))})", field="grade"
+            )
     facets = dict(facets or {})
     known = {facet.name: facet for facet in rubric.facets.all()}
     unknown = sorted(set(facets) - set(known))
     if unknown:
-        raise JudgingError(f"unknown facets: {', '.join(unknown)}")
+        raise JudgingError(f"unknown facets: {', '.join(unknown)}", field="facets")
     for name, facet in known.items():
         value = facets.get(name)
         if value in (None, ""):
             if facet.required and not unrateable and require_facets:
-                raise JudgingError(f"facet {facet.label!r} is required")
+                raise JudgingError(f"facet {facet.label!r} is required", field="facets")
             facets.pop(name, None)
         elif facet.choices and value not in facet.choices:
-            raise JudgingError(f"{value!r} is not a choice of facet {facet.label!r}")
+            raise JudgingError(f"{value!r} is not a choice of facet {facet.label!r}", field="facets")
     return facets
 
 

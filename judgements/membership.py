@@ -74,8 +74,7 @@ class AccountRefused(JudgingError):
     field, the API's 400). Nothing was created."""
 
     def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
+        super().__init__(message, field=field)
 
 
 def check_username(username: str) -> str:

@@ -21,7 +21,6 @@ rank, score, other rater's grade, consensus, nor whether the item is gold.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable
 from typing import Any, TypeVar
 
@@ -38,7 +37,7 @@ from judgements.documents import render_body, safe_link
 from judgements.errors import JudgingError, NotARater
 from judgements.models import Assignment, Judging
 from judgements.serializers import AssignmentPayloadSerializer, JudgementSerializer, SubmitSerializer
-from labeling import plain_api
+from labeling import parsers, plain_api
 from pooling.models import Pool
 
 _ALLOW = "POST, OPTIONS"
@@ -87,18 +86,12 @@ def _answer(data: Any, code: int) -> HttpResponse:
     return plain_api.answer(data, code, allow=_ALLOW)
 
 
-def _refuse_constant(name: str) -> Any:
-    raise ValueError(f"{name} is not valid JSON")  # NaN, Infinity: DRF's strict JSONParser refuses them
-
-
 def _data(request: HttpRequest) -> Any:
-    """The body as DRF's default parsers read it: JSON (strict), a form or multipart; nothing is {}."""
+    """The body as the API's parsers read it: JSON (`parsers.read_json`, as every DRF view reads it), a
+    form or multipart; nothing is {}."""
     media_type = request.content_type or ""
     if media_type == "application/json":
-        try:
-            return json.loads(request.body or b"null", parse_constant=_refuse_constant)
-        except ValueError as exc:
-            raise exceptions.ParseError(f"JSON parse error - {exc}") from None
+        return parsers.read_json(request.body or b"null", encoding=request.encoding)
     if media_type in ("application/x-www-form-urlencoded", "multipart/form-data"):
         return request.POST
     if not request.body:

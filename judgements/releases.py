@@ -19,7 +19,7 @@ from django.http import FileResponse, Http404
 from judgements import aggregation
 from judgements.crowd_policies import fit_policy
 from judgements.errors import JudgingError
-from judgements.models import Judging, Release
+from judgements.models import Judgement, Judging, Release
 from judgements.release_files import write_qrels_and_judgements
 from judgements.release_manifest import RELEASE_FILES, describe_files, release_manifest, write_manifest
 from judgements.release_rows import stream_items
@@ -27,17 +27,30 @@ from pooling.jobs import remove_stale_workdirs
 from pooling.models import Pool
 
 
-def by_rater_id(parsed: Any) -> Any:
-    """A parsed policy whose `rater:NAME` names a rater by id, the key the votes carry (refused when no
-    user has that name); any other policy as it is."""
-    from django.contrib.auth import get_user_model
+def check_policy(*, pool: Pool, policy: str) -> aggregation.Policy:
+    """`policy` parsed for `pool`: JudgingError on `policy` when it does not parse, or when its
+    `rater:NAME` names nobody who has judged in the pool (`by_rater_id`). The one check of a policy for
+    every release (the API, the releases page, `release_qrels`) and every read of the current labels (the
+    evaluation reports)."""
+    try:
+        parsed = aggregation.parse_policy(policy)
+    except ValueError as exc:
+        raise JudgingError(str(exc), field="policy") from None
+    return by_rater_id(parsed, pool=pool)
 
+
+def by_rater_id(parsed: aggregation.Policy, *, pool: Pool) -> aggregation.Policy:
+    """A parsed policy whose `rater:NAME` names a rater by id, the key the votes carry; any other policy
+    as it is. Refused (on `policy`) unless NAME has judged in `pool`: a release of anyone else's labels
+    would hold none. The message is the same whether or not a user of that name exists elsewhere on the
+    platform."""
     if parsed.kind != "rater":
         return parsed
-    user = get_user_model().objects.filter(username=parsed.rater).first()
-    if user is None:
-        raise JudgingError(f"no user named {parsed.rater!r}")
-    return aggregation.Policy("rater", str(user.pk))
+    judged = Judgement.objects.filter(item__pool=pool, rater__username=parsed.rater)
+    rater_id = judged.values_list("rater_id", flat=True).first()
+    if rater_id is None:
+        raise JudgingError(f"no rater named {parsed.rater!r} has judged in this pool", field="policy")
+    return aggregation.Policy("rater", str(rater_id))
 
 
 def create_release(
@@ -97,7 +110,7 @@ def create_release(
         tally = write_qrels_and_judgements(
             work,
             pool=pool,
-            policy=fit_policy(by_rater_id(parsed), pool=pool),
+            policy=fit_policy(parsed, pool=pool),
             explicit=explicit,
             progress=progress,
             fill=fill,
@@ -128,18 +141,14 @@ def create_release(
 
 
 def check_release(*, pool: Pool, policy: str, unjudged: str) -> tuple[aggregation.Policy, Judging]:
-    """The parsed policy and the pool's judging set-up; JudgingError on a bad `policy` or `unjudged`, or a
-    pool without a judging set-up."""
+    """The policy parsed for the pool (`check_policy`) and the pool's judging set-up; JudgingError on a bad
+    `policy` or `unjudged`, or a pool without a judging set-up."""
     if unjudged not in Release.Unjudged.values:
-        raise JudgingError(f"unjudged must be one of {', '.join(Release.Unjudged.values)}")
-    try:
-        parsed = aggregation.parse_policy(policy)
-    except ValueError as exc:
-        raise JudgingError(str(exc)) from None
+        raise JudgingError(f"unjudged must be one of {', '.join(Release.Unjudged.values)}", field="unjudged")
     judging = Judging.objects.select_related("rubric").filter(pool=pool).first()
     if judging is None:
         raise JudgingError(f"pool {pool.name!r} has no judging set-up (rubric, raters)")
-    return parsed, judging
+    return check_policy(pool=pool, policy=policy), judging
 
 
 def publish_release(
@@ -213,8 +222,7 @@ def _free_directory(root: Path, release_id: int, *, warnings: list[str]) -> Path
 def current_qrels(*, pool: Pool, policy: str = "majority") -> dict[str, dict[str, int]]:
     """The pool's labels right now under `policy`, as `{qid: {docid: grade}}`, with -1 for every pending or
     unrateable item (trec_eval's "in the pool, unjudged"), exactly as an explicit release would write them."""
-    parsed = aggregation.parse_policy(policy)
-    parsed = fit_policy(by_rater_id(parsed), pool=pool)
+    parsed = fit_policy(check_policy(pool=pool, policy=policy), pool=pool)
     qrels: dict[str, dict[str, int]] = {}
     with transaction.atomic(), contextlib.closing(stream_items(pool=pool, copy=True)) as items:
         for item, _rows in items:
@@ -261,20 +269,14 @@ def start_release(
     """Check the release's parameters and start its job (`tasks.create_release` once the row commits).
 
     Every caller (the releases page, the API, a retry) goes through here. Raises JudgingError on a bad
-    policy or `unjudged` value, or a pool without a judging set-up; `jobs.QueueUnavailable` when the broker
-    refused the task (the job is then failed with that reason).
+    policy or `unjudged` value, or a pool without a judging set-up (`check_release`, what the job checks
+    again); `jobs.QueueUnavailable` when the broker refused the task (the job is then failed with that
+    reason).
     """
     from pooling import jobs
     from pooling.models import Job
 
-    if unjudged not in Release.Unjudged.values:
-        raise JudgingError(f"unjudged must be one of {', '.join(Release.Unjudged.values)}")
-    try:
-        aggregation.parse_policy(policy)
-    except ValueError as exc:
-        raise JudgingError(str(exc)) from None
-    if not Judging.objects.filter(pool=pool).exists():
-        raise JudgingError("this pool has no judging set-up (rubric, raters)")
+    check_release(pool=pool, policy=policy, unjudged=unjudged)
     params: dict[str, Any] = {"pool": pool.pk, "policy": policy, "unjudged": unjudged}
     if judge:
         from judgements.judges import admitted_judge

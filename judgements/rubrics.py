@@ -79,25 +79,27 @@ def _check_grades(
     grades: Sequence[Mapping[str, Any]], *, allow_unrateable: bool, unrateable_key: str
 ) -> None:
     if not grades:
-        raise JudgingError("a rubric needs at least one grade")
+        raise JudgingError("a rubric needs at least one grade", field="grades")
     raw_values = [g.get("value") for g in grades]
     keys = [str(g.get("key", "")) for g in grades]
     if any(not isinstance(v, int) or isinstance(v, bool) for v in raw_values):
-        raise JudgingError("grade values must be integers")
+        raise JudgingError("grade values must be integers", field="grades")
     values = cast(list[int], raw_values)  # all int: checked just above
     if any(v < 0 for v in values):
-        raise JudgingError("grade values must be 0 or more (negative labels mean 'unjudged' in qrels)")
+        raise JudgingError(
+            "grade values must be 0 or more (negative labels mean 'unjudged' in qrels)", field="grades"
+        )
     if any(v > MAX_GRADE for v in values):
-        raise JudgingError(f"grade values must be at most {MAX_GRADE}")
+        raise JudgingError(f"grade values must be at most {MAX_GRADE}", field="grades")
     if len(set(values)) != len(values):
-        raise JudgingError("grade values must be distinct")
+        raise JudgingError("grade values must be distinct", field="grades")
     if any(len(k) != 1 for k in keys) or len(set(keys)) != len(keys):
-        raise JudgingError("every grade needs its own one-character key")
+        raise JudgingError("every grade needs its own one-character key", field="grades")
     if allow_unrateable and unrateable_key in keys:
-        raise JudgingError(f"the unrateable key {unrateable_key!r} is also a grade key")
+        raise JudgingError(f"the unrateable key {unrateable_key!r} is also a grade key", field="grades")
     reserved = {"u", "s", "n"} & set(keys)
     if reserved:
-        raise JudgingError(f"keys {sorted(reserved)} are reserved (u revise, s skip, n note)")
+        raise JudgingError(f"keys {sorted(reserved)} are reserved (u revise, s skip, n note)", field="grades")
 
 
 def default_rubric() -> Rubric:

@@ -17,7 +17,7 @@ from django.utils import timezone
 
 from judgements import leasing
 from judgements.errors import JudgingError, NotARater
-from judgements.labels import clean_note, validate_label
+from judgements.labels import MAX_SECONDS, clean_note, validate_label
 from judgements.models import Assignment, Judgement, Judging, Rubric
 from judgements.prepared import PAGES_SQL, one_row
 from pooling.models import OPEN_FOR_SQL, Pool, PoolItem
@@ -145,7 +145,7 @@ class Label:
 
     @classmethod
     def of(cls, label: LabelInput) -> Label:
-        seconds = max(0.0, min(float(label.get("seconds", 0.0)), 24 * 3600.0))
+        seconds = max(0.0, min(float(label.get("seconds", 0.0)), MAX_SECONDS))
         return cls(label["grade"], label.get("unrateable", False), label.get("facets"),
                    clean_note(label.get("note", "")), seconds)  # fmt: skip
 

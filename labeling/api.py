@@ -17,6 +17,7 @@ from rest_framework.exceptions import Throttled, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
+from rest_framework.settings import api_settings
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from labeling.throttling import AnonThrottle, LoginThrottle
@@ -66,6 +67,7 @@ class TokenView(ObtainAuthToken):
     LOGIN_FAILURE_LIMIT failures, during which the right password too answers 429."""
 
     authentication_classes = ()  # the password is the credential; a browser session plays no part
+    parser_classes = api_settings.DEFAULT_PARSER_CLASSES  # DRF's view names DRF's parsers, not the API's
     throttle_classes = (LoginThrottle, AnonThrottle)
     throttle_scope = "login"
 

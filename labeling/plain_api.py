@@ -26,6 +26,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 
 from labeling.auth import TokenAuthentication
+from pooling.errors import Refused
 
 RENDERER = JSONRenderer()
 
@@ -96,7 +97,8 @@ def endpoint(
     """A function view `view(request, user, **kwargs)` of the API: only `methods` (and OPTIONS, which says
     so; HEAD with GET), the caller authenticated and within the rates (`caller`), an APIException answered
     as the DRF API answers it, Django's ValidationError as a 400 naming the field, Http404 as DRF's 404, and
-    the exceptions `refused` as a 400 with their message. CSRF is DRF's rule: checked for a session, not
+    the exceptions `refused` as a 400 with their message (on the field a `Refused` names, as
+    `judgements.api.refusal` answers it; else as `detail`). CSRF is DRF's rule: checked for a session, not
     for a token (hence exempt from Django's middleware, which would ask it of both)."""
     allowed = [m.upper() for m in methods]
     if "GET" in allowed and "HEAD" not in allowed:
@@ -125,7 +127,11 @@ def endpoint(
             except Http404:
                 return refusal(request, exceptions.NotFound(), allow=allow)
             except refusals as exc:
-                return answer({"detail": str(exc)}, status.HTTP_400_BAD_REQUEST, allow=allow)
+                if isinstance(exc, Refused) and exc.field:
+                    body: dict[str, Any] = {exc.field: [exc.message]}
+                else:
+                    body = {"detail": str(exc)}
+                return answer(body, status.HTTP_400_BAD_REQUEST, allow=allow)
 
         plain.__name__ = view.__name__
         plain.__doc__ = view.__doc__

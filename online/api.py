@@ -13,11 +13,12 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
-from rest_framework.parsers import FormParser, JSONParser, MultiPartParser
+from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from labeling.api import validated
+from labeling.parsers import JSONParser
 from online import jobs, services
 from online.models import ClickLabel, ClickLabelSet, ClickLog, PropensityEstimate, QueryMapping
 from pooling.api import JobSerializer
@@ -70,7 +71,7 @@ class PropensityRequestSerializer(serializers.Serializer):
 
 class LabelRequestSerializer(serializers.Serializer):
     estimator = serializers.ChoiceField(choices=["ips", "ratio", "coec"])
-    propensity = serializers.IntegerField(required=False, allow_null=True)
+    propensity = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1)
     tau = serializers.FloatField(required=False, allow_null=True, min_value=1.0)
     thresholds = serializers.CharField(
         required=False,
@@ -81,7 +82,9 @@ class LabelRequestSerializer(serializers.Serializer):
     replicates = serializers.IntegerField(
         required=False, min_value=0, max_value=services.MAX_REPLICATES, default=0
     )
-    min_impressions = serializers.IntegerField(required=False, min_value=1, default=1)
+    min_impressions = serializers.IntegerField(
+        required=False, min_value=1, max_value=services.MAX_MIN_IMPRESSIONS, default=1
+    )
     name = serializers.CharField(required=False, allow_blank=True, max_length=100)
 
 
@@ -102,8 +105,10 @@ class ClickLabelSerializer(serializers.ModelSerializer):
 
 
 def _refused(field: str, exc: Exception) -> ValidationError:
+    """A 400 with the refusal's errors on the field it names, else on `field`."""
     errors = exc.errors if isinstance(exc, ImportFailed | Refused) else [str(exc)]
-    return ValidationError({field: errors})
+    named = exc.field if isinstance(exc, Refused) else None
+    return ValidationError({named or field: errors})
 
 
 def _starts_job(form: type[serializers.Serializer]) -> Callable[[Callable[..., Job]], Any]:
@@ -212,7 +217,7 @@ class ClickLogViewSet(viewsets.ReadOnlyModelViewSet):
                 user=user,
             )
         except Refused as exc:
-            raise _refused("thresholds" if data.get("thresholds") else "propensity", exc) from None
+            raise _refused("thresholds", exc) from None
 
 
 class PropensityViewSet(viewsets.ReadOnlyModelViewSet):

@@ -1,6 +1,7 @@
 """Importing click logs (a little over 400 lines: the per-page loop, the table of cells and the store are
 one flow, kept together so that the hot loop's shape is visible): one service, `import_click_log`, for
-every caller (command, API job, demo, benchmark). Atomic: any bad line raises `ImportFailed` and
+every caller (command, API job, demo, benchmark), and its checks of the arguments, `check_click_log`, which
+the upload's job starter applies before it stores a file. Atomic: any bad line raises `ImportFailed` and
 nothing is stored (rows or archive).
 
 Memory stays flat: pages are aggregated a chunk at a time with numpy into the sorted table of distinct
@@ -29,20 +30,21 @@ from zlib import crc32
 
 import numpy as np
 from django.conf import settings
-from django.db import connection, models, transaction
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, connection, models, transaction
 
 from online import archive
-from online.logformats import CountRow, Page, UbiStats, read_counts, read_impressions
+from online.logformats import MAX_POSITION, CountRow, Page, UbiStats, read_counts, read_impressions
 from online.models import ClickCount, ClickLog, QueryMapping
 from online.ubi import read_ubi
 from pooling.errors import ImportFailed, Refused
-from pooling.formats import FormatError, LineError
+from pooling.formats import FormatError
 from pooling.imports import _open_source, reading_limits
 from pooling.models import Collection, Document, Pool, Topic
 
-#: Deepest position a page may show (a key's position field).
-MAX_POSITION = 1000
 CHUNK_PAGES = 10_000
+#: How many files each format takes (UBI: the queries export, then the events export).
+FILES = {"jsonl": 1, "counts": 1, "ubi": 2}
 _CLICKS = operator.attrgetter("clicks")
 
 Progress = Callable[[float, str], None]
@@ -158,6 +160,7 @@ class _Importer:
         return index
 
     def key(self, logger: Any, topic: Any, doc: Any, position: Any) -> Any:
+        # a position is 1..MAX_POSITION: the readers refuse any other (`logformats.position_problem`)
         return ((logger * self.n_topics + topic) * self.n_docs + doc) * MAX_POSITION + (position - 1)
 
     def add_pages(self, pages: list[Page], writer: archive.Writer | None) -> None:
@@ -176,10 +179,6 @@ class _Importer:
         for page in pages:
             shown = page.shown
             n = len(shown)
-            if n > MAX_POSITION:
-                raise FormatError(
-                    [LineError(self.log.source_file, page.line, f"more than {MAX_POSITION} results shown")]
-                )
             entry = queries.get(page.query)
             if entry is None:
                 self.topic_of(page.query, page.by_qid)
@@ -295,6 +294,24 @@ def _chunks(items: Iterable[Any], size: int) -> Iterator[list[Any]]:
         yield chunk
 
 
+def check_click_log(*, collection: Collection, name: str, format: str, pool: Pool | None = None) -> None:
+    """Refuse (`Refused`, its `field` the argument at fault) what no import of a click log may take: a name
+    that is not a slug (the model's own field rules: the name is a folder of MEDIA_ROOT/clicklogs/), or
+    one the collection's logs already have; an unknown format; a pool of another collection. Checked by
+    `import_click_log` before it touches anything, and by the upload's job starter before it stores a file.
+    """
+    try:
+        ClickLog._meta.get_field("name").clean(name, None)
+    except ValidationError as exc:
+        raise Refused(f"name {name!r}: {' '.join(exc.messages)}", field="name") from None
+    if ClickLog.objects.filter(collection=collection, name=name).exists():
+        raise Refused(f"collection {collection.name} already has a click log named {name!r}", field="name")
+    if format not in FILES:
+        raise Refused(f"unknown click log format {format!r}; expected jsonl, counts or ubi", field="format")
+    if pool is not None and pool.collection_id != collection.pk:
+        raise Refused(f"pool {pool.name} is not a pool of collection {collection.name}", field="pool")
+
+
 def import_click_log(
     *,
     collection: Collection,
@@ -311,16 +328,17 @@ def import_click_log(
     """Import a click log into `collection` as log `name` (unique in the collection) and return it.
 
     `format` is "jsonl" (one file), "counts" (one file) or "ubi" (two files: queries, then events).
-    Raises `ImportFailed` (FILE:LINE errors) or `Refused` (a bad argument); nothing is stored then.
+    Raises `ImportFailed` (FILE:LINE errors, or a file that cannot be read) or `Refused` (a bad argument:
+    `check_click_log`); nothing is stored then, and no file outside the log's own archive folder is
+    touched.
     """
-    if ClickLog.objects.filter(collection=collection, name=name).exists():
-        raise Refused(f"collection {collection.name} already has a click log named {name!r}")
-    expected = {"jsonl": 1, "counts": 1, "ubi": 2}.get(format)
-    if expected is None:
-        raise Refused(f"unknown click log format {format!r}; expected jsonl, counts or ubi")
-    if len(paths) != expected:
-        raise Refused(f"format {format} takes {expected} file(s), got {len(paths)}")
+    check_click_log(collection=collection, name=name, format=format, pool=pool)
+    if len(paths) != FILES[format]:
+        raise Refused(f"format {format} takes {FILES[format]} file(s), got {len(paths)}")
     names = display_names or [str(p) for p in paths]
+    folders = [shown for path, shown in zip(paths, names, strict=True) if Path(path).is_dir()]
+    if folders:
+        raise ImportFailed([f"{folder}: a directory, not a file" for folder in folders])
     state: dict[str, Any] = {"fraction": 0.0, "message": ""}
 
     def report(fraction: float, message: str) -> None:
@@ -333,27 +351,38 @@ def import_click_log(
             progress(float(state["fraction"]), str(state["message"]))
 
     archive_dir = "" if format == "counts" else f"clicklogs/{collection.pk}/{name}"
-    root = Path(settings.MEDIA_ROOT) / archive_dir if archive_dir else None
-    if root is not None and root.exists():
-        shutil.rmtree(root)  # a leftover of an earlier failed attempt with this name
+    root = _archive_root(collection, name) if archive_dir else None
     # progress by bytes of the (last) file read; UBI reads queries then events
     last = len(paths) - 1
 
     def opened(i: int) -> Any:
         scale = (lambda f, m: report(0.85 * (i + f) / len(paths), m)) if progress else None
-        return _open_source(paths[i], names[i], scale)
+        try:
+            return _open_source(paths[i], names[i], scale)
+        except OSError as exc:
+            raise ImportFailed([f"{names[i]}: cannot be read ({exc.strerror})"]) from None
 
+    owned = False  # whether the archive folder is this attempt's to write and to remove
     try:
         with reading_limits(), transaction.atomic():
-            log = ClickLog.objects.create(
-                collection=collection,
-                pool=pool,
-                name=name,
-                format=format,
-                source_file=", ".join(names),
-                archive_dir=archive_dir,
-                created_by=user if getattr(user, "is_authenticated", False) else None,
-            )
+            try:
+                log = ClickLog.objects.create(
+                    collection=collection,
+                    pool=pool,
+                    name=name,
+                    format=format,
+                    source_file=", ".join(names),
+                    archive_dir=archive_dir,
+                    created_by=user if getattr(user, "is_authenticated", False) else None,
+                )
+            except IntegrityError:  # another import of this name committed since the check
+                raise Refused(
+                    f"collection {collection.name} already has a click log named {name!r}", field="name"
+                ) from None
+            # The name's row holds out any other import of the name until this transaction ends, so what
+            # is in its folder now is a leftover of an earlier failed attempt.
+            owned = True
+            _discard(root)
             importer = _Importer(log, object_field)
             ubi = UbiStats()
             if format == "counts":
@@ -380,14 +409,29 @@ def import_click_log(
             report(0.9, "storing counts")
             _store(log, importer, ubi)
     except FormatError as exc:
-        _discard(root)
+        if owned:
+            _discard(root)
         raise ImportFailed([str(e) for e in exc.errors]) from None
     except BaseException:
-        if root is not None and root.exists():
-            shutil.rmtree(root, ignore_errors=True)
+        if owned:
+            _discard(root)
         raise
     report(1.0, f"imported {importer.pages:,} pages")
     return log
+
+
+def _archive_root(collection: Collection, name: str) -> Path:
+    """The archive folder of `collection`'s log `name`: a folder strictly inside the collection's
+    clicklogs folder, checked once more here (the name is a slug: `check_click_log`) because a leftover
+    there is removed: `Refused` when it would be anywhere else, or a link to anywhere."""
+    base = (Path(settings.MEDIA_ROOT) / "clicklogs" / str(collection.pk)).resolve()
+    root = base / name
+    if root.parent != base or root.resolve() != root:
+        raise Refused(
+            f"the archive folder of click log {name!r} ({root}) is not inside {base}: nothing imported",
+            field="name",
+        )
+    return root
 
 
 def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> None:
@@ -407,7 +451,8 @@ def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterabl
 
 
 def _discard(root: Path | None) -> None:
-    if root is not None and root.exists():
+    """Remove the archive folder `root` (an `_archive_root`) if there is one."""
+    if root is not None and root.is_dir() and not root.is_symlink():
         shutil.rmtree(root, ignore_errors=True)
 
 
@@ -463,6 +508,11 @@ def _store(log: ClickLog, importer: _Importer, ubi: UbiStats) -> None:
         )
     if ubi.without_query:
         warnings.append(f"{ubi.without_query} UBI events without a query_id ignored")
+    if ubi.unshown_queries:
+        warnings.append(
+            f"{ubi.unshown_queries} UBI queries with {ubi.unshown_clicks} clicks left out: they have neither "
+            "query_response_hit_ids nor impression events, so what was shown is not known"
+        )
     log.counts = {
         "pages": importer.pages,
         "impressions": int(cells.impressions.sum()),

@@ -13,7 +13,7 @@ from django.conf import settings
 
 from online import clicklogs
 from online.models import ClickLog, PropensityEstimate
-from pooling.errors import ImportFailed, Refused
+from pooling.errors import Refused
 from pooling.imports import rehearsed
 from pooling.jobs import start_job
 from pooling.models import Collection, Job, Pool
@@ -46,38 +46,28 @@ def start_click_import(
     ordinal_base: int = 1,
     user: Any = None,
 ) -> Job:
-    """Store the uploaded file(s) (UBI: queries, then events) and start the import job. Files up to
-    IMPORT_CHECK_MAX_BYTES together are first imported in a transaction that is rolled back, so errors
-    come back at once (`ImportFailed`, FILE:LINE) with nothing stored; larger ones, and files whose data
-    expands past IMPORT_CHECK_MAX_DECOMPRESSED_BYTES, are checked by the job."""
-    if pool is not None and pool.collection_id != collection.pk:
-        raise Refused(f"pool {pool.name} is not a pool of collection {collection.name}")
-    if ClickLog.objects.filter(collection=collection, name=name).exists():
-        raise Refused(f"collection {collection.name} already has a click log named {name!r}")
+    """Store the uploaded file(s) (UBI: queries, then events) and start the import job. The arguments are
+    checked first by the import's own `clicklogs.check_click_log` (`Refused`, naming the field), before
+    anything is stored. Files up to IMPORT_CHECK_MAX_BYTES together are then imported in a transaction that
+    is rolled back, so errors come back at once (`ImportFailed`, FILE:LINE) with nothing stored; larger
+    ones, and files whose data expands past IMPORT_CHECK_MAX_DECOMPRESSED_BYTES, are checked by the job.
+    Whatever stops the check, the stored files are removed."""
+    clicklogs.check_click_log(collection=collection, name=name, format=format, pool=pool)
     folder = Path("uploads") / "clicks" / uuid.uuid4().hex
     root = Path(settings.MEDIA_ROOT) / folder
-    root.mkdir(parents=True)
     paths: list[str] = []
     names: list[str] = []
-    for upload in uploads:
-        display = Path(upload.name).name
-        target = root / f"{len(paths)}-{display}"
-        with open(target, "wb") as out:
-            for block in upload.chunks():
-                out.write(block)
-        paths.append(str(target))
-        names.append(display)
-    params = {
-        "name": name,
-        "format": format,
-        "paths": paths,
-        "names": names,
-        "pool": pool.pk if pool else None,
-        "object_field": object_field,
-        "ordinal_base": ordinal_base,
-    }
-    if sum(upload.size for upload in uploads) <= settings.IMPORT_CHECK_MAX_BYTES:
-        try:
+    try:
+        root.mkdir(parents=True)
+        for upload in uploads:
+            display = Path(upload.name).name
+            target = root / f"{len(paths)}-{display}"
+            with open(target, "wb") as out:
+                for block in upload.chunks():
+                    out.write(block)
+            paths.append(str(target))
+            names.append(display)
+        if sum(upload.size for upload in uploads) <= settings.IMPORT_CHECK_MAX_BYTES:
             rehearsed(  # a gzip file that expands past the check's limit is the job's to check
                 lambda: clicklogs.import_click_log(
                     collection=collection,
@@ -90,9 +80,18 @@ def start_click_import(
                     ordinal_base=ordinal_base,
                 )
             )
-        except (ImportFailed, Refused):
-            shutil.rmtree(root, ignore_errors=True)
-            raise
+    except BaseException:
+        shutil.rmtree(root, ignore_errors=True)
+        raise
+    params = {
+        "name": name,
+        "format": format,
+        "paths": paths,
+        "names": names,
+        "pool": pool.pk if pool else None,
+        "object_field": object_field,
+        "ordinal_base": ordinal_base,
+    }
     return start_job(
         kind=Job.Kind.CLICK_LOG, collection=collection, params=params, user=user, upload_name=", ".join(names)
     )
@@ -129,7 +128,7 @@ def start_click_labels(
 ) -> Job:
     """Start deriving click labels for `log`; the arguments a job would refuse are refused here (by the
     derivation's own `check_click_label_options`)."""
-    from online.services import check_click_label_options
+    from online.services import OptionError, check_click_label_options
 
     try:
         _, parsed = check_click_label_options(
@@ -138,9 +137,10 @@ def start_click_labels(
             propensity_estimate=propensity_estimate,
             thresholds=options.get("thresholds"),
             replicates=int(options.get("replicates") or 0),
+            min_impressions=int(options.get("min_impressions") or 1),
         )
     except ValueError as exc:
-        raise Refused(str(exc)) from None
+        raise Refused(str(exc), field=exc.field if isinstance(exc, OptionError) else None) from None
     if parsed is not None:
         options["thresholds"] = parsed
     return start_job(

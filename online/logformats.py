@@ -15,7 +15,11 @@ finite, non-negative number of seconds per click; `teams` (optional, interleaved
 per position. `session` defaults to the line; `user` to the session.
 
 **Pre-aggregated counts** (from a warehouse): `qid docid position impressions clicks [logger]`,
-whitespace separated, `#` comments and blank lines skipped; 0 ≤ clicks ≤ impressions.
+whitespace separated, `#` comments and blank lines skipped; 0 ≤ clicks ≤ impressions, and the impressions
+of the whole file add up to at most `MAX_COUNT` (what the count columns hold).
+
+Every format shows positions 1 to `MAX_POSITION` (`position_problem`, the one rule): a deeper one is an
+error on its line.
 
 **OpenSearch UBI 1.x**: an export of `ubi_queries` and one of `ubi_events`, JSONL or NDJSON (a bulk or
 scroll export's `{"_id": ..., "_source": {...}}` wrapper is unwrapped; `_id` is the event id). A query
@@ -48,6 +52,11 @@ from pooling.formats import (
     _Reader,
 )
 
+#: Deepest position a page may show (the import packs a position into its keys as 0..MAX_POSITION-1).
+MAX_POSITION = 1000
+#: Most impressions (and so clicks) a log may count in all: a count column's bound (PositiveBigIntegerField)
+#: and numpy's int64, which the import sums in.
+MAX_COUNT = 2**63 - 1
 CLICK_ACTIONS = ("click", "click_through")
 _WHITESPACE = re.compile(r"\s")
 IMPRESSION_ACTIONS = ("impression",)
@@ -87,11 +96,25 @@ class UbiStats:
     events: int = 0
     ignored_actions: dict[str, int] = field(default_factory=dict)
     without_query: int = 0
+    # queries with clicks but no shown list (no hit ids, no impression events): left out, and how many clicks
+    unshown_queries: int = 0
+    unshown_clicks: int = 0
+
+
+def position_problem(position: int) -> str | None:
+    """What is wrong with a 1-based `position` of a page (None: nothing); every format's one rule."""
+    if position < 1:
+        return f"position {position} must be 1 or more (positions are 1-based)"
+    if position > MAX_POSITION:
+        return f"position {position} is too deep (positions are at most {MAX_POSITION})"
+    return None
 
 
 def _ids(value: Any, what: str) -> list[str]:
     if not isinstance(value, list) or not value:
         raise _Invalid(f"field {what!r} must be a non-empty array of ids")
+    if len(value) > MAX_POSITION:
+        raise _Invalid(f"field {what!r} shows {len(value)} results: {position_problem(MAX_POSITION + 1)}")
     # the common case in one pass of C-level checks: distinct non-empty strings without whitespace
     try:
         joined = "".join(value)  # a TypeError unless every item is a string
@@ -122,10 +145,11 @@ def _ids(value: Any, what: str) -> list[str]:
 def _position(value: Any, shown: int | None, what: str = "click") -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise _Invalid(f"{what} position {value!r} is not an integer")
-    if value < 1:
-        raise _Invalid(f"{what} position {value} must be 1 or more (positions are 1-based)")
-    if shown is not None and value > shown:
+    if value >= 1 and shown is not None and value > shown:
         raise _Invalid(f"{what} on position {value}, but only {shown} results were shown")
+    problem = position_problem(value)
+    if problem:
+        raise _Invalid(f"{what} {problem}")
     return value
 
 
@@ -222,10 +246,25 @@ def read_impressions(source: Source, *, max_errors: int = 50) -> Iterator[Page]:
     reader.finish("impressions")
 
 
+def _count_problem(impressions: int, clicks: int, total: int) -> str | None:
+    """What is wrong with a counts row's numbers, `total` the impressions of the rows before it."""
+    if impressions < 0 or clicks < 0:
+        return "impressions and clicks may not be negative"
+    if impressions > MAX_COUNT:
+        return f"impressions {impressions} is more than a count can hold (at most {MAX_COUNT})"
+    if clicks > impressions:
+        return f"{clicks} clicks but only {impressions} impressions"
+    if total + impressions > MAX_COUNT:
+        return f"impressions add up to more than a log can count (at most {MAX_COUNT} in all)"
+    return None
+
+
 def read_counts(source: Source, *, max_errors: int = 50) -> Iterator[CountRow]:
-    """The rows of a pre-aggregated counts file (a (qid, docid, position, logger) twice is an error)."""
+    """The rows of a pre-aggregated counts file (a (qid, docid, position, logger) twice is an error, and so
+    are impressions past `MAX_COUNT`, on one line or added up)."""
     reader = _Reader(source, max_errors)
     seen: set[tuple[str, str, int, str]] = set()
+    total = 0  # impressions of the rows so far
     for lineno, line in reader.lines():
         fields = line.split()
         if not fields or fields[0].startswith("#"):
@@ -243,18 +282,13 @@ def read_counts(source: Source, *, max_errors: int = 50) -> Iterator[CountRow]:
             reader.error(lineno, "position, impressions and clicks must be integers")
             continue
         logger = fields[5] if len(fields) == 6 else ""
-        problem = None
-        if position < 1:
-            problem = f"position {position} must be 1 or more (positions are 1-based)"
-        elif impressions < 0 or clicks < 0:
-            problem = "impressions and clicks may not be negative"
-        elif clicks > impressions:
-            problem = f"{clicks} clicks but only {impressions} impressions"
-        elif (qid, docid, position, logger) in seen:
+        problem = position_problem(position) or _count_problem(impressions, clicks, total)
+        if not problem and (qid, docid, position, logger) in seen:
             problem = f"{qid} {docid} at position {position} given twice"
         if problem:
             reader.error(lineno, problem)
             continue
+        total += impressions
         seen.add((qid, docid, position, logger))
         reader.entries += 1
         yield CountRow(lineno, qid, docid, position, impressions, clicks, logger)

@@ -19,7 +19,7 @@ Statistics
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -226,17 +226,85 @@ def sign_test_power(n: int, win_share: float, alpha: float) -> float:
     wins each with probability `win_share`."""
     if n <= 0:
         return 0.0
-    # The largest c with 2·P(X ≤ c | 1/2) ≤ alpha: reject when min(wins) ≤ c.
+    return float(_powers(np.array([n], dtype=np.int64), win_share, alpha)[0])
+
+
+def _critical(n: np.ndarray, alpha: float) -> np.ndarray:
+    """For each of `n` (each ≥ 1), the largest c with 2·P(X ≤ c) ≤ alpha, X ~ Binomial(n, 1/2): the sign
+    test rejects when min(wins_A, wins_B) ≤ c; −1 where no c is small enough."""
     from scipy import stats  # here, not at the top: see sign_test
 
-    c = int(stats.binom.ppf(alpha / 2, n, 0.5))
-    while c >= 0 and 2 * stats.binom.cdf(c, n, 0.5) > alpha:
-        c -= 1
-    while 2 * stats.binom.cdf(c + 1, n, 0.5) <= alpha:
-        c += 1
+    c = stats.binom.ppf(alpha / 2, n, 0.5).astype(np.int64)
+    # ppf is the smallest c with P(X ≤ c) ≥ alpha/2, up to rounding: step to the largest within alpha
+    high = 2 * stats.binom.cdf(c, n, 0.5) > alpha
+    while high.any():
+        c[high] -= 1
+        high &= (c >= 0) & (2 * stats.binom.cdf(c, n, 0.5) > alpha)
+    low = 2 * stats.binom.cdf(c + 1, n, 0.5) <= alpha
+    while low.any():
+        c[low] += 1
+        low &= 2 * stats.binom.cdf(c + 1, n, 0.5) <= alpha
+    return c
+
+
+def _powers(n: np.ndarray, win_share: float, alpha: float) -> np.ndarray:
+    """`sign_test_power` of each of `n` (each ≥ 1) at once: P(X ≤ c) + P(X ≥ n − c) under `win_share`,
+    c the critical count (`_critical`); 0 where there is none."""
+    from scipy import stats  # here, not at the top: see sign_test
+
+    c = _critical(n, alpha)
+    power = stats.binom.cdf(c, n, win_share) + stats.binom.sf(n - c - 1, n, win_share)
+    return np.where(c >= 0, power, 0.0)
+
+
+def _one_sided_power(n: int, win_share: float, size: float) -> float:
+    """The power of the most powerful test of level `size` that A wins more often than B, on n decisive
+    impressions: the randomised one that rejects when B wins few. By Neyman–Pearson it is at least the
+    power of any test of that level, so it never decreases in n (with n + 1 impressions one may ignore
+    one)."""
+    from scipy import stats  # here, not at the top: see sign_test
+
+    k = int(stats.binom.ppf(size, n, 0.5))  # the smallest k with P(Y ≤ k) ≥ size, up to rounding
+    while k < n and stats.binom.cdf(k, n, 0.5) < size:
+        k += 1
+    while k > 0 and stats.binom.cdf(k - 1, n, 0.5) >= size:
+        k -= 1
+    below = stats.binom.cdf(k - 1, n, 0.5) if k > 0 else 0.0
+    share = min(1.0, max(0.0, (size - below) / stats.binom.pmf(k, n, 0.5)))
+    lose = 1 - win_share
+    return float((stats.binom.cdf(k - 1, n, lose) if k > 0 else 0.0) + share * stats.binom.pmf(k, n, lose))
+
+
+def _first(low: int, high: int, reaches: Callable[[int], bool]) -> int:
+    """The smallest n in [low, high] for which `reaches(n)`, a predicate that never turns false again as n
+    grows; high + 1 when there is none."""
+    if not reaches(high):
+        return high + 1
+    while low < high:
+        middle = (low + high) // 2
+        if reaches(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _no_power_below(win_share: float, alpha: float, power: float, most: int) -> int:
+    """An n below which no number of decisive impressions gives the exact sign test `power` (most + 1 when
+    none up to `most` does). Its power is P(B wins ≤ c) + P(A wins ≤ c): the first term is at most the
+    one-sided power at level alpha/2 (`_one_sided_power`: that region has size ≤ alpha/2), and the second
+    at most alpha/2 (its size). A bound that only grows with n, so a binary search finds where it reaches
+    `power`; then, for n from there, the second term is bounded more tightly, by alpha/2 · (4pq)^c of that
+    n's c (each term P(A wins k) is P_½(k) · (2p)^k (2q)^(n−k) ≤ P_½(k) · (4pq)^k for k ≤ c < n/2, and c
+    only grows with n), and searched again."""
+    start = _first(1, most, lambda n: _one_sided_power(n, win_share, alpha / 2) + alpha / 2 >= power)
+    if start > most:
+        return start
+    c = int(_critical(np.array([start], dtype=np.int64), alpha)[0])
     if c < 0:
-        return 0.0
-    return float(stats.binom.cdf(c, n, win_share) + stats.binom.sf(n - c - 1, n, win_share))
+        return start
+    slack = alpha / 2 * (4 * win_share * (1 - win_share)) ** c
+    return _first(start, most, lambda n: _one_sided_power(n, win_share, alpha / 2) + slack >= power)
 
 
 def plan_power(
@@ -251,9 +319,12 @@ def plan_power(
     """Impressions needed for the exact sign test to detect a true Δ_AB of `delta` (either sign) with
     probability `power` at level `alpha`, when a share `click_rate` of impressions has a click and a share
     `tie_share` of those ties. Among decisive impressions A then wins with probability
-    1/2 + Δ_AB / (1 − tie_share). The smallest n whose exact power reaches `power` (searched from the
-    normal approximation); impressions are assumed independent (a user's correlated impressions need
-    more: the bootstrap interval shows it afterwards)."""
+    1/2 + Δ_AB / (1 − tie_share). The smallest n whose exact power reaches `power`; impressions are assumed
+    independent (a user's correlated impressions need more: the bootstrap interval shows it afterwards).
+
+    The exact power saw-tooths in n (it falls while the critical count stays, jumps when it grows), so the
+    first n that reaches `power` is not found by stepping: every n is tried, from a bound below which none
+    can reach it (`_no_power_below`), a block at a time."""
     if not 0 < abs(delta) < 0.5:
         raise ValueError("delta must be between -0.5 and 0.5, and not 0")
     if not 0 <= tie_share < 1:
@@ -267,25 +338,18 @@ def plan_power(
     win_share = 0.5 + abs(delta) / (1 - tie_share)
     if win_share >= 1:
         raise ValueError("delta is too large for this tie_share: A would win every decisive impression")
-    from scipy import stats  # here, not at the top: see sign_test
-
-    z_alpha, z_power = stats.norm.ppf(1 - alpha / 2), stats.norm.ppf(power)
-    spread = math.sqrt(win_share * (1 - win_share))
-    edge = win_share - 0.5
-    guess = ((z_alpha * 0.5 + z_power * spread) / edge) ** 2 if edge > 0 else math.inf
-    if not guess * 0.8 <= max_decisive:
-        raise ValueError(f"more than {max_decisive:,} decisive impressions would be needed")
-    n = max(1, int(guess * 0.8))
-    # The exact power saw-tooths in n: from below the approximation, walk up to the first n that reaches it.
-    achieved = sign_test_power(n, win_share, alpha)
-    while n > 1 and achieved >= power:
-        n = max(1, n // 2)
-        achieved = sign_test_power(n, win_share, alpha)
-    while achieved < power:
-        n += 1 if n < 2000 else max(1, n // 2000)
-        if n > max_decisive:
+    low = _no_power_below(win_share, alpha, power, max_decisive)
+    block = max(1024, low // 512)  # the bound is within a few tenths of a percent of n, mostly: one block
+    n = 0
+    while not n:
+        if low > max_decisive:
             raise ValueError(f"more than {max_decisive:,} decisive impressions would be needed")
-        achieved = sign_test_power(n, win_share, alpha)
+        candidates = np.arange(low, min(low + block, max_decisive + 1), dtype=np.int64)
+        reached = np.flatnonzero(_powers(candidates, win_share, alpha) >= power)
+        if len(reached):
+            n = int(candidates[reached[0]])
+        low += block
+    achieved = sign_test_power(n, win_share, alpha)
     clicked = math.ceil(n / (1 - tie_share))
     return PowerPlan(
         delta_ab=delta,

@@ -116,7 +116,7 @@ def _ubi_pages(
     if errors:
         raise FormatError(errors)
     db.execute("CREATE INDEX e_q ON e (qid, click, position)")
-    yield from _assemble(db, qreader.path, ereader.path)
+    yield from _assemble(db, qreader.path, ereader.path, stats)
 
 
 def _load(
@@ -211,7 +211,13 @@ def _event_row(
     return (event_id, lineno, query_id, is_click, object_id, position, str(session))
 
 
-def _assemble(db: sqlite3.Connection, qpath: str, epath: str) -> Iterator[Page]:
+def _assemble(
+    db: sqlite3.Connection, qpath: str, epath: str, stats: UbiStats | None = None
+) -> Iterator[Page]:
+    """The pages of the loaded queries, in the order of the queries file; a query without hit ids takes its
+    page from its impression events (`_impressed`). A query whose only events are clicks shows nothing one
+    knows of: it is left out and counted in `stats` (the import warns of it)."""
+    stats = stats if stats is not None else UbiStats()
     errors: list[LineError] = []
     cursor = db.execute("SELECT id, line, query, by_qid, client, logger, hits FROM q ORDER BY line")
     lookup = db.cursor()
@@ -220,19 +226,18 @@ def _assemble(db: sqlite3.Connection, qpath: str, epath: str) -> Iterator[Page]:
             "SELECT line, click, object, position, session FROM e WHERE qid = ? ORDER BY position, line",
             (query_id,),
         ).fetchall()
-        shown = json.loads(hits) if hits else None
-        if shown is None:
-            by_position = {pos: obj for _, click, obj, pos, _ in events if not click}
-            if not by_position:
-                continue  # a query nobody saw the results of
-            top = max(by_position)
-            missing = [p for p in range(1, top + 1) if p not in by_position]
-            if missing:
-                errors.append(
-                    LineError(qpath, line, f"query {query_id!r}: no impression at position {missing[0]}")
-                )
-                continue
-            shown = [by_position[p] for p in range(1, top + 1)]
+        if hits:
+            shown = json.loads(hits)
+        elif any(not click for _, click, *_ in events):
+            shown = _impressed(query_id, line, events, qpath, epath, errors)
+            if shown is None:
+                continue  # refused: `errors` say why
+        else:  # a query nobody saw the results of; or one they clicked, but what they saw is not known
+            clicked = {pos for _, click, _, pos, _ in events if click}
+            if clicked:
+                stats.unshown_queries += 1
+                stats.unshown_clicks += len(clicked)
+            continue
         clicks: list[int] = []
         for event_line, click, obj, pos, _ in events:
             if not click:
@@ -259,3 +264,40 @@ def _assemble(db: sqlite3.Connection, qpath: str, epath: str) -> Iterator[Page]:
         yield Page(line, session, client or session, query, bool(by_qid), logger, shown, sorted(clicks))
     if errors:
         raise FormatError(errors)
+
+
+def _impressed(
+    query_id: str, line: int, events: list[Any], qpath: str, epath: str, errors: list[LineError]
+) -> list[str] | None:
+    """The page a query's impression events show (`events` in order of position, then line), held to the
+    rules of every page: one document per position (an impression logged twice is one), each document at
+    one position, no position left out above the deepest. None when they break a rule (`errors` say which,
+    on the event's line or the query's)."""
+    by_position: dict[int, str] = {}
+    at: dict[str, int] = {}
+    broken = False
+    for event_line, click, obj, pos, _ in events:
+        if click:
+            continue
+        if by_position.get(pos, obj) != obj:
+            message = (
+                f"impression of {obj!r} at position {pos}, but the page showed {by_position[pos]!r} there"
+            )
+        elif at.get(obj, pos) != pos:
+            message = (
+                f"impression of {obj!r} at position {pos}, but the page showed it at position {at[obj]} too"
+            )
+        else:
+            by_position[pos] = obj
+            at[obj] = pos
+            continue
+        errors.append(LineError(epath, event_line, message))
+        broken = True
+    if broken:
+        return None
+    top = max(by_position)
+    missing = next((p for p in range(1, top + 1) if p not in by_position), None)
+    if missing is not None:
+        errors.append(LineError(qpath, line, f"query {query_id!r}: no impression at position {missing}"))
+        return None
+    return [by_position[p] for p in range(1, top + 1)]

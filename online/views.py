@@ -11,6 +11,8 @@ from typing import Any
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_POST
 
 from judgements.releases import current_qrels
@@ -145,15 +147,30 @@ def _label_set(request: HttpRequest, set_id: int) -> ClickLabelSet:
     )
 
 
+#: The most labels the click-labels page lists; the API's paginated list has them all.
+LABELS_SHOWN = 500
+
+
 @manager_required
 @require_GET
 def labels_detail(request: HttpRequest, set_id: int) -> HttpResponse:
     label_set = _label_set(request, set_id)
     human = current_qrels(pool=label_set.pool) if label_set.pool else {}
     rows = []
-    for label in label_set.labels.select_related("topic", "document").order_by("topic__qid", "-score")[:500]:
+    labels = label_set.labels.select_related("topic", "document").order_by("topic__qid", "-score")
+    for label in labels[:LABELS_SHOWN]:
         grade = human.get(label.topic.qid, {}).get(label.document.docid)
         rows.append((label, None if grade is None or grade < 0 else grade))
+    if len(rows) == LABELS_SHOWN and (total := label_set.labels.count()) > LABELS_SHOWN:
+        everything = reverse("click-label-set-label-rows", kwargs={"pk": label_set.pk})
+        messages.info(
+            request,
+            format_html(
+                'The table lists the first {} of {} labels (by topic, highest score first); <a href="{}">all '
+                "{} labels</a> are in the API's list.",
+                LABELS_SHOWN, total, everything, total,
+            ),
+        )  # fmt: skip
     context = {
         "set": label_set,
         "rows": rows,

@@ -9,7 +9,14 @@ if TYPE_CHECKING:  # an annotation only: the readers' module is not imported wit
 
 
 class Refused(Exception):
-    """An action was refused and changed nothing; `errors` say why (what a job row records)."""
+    """An action was refused and changed nothing; `errors` say why (what a job row records). `field`, when
+    the refusal is about one input, names it (the API answers a 400 on it, a form shows `message` beside
+    it); None otherwise."""
+
+    def __init__(self, message: str = "", *, field: str | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.field = field
 
     @property
     def errors(self) -> list[str]:

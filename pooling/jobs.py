@@ -363,6 +363,7 @@ def run_job(job_id: int, work: Callable[[Job], Any], *, heartbeat: bool = True) 
     job.report(
         status=Job.Status.DONE,
         progress=1.0,
+        message="done",  # not the 'running' its claim wrote
         counts=counts,
         warnings=list(getattr(summary, "warnings", [])),
         finished_at=timezone.now(),
@@ -402,6 +403,7 @@ def fail_job(*, job: Job, reason: str = "", errors: list[str] | None = None) -> 
     (`built` if an earlier build stands, else `failed`), so it can be built again."""
     job.report(
         status=Job.Status.FAILED,
+        message="failed",
         errors=errors if errors is not None else [reason],
         finished_at=timezone.now(),
     )

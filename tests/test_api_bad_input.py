@@ -75,9 +75,9 @@ def test_it_explains_a_bad_policy_on_the_pages(scored_pool, admin_user):  # noqa
     client = Client()
     client.force_login(admin_user)
     for url, words in (
-        ("/evaluation/scored/?policy=rater:nobody", "no user named"),
+        ("/evaluation/scored/?policy=rater:nobody", "no rater named"),
         ("/evaluation/scored/pool-bias/?policy=bogus", "unknown aggregation policy"),
-        ("/evaluation/scored/pool-bias/?policy=rater:nobody", "no user named"),
+        ("/evaluation/scored/pool-bias/?policy=rater:nobody", "no rater named"),
     ):
         response = client.get(url)
         assert response.status_code == 400 and words in response.content.decode(), url

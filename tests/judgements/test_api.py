@@ -151,9 +151,9 @@ def test_it_revises_a_judgement_with_patch_and_keeps_the_history(rater):
     both = client.patch(
         f"/api/judgements/{judgement['id']}/", {"grade": 2, "unrateable": True}, format="json"
     )
-    assert both.status_code == 400 and both.json()["detail"] == "an unrateable judgement has no grade"
+    assert both.status_code == 400 and both.json()["grade"] == ["an unrateable judgement has no grade"]
     off = client.patch(f"/api/judgements/{judgement['id']}/", {"grade": 5}, format="json")
-    assert off.status_code == 400 and off.json()["detail"] == "grade 5 is not on the rubric (0, 1, 2, 3)"
+    assert off.status_code == 400 and off.json()["grade"] == ["grade 5 is not on the rubric (0, 1, 2, 3)"]
     assert JudgementRevision.objects.filter(judgement_id=judgement["id"]).count() == 4
 
 
@@ -465,11 +465,11 @@ def test_it_reports_rater_statistics_and_gold_accuracy(manager, rater, second_ra
     ("body", "field", "message"),
     [
         ({"grade": "abc"}, "grade", "A valid integer is required."),
-        ({"grade": 9}, "detail", "grade 9 is not on the rubric (0, 1, 2, 3)"),
-        ({}, "detail", "choose a grade"),
-        ({"grade": 2, "unrateable": True}, "detail", "an unrateable judgement has no grade"),
+        ({"grade": 9}, "grade", "grade 9 is not on the rubric (0, 1, 2, 3)"),
+        ({}, "grade", "choose a grade"),
+        ({"grade": 2, "unrateable": True}, "grade", "an unrateable judgement has no grade"),
         ({"grade": 2, "facets": ["a"]}, "facets", 'Expected a dictionary of items but got type "list".'),
-        ({"grade": 2, "facets": {"colour": "red"}}, "detail", "unknown facets: colour"),
+        ({"grade": 2, "facets": {"colour": "red"}}, "facets", "unknown facets: colour"),
         ({"grade": 2, "seconds": -1}, "seconds", "Ensure this value is greater than or equal to 0.0."),
         ({"grade": 2, "seconds": "soon"}, "seconds", "A valid number is required."),
         ({"grade": 2, "note": None}, "note", "This field may not be null."),
@@ -531,7 +531,7 @@ def test_it_refuses_a_judgement_on_an_expired_lease_taken_by_another_rater(rater
             "post",
             "/api/rubrics/",
             {"name": "bad", "grades": [{"value": 1, "label": "a", "key": "s"}]},
-            "detail",
+            "grades",
         ),
         ("post", "/api/rubrics/", {"name": "bad", "facets": [{"name": "a b"}]}, "facets"),
         ("post", "/api/rubrics/", {"name": "bad", "facets": [{"name": "a"}, {"name": "a"}]}, "facets"),
@@ -541,9 +541,9 @@ def test_it_refuses_a_judgement_on_an_expired_lease_taken_by_another_rater(rater
         ("patch", "/api/judging/p/", {"lease_minutes": 0}, "lease_minutes"),
         ("post", "/api/judging/p/raters/", {"usernames": []}, "usernames"),
         ("post", "/api/judging/p/gold/", {"grade": 1}, "item"),
-        ("post", "/api/judging/p/gold/", {"qid": "q1", "docid": "d001", "grade": 7}, "detail"),
+        ("post", "/api/judging/p/gold/", {"qid": "q1", "docid": "d001", "grade": 7}, "grade"),
         ("post", "/api/judging/p/adjudication/", {"item": "x"}, "item"),
-        ("post", "/api/judging/p/adjudication/", {"qid": "q1", "docid": "d001"}, "detail"),
+        ("post", "/api/judging/p/adjudication/", {"qid": "q1", "docid": "d001"}, "grade"),
         ("get", "/api/judging/p/adjudication/?gap=-1", None, "gap"),
     ],
 )

@@ -314,16 +314,16 @@ def test_the_loop_is_in_the_api_schema():
 @pytest.mark.parametrize(
     ("body", "field", "message"),
     [
-        ({"grade": 9}, "detail", "grade 9 is not on the rubric (0, 1, 2, 3)"),
+        ({"grade": 9}, "grade", "grade 9 is not on the rubric (0, 1, 2, 3)"),
         ({"grade": "high"}, "grade", "A valid integer is required."),
         ({"grade": True}, "grade", "A valid integer is required."),
-        ({}, "detail", "choose a grade"),
+        ({}, "grade", "choose a grade"),
         ({"grade": 2, "seconds": -1}, "seconds", "Ensure this value is greater than or equal to 0.0."),
         ({"grade": 2, "note": "x" * 10_001}, "note", "Ensure this field has no more than 10000 characters."),
         ({"grade": 2, "note": None}, "note", "This field may not be null."),
-        ({"grade": 2, "facets": {"colour": "red"}}, "detail", "unknown facets: colour"),
-        ({"grade": 2, "unrateable": True}, "detail", "an unrateable judgement has no grade"),
-        ({"grade": 2**40}, "detail", f"grade {2**40} is not on the rubric (0, 1, 2, 3)"),
+        ({"grade": 2, "facets": {"colour": "red"}}, "facets", "unknown facets: colour"),
+        ({"grade": 2, "unrateable": True}, "grade", "an unrateable judgement has no grade"),
+        ({"grade": 2**40}, "grade", f"grade {2**40} is not on the rubric (0, 1, 2, 3)"),
     ],
 )
 def test_a_bad_judgement_is_a_400_naming_the_field_and_changes_nothing(url, body, field, message):

@@ -16,7 +16,7 @@ import pytest
 from django.conf import settings
 from django.db import connection
 
-from judgements import aggregation, exclusions, release_files, release_jsonl, releases
+from judgements import exclusions, release_files, release_jsonl, releases
 from judgements.models import Adjudication, Judgement
 from pooling.models import Document, PoolItem
 from tests.factories import make_collection, make_pool, make_run, make_user
@@ -100,7 +100,7 @@ def build_pool(*, exotic: bool = False, required: int = 2):
 def written(pool, tmp_path: Path, *, policy: str, explicit: bool):
     work = tmp_path / f"{policy}-{explicit}".replace(":", "_")
     work.mkdir()
-    parsed = releases.by_rater_id(aggregation.parse_policy(policy))
+    parsed = releases.check_policy(pool=pool, policy=policy)
     tally = release_files.write_qrels_and_judgements(work, pool=pool, policy=parsed, explicit=explicit)
     return {name: (work / name).read_bytes() for name in FILES}, tally
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from django.db import connection, transaction
 
-from judgements import aggregation, release_files, release_halves, releases
+from judgements import release_files, release_halves, releases
 from judgements.models import Judgement, Release
 from pooling.models import PoolItem
 from tests.judgements.test_release_bytes import FILES, build_pool
@@ -41,7 +41,7 @@ def split(monkeypatch):
 
 def written(pool, work: Path, *, policy: str = "majority", explicit: bool = True):
     work.mkdir()
-    parsed = releases.by_rater_id(aggregation.parse_policy(policy))
+    parsed = releases.check_policy(pool=pool, policy=policy)
     tally = release_files.write_qrels_and_judgements(work, pool=pool, policy=parsed, explicit=explicit)
     return {name: (work / name).read_bytes() for name in FILES}, dataclasses.asdict(tally)
 

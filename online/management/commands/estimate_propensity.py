@@ -7,6 +7,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from online import services
+from online.logformats import MAX_POSITION
 from online.management.commands._online import get_click_log
 from pooling.management.commands._base import ServiceCommand
 
@@ -18,7 +19,7 @@ class Command(ServiceCommand):
         parser.add_argument("log", type=int, help="click log id")
         parser.add_argument("--method", choices=["given", "randtop", "swap", "em", "harvest"], default="em")
         parser.add_argument("--theta", help="given θ, comma separated, position 1 first")
-        parser.add_argument("--n", type=int, help="RandTop-n: the randomised depth")
+        parser.add_argument("--n", type=int, help=f"RandTop-n: the randomised depth, 1 to {MAX_POSITION}")
         parser.add_argument("--name", default="")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -29,11 +30,18 @@ class Command(ServiceCommand):
                 params["theta"] = [float(v) for v in (options["theta"] or "").split(",") if v.strip()]
             except ValueError:
                 raise CommandError("--theta: numbers, comma separated") from None
-        if options["n"]:
-            params["n"] = options["n"]
+        if options["n"] is not None:
+            params["n"] = _depth(options["n"])
         estimate = services.estimate_propensity(
             log=log, method=options["method"], params=params, name=options["name"]
         )
         theta = " ".join("—" if v is None else f"{v:.4f}" for v in estimate.theta)
         self.stdout.write(f"propensity {estimate.pk} ({estimate.method}): θ = {theta}")
         self.warn(estimate.warnings)
+
+
+def _depth(n: int) -> int:
+    """RandTop's --n: what the API's `n` takes (a position, 1 to MAX_POSITION), or a CommandError."""
+    if not 1 <= n <= MAX_POSITION:
+        raise CommandError(f"--n must be a whole number from 1 to {MAX_POSITION} (the depth it shuffled)")
+    return n
