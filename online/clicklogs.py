@@ -1,8 +1,8 @@
-"""Importing click logs (a little over 400 lines: the per-page loop, the table of cells and the store are
-one flow, kept together so that the hot loop's shape is visible): one service, `import_click_log`, for
-every caller (command, API job, demo, benchmark), and its checks of the arguments, `check_click_log`, which
-the upload's job starter applies before it stores a file. Atomic: any bad line raises `ImportFailed` and
-nothing is stored (rows or archive).
+"""Importing click logs (over 500 lines: the checks of the arguments, the per-page loop, the table of
+cells and the store are one flow, kept together so that the hot loop's shape is visible): one service,
+`import_click_log`, for every caller (command, API job, demo, benchmark), and its checks of the
+arguments, `check_click_log`, which the upload's job starter applies before it stores a file. Atomic: any
+bad line raises `ImportFailed` and nothing is stored (rows or archive).
 
 Memory stays flat: pages are aggregated a chunk at a time with numpy into the sorted table of distinct
 cells (logger, topic, document, position), and each chunk's pages are appended to the impression

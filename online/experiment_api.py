@@ -309,7 +309,7 @@ class TrackerViewSet(viewsets.ViewSet):
                 handle.write(chunk)
             handle.flush()
             updated = tracking.import_online_deltas(
-                collection=collection, path=handle.name, display=upload.name
+                collection=collection, path=handle.name, display=upload.name, user=request.user
             )
         return Response({"updated": updated})
 

@@ -24,11 +24,6 @@ from online import experiments, interleaving, tracking
 from online.experiment_models import InterleavingExperiment, InterleavingResult, TrackedExperiment
 from pooling.models import Collection
 
-# The names the API's router puts where an interleaving experiment's name goes (`/api/interleaving/<name>/`):
-# the list-level actions of `online.experiment_api.InterleavingViewSet`. An experiment of such a name could
-# be created and never reached.
-RESERVED_NAMES = frozenset({"power"})
-
 
 class ExperimentCreateSerializer(serializers.Serializer):
     name = serializers.SlugField(max_length=100)
@@ -40,11 +35,6 @@ class ExperimentCreateSerializer(serializers.Serializer):
     identical_prefix = serializers.BooleanField(default=True)
     clients = serializers.ListField(child=serializers.CharField(max_length=150), default=list, max_length=100)
     description = serializers.CharField(allow_blank=True, default="", max_length=2000)
-
-    def validate_name(self, value: str) -> str:
-        if value in RESERVED_NAMES:
-            raise ValidationError(f"{value!r} is the name of an API route (/api/interleaving/{value}/)")
-        return value
 
 
 class TrackedCreateSerializer(serializers.Serializer):

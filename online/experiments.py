@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
+from django.core.validators import validate_slug
 from django.db import transaction
 
 from online import archive, interleaving, preference, serving
@@ -24,6 +25,12 @@ from online.models import ClickLog
 from pooling.models import Collection, Run, Topic
 
 MAX_LENGTH = 100
+
+
+# The names the API's router puts where an interleaving experiment's name goes (`/api/interleaving/<name>/`):
+# the list-level actions of `online.experiment_api.InterleavingViewSet`. An experiment of such a name could
+# be created and never reached.
+RESERVED_NAMES = frozenset({"power"})
 
 
 def create_experiment(
@@ -41,7 +48,13 @@ def create_experiment(
 ) -> InterleavingExperiment:
     """A new interleaving experiment of runs `run_a` and `run_b` (names in `collection`)."""
     errors: dict[str, list[str]] = {}
-    if InterleavingExperiment.objects.filter(name=name).exists():
+    try:
+        validate_slug(name)  # it goes in URLs, from the command too
+    except ValidationError as exc:
+        errors["name"] = list(exc.messages)
+    if name in RESERVED_NAMES:
+        errors["name"] = [f"{name!r} is the name of an API route (/api/interleaving/{name}/)"]
+    elif InterleavingExperiment.objects.filter(name=name).exists():
         errors["name"] = [f"an interleaving experiment named {name!r} exists already"]
     runs = {r.name: r for r in Run.objects.filter(collection=collection, name__in=[run_a, run_b])}
     for field, run in (("run_a", run_a), ("run_b", run_b)):

@@ -192,14 +192,19 @@ def set_online_delta(
     return experiment
 
 
-def import_online_deltas(*, collection: Collection, path: Path | str, display: str | None = None) -> int:
+def import_online_deltas(
+    *, collection: Collection, path: Path | str, display: str | None = None, user: Any = None
+) -> int:
     """Online deltas from a tab-separated file, `name<TAB>online_metric<TAB>online_delta` per line (blank
     lines and `#` comments skipped), onto the collection's tracked experiments by name. One transaction:
     a bad line stores nothing; errors read `FILE:LINE: what is wrong`. Returns the experiments updated."""
     shown = display or str(path)
     errors: list[str] = []
     updates: list[tuple[TrackedExperiment, str, float]] = []
-    known = {e.name: e for e in TrackedExperiment.objects.filter(collection=collection)}
+    experiments = TrackedExperiment.objects.filter(collection=collection)
+    if user is not None:  # only those the user may change (the command, for an admin, changes any)
+        experiments = experiments.filter(pk__in=TrackedExperiment.objects.managed_by(user).values("pk"))
+    known = {e.name: e for e in experiments}
     seen: dict[str, int] = {}
     number = 0
     if not Path(path).is_file():

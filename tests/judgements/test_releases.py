@@ -242,6 +242,9 @@ def test_the_agreement_command_prints_kappa_as_text_and_json(judged_pool):
     text = io.StringIO()
     call_command("agreement", pool.name, stdout=text)
     assert "cohen_kappa" in text.getvalue() and "Raters agree" in text.getvalue()
+    fleiss = data["fleiss"]  # the text says over what Fleiss was computed, as the JSON does
+    line = next(line for line in text.getvalue().splitlines() if line.startswith("fleiss_kappa"))
+    assert f"over {fleiss['n_items']} items rated {fleiss['ratings_per_item']} times" in line
 
 
 def test_a_segment_pool_counts_the_documents_the_runs_retrieved_for_its_topics_only(db):

@@ -161,3 +161,11 @@ def test_plan_interleaving_prints_impressions_whose_sign_test_has_the_power():
 def test_plan_interleaving_refuses_an_impossible_delta():
     with pytest.raises(CommandError, match="delta must be between -0.5 and 0.5"):
         run("plan_interleaving", "--delta", "0.7")
+
+
+@pytest.mark.parametrize(("name", "message"), [("power", "name of an API route"), ("a/b", "valid")])
+def test_create_interleaving_refuses_a_name_no_url_can_reach(world, name, message):
+    # The command went around the API's checks: 'power' is a route, and a '/' breaks every URL of it.
+    with pytest.raises(CommandError, match=message):
+        run("create_interleaving", name, "--collection", "news", "--a", "alpha", "--b", "beta")
+    assert not InterleavingExperiment.objects.filter(name=name).exists()

@@ -19,7 +19,7 @@ import pytest
 from django.test import Client
 
 from judgements import releases
-from online import experiment_input, experiments, serving, tracking
+from online import experiments, serving, tracking
 from online.experiment_api import InterleavingViewSet
 from online.experiment_models import InterleavedImpression, InterleavingExperiment, TrackedExperiment
 from tests.conftest import client_for
@@ -272,4 +272,4 @@ def test_it_refuses_an_interleaving_experiment_named_as_an_api_route(world):
 
 def test_it_reserves_every_route_the_router_puts_beside_an_experiments_name():
     beside_names = {a.url_path for a in InterleavingViewSet.get_extra_actions() if not a.detail}
-    assert beside_names and beside_names <= experiment_input.RESERVED_NAMES
+    assert beside_names and beside_names <= experiments.RESERVED_NAMES

@@ -17,6 +17,7 @@ from django.test import Client
 from online import experiments, serving, tracker, tracking
 from online.experiment_models import TrackedExperiment
 from tests.conftest import client_for
+from tests.factories import make_manager
 
 
 def trec_eval_delta(release, metric: str) -> float:
@@ -202,3 +203,18 @@ def test_it_shows_how_much_of_each_runs_top_ten_the_release_judged(world, manage
     browser.force_login(manager)
     page = browser.get("/online/tracker/").content.decode()
     assert f'class="num judged warning">{min(shares):.2f}<' in page
+
+
+def test_online_deltas_reach_only_experiments_the_importer_may_change(world, manager):
+    # A co-manager of the collection who does not manage the release's pool sees no such experiment; the
+    # import by name reached it all the same.
+    _track_many(world, [None])
+    co = make_manager("co-manager")
+    world["collection"].managers.add(co)
+    upload = SimpleUploadedFile("d.tsv", b"e0\tctr\t0.1\n")
+    response = client_for(co).post(
+        "/api/tracker/import/", {"collection": "news", "file": upload}, format="multipart"
+    )
+    assert response.status_code == 400
+    assert response.json()["file"] == ["d.tsv:1: no tracked experiment named 'e0'"]
+    assert TrackedExperiment.objects.get(name="e0").online_delta is None

@@ -55,7 +55,13 @@ class Command(BaseCommand):
         )
         for name in ("unweighted", "linear", "quadratic", "binary"):
             self.stdout.write(f"  {name:<10}\t{_fmt(summary['cohen'][name]['kappa'])}")
-        self.stdout.write(f"fleiss_kappa\t{_fmt(summary['fleiss']['kappa'])}")
+        fleiss = summary["fleiss"]
+        over = ""
+        if fleiss["ratings_per_item"]:  # Fleiss needs the same number of ratings on every item
+            over = f"\tover {fleiss['n_items']} items rated {fleiss['ratings_per_item']} times"
+            if fleiss["n_items_dropped"]:
+                over += f" ({fleiss['n_items_dropped']} rated another number of times left out)"
+        self.stdout.write(f"fleiss_kappa\t{_fmt(fleiss['kappa'])}{over}")
         for level in ("nominal", "ordinal", "interval"):
             self.stdout.write(f"krippendorff_alpha ({level})\t{_fmt(summary['krippendorff'][level])}")
         self.stdout.write(f"rater pairs ({key} kappa, 95% CI of the {key} kappa):")
