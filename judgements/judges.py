@@ -34,6 +34,11 @@ def external_commands() -> dict[str, list[str]]:
     return {str(name): [str(part) for part in argv] for name, argv in settings.EXTERNAL_JUDGES.items()}
 
 
+# The list-level routes of the judges API (`evaluation.judge_api`), where a judge's name goes: a judge of such
+# a name could be made and never reached.
+RESERVED_NAMES = frozenset({"threshold"})
+
+
 def create_judge(
     *,
     pool: Pool,
@@ -52,6 +57,8 @@ def create_judge(
     naming what is wrong; nothing is stored then."""
     if not _NAME.match(name or ""):
         raise JudgingError("name: letters, digits, '-' and '_' only, at most 80")
+    if name in RESERVED_NAMES:
+        raise JudgingError(f"name: {name!r} is the name of an API route (/api/pools/<pool>/judges/{name}/)")
     if method not in Judge.Method.values:
         raise JudgingError(f"method: one of {', '.join(Judge.Method.values)}")
     if not Judging.objects.filter(pool=pool).exists():

@@ -142,6 +142,7 @@ def test_it_refuses_bad_judges_and_stores_nothing(pool: Pool) -> None:
         ({"name": "x", "method": "learned", "folds": 1}, "folds"),
         ({"name": "x", "method": "learned", "seed": -1}, "seed"),  # was stored; running it then crashed
         ({"name": "x", "method": "learned", "seed": 2**31}, "seed"),
+        ({"name": "threshold", "method": "learned"}, "name"),  # a route of the judges API
     ):
         with pytest.raises(JudgingError, match=f"^{field}"):
             create_judge(pool=pool, **kwargs)
@@ -150,3 +151,11 @@ def test_it_refuses_bad_judges_and_stores_nothing(pool: Pool) -> None:
     create_judge(pool=pool, name="ok", method="learned")
     with pytest.raises(JudgingError, match="already has a judge"):
         create_judge(pool=pool, name="ok", method="learned")
+
+
+def test_every_route_beside_a_judges_name_is_reserved() -> None:
+    from evaluation.judge_api import JudgeViewSet
+    from judgements.judges import RESERVED_NAMES
+
+    beside_names = {a.url_path for a in JudgeViewSet.get_extra_actions() if not a.detail}
+    assert beside_names and beside_names <= RESERVED_NAMES
