@@ -109,7 +109,7 @@ def _refused(exc: Exception, params: dict[str, Any]) -> dict[str, list[str]]:
         named = {f: [message[params[f]]] for f in ("candidate", "reranked") if params.get(f) in message}
         return named or exc.fields
     if isinstance(exc, Refused) and exc.field:
-        return {exc.field: [exc.message]}
+        return exc.as_data()
     return {"policy": [str(exc)]}
 
 

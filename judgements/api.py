@@ -60,9 +60,7 @@ class Refused(APIException):
 def refusal(exc: errors.JudgingError) -> APIException:
     """The 400 of a refused judging action: its message on the field it names (`JudgingError.field`), as
     a serializer's error would be; with no field, the message as `detail`."""
-    if exc.field:
-        return ValidationError({exc.field: [exc.message]})
-    return Refused(str(exc))
+    return ValidationError(exc.as_data()) if exc.field else Refused(str(exc))
 
 
 class JudgingAPIMixin:

@@ -289,7 +289,7 @@ class JudgingViewSet(
                 pool=judging.pool, upload=upload, user=request.user, **options
             )
         except crowd_import.CrowdOptionError as exc:
-            raise ValidationError({exc.field: [exc.message]}) from None
+            raise ValidationError(exc.as_data()) from None
         except ImportFailed as exc:
             raise ValidationError({"file": exc.errors}) from None
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

@@ -127,10 +127,7 @@ def endpoint(
             except Http404:
                 return refusal(request, exceptions.NotFound(), allow=allow)
             except refusals as exc:
-                if isinstance(exc, Refused) and exc.field:
-                    body: dict[str, Any] = {exc.field: [exc.message]}
-                else:
-                    body = {"detail": str(exc)}
+                body = exc.as_data() if isinstance(exc, Refused) else {"detail": str(exc)}
                 return answer(body, status.HTTP_400_BAD_REQUEST, allow=allow)
 
         plain.__name__ = view.__name__

@@ -128,19 +128,16 @@ def start_click_labels(
 ) -> Job:
     """Start deriving click labels for `log`; the arguments a job would refuse are refused here (by the
     derivation's own `check_click_label_options`)."""
-    from online.services import OptionError, check_click_label_options
+    from online.services import check_click_label_options
 
-    try:
-        _, parsed = check_click_label_options(
-            log=log,
-            estimator=estimator,
-            propensity_estimate=propensity_estimate,
-            thresholds=options.get("thresholds"),
-            replicates=int(options.get("replicates") or 0),
-            min_impressions=int(options.get("min_impressions") or 1),
-        )
-    except ValueError as exc:
-        raise Refused(str(exc), field=exc.field if isinstance(exc, OptionError) else None) from None
+    _, parsed = check_click_label_options(  # an OptionError is a Refused naming its field
+        log=log,
+        estimator=estimator,
+        propensity_estimate=propensity_estimate,
+        thresholds=options.get("thresholds"),
+        replicates=int(options.get("replicates") or 0),
+        min_impressions=int(options.get("min_impressions") or 1),
+    )
     if parsed is not None:
         options["thresholds"] = parsed
     return start_job(

@@ -94,12 +94,12 @@ MAX_REPLICATES = 2000  # bootstrap replicates one derivation may ask for
 MAX_MIN_IMPRESSIONS = 2**31 - 1
 
 
-class OptionError(ValueError):
-    """An option of a click-label derivation is refused; `field` names it (where the API's 400 puts it)."""
+class OptionError(Refused, ValueError):
+    """An option of a click-label derivation is refused; `field` names it (where the API's 400 puts it).
+    A ValueError too, as the derivation's other bad arguments are."""
 
     def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
+        super().__init__(message, field=field)
 
 
 def check_click_label_options(

@@ -37,11 +37,11 @@ def _start_job(
     or `bad_number` for a form number that does not parse (a ValueError), otherwise."""
     try:
         job = start()
+    except Refused as exc:  # first: a refused option may be a ValueError too (online.services.OptionError)
+        messages.error(request, str(exc))
+        return redirect("online:log", log_id=log.pk)
     except ValueError:
         messages.error(request, bad_number)
-        return redirect("online:log", log_id=log.pk)
-    except Refused as exc:
-        messages.error(request, str(exc))
         return redirect("online:log", log_id=log.pk)
     return redirect("jobs:job-detail", job_id=job.pk)
 

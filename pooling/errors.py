@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # an annotation only: the readers' module is not imported with every refusal
     from pooling import formats
@@ -21,6 +21,10 @@ class Refused(Exception):
     @property
     def errors(self) -> list[str]:
         return [str(self)]
+
+    def as_data(self) -> dict[str, Any]:
+        """The body of the API's 400 for it: the message on the field it names, else as `detail`."""
+        return {self.field: [self.message]} if self.field else {"detail": str(self)}
 
 
 class ImportFailed(Refused):

@@ -17,6 +17,7 @@ from pooling.errors import Refused
 from pooling.models import Job
 from tests.conftest import client_for
 from tests.factories import make_pool
+from tests.pooling.test_jobs import upload_documents
 
 GOOD = Path(__file__).resolve().parent.parent / "data" / "good"
 
@@ -26,12 +27,7 @@ pytestmark = pytest.mark.django_db
 def test_a_finished_import_does_not_say_running(manager, django_capture_on_commit_callbacks):
     pool = make_pool(name="p")
     api = client_for(manager)
-    with django_capture_on_commit_callbacks(execute=True), (GOOD / "docs.jsonl").open("rb") as handle:
-        upload = api.post(
-            f"/api/collections/{pool.collection.name}/imports/",
-            {"file": handle, "kind": "documents"},
-            format="multipart",
-        )
+    upload = upload_documents(api, pool.collection.name, django_capture_on_commit_callbacks)
     assert upload.status_code == 202, upload.content
     job = api.get(f"/api/jobs/{upload.json()['id']}/").json()
     assert job["status"] == "done"

@@ -203,6 +203,16 @@ def test_a_redelivered_job_runs_again_unless_its_worker_is_alive(settings: Any) 
 # --------------------------------------------------------------------------------------------- cache down
 
 
+def upload_documents(api: Any, collection: str, capture: Any) -> Any:
+    """POST the good documents file to `collection`'s imports through `api`, its job run on commit."""
+    with capture(execute=True), (GOOD / "docs.jsonl").open("rb") as handle:
+        return api.post(
+            f"/api/collections/{collection}/imports/",
+            {"file": handle, "kind": "documents"},
+            format="multipart",
+        )
+
+
 @pytest.mark.django_db
 def test_progress_and_pages_degrade_when_the_cache_is_down(
     manager: Any, campaign: Any, django_capture_on_commit_callbacks: Any
@@ -213,12 +223,7 @@ def test_progress_and_pages_degrade_when_the_cache_is_down(
     with override_settings(CACHES=CACHE_DOWN):
         cache.set("anything", "kept")  # dropped
         assert cache.get("anything", "missed") == "missed"
-        with django_capture_on_commit_callbacks(execute=True), (GOOD / "docs.jsonl").open("rb") as handle:
-            upload = api.post(
-                f"/api/collections/{pool.collection.name}/imports/",
-                {"file": handle, "kind": "documents"},
-                format="multipart",
-            )
+        upload = upload_documents(api, pool.collection.name, django_capture_on_commit_callbacks)
         assert upload.status_code == 202, upload.content
         job = api.get(f"/api/jobs/{upload.json()['id']}/").json()
         assert (job["status"], job["errors"]) == ("done", [])
@@ -440,12 +445,7 @@ def test_an_import_jobs_page_names_its_collection_once_as_the_way_back(
     manager: Any, campaign: Any, django_capture_on_commit_callbacks: Any
 ) -> None:
     pool, _ = campaign
-    with django_capture_on_commit_callbacks(execute=True), (GOOD / "docs.jsonl").open("rb") as handle:
-        upload = client_for(manager).post(
-            f"/api/collections/{pool.collection.name}/imports/",
-            {"file": handle, "kind": "documents"},
-            format="multipart",
-        )
+    upload = upload_documents(client_for(manager), pool.collection.name, django_capture_on_commit_callbacks)
     page = web(manager).get(f"/jobs/{upload.json()['id']}/").content.decode()
     assert (
         page.count(f"collection {pool.collection.name}")
