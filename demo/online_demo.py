@@ -92,7 +92,7 @@ def load_clicks(*, pool: Pool, runs: tuple[str, ...], data_dir: Path, log: Calla
     gate = labels.agreement or {}
     log(
         f"click labels demo-ips: {labels.labels.count()} pairs; agreement with the pool's human judgements "
-        f"over {gate.get('n', 0)} pairs (κ {gate.get('kappa')})"
+        f"over {gate.get('n', 0)} pairs (κ {_kappa(gate.get('kappa'))})"
         + ("; judge the pool, then derive again" if not gate.get("n") else "")
     )
     rows = labels.labels.values_list("topic__qid", "document__docid", "grade")
@@ -103,6 +103,11 @@ def load_clicks(*, pool: Pool, runs: tuple[str, ...], data_dir: Path, log: Calla
         )
         log(
             f"  the same click grades against the grades the simulation drew its clicks from (the seed "
-            f"qrels; a document they do not list is simulated as grade 0): κ {kappa} over "
+            f"qrels; a document they do not list is simulated as grade 0): κ {_kappa(kappa)} over "
             f"{len(seed_pairs)} pairs"
         )
+
+
+def _kappa(value: float | None) -> str:
+    """A kappa as the pages show it (three decimals); undefined where there was nothing to compare."""
+    return "undefined" if value is None or value != value else f"{value:.3f}"

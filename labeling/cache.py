@@ -68,4 +68,26 @@ class RedisCache(DjangoRedisCache):
         _degrade("delete_many", lambda: super(RedisCache, self).delete_many(keys, version), None)
 
     def clear(self) -> None:
-        _degrade("clear", lambda: super(RedisCache, self).clear(), None)
+        """Empty this cache: with a key prefix (CACHE_KEY_PREFIX), only the keys under it, so that a
+        Redis database shared with other deployments or test runs keeps theirs; without one, the whole
+        database (Django's own clear)."""
+        _degrade("clear", self._clear, None)
+
+    def _clear(self) -> None:
+        if not self.key_prefix:
+            super().clear()
+            return
+        client = self._cache.get_client(write=True)
+        batch: list[Any] = []
+        for key in client.scan_iter(match=f"{_glob_escape(self.key_prefix)}:*", count=1000):
+            batch.append(key)
+            if len(batch) == 1000:
+                client.delete(*batch)
+                batch.clear()
+        if batch:
+            client.delete(*batch)
+
+
+def _glob_escape(text: str) -> str:
+    """`text` matched literally in a Redis MATCH pattern."""
+    return "".join(f"\\{c}" if c in "*?[]\\" else c for c in text)

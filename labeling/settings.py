@@ -347,6 +347,9 @@ CACHES = {
         {
             "BACKEND": "labeling.cache.RedisCache",
             "LOCATION": CACHE_URL,
+            # Keys under a prefix of their own (and `clear()` only those) where one Redis database is
+            # shared: by deployments, or by test runs (tests/conftest.py gives each run one).
+            "KEY_PREFIX": os.environ.get("CACHE_KEY_PREFIX", ""),
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 2},
         }
         if CACHE_URL

@@ -17,6 +17,21 @@ from pooling.permissions import MANAGERS_GROUP
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 
+def _own_cache_keys() -> None:
+    """This test run's cache keys under a prefix of its own (CACHE_KEY_PREFIX, inherited by the workers
+    and servers the tests start): each test's `cache.clear()` then empties only this run's keys, not those
+    of another run sharing the Redis database (whose throttle counts and live progress it wiped)."""
+    from django.conf import settings
+    from django.test.utils import override_settings
+
+    prefix = os.environ.setdefault("CACHE_KEY_PREFIX", f"test{os.getpid()}")
+    caches = {alias: {**config, "KEY_PREFIX": prefix} for alias, config in settings.CACHES.items()}
+    override_settings(CACHES=caches).enable()  # for the whole run; resets the cache connections
+
+
+_own_cache_keys()
+
+
 def require_services() -> None:
     """Tests of the production setup need PostgreSQL and Redis: under CI they fail, never skip."""
     from django.conf import settings

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+from django.conf import settings
 from django.core.cache import caches
 from django.test import override_settings
 
@@ -34,3 +36,25 @@ def test_it_serves_the_page_when_the_cache_is_down():
         assert read_through("k:2", lambda: calls.append(1) or {"v": 2}) == {"v": 2}
         assert read_through("k:2", lambda: calls.append(1) or {"v": 2}) == {"v": 2}
     assert len(calls) == 2
+
+
+@pytest.mark.services
+def test_it_clears_only_its_own_keys_in_a_shared_redis_database():
+    """Two deployments (or test runs) on one Redis database, each with its key prefix: a clear of one
+    empties its keys and leaves the other's."""
+    from tests.conftest import require_services
+
+    require_services()
+    location = settings.CACHES["default"]["LOCATION"]
+    shared = {
+        "default": {"BACKEND": "labeling.cache.RedisCache", "LOCATION": location, "KEY_PREFIX": "one*[x]"},
+        "other": {"BACKEND": "labeling.cache.RedisCache", "LOCATION": location, "KEY_PREFIX": "two"},
+    }
+    with override_settings(CACHES=shared):
+        one, two = caches["default"], caches["other"]
+        one.set_many({"a": 1, "b": 2})
+        two.set("a", 3)
+        one.clear()
+        assert (one.get("a"), one.get("b"), two.get("a")) == (None, None, 3)
+        two.clear()
+        assert two.get("a") is None
