@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from judgements.errors import JudgingError
 from judgements.judges import create_judge, start_judge_run
 from judgements.models import Judge, Judging
+from labeling.pagination import PagedViewSetMixin
 from pooling.models import Pool
 from pooling.permissions import IsManager, managed_pool
 
@@ -44,12 +45,19 @@ class ThresholdSerializer(serializers.Serializer):
     gate_kappa = serializers.FloatField(min_value=-1.0, max_value=1.0, allow_null=True)
 
 
+class JudgeRunSerializer(serializers.Serializer):
+    """The job a judge's run started (poll `/api/jobs/<job>/`)."""
+
+    job = serializers.IntegerField()
+    status = serializers.CharField()
+
+
 POOL = OpenApiParameter("pool", str, OpenApiParameter.PATH, description="pool name")
 JUDGE = OpenApiParameter("name", str, OpenApiParameter.PATH, description="judge name")
 
 
 @extend_schema(parameters=[POOL])
-class JudgeViewSet(viewsets.ViewSet):
+class JudgeViewSet(PagedViewSetMixin, viewsets.ViewSet):
     """A pool's model judges; running one is a job that ends with its gate measured."""
 
     permission_classes = [IsManager]
@@ -64,8 +72,8 @@ class JudgeViewSet(viewsets.ViewSet):
 
     @extend_schema(responses={200: JudgeSerializer(many=True)})
     def list(self, request: Request, pool: str) -> Response:
-        judges = Judge.objects.filter(pool=self._pool(pool))
-        return Response(JudgeSerializer(judges, many=True).data)
+        judges = Judge.objects.filter(pool=self._pool(pool)).order_by("name")
+        return self.page(judges, lambda page: JudgeSerializer(page, many=True).data)
 
     @extend_schema(request=JudgeSerializer, responses={201: JudgeSerializer})
     def create(self, request: Request, pool: str) -> Response:
@@ -88,7 +96,7 @@ class JudgeViewSet(viewsets.ViewSet):
     @extend_schema(
         parameters=[JUDGE],
         request=None,
-        responses={202: OpenApiResponse(description="the job: {job, status}"), 503: OpenApiResponse()},
+        responses={202: JudgeRunSerializer, 503: OpenApiResponse(description="the broker refused the job")},
     )
     @action(detail=True, methods=["post"])
     def run(self, request: Request, pool: str, name: str | None = None) -> Response:

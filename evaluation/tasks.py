@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from pooling import jobs
+from pooling.job_summary import RecordCounts
 from pooling.models import Job
 
 
 @jobs.job_task
-def run_judge(job: Job) -> dict[str, Any]:
+def run_judge(job: Job) -> RecordCounts:
     """Let the model judge of the job label its pool, then measure its gate (progress on the job row).
 
     In the evaluation app because the gate scores the pool's runs (`evaluation.judge_gate`)."""
@@ -22,4 +21,4 @@ def run_judge(job: Job) -> dict[str, Any]:
     job.report(progress=0.95, message="measuring the gate")
     gate = measure_gate(judge=judge)
     job.report(result={"judge": judge.pk, "admitted": gate["admitted"], "reason": gate["reason"]})
-    return {key: value for key, value in counts.items() if isinstance(value, int)}
+    return RecordCounts(counts={key: value for key, value in counts.items() if isinstance(value, int)})

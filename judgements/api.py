@@ -201,8 +201,9 @@ class JudgementViewSet(
         )
         return Response(JudgementSerializer(revised).data)
 
+    # A plain array, not a page: the revisions of one judgement, each made by its rater by hand, are few.
     @extend_schema(responses={200: RevisionSerializer(many=True)})
-    @action(detail=True, methods=["get"])
+    @action(detail=True, methods=["get"], pagination_class=None)
     def history(self, request: Request, pk: str | None = None) -> Response:
         """Every revision of one of my judgements, oldest first."""
         judgement = self.get_object()

@@ -11,14 +11,24 @@ the columns ``worker`` (or ``rater``), ``qid`` (or ``topic``), ``docid`` (or ``d
 - **Special labels** — a label in ``unrateable_labels`` (e.g. -2 for "broken", or 9 for "cannot judge")
   becomes an unrateable judgement; any other negative label is skipped (counted under ``negative label``).
   A special label may not be a grade of the rubric (refused as a bad option).
+- **Workers** — a row is credited only to its worker's account: one a crowd import made for that worker
+  id and marked so (`judgements.models.CrowdWorker`, read by :func:`judgements.membership.worker_accounts`),
+  never to a person's or a model judge's account whose username happens to be the id (a worker ``admin``
+  is not the user ``admin``). With ``create_raters`` a new worker gets an account
+  (:func:`judgements.membership.create_worker_account`: no usable password, they never log in) named by
+  their id, or ``crowd-<id>`` when another account has that name (counted in ``raters_renamed``, each
+  named in the warnings). Such a file is imported, not refused: the ids are the crowd platform's, which
+  the manager cannot change, and a clash with some account of the installation should not stop a
+  campaign. Either way the worker keeps one account, found by their id in every later import into this
+  pool or any other, so agreement and quality stats follow them.
 - **Skipped rows** — counted by reason: ``negative label``, ``unpooled`` (with ``skip_unpooled``; otherwise
-  an unpooled row is an error), ``unknown worker`` (a worker who is no user; with ``create_raters`` each
-  new worker gets an account of that name with no usable password instead: they never log in).
+  an unpooled row is an error), ``unknown worker`` (a worker with no worker account, and no
+  ``create_raters`` to make one).
 - **Errors** (nothing stored): a missing column, a label that is not an integer, a grade not on the rubric,
   an empty field, seconds that are not a number from 0 to ``labels.MAX_SECONDS`` (``NaN``, ``-5``), and
   with ``create_raters`` a new worker whose id is not a username as it stands
-  (:func:`judgements.membership.check_username`: letters, digits and ``@.+-_``, at most 150); each as
-  ``FILE:LINE: what``, on the worker's first row.
+  (:func:`judgements.membership.check_username`: letters, digits and ``@.+-_``, at most 150, not ``.``
+  or ``..``); each as ``FILE:LINE: what``, on the worker's first row.
 
 Every caller — the pool's manager page, the API, ``manage.py import_judgements --crowd`` — imports here:
 the command calls :func:`import_crowd_judgements` directly, the page and the API start a job
@@ -37,7 +47,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.db import transaction
 from django.db.models import F
 
@@ -61,6 +70,8 @@ COLUMNS = {
 DUPLICATE_RULES = ("last", "revisions")
 #: Rows written between two progress reports.
 PROGRESS_EVERY = 2000
+#: Workers named in the warnings at most (``raters_renamed`` counts them all).
+MAX_WARNINGS = 20
 
 
 class CrowdOptionError(JudgingError):
@@ -112,8 +123,10 @@ class CrowdImportSummary(JobSummary):
     duplicates: int = 0
     duplicate_rule: str = "last"
     raters_created: int = 0
+    raters_renamed: int = 0  # new workers whose account is not named by their id (see the warnings)
     skipped: Counter[str] = field(default_factory=Counter)
     seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(self.skipped.items())) or "none"
@@ -121,8 +134,11 @@ class CrowdImportSummary(JobSummary):
             f"crowd judgements: {self.rows} rows, {self.created} created, {self.revised} revised, "
             f"{self.unrateable} unrateable, {self.duplicates} duplicate (worker, item) rows "
             f"({'last wins' if self.duplicate_rule == 'last' else 'kept as revisions'}), "
-            f"{self.raters_created} raters created; skipped: {skipped}; {self.seconds:.1f} s"
+            f"{self.raters_created} raters created{self._renamed()}; skipped: {skipped}; {self.seconds:.1f} s"
         )
+
+    def _renamed(self) -> str:
+        return f" ({self.raters_renamed} under another name than their id)" if self.raters_renamed else ""
 
 
 def _header(display: str, fields: list[str]) -> dict[str, int]:
@@ -200,14 +216,11 @@ def _seconds(text: str) -> float | None:
 
 
 def _account_problem(worker: str) -> str | None:
-    """Why a new worker can have no account of their own id (None if they can): the id must be a username
-    as it stands, so that the next import finds the account by it."""
+    """Why a new worker can have no account (None if they can): `membership.check_worker_id`."""
     try:
-        name = membership.check_username(worker)
+        membership.check_worker_id(worker)
     except membership.AccountRefused as exc:
         return f"worker {worker!r} cannot have an account (create_raters): {exc}"
-    if name != worker:
-        return f"worker {worker!r} cannot have an account (create_raters): it would be stored as {name!r}"
     return None
 
 
@@ -243,12 +256,8 @@ def import_crowd_judgements(
     last_row: dict[tuple[str, int], int] = {}
     kept: list[tuple[str, int, int, float | None]] = []
     workers = {worker for _, worker, *_ in rows}
-    # the workers whose name needs no check: every one without create_raters, else those with an account
-    checked = (
-        set(User.objects.filter(username__in=workers).values_list("username", flat=True))
-        if create_raters
-        else workers
-    )
+    # the workers whose id needs no check: every one without create_raters, else those with an account
+    checked = set(membership.worker_accounts(workers)) if create_raters else workers
     for number, worker, qid, docid, label, seconds in rows:
         summary.rows += 1
         if label < 0 and label not in special:
@@ -279,12 +288,19 @@ def import_crowd_judgements(
     if duplicates == "last":
         kept = [row for k, row in enumerate(kept) if last_row[(row[0], row[1])] == k]
     with transaction.atomic():
-        users = {u.username: u for u in User.objects.filter(username__in={w for w, *_ in kept})}
+        users = membership.worker_accounts({w for w, *_ in kept})
         for worker in sorted({w for w, *_ in kept} - set(users)):
             if not create_raters:
                 continue
-            users[worker] = membership.create_rater_account(username=worker, password=None)
+            users[worker] = membership.create_worker_account(worker_id=worker)
             summary.raters_created += 1
+            if users[worker].username != worker:
+                summary.raters_renamed += 1
+                if summary.raters_renamed <= MAX_WARNINGS:
+                    summary.warnings.append(
+                        f"worker {worker!r} has the account {users[worker].username!r}: an account that is "
+                        f"not a crowd worker's is named {worker!r}"
+                    )
         existing = {
             (j.rater_id, j.item_id): j
             for j in Judgement.objects.filter(item__pool=pool, rater__in=list(users.values()))

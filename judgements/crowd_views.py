@@ -44,7 +44,7 @@ class CrowdImportForm(forms.Form):
     )
     create_raters = forms.BooleanField(
         required=False,
-        help_text="Give each worker who is no user an account (no password: they never log in).",
+        help_text="Give each new worker an account of their own (no password: they never log in).",
     )
 
     def clean_unrateable_labels(self) -> list[int]:

@@ -8,11 +8,21 @@ from __future__ import annotations
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
+from django.db.models import Exists, OuterRef, QuerySet
 from django.utils import timezone
 
 from judgements.errors import JudgingError
 from judgements.models import Judgement, RaterExclusion
 from pooling.models import Pool
+
+
+def pool_raters(*, pool: Pool) -> QuerySet[User]:
+    """The accounts a pool's managers may exclude or restore: those with a judgement in the pool or an
+    exclusion from it. Every page and API call that names a rater to exclude or restore (by username or
+    by id) finds them here, so anyone else is not found, as if no such account existed."""
+    judged = Judgement.objects.filter(item__pool=pool, rater=OuterRef("pk"))
+    excluded = RaterExclusion.objects.filter(pool=pool, rater=OuterRef("pk"))
+    return User.objects.filter(Exists(judged) | Exists(excluded))
 
 
 def excluded_rater_ids(*, pool: Pool) -> set[int]:

@@ -19,6 +19,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
+from judgements import membership
 from judgements.errors import JudgingError
 from judgements.models import Judge, Judgement, Judging
 from pooling.models import Job, Pool, PoolItem
@@ -87,7 +88,10 @@ def create_judge(
     if Judge.objects.filter(pool=pool, name=name).exists():
         raise JudgingError(f"name: this pool already has a judge {name!r}")
     with transaction.atomic():
-        user = User(username=f"judge-{pool.pk}-{name}"[:150], is_active=False)
+        # Named for its pool and name, numbered where an account (a person's, a crowd worker's) has that
+        # name already: the judge never shares an account, and its creation never fails on the name.
+        username = membership.unused_username(membership.numbered_names(f"judge-{pool.pk}-{name}"))
+        user = User(username=username, is_active=False)
         user.set_unusable_password()
         user.save()
         return Judge.objects.create(

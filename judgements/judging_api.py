@@ -6,6 +6,7 @@ managers set up and run the campaigns of the pools they manage.
     POST /api/judging/                     set up judging of a pool (rubric, raters, lease, gap)
     PATCH /api/judging/<pool>/             change rubric, lease minutes, adjudication gap
     POST /api/judging/<pool>/raters/       add raters; DELETE /api/judging/<pool>/raters/<username>/
+                                           (or …/raters/?username=NAME, for any name: `..`, `a/b`)
     GET/POST /api/judging/<pool>/gold/     gold labels; DELETE /api/judging/<pool>/gold/<item>/
     GET  /api/judging/<pool>/stats/        per-rater statistics and gold accuracy
     GET/POST /api/judging/<pool>/adjudication/  the queue (every grade, note, rater) and decisions
@@ -64,8 +65,8 @@ def _pool_item(pool: Pool, data: dict[str, Any]) -> PoolItem:
 
 
 MANAGER_ACTIONS = {
-    "create", "partial_update", "raters", "remove_rater", "gold", "remove_gold", "stats", "adjudication",
-    "adjudications", "judgements", "crowd_imports",
+    "create", "partial_update", "raters", "remove_rater", "remove_named_rater", "gold", "remove_gold",
+    "stats", "adjudication", "adjudications", "judgements", "crowd_imports",
 }  # fmt: skip
 
 
@@ -158,6 +159,21 @@ class JudgingViewSet(
     @action(detail=True, methods=["delete"], url_path=r"raters/(?P<username>[^/]+)", url_name="remove-rater")
     def remove_rater(self, request: Request, pool: str | None = None, username: str = "") -> Response:
         """Take a rater off the pool: their live leases are released, their judgements stay."""
+        return self._remove_rater(username)
+
+    @extend_schema(
+        operation_id="judging_raters_destroy_by_query",
+        parameters=[OpenApiParameter("username", str, OpenApiParameter.QUERY, required=True)],
+        request=None,
+        responses={204: OpenApiResponse(description="Removed; their judgements stay.")},
+    )
+    @raters.mapping.delete
+    def remove_named_rater(self, request: Request, pool: str | None = None) -> Response:
+        """`DELETE …/raters/?username=NAME`: as `remove_rater`, for any name (a path holds neither `..`
+        nor a `/` in one segment)."""
+        return self._remove_rater(request.query_params.get("username", ""))
+
+    def _remove_rater(self, username: str) -> Response:
         judging = self.get_object()
         rater = judging.raters.filter(username=username).first()
         if rater is None:
@@ -175,8 +191,8 @@ class JudgingViewSet(
             golds = GoldLabel.objects.filter(item__pool=judging.pool).select_related(
                 "item__topic", "item__document", "created_by"
             )
-            return Response(GoldSerializer(golds.order_by("item__topic__qid", "item__document__docid"),
-                                           many=True).data)  # fmt: skip
+            page = self.paginate_queryset(golds.order_by("item__topic__qid", "item__document__docid"))
+            return self.get_paginated_response(GoldSerializer(page, many=True).data)
         form = GoldInputSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         item = _pool_item(judging.pool, form.validated_data)
@@ -201,8 +217,8 @@ class JudgingViewSet(
         """Per rater: judgements, median seconds, grade distribution, unrateable share, skips, gold
         accuracy (exact and within one grade)."""
         judging = self.get_object()
-        rows = [row.as_dict() for row in stats.rater_statistics(pool=judging.pool)]
-        return Response(RaterStatsSerializer(rows, many=True).data)
+        page = self.paginate_queryset(stats.rater_statistics(pool=judging.pool))
+        return self.get_paginated_response(RaterStatsSerializer([r.as_dict() for r in page], many=True).data)
 
     @extend_schema(
         methods=["GET"],
@@ -219,7 +235,8 @@ class JudgingViewSet(
             query = QueueQuerySerializer(data=request.query_params)
             query.is_valid(raise_exception=True)
             queue = stats.adjudication_queue_details(pool=judging.pool, gap=query.validated_data.get("gap"))
-            return Response(QueueEntrySerializer(queue, many=True).data)
+            page = self.paginate_queryset(queue)
+            return self.get_paginated_response(QueueEntrySerializer(page, many=True).data)
         form = AdjudicateSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         data = form.validated_data
@@ -238,7 +255,8 @@ class JudgingViewSet(
         decisions = Adjudication.objects.filter(item__pool=judging.pool).select_related(
             "item__topic", "item__document", "adjudicator"
         )
-        return Response(AdjudicationSerializer(decisions.order_by("-decided_at"), many=True).data)
+        page = self.paginate_queryset(decisions.order_by("-decided_at", "-id"))
+        return self.get_paginated_response(AdjudicationSerializer(page, many=True).data)
 
     @extend_schema(
         parameters=[

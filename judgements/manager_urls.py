@@ -15,8 +15,11 @@ urlpatterns = [
     path("pools/<slug:pool>/", views.pool_stats, name="stats"),
     path("pools/<slug:pool>/gold/", views.gold, name="gold"),
     path("pools/<slug:pool>/crowd/", crowd_views.crowd_upload, name="crowd-import"),
-    # <path:>: a username made before names were checked (or by an admin) may hold a '/', and the page
-    # lists every rater who judged (the anchored suffix keeps the two routes apart)
+    # the page's buttons: the rater's id posted, which reaches every name ('..' in a path does not)
+    path("pools/<slug:pool>/raters/exclude/", quality_views.exclude, name="exclude"),
+    path("pools/<slug:pool>/raters/restore/", quality_views.restore, name="restore"),
+    # by username, for the names a path holds; <path:>: one made before names were checked (or by an
+    # admin) may hold a '/' (the anchored suffix keeps the routes apart)
     path("pools/<slug:pool>/raters/<path:username>/exclude/", quality_views.exclude, name="exclude-rater"),
     path("pools/<slug:pool>/raters/<path:username>/restore/", quality_views.restore, name="restore-rater"),
     path("pools/<slug:pool>/gold/<int:item_id>/remove/", views.remove_gold, name="remove-gold"),

@@ -1,19 +1,22 @@
-"""Who judges a pool: its judging set-up (rubric, lease length, adjudication gap) and its raters."""
+"""Who judges a pool: its judging set-up (rubric, lease length, adjudication gap) and its raters; the
+accounts made for them (a person's, `create_rater_account`; a crowd worker's, `create_worker_account`)."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import itertools
+from collections.abc import Collection, Iterable, Iterator
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 
 from judgements.errors import JudgingError
 from judgements.lease_ends import end_lease
 from judgements.models import (
     Assignment,
+    CrowdWorker,
     Judging,
     Rubric,
 )
@@ -77,6 +80,10 @@ class AccountRefused(JudgingError):
         super().__init__(message, field=field)
 
 
+#: Names a URL path segment cannot carry: dot segments, resolved away before a request is sent.
+DOT_SEGMENTS = frozenset({".", ".."})
+
+
 def check_username(username: str) -> str:
     """The username a new account gets for `username`, if Django's own rules take it: stripped and
     NFKC-normalised (as `create_user` and the login form do, so the rater can log in with it), then the
@@ -85,7 +92,8 @@ def check_username(username: str) -> str:
 
     The one rule for every account the judging app makes (the judging page, ``add_raters --create``, a
     crowd import's new workers): a name outside it (``a/b``, ``sp ace``, ``<b>x</b>``) cannot be put in the
-    URLs of the pages that list raters."""
+    URLs of the pages that list raters. Nor can ``.`` and ``..``, which the validators let through: in a
+    URL they are dot segments, which browsers and HTTP clients resolve away (RFC 3986, 5.2.4)."""
     users = get_user_model()
     name = users.normalize_username(username.strip())
     if not name:
@@ -96,6 +104,10 @@ def check_username(username: str) -> str:
     except ValidationError as exc:
         shown = name if len(name) <= 40 else f"{name[:40]}…"
         raise AccountRefused("username", f"username {shown!r} refused: {' '.join(exc.messages)}") from None
+    if name in DOT_SEGMENTS:
+        raise AccountRefused(
+            "username", f"username {name!r} refused: a URL cannot carry it (browsers drop '.' and '..')"
+        )
     return name
 
 
@@ -124,4 +136,73 @@ def create_rater_account(*, username: str, password: str | None) -> User:
             ) from None
         user.set_password(password)
     user.save()
+    return user
+
+
+#: The start of a crowd worker's account name when their id is another account's name already.
+WORKER_PREFIX = "crowd-"
+
+
+def worker_accounts(worker_ids: Collection[str]) -> dict[str, User]:
+    """Worker id → the account of that crowd worker (`CrowdWorker`), for the ids that have one. The one
+    reader of who a crowd file's worker is: never a person's or a model judge's account that happens to
+    bear the worker's id as its username."""
+    rows = CrowdWorker.objects.filter(worker_id__in=list(worker_ids)).select_related("user")
+    return {row.worker_id: row.user for row in rows}
+
+
+def check_worker_id(worker_id: str) -> None:
+    """A new crowd worker's id must be a username as it stands (`check_username`, not changed by it), so
+    that their account can be named by it; AccountRefused naming ``username`` otherwise."""
+    name = check_username(worker_id)
+    if name != worker_id:
+        raise AccountRefused("username", f"it would be stored as {name!r}")
+
+
+def numbered_names(base: str) -> Iterator[str]:
+    """`base`, then ``<base>-2``, ``<base>-3``, … (`base` shortened to keep each within 150 characters):
+    the names a machine-made account may take when the one it wants is another account's."""
+    for n in itertools.count(1):
+        suffix = "" if n == 1 else f"-{n}"
+        yield f"{base[: 150 - len(suffix)]}{suffix}"
+
+
+def unused_username(names: Iterable[str]) -> str:
+    """The first of `names` that no account has (a machine-made account's name: a crowd worker's, a model
+    judge's); the caller creates the account in a transaction, and a concurrent taker makes it fail."""
+    users = get_user_model()
+    return next(name for name in names if not users.objects.filter(username=name).exists())
+
+
+def _worker_names(worker_id: str) -> Iterator[str]:
+    """The names a worker's account may take, in order of preference: their id, then ``crowd-<id>``,
+    ``crowd-<id>-2``, … (the id shortened to keep each within 150 characters)."""
+    yield worker_id
+    yield from numbered_names(f"{WORKER_PREFIX}{worker_id}")
+
+
+def create_worker_account(*, worker_id: str) -> User:
+    """The account of crowd worker `worker_id`, made now if they have none: no usable password (they never
+    log in), marked as the worker's (`CrowdWorker`), so every later import, into any pool, finds it by the
+    worker id (`worker_accounts`). It is named `worker_id`, which must be a username as it stands
+    (`check_username`; AccountRefused otherwise); when another account (a person's, a model judge's, a
+    worker's named otherwise) has that name, ``crowd-<id>`` (then ``crowd-<id>-2``, …): the worker never
+    takes that account's judgements, nor gives it theirs. Safe beside an import making the same worker."""
+    check_worker_id(worker_id)
+    found = worker_accounts([worker_id]).get(worker_id)
+    if found is not None:
+        return found
+    users = get_user_model()
+    username = unused_username(_worker_names(worker_id))
+    try:
+        with transaction.atomic():
+            user = users(username=username)
+            user.set_unusable_password()
+            user.save()
+            CrowdWorker.objects.create(worker_id=worker_id, user=user)
+    except IntegrityError:  # the same worker (or the name) made by a concurrent import: theirs is the one
+        found = worker_accounts([worker_id]).get(worker_id)
+        if found is None:
+            raise
+        return found
     return user

@@ -1,4 +1,7 @@
-"""Rubrics, pool membership, leases, judgements with their revisions, gold labels and adjudications."""
+"""Rubrics, pool membership, leases, judgements with their revisions, gold labels and adjudications.
+
+A little over 400 lines on purpose: the judging app's tables in one module, as Django's migrations and
+the admin expect, each model short; the rules over them live in the modules named for them."""
 
 from __future__ import annotations
 
@@ -182,6 +185,21 @@ class Judge(Authored):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.method} judge of {self.pool.name})"
+
+
+class CrowdWorker(models.Model):
+    """The mark of a crowd worker's account (`membership.create_worker_account`): `user` was made by a
+    crowd import for the worker its files name `worker_id`; a crowd file's rows are credited to these
+    accounts only, never to a person's or a model judge's of the same name (`membership.worker_accounts`)."""
+
+    worker_id = models.CharField(max_length=150, unique=True)
+    user = models.OneToOneField(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="crowd_worker"
+    )
+    created_at = models.DateTimeField(default=timezone.now)
+
+    def __str__(self) -> str:
+        return f"crowd worker {self.worker_id}"
 
 
 class HumanJudgementManager(models.Manager["Judgement"]):

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth.models import User
 from django.http import Http404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status, viewsets
@@ -17,6 +16,7 @@ from judgements import crowd_quality, exclusions
 from judgements.errors import JudgingError
 from judgements.models import Judging, RaterExclusion
 from judgements.queries import cached_for_pool
+from labeling.pagination import PagedViewSetMixin
 from pooling.models import Pool
 from pooling.permissions import IsManager, managed_pool
 
@@ -24,6 +24,18 @@ from pooling.permissions import IsManager, managed_pool
 class ExclusionSerializer(serializers.Serializer):
     rater = serializers.CharField(max_length=150)
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
+
+
+class ExclusionRecordSerializer(serializers.Serializer):
+    """An exclusion as `_exclusion` answers it."""
+
+    rater = serializers.CharField()
+    reason = serializers.CharField(allow_blank=True)
+    excluded_by = serializers.CharField(allow_null=True)
+    excluded_at = serializers.DateTimeField()
+    restored_by = serializers.CharField(allow_null=True)
+    restored_at = serializers.DateTimeField(allow_null=True)
+    active = serializers.BooleanField()
 
 
 def _exclusion(row: RaterExclusion) -> dict[str, Any]:
@@ -39,7 +51,7 @@ def _exclusion(row: RaterExclusion) -> dict[str, Any]:
 
 
 @extend_schema(parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, description="pool name")])
-class RaterQualityViewSet(viewsets.ViewSet):
+class RaterQualityViewSet(PagedViewSetMixin, viewsets.ViewSet):
     """Per-rater quality of a pool and the exclusions of raters from its releases."""
 
     permission_classes = [IsManager]
@@ -55,7 +67,8 @@ class RaterQualityViewSet(viewsets.ViewSet):
     def retrieve(self, request: Request, name: str | None = None) -> Response:
         return Response(cached_for_pool(self._pool(name), "rater-quality", crowd_quality.pool_rater_quality))
 
-    @extend_schema(request=ExclusionSerializer, responses={201: OpenApiResponse(description="the exclusion")})
+    @extend_schema(methods=["GET"], responses={200: ExclusionRecordSerializer(many=True)})
+    @extend_schema(methods=["POST"], request=ExclusionSerializer, responses={201: ExclusionRecordSerializer})
     @action(detail=True, methods=["get", "post"], url_path="exclusions")
     def exclusions(self, request: Request, name: str | None = None) -> Response:
         pool = self._pool(name)
@@ -63,12 +76,15 @@ class RaterQualityViewSet(viewsets.ViewSet):
             rows = RaterExclusion.objects.filter(pool=pool).select_related(
                 "rater", "excluded_by", "restored_by"
             )
-            return Response({"results": [_exclusion(row) for row in rows]})
+            return self.page(rows, lambda page: [_exclusion(row) for row in page])
         params = ExclusionSerializer(data=request.data)
         params.is_valid(raise_exception=True)
-        rater = User.objects.filter(username=params.validated_data["rater"]).first()
+        wanted = params.validated_data["rater"]
+        # Only the pool's raters are found: an unknown name and someone else's account answer alike, so
+        # the answer never tells which usernames exist.
+        rater = exclusions.pool_raters(pool=pool).filter(username=wanted).first()
         if rater is None:
-            raise serializers.ValidationError({"rater": ["no such user"]})
+            raise serializers.ValidationError({"rater": [f"{wanted} has no judgement in {pool.name}"]})
         try:
             row = exclusions.exclude_rater(
                 pool=pool,
@@ -80,15 +96,29 @@ class RaterQualityViewSet(viewsets.ViewSet):
             raise serializers.ValidationError({"rater": [str(exc)]}) from None
         return Response(_exclusion(row), status=status.HTTP_201_CREATED)
 
-    @extend_schema(responses={200: OpenApiResponse(description="the exclusion, ended")})
+    @extend_schema(request=None, responses={200: ExclusionRecordSerializer})
     @action(detail=True, methods=["delete"], url_path=r"exclusions/(?P<username>[^/]+)")
     def restore(self, request: Request, name: str | None = None, username: str = "") -> Response:
-        pool = self._pool(name)
-        rater = User.objects.filter(username=username).first()
+        return self._restore(self._pool(name), username)
+
+    @extend_schema(
+        operation_id="rater_quality_exclusions_destroy_by_query",
+        parameters=[OpenApiParameter("rater", str, OpenApiParameter.QUERY, required=True)],
+        request=None,
+        responses={200: ExclusionRecordSerializer},
+    )
+    @exclusions.mapping.delete
+    def restore_named(self, request: Request, name: str | None = None) -> Response:
+        """`DELETE …/exclusions/?rater=NAME`: any name, where the path holds neither `..` nor a `/`."""
+        return self._restore(self._pool(name), request.query_params.get("rater", ""))
+
+    def _restore(self, pool: Pool, username: str) -> Response:
+        """End the exclusion of the pool's rater `username`; 404 for anyone else (`pool_raters`)."""
+        rater = exclusions.pool_raters(pool=pool).filter(username=username).first()
         if rater is None:
             raise Http404
         try:
-            row = exclusions.restore_rater(pool=pool, rater=rater, by=request.user)
+            row = exclusions.restore_rater(pool=pool, rater=rater, by=self.request.user)
         except JudgingError as exc:
             raise serializers.ValidationError({"rater": [str(exc)]}) from None
         return Response(_exclusion(row))

@@ -1,5 +1,11 @@
 """The rater page's quality table (flags, confusion matrices) and the one-click exclusion of a rater's
-labels from a pool's releases, and its undoing (pool managers only)."""
+labels from a pool's releases, and its undoing (pool managers only).
+
+The page's buttons post the rater's id (``rater``) to ``…/raters/exclude/`` and ``…/raters/restore/``:
+every account can be reached so, whatever its name (``..``, ``a/b``, a line break, stored before names
+were checked), where a username in the path would be resolved away by the browser (``..``). The routes
+with the username in the path (``…/raters/<username>/exclude/``) still work for the names a path holds.
+Either way the rater is looked up among the pool's own (`exclusions.pool_raters`): anyone else is 404."""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from typing import Any, cast
 
 from django.contrib import messages
 from django.contrib.auth.models import User
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
 from django.views.decorators.http import require_POST
 
@@ -20,23 +26,34 @@ from pooling.permissions import managed_pool, manager_required
 
 
 def quality_rows(judging: Judging) -> dict[str, Any]:
-    """The quality report of the pool's raters, each confusion matrix laid out with its labels."""
+    """The quality report of the pool's raters, each confusion matrix laid out with its labels, and each
+    rater's id (`rater_id`), which the page's buttons post."""
     data = cached_for_pool(judging.pool, "rater-quality", crowd_quality.pool_rater_quality)
     labels = data["labels"]
+    ids = dict(exclusions.pool_raters(pool=judging.pool).values_list("username", "pk"))
     for row in data["raters"]:
+        row["rater_id"] = ids.get(row["rater"])
         for kind in ("gold", "consensus"):
             row[kind]["rows"] = list(zip(labels, row[kind]["confusion"], strict=True))
     return data
 
 
-def _rater(request: HttpRequest, name: str, username: str) -> tuple[Pool, User]:
+def _rater(request: HttpRequest, name: str, username: str | None) -> tuple[Pool, User]:
+    """The managed pool and the rater of it named by `username` (the path) or else by the posted id
+    (`rater`); 404 for a rater outside the pool, or an id that is none."""
     pool = managed_pool(request, name, queryset=Pool.objects.all())
-    return pool, get_object_or_404(User, username=username)
+    raters = exclusions.pool_raters(pool=pool)
+    if username is not None:
+        return pool, get_object_or_404(raters, username=username)
+    rater_id = request.POST.get("rater", "")
+    if not rater_id.isascii() or not rater_id.isdigit():
+        raise Http404("no such rater")
+    return pool, get_object_or_404(raters, pk=int(rater_id))
 
 
 @require_POST
 @manager_required
-def exclude(request: HttpRequest, pool: str, username: str) -> HttpResponse:
+def exclude(request: HttpRequest, pool: str, username: str | None = None) -> HttpResponse:
     found, rater = _rater(request, pool, username)
     try:
         by = cast(User, request.user)  # manager_required: a signed-in manager
@@ -49,7 +66,7 @@ def exclude(request: HttpRequest, pool: str, username: str) -> HttpResponse:
 
 @require_POST
 @manager_required
-def restore(request: HttpRequest, pool: str, username: str) -> HttpResponse:
+def restore(request: HttpRequest, pool: str, username: str | None = None) -> HttpResponse:
     found, rater = _rater(request, pool, username)
     try:
         exclusions.restore_rater(pool=found, rater=rater, by=cast(User, request.user))

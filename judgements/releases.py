@@ -13,25 +13,26 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
-from django.db import transaction
+from django.db import connection, transaction
 from django.http import FileResponse, Http404
 
 from judgements import aggregation
 from judgements.crowd_policies import fit_policy
 from judgements.errors import JudgingError
-from judgements.models import Judgement, Judging, Release
+from judgements.exclusions import excluded_rater_ids
+from judgements.models import Judging, Release
 from judgements.release_files import write_qrels_and_judgements
 from judgements.release_manifest import RELEASE_FILES, describe_files, release_manifest, write_manifest
-from judgements.release_rows import stream_items
+from judgements.release_rows import current_judgements_join, stream_items
 from pooling.jobs import remove_stale_workdirs
-from pooling.models import Pool
+from pooling.models import Pool, PoolItem
 
 
 def check_policy(*, pool: Pool, policy: str) -> aggregation.Policy:
     """`policy` parsed for `pool`: JudgingError on `policy` when it does not parse, or when its
-    `rater:NAME` names nobody who has judged in the pool (`by_rater_id`). The one check of a policy for
-    every release (the API, the releases page, `release_qrels`) and every read of the current labels (the
-    evaluation reports)."""
+    `rater:NAME` names nobody whose judgements in the pool count (`by_rater_id`: not a rater excluded
+    from it). The one check of a policy for every release (the API, the releases page, `release_qrels`)
+    and every read of the current labels (the evaluation reports)."""
     try:
         parsed = aggregation.parse_policy(policy)
     except ValueError as exc:
@@ -41,16 +42,26 @@ def check_policy(*, pool: Pool, policy: str) -> aggregation.Policy:
 
 def by_rater_id(parsed: aggregation.Policy, *, pool: Pool) -> aggregation.Policy:
     """A parsed policy whose `rater:NAME` names a rater by id, the key the votes carry; any other policy
-    as it is. Refused (on `policy`) unless NAME has judged in `pool`: a release of anyone else's labels
-    would hold none. The message is the same whether or not a user of that name exists elsewhere on the
-    platform."""
+    as it is. Refused (on `policy`) unless NAME has judgements in `pool` that a release counts: read
+    through the release's own join (`release_rows.current_judgements_join`: people's, not those of a
+    rater excluded from the pool), so a release of anyone else's labels, which would hold none, is never
+    made. The message is the same whether or not a user of that name exists elsewhere on the platform;
+    for a rater of the pool excluded from it, it says so."""
     if parsed.kind != "rater":
         return parsed
-    judged = Judgement.objects.filter(item__pool=pool, rater__username=parsed.rater)
-    rater_id = judged.values_list("rater_id", flat=True).first()
-    if rater_id is None:
+    sql = f"""SELECT j.rater_id FROM {PoolItem._meta.db_table} i {current_judgements_join()}
+        JOIN {User._meta.db_table} u ON u.id = j.rater_id
+        WHERE i.pool_id = %(pool)s AND u.username = %(name)s LIMIT 1"""
+    with connection.cursor() as cursor:
+        cursor.execute(sql, {"pool": pool.pk, "name": parsed.rater})
+        row = cursor.fetchone()
+    if row is None:
+        if User.objects.filter(pk__in=excluded_rater_ids(pool=pool), username=parsed.rater).exists():
+            raise JudgingError(
+                f"{parsed.rater!r} is excluded from this pool's releases (restore them first)", field="policy"
+            )
         raise JudgingError(f"no rater named {parsed.rater!r} has judged in this pool", field="policy")
-    return aggregation.Policy("rater", str(rater_id))
+    return aggregation.Policy("rater", str(row[0]))
 
 
 def create_release(

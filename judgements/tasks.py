@@ -2,12 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
-
 from judgements import lease_ends, releases
 from labeling.celery import shared_task
 from pooling import jobs
+from pooling.job_summary import JobSummary, RecordCounts
 from pooling.models import Job, Pool
 
 
@@ -17,17 +15,6 @@ def sweep_expired_leases() -> int:
     return lease_ends.sweep_expired_leases()
 
 
-@dataclass
-class ReleaseSummary:
-    """What a release job records: the release's counts, and what it found (`releases.create_release`)."""
-
-    counts: dict[str, Any]
-    warnings: list[str] = field(default_factory=list)
-
-    def as_dict(self) -> dict[str, Any]:
-        return dict(self.counts)
-
-
 @shared_task
 def sweep_release_workdirs() -> int:
     """Periodic (beat, every minute): remove the work directories killed releases left behind."""
@@ -35,7 +22,7 @@ def sweep_release_workdirs() -> int:
 
 
 @jobs.job_task
-def create_release(job: Job) -> ReleaseSummary:
+def create_release(job: Job) -> RecordCounts:
     """Write a qrels release for the pool named in the job (progress on the job row)."""
     pool = Pool.objects.get(pk=job.params["pool"])
     release = releases.create_release(
@@ -47,11 +34,11 @@ def create_release(job: Job) -> ReleaseSummary:
         progress=jobs.job_progress(job),
     )
     job.report(result={"release": release.pk})
-    return ReleaseSummary(counts=release.counts, warnings=release.warnings)
+    return RecordCounts(counts=release.counts, warnings=release.warnings)
 
 
 @jobs.job_task
-def import_crowd_labels(job: Job) -> Any:
+def import_crowd_labels(job: Job) -> JobSummary:
     """Import the crowd file of the job into its pool (`crowd_import.import_job_file`)."""
     from judgements import crowd_import
 

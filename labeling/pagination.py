@@ -1,13 +1,17 @@
-"""The pagination of every list endpoint (REST_FRAMEWORK's DEFAULT_PAGINATION_CLASS). A module of its own:
-DRF imports it while it defines GenericAPIView, so it imports no view."""
+"""The pagination of every list endpoint (REST_FRAMEWORK's DEFAULT_PAGINATION_CLASS), and the same for a
+ViewSet of no model (`PagedViewSetMixin`). A module of its own: DRF imports it while it defines
+GenericAPIView, so it imports no view."""
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from typing import Any
 
 from rest_framework.exceptions import ValidationError
 from rest_framework.pagination import LimitOffsetPagination
 from rest_framework.request import Request
+from rest_framework.response import Response
 
 _INTEGER = re.compile(r"-?[0-9]+")
 
@@ -31,6 +35,23 @@ class Pagination(LimitOffsetPagination):
         if offset is not None and offset > self.MAX_OFFSET:
             raise ValidationError({"offset": [f"Ensure this value is at most {self.MAX_OFFSET}."]})
         return offset or 0
+
+
+class PagedViewSetMixin:
+    """The one rule for a ViewSet that is not a GenericViewSet (its rows are dicts a service makes, not one
+    model's through a serializer): `self.page(rows, to_data)` answers a page as GenericAPIView's
+    `paginate_queryset` and `get_paginated_response` do, and `pagination_class` tells the schema generator
+    that a response declared `many=True` is a page (with `limit` and `offset`). An action whose list is
+    small by design says `pagination_class=None` and answers a plain array."""
+
+    pagination_class: type[Pagination] | None = Pagination
+    request: Request
+
+    def page(self, rows: Any, to_data: Callable[[list[Any]], Any] = list) -> Response:
+        """One page of `rows` (a queryset, sliced in the database, or a list), `to_data` making its JSON."""
+        paginator = Pagination()
+        page = paginator.paginate_queryset(rows, self.request, view=self)
+        return paginator.get_paginated_response(to_data(list(page or [])))
 
 
 def _integer(request: Request, name: str, *, least: int) -> int | None:

@@ -29,7 +29,7 @@ from pooling.permissions import IsManager
 
 class ClickLogSerializer(serializers.ModelSerializer):
     collection = serializers.SlugRelatedField(slug_field="name", read_only=True)
-    pool = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    pool = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)
 
     class Meta:
         model = ClickLog
@@ -49,7 +49,7 @@ class ClickLogUploadSerializer(serializers.Serializer):
 
 
 class QueryMappingSerializer(serializers.ModelSerializer):
-    qid = serializers.CharField(source="topic.qid", default=None, read_only=True)
+    qid = serializers.CharField(source="topic.qid", default=None, read_only=True, allow_null=True)  # unmapped
 
     class Meta:
         model = QueryMapping
@@ -93,6 +93,11 @@ class ClickLabelSetSerializer(serializers.ModelSerializer):
         model = ClickLabelSet
         fields = ["id", "log", "propensity", "name", "estimator", "tau", "clipped_share", "min_impressions",
                   "thresholds", "bootstrap", "agreement", "warnings", "created_at"]  # fmt: skip
+
+
+class ClickReleaseSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    manifest = serializers.JSONField()
 
 
 class ClickLabelSerializer(serializers.ModelSerializer):
@@ -176,6 +181,7 @@ class ClickLogViewSet(viewsets.ReadOnlyModelViewSet):
     def get_parsers(self) -> Any:
         return [MultiPartParser(), FormParser(), JSONParser()]
 
+    @extend_schema(responses={200: QueryMappingSerializer(many=True)})
     @action(detail=True, methods=["get"])
     def queries(self, request: Request, pk: str | None = None) -> Response:
         """The log's distinct queries and the topic each mapped to (unmapped ones with qid null)."""
@@ -239,13 +245,14 @@ class ClickLabelSetViewSet(viewsets.ReadOnlyModelViewSet):
     def get_queryset(self) -> Any:
         return ClickLabelSet.objects.visible_to(self.request.user)
 
+    @extend_schema(responses={200: ClickLabelSerializer(many=True)})
     @action(detail=True, methods=["get"], url_path="labels")
     def label_rows(self, request: Request, pk: str | None = None) -> Response:
         rows = ClickLabel.objects.filter(label_set=self.get_object()).select_related("topic", "document")
         page = self.paginate_queryset(rows.order_by("topic__qid", "document__docid"))
         return self.get_paginated_response(ClickLabelSerializer(page, many=True).data)
 
-    @extend_schema(request=None, responses={201: None, 400: None})
+    @extend_schema(request=None, responses={201: ClickReleaseSerializer, 400: None})
     @action(detail=True, methods=["post"])
     def release(self, request: Request, pk: str | None = None) -> Response:
         """Release the set's click grades (refused until the agreement with humans is computed)."""

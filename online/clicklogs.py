@@ -38,7 +38,7 @@ from online.logformats import MAX_POSITION, CountRow, Page, UbiStats, read_count
 from online.models import ClickCount, ClickLog, QueryMapping
 from online.ubi import read_ubi
 from pooling.errors import ImportFailed, Refused
-from pooling.formats import FormatError
+from pooling.formats import FormatError, client_name
 from pooling.imports import _open_source, reading_limits
 from pooling.models import Collection, Document, Pool, Topic
 
@@ -371,7 +371,7 @@ def import_click_log(
                     pool=pool,
                     name=name,
                     format=format,
-                    source_file=", ".join(names),
+                    source_file=", ".join(client_name(shown) for shown in names),
                     archive_dir=archive_dir,
                     created_by=user if getattr(user, "is_authenticated", False) else None,
                 )
@@ -428,7 +428,8 @@ def _archive_root(collection: Collection, name: str) -> Path:
     root = base / name
     if root.parent != base or root.resolve() != root:
         raise Refused(
-            f"the archive folder of click log {name!r} ({root}) is not inside {base}: nothing imported",
+            f"the archive folder of click log {name!r} is not inside its collection's click-log folder "
+            "(a link to elsewhere): nothing imported",
             field="name",
         )
     return root

@@ -18,7 +18,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -26,9 +26,19 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from labeling.pagination import PagedViewSetMixin
 from labeling.throttling import UserThrottle
 from online import experiment_input, experiments, preference, serving, tracking
 from online.experiment_models import InterleavingExperiment, InterleavingResult, TrackedExperiment
+from online.experiment_serializers import (
+    CorrelationGroupSerializer,
+    DeltasImportedSerializer,
+    ImpressionLoggedSerializer,
+    InterleavingExperimentSerializer,
+    InterleavingResultSerializer,
+    PowerPlanSerializer,
+    TrackedExperimentSerializer,
+)
 from online.models import ClickLog
 from pooling.models import Collection
 from pooling.permissions import IsManager
@@ -93,7 +103,7 @@ def experiment_dict(experiment: InterleavingExperiment) -> dict[str, Any]:
     }
 
 
-class InterleavingViewSet(viewsets.ViewSet):
+class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
     """Interleaving experiments: two runs interleaved for searchers, and the preference their clicks show."""
 
     lookup_field = "name"
@@ -121,26 +131,26 @@ class InterleavingViewSet(viewsets.ViewSet):
         scoped = queryset.managed_by(user) if change else queryset.visible_to(user)
         return get_object_or_404(scoped.select_related("collection", "run_a", "run_b"), name=name or "")
 
-    @extend_schema(responses={200: OpenApiResponse(description="experiments")})
+    @extend_schema(responses={200: InterleavingExperimentSerializer(many=True)})
     def list(self, request: Request) -> Response:
-        return Response([experiment_dict(e) for e in self._visible()])
+        return self.page(self._visible().order_by("name"), lambda page: [experiment_dict(e) for e in page])
 
     @extend_schema(
         request=experiment_input.ExperimentCreateSerializer,
-        responses={201: OpenApiResponse(description="experiment")},
+        responses={201: InterleavingExperimentSerializer},
     )
     def create(self, request: Request) -> Response:
         experiment = experiment_input.create_interleaving(user=request.user, data=request.data)
         return Response(experiment_dict(experiment), status=status.HTTP_201_CREATED)
 
-    @extend_schema(parameters=[NAME], responses={200: OpenApiResponse(description="experiment")})
+    @extend_schema(parameters=[NAME], responses={200: InterleavingExperimentSerializer})
     def retrieve(self, request: Request, name: str | None = None) -> Response:
         return Response(experiment_dict(self._experiment(name)))
 
     @extend_schema(
         parameters=[NAME],
         request=ExperimentUpdateSerializer,
-        responses={200: OpenApiResponse(description="experiment")},
+        responses={200: InterleavingExperimentSerializer},
     )
     def partial_update(self, request: Request, name: str | None = None) -> Response:
         """Switch the experiment on or off (`active`), replace its `clients`, or its description."""
@@ -156,7 +166,7 @@ class InterleavingViewSet(viewsets.ViewSet):
     @extend_schema(
         parameters=[NAME],
         request=ImpressionSerializer,
-        responses={201: OpenApiResponse(description="logged")},
+        responses={201: ImpressionLoggedSerializer},
     )
     @action(detail=True, methods=["post"])
     def impressions(self, request: Request, name: str | None = None) -> Response:
@@ -169,9 +179,7 @@ class InterleavingViewSet(viewsets.ViewSet):
         impression = experiments.log_impression(experiment=experiment, **params.validated_data)
         return Response({"id": impression.pk, "outcome": impression.outcome}, status=status.HTTP_201_CREATED)
 
-    @extend_schema(
-        parameters=[NAME], request=ResultSerializer, responses={200: OpenApiResponse(description="result")}
-    )
+    @extend_schema(parameters=[NAME], request=ResultSerializer, responses={200: InterleavingResultSerializer})
     @action(detail=True, methods=["get", "post"])
     def result(self, request: Request, name: str | None = None) -> Response:
         """GET: the latest result (computed once if there is none); POST: compute it again now, from the
@@ -196,7 +204,7 @@ class InterleavingViewSet(viewsets.ViewSet):
             latest = experiments.compute_result(experiment=experiment)
         return Response(experiments.result_dict(latest))
 
-    @extend_schema(parameters=[PowerSerializer], responses={200: OpenApiResponse(description="plan")})
+    @extend_schema(parameters=[PowerSerializer], responses={200: PowerPlanSerializer})
     @action(detail=False, methods=["get"])
     def power(self, request: Request) -> Response:
         """Impressions needed to detect a given Δ_AB with the exact sign test."""
@@ -220,7 +228,7 @@ class OnlineDeltasImportSerializer(serializers.Serializer):
     file = serializers.FileField()
 
 
-class TrackerViewSet(viewsets.ViewSet):
+class TrackerViewSet(PagedViewSetMixin, viewsets.ViewSet):
     """The offline–online tracker: ranking changes with both deltas, and how well one predicts the other."""
 
     permission_classes = [IsManager]
@@ -243,14 +251,15 @@ class TrackerViewSet(viewsets.ViewSet):
         return experiment_input.managed_collection(user=self.request.user, name=name)
 
     @extend_schema(
-        parameters=[OpenApiParameter("collection", str)], responses={200: OpenApiResponse(description="list")}
+        parameters=[OpenApiParameter("collection", str)],
+        responses={200: TrackedExperimentSerializer(many=True)},
     )
     def list(self, request: Request) -> Response:
-        return Response([tracking.experiment_dict(e) for e in self._visible()])
+        return self.page(self._visible(), lambda page: [tracking.experiment_dict(e) for e in page])
 
     @extend_schema(
         request=experiment_input.TrackedCreateSerializer,
-        responses={201: OpenApiResponse(description="experiment")},
+        responses={201: TrackedExperimentSerializer},
     )
     def create(self, request: Request) -> Response:
         experiment = experiment_input.create_tracked(user=request.user, data=request.data)
@@ -258,7 +267,7 @@ class TrackerViewSet(viewsets.ViewSet):
 
     @extend_schema(
         parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)],
-        responses={200: OpenApiResponse(description="experiment")},
+        responses={200: TrackedExperimentSerializer},
     )
     def retrieve(self, request: Request, pk: str | None = None) -> Response:
         return Response(tracking.experiment_dict(get_object_or_404(self._visible(), pk=_id(pk))))
@@ -266,7 +275,7 @@ class TrackerViewSet(viewsets.ViewSet):
     @extend_schema(
         parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)],
         request=OnlineDeltaSerializer,
-        responses={200: OpenApiResponse(description="experiment")},
+        responses={200: TrackedExperimentSerializer},
     )
     def partial_update(self, request: Request, pk: str | None = None) -> Response:
         """Enter the online delta: a value of an online metric, or an interleaving experiment's result."""
@@ -285,16 +294,16 @@ class TrackerViewSet(viewsets.ViewSet):
 
     @extend_schema(
         parameters=[OpenApiParameter("collection", str)],
-        responses={200: OpenApiResponse(description="one group per (offline metric, online metric)")},
+        responses={200: CorrelationGroupSerializer(many=True)},
     )
-    @action(detail=False, methods=["get"])
+    # A plain array, not a page: one group per (offline metric, online metric) pair, a handful by design
+    # (each group's correlation needs all its experiments at once).
+    @action(detail=False, methods=["get"], pagination_class=None)
     def correlation(self, request: Request) -> Response:
         """Pearson (Fisher interval), Spearman, Kendall τb, sign agreement (Wilson) and the verdict."""
         return Response(tracking.correlation_groups(self._visible()))
 
-    @extend_schema(
-        request=OnlineDeltasImportSerializer, responses={200: OpenApiResponse(description="updated")}
-    )
+    @extend_schema(request=OnlineDeltasImportSerializer, responses={200: DeltasImportedSerializer})
     @action(detail=False, methods=["post"], url_path="import")
     def import_deltas(self, request: Request) -> Response:
         """Online deltas from a TSV file (`name<TAB>online_metric<TAB>online_delta`), errors by line."""

@@ -14,6 +14,7 @@ from django.conf import settings
 from online import clicklogs
 from online.models import ClickLog, PropensityEstimate
 from pooling.errors import Refused
+from pooling.formats import client_name
 from pooling.imports import rehearsed
 from pooling.jobs import start_job
 from pooling.models import Collection, Job, Pool
@@ -55,18 +56,14 @@ def start_click_import(
     clicklogs.check_click_log(collection=collection, name=name, format=format, pool=pool)
     folder = Path("uploads") / "clicks" / uuid.uuid4().hex
     root = Path(settings.MEDIA_ROOT) / folder
-    paths: list[str] = []
-    names: list[str] = []
+    names = [client_name(upload.name) for upload in uploads]
+    paths = _stored_files(root, names)
     try:
         root.mkdir(parents=True)
-        for upload in uploads:
-            display = Path(upload.name).name
-            target = root / f"{len(paths)}-{display}"
+        for upload, target in zip(uploads, paths, strict=True):
             with open(target, "wb") as out:
                 for block in upload.chunks():
                     out.write(block)
-            paths.append(str(target))
-            names.append(display)
         if sum(upload.size for upload in uploads) <= settings.IMPORT_CHECK_MAX_BYTES:
             rehearsed(  # a gzip file that expands past the check's limit is the job's to check
                 lambda: clicklogs.import_click_log(
@@ -86,15 +83,30 @@ def start_click_import(
     params = {
         "name": name,
         "format": format,
-        "paths": paths,
         "names": names,
         "pool": pool.pk if pool else None,
         "object_field": object_field,
         "ordinal_base": ordinal_base,
     }
     return start_job(
-        kind=Job.Kind.CLICK_LOG, collection=collection, params=params, user=user, upload_name=", ".join(names)
+        kind=Job.Kind.CLICK_LOG,
+        collection=collection,
+        params=params,
+        user=user,
+        upload=str(folder),  # like every job's stored upload, kept from clients (the API shows `params`)
+        upload_name=", ".join(names),
     )
+
+
+def _stored_files(folder: Path, names: list[str]) -> list[str]:
+    """Where a click log's uploaded files are kept in `folder`: each under its place and its own name."""
+    return [str(folder / f"{index}-{name}") for index, name in enumerate(names)]
+
+
+def click_files(job: Job) -> list[str]:
+    """The stored files of a click log's import job, in the order its import reads them: in the job's
+    upload folder (`start_click_import`; pooling migration 0023 moved older jobs' paths there)."""
+    return _stored_files(Path(job.upload.path), job.params["names"])
 
 
 def start_propensity(

@@ -2,41 +2,42 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from online import clicklogs, services
+from online.jobs import click_files
 from online.models import ClickLog, PropensityEstimate
 from pooling import jobs
+from pooling.job_summary import RecordCounts
 from pooling.models import Job, Pool
 
 
 @jobs.job_task
-def import_click_log(job: Job) -> dict[str, Any]:
+def import_click_log(job: Job) -> RecordCounts:
     """Import the click log of the job."""
     assert job.collection is not None
     p = job.params
     pool = Pool.objects.filter(pk=p.get("pool")).first() if p.get("pool") else None
-    existing = ClickLog.objects.filter(collection=job.collection, name=p["name"]).first()
-    if existing is not None and job.attempts > 1:  # a redelivered job whose first attempt committed
-        return {"log": existing.pk, **existing.counts}
-    log = clicklogs.import_click_log(
-        collection=job.collection,
-        name=p["name"],
-        format=p["format"],
-        paths=p["paths"],
-        display_names=p["names"],
-        pool=pool,
-        object_field=p.get("object_field", ""),
-        ordinal_base=int(p.get("ordinal_base", 1)),
-        user=job.created_by,
-        progress=jobs.job_progress(job, scale=0.99),
-    )
+    log = ClickLog.objects.filter(collection=job.collection, name=p["name"]).first()
+    if log is None or job.attempts == 1:  # else a redelivered job whose first attempt committed
+        log = clicklogs.import_click_log(
+            collection=job.collection,
+            name=p["name"],
+            format=p["format"],
+            paths=click_files(job),
+            display_names=p["names"],
+            pool=pool,
+            object_field=p.get("object_field", ""),
+            ordinal_base=int(p.get("ordinal_base", 1)),
+            user=job.created_by,
+            progress=jobs.job_progress(job, scale=0.99),
+        )
     job.report(result={"log": log.pk})
-    return {"log": log.pk, **{k: v for k, v in log.counts.items() if k != "loggers"}}
+    # the log's counts but its loggers (names, not a count: the log's page lists them)
+    counts = {key: value for key, value in log.counts.items() if key != "loggers"}
+    return RecordCounts(counts=counts, warnings=list(log.warnings))
 
 
 @jobs.job_task
-def estimate_propensity(job: Job) -> dict[str, Any]:
+def estimate_propensity(job: Job) -> RecordCounts:
     """Estimate the propensities named in the job."""
     log = ClickLog.objects.get(pk=job.params["log"])
     estimate = services.estimate_propensity(
@@ -47,11 +48,11 @@ def estimate_propensity(job: Job) -> dict[str, Any]:
         user=job.created_by,
     )
     job.report(result={"propensity": estimate.pk})
-    return {"propensity": estimate.pk}
+    return RecordCounts(counts={"positions": len(estimate.theta)}, warnings=list(estimate.warnings))
 
 
 @jobs.job_task
-def derive_click_labels(job: Job) -> dict[str, Any]:
+def derive_click_labels(job: Job) -> RecordCounts:
     """Derive the click labels named in the job."""
     p = job.params
     log = ClickLog.objects.get(pk=p["log"])
@@ -72,4 +73,4 @@ def derive_click_labels(job: Job) -> dict[str, Any]:
         progress=jobs.job_progress(job, scale=0.99),
     )
     job.report(result={"label_set": label_set.pk})
-    return {"label_set": label_set.pk, "labels": label_set.labels.count()}
+    return RecordCounts(counts={"labels": label_set.labels.count()}, warnings=list(label_set.warnings))

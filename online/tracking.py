@@ -28,7 +28,7 @@ from evaluation.services import run_as_dict
 from judgements.models import Release
 from online import tracker
 from online.experiment_models import InterleavingResult, TrackedExperiment
-from pooling.formats import FormatError
+from pooling.formats import FormatError, client_name, open_path
 from pooling.models import Collection, Run
 from pooling.trec_io import read_qrels
 
@@ -58,7 +58,8 @@ def offline_delta(*, release: Release, baseline: Run, treatment: Run, metric: st
         raise ValidationError({"metric": ["name one measure (such as ndcg_cut_10)"]})
     path = Path(settings.MEDIA_ROOT) / release.directory / "qrels.txt"
     try:
-        qrels = read_qrels(path)
+        with open_path(path, client_name(path)) as named:  # its errors name qrels.txt, not the path
+            qrels = read_qrels(named)
     except FormatError as exc:
         raise ValidationError({"release": [f"release {release.pk} has no readable qrels: {exc}"]}) from None
     qids = set(qrels.topic_ids)

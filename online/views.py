@@ -189,5 +189,5 @@ def release(request: HttpRequest, set_id: int) -> HttpResponse:
     except Refused as exc:
         messages.error(request, str(exc))
     else:
-        messages.success(request, f"click-label release {made.pk} written to {made.directory}")
+        messages.success(request, f"click-label release {made.pk} written")  # not where: the server's
     return redirect("online:labels", set_id=label_set.pk)

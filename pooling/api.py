@@ -66,7 +66,7 @@ class RunSerializer(serializers.ModelSerializer):
 
 
 class JobSerializer(serializers.ModelSerializer):
-    collection = serializers.SlugRelatedField(slug_field="name", read_only=True)
+    collection = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)  # a pool's
     progress = serializers.SerializerMethodField()
     message = serializers.SerializerMethodField()
 
@@ -117,13 +117,34 @@ class UsernamesSerializer(serializers.Serializer):
     )
 
 
+class ManagersSerializer(serializers.Serializer):
+    """The managers of a collection or pool: a handful of usernames (a plain list, not a page)."""
+
+    managers = serializers.ListField(child=serializers.CharField())
+
+
+class RankedRowSerializer(serializers.Serializer):
+    rank = serializers.IntegerField()
+    docid = serializers.CharField()
+    score = serializers.FloatField()
+
+
+class RankedListSerializer(serializers.Serializer):
+    """One topic's ranked list of a run: as deep as the run (its depth per topic), whole, not a page."""
+
+    run = serializers.CharField()
+    qid = serializers.CharField()
+    results = RankedRowSerializer(many=True)
+
+
 class ManagersMixin:
     """`GET/POST <object>/managers/` (list, add) and `DELETE <object>/managers/<username>/` for a
     collection or a pool its managers reach (`get_queryset` is scoped to those for these actions)."""
 
     MANAGE_ACTIONS = {"managers", "remove_manager"}
 
-    @extend_schema(methods=["POST"], request=UsernamesSerializer)
+    @extend_schema(methods=["GET"], responses={200: ManagersSerializer})
+    @extend_schema(methods=["POST"], request=UsernamesSerializer, responses={200: ManagersSerializer})
     @action(detail=True, methods=["get", "post"])
     def managers(self, request: Request, name: str | None = None) -> Response:
         """The managers (usernames); POST `{"usernames": [...]}` adds users who hold the manager role."""
@@ -145,7 +166,7 @@ class ManagersMixin:
             raise ValidationError({"usernames": [str(exc)]}) from None
         return Response({"managers": names})
 
-    @extend_schema(request=None)
+    @extend_schema(request=None, responses={200: ManagersSerializer})
     @action(
         detail=True, methods=["delete"], url_path=r"managers/(?P<username>[^/]+)", url_name="remove-manager"
     )
@@ -221,16 +242,19 @@ class CollectionViewSet(
             raise ValidationError({"file": exc.errors}) from None
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
+    @extend_schema(responses={200: TopicSerializer(many=True)})
     @action(detail=True, methods=["get"])
     def topics(self, request: Request, name: str | None = None) -> Response:
         collection = self.get_object()
         return self._page(Topic.objects.filter(collection=collection).order_by("qid"), TopicSerializer)
 
+    @extend_schema(responses={200: RunSerializer(many=True)})
     @action(detail=True, methods=["get"])
     def runs(self, request: Request, name: str | None = None) -> Response:
         collection = self.get_object()
         return self._page(Run.objects.filter(collection=collection).order_by("name"), RunSerializer)
 
+    @extend_schema(responses={200: DocumentSerializer(many=True)})
     @action(detail=True, methods=["get"])
     def documents(self, request: Request, name: str | None = None) -> Response:
         collection = self.get_object()
@@ -285,6 +309,7 @@ class RunViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet):
     def perform_destroy(self, instance: Run) -> None:
         deletion.delete_run(run=instance)
 
+    @extend_schema(responses={200: RankedListSerializer})
     @action(detail=True, methods=["get"], url_path=r"topics/(?P<qid>[^/]+)")
     def ranked_list(self, request: Request, pk: str | None = None, qid: str = "") -> Response:
         """One topic's ranked list in trec_eval order."""

@@ -13,16 +13,20 @@ import time
 import unicodedata
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, TypedDict, Unpack
+from typing import IO, Any, TypedDict, TypeVar, Unpack
 
 from django.conf import settings
 from django.db import transaction
 
 from pooling import formats, run_ranking
 from pooling.errors import ImportFailed, PoolError, Refused, format_errors
-from pooling.job_summary import JobSummary
+from pooling.import_summary import (
+    DocumentsImportSummary,
+    ImportSummary,
+    RunImportSummary,
+    TopicsImportSummary,
+)
 from pooling.models import Collection, Document, Job, Run, Topic
 
 Progress = Callable[[float, str], None]
@@ -36,26 +40,6 @@ class FileOptions(TypedDict, total=False):
     format: str | None
     display_name: str | None
     progress: Progress | None
-
-
-@dataclass
-class ImportSummary(JobSummary):
-    kind: str
-    created: int = 0
-    updated: int = 0
-    rows: int = 0
-    topics: int = 0
-    seconds: float = 0.0
-    warnings: list[str] = field(default_factory=list)
-
-    def line(self) -> str:
-        parts = [f"{self.kind}: {self.rows} rows"]
-        if self.topics:
-            parts.append(f"{self.topics} topics")
-        if self.created or self.updated:
-            parts.append(f"{self.created} created, {self.updated} updated")
-        parts.append(f"{self.seconds:.1f} s")
-        return ", ".join(parts)
 
 
 class _CountingReader(io.RawIOBase):
@@ -99,17 +83,20 @@ def reading_limits() -> AbstractContextManager[formats.Limits]:
     return formats.limits(line_bytes=settings.IMPORT_MAX_LINE_BYTES)
 
 
+_Summary = TypeVar("_Summary", bound=ImportSummary)
+
+
 @contextmanager
 def _file_import(
-    kind: str, path: str | Path, **options: Unpack[FileOptions]
-) -> Iterator[tuple[IO[bytes], str, ImportSummary]]:
+    summary: _Summary, path: str | Path, **options: Unpack[FileOptions]
+) -> Iterator[tuple[IO[bytes], str, _Summary]]:
     """The frame of a documents or topics import: the file opened under the reading limits in one
-    transaction, its format (given, or guessed from the name), and the summary the body fills in and
-    that is timed on the way out; a reader's FormatError leaves as ImportFailed, and nothing is stored."""
+    transaction, its format (given, or guessed from the name), and `summary` (of the import's kind), which
+    the body fills in and which is timed on the way out; a reader's FormatError leaves as ImportFailed, and
+    nothing is stored."""
     started = time.monotonic()
     name = options.get("display_name") or str(path)
-    fmt = options.get("format") or formats.guess_format(name, kind)
-    summary = ImportSummary(kind=kind)
+    fmt = options.get("format") or formats.guess_format(name, summary.kind)
     try:
         with (
             reading_limits(),
@@ -136,10 +123,10 @@ def create_collection(*, name: str, description: str = "", created_by: Any = Non
 
 def import_documents(
     *, collection: Collection, path: str | Path, **options: Unpack[FileOptions]
-) -> ImportSummary:
+) -> DocumentsImportSummary:
     """Import documents (JSONL, TSV or TREC SGML, `.gz` too) atomically; an existing docid is updated."""
     existing = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
-    with _file_import("documents", path, **options) as (source, fmt, summary):
+    with _file_import(DocumentsImportSummary(), path, **options) as (source, fmt, summary):
         new: list[Document] = []
         changed: list[Document] = []
         for entry in formats.read_documents(source, format=fmt):
@@ -174,10 +161,10 @@ def import_documents(
 
 def import_topics(
     *, collection: Collection, path: str | Path, **options: Unpack[FileOptions]
-) -> ImportSummary:
+) -> TopicsImportSummary:
     """Import topics (TREC, TSV or JSONL) atomically; an existing qid is updated."""
     existing = {t.qid: t for t in Topic.objects.filter(collection=collection)}
-    with _file_import("topics", path, **options) as (source, fmt, summary):
+    with _file_import(TopicsImportSummary(), path, **options) as (source, fmt, summary):
         for entry in formats.read_topics(source, format=fmt):
             values = {
                 "query": entry.query,
@@ -247,7 +234,7 @@ def import_run(
     skip_unknown_topics: bool = False,
     display_name: str | None = None,
     progress: Progress | None = None,
-) -> ImportSummary:
+) -> RunImportSummary:
     """Import a TREC run atomically, storing each row with its trec_eval rank (score desc, docid desc).
 
     The file streams through in contiguous per-topic blocks (COPY on PostgreSQL); memory holds one
@@ -261,7 +248,7 @@ def import_run(
     started = time.monotonic()
     display = display_name or str(path)
     run_name = check_run_name(name=name, file_name=display)
-    summary = ImportSummary(kind="run")
+    summary = RunImportSummary()
     existing = Run.objects.filter(collection=collection, name=run_name).first()
     if existing and not replace:
         raise ImportFailed([f"{display}: a run named {run_name!r} already exists (use --replace)"])
@@ -284,7 +271,7 @@ def import_run(
         )
         run.num_rows = summary.rows
         run.num_topics = summary.topics
-        run.source_file = Path(display).name
+        run.source_file = formats.client_name(display)
         run.save()
     if skipped:
         summary.warnings.append(

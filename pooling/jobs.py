@@ -39,6 +39,8 @@ from django.core.exceptions import PermissionDenied
 from django.db import close_old_connections, connection, transaction
 from django.utils import timezone
 
+from pooling.formats import client_name
+from pooling.job_summary import JobSummary
 from pooling.models import Collection, Job, Pool, Run
 
 logger = logging.getLogger(__name__)
@@ -339,8 +341,9 @@ def claim(job_id: int) -> Job | None:
     return job
 
 
-def run_job(job_id: int, work: Callable[[Job], Any], *, heartbeat: bool = True) -> None:
-    """Claim job `job_id`, run `work(job)` and record status, progress, counts and errors on the job row.
+def run_job(job_id: int, work: Callable[[Job], JobSummary], *, heartbeat: bool = True) -> None:
+    """Claim job `job_id`, run `work(job)` and record status, progress, counts and errors on the job row:
+    the counts are the summary's own (`JobSummary.as_dict`), its warnings beside them.
 
     Safe to run twice (see `claim`). With `heartbeat` (a real worker), a thread stamps the job while it
     runs; tasks run in process (eager) need none, they finish or fail with their caller.
@@ -357,17 +360,27 @@ def run_job(job_id: int, work: Callable[[Job], Any], *, heartbeat: bool = True) 
             fail_job(job=job, errors=exc.errors)
             return
         except Exception as exc:  # the status row must say what happened, whatever it was
-            fail_job(job=job, errors=[f"internal error: {exc}"])
+            fail_job(job=job, errors=[f"internal error: {_client_message(exc)}"])
             raise
-    counts = summary.as_dict() if hasattr(summary, "as_dict") else dict(summary or {})
     job.report(
         status=Job.Status.DONE,
         progress=1.0,
         message="done",  # not the 'running' its claim wrote
-        counts=counts,
+        counts=summary.as_dict(),
         warnings=list(getattr(summary, "warnings", [])),
         finished_at=timezone.now(),
     )
+
+
+def _client_message(exc: Exception) -> str:
+    """What an unexpected error tells the job's readers: a file the error names (an OSError's) by its
+    `client_name`, never its path on the server."""
+    if not isinstance(exc, OSError):
+        return str(exc)
+    files = [name for name in (exc.filename, exc.filename2) if name]
+    if files and all(isinstance(name, str | os.PathLike) for name in files):
+        return f"{exc.strerror or type(exc).__name__}: {', '.join(client_name(name) for name in files)}"
+    return str(exc)
 
 
 @contextmanager
@@ -375,7 +388,7 @@ def _nothing() -> Iterator[None]:
     yield
 
 
-def job_task(work: Callable[[Job], Any]) -> Any:
+def job_task(work: Callable[[Job], JobSummary]) -> Any:
     """`@job_task` makes `work(job)` the Celery task of a kind of job: the task takes the job's id and runs
     `work` through `run_job` (a heartbeat in a real worker; a task run in process needs none). It keeps
     `work`'s module, name and docstring, so its name is the one `TASKS` enqueues."""

@@ -280,7 +280,7 @@ class JobQuerySet(models.QuerySet["Job"]):
 
 
 #: The kinds of job that name their pool in `params["pool"]` (whoever manages the pool sees them).
-POOL_JOB_KINDS = ("build_pool", "add_runs", "release", "report", "judge", "judgements")
+POOL_JOB_KINDS = ("build_pool", "add_runs", "release", "judge", "judgements")
 
 
 class Job(Authored):
@@ -294,7 +294,6 @@ class Job(Authored):
         BUILD_POOL = "build_pool"
         ADD_RUNS = "add_runs"
         RELEASE = "release"
-        REPORT = "report"
         JUDGE = "judge"
         CLICK_LOG = "click_log"
         PROPENSITY = "propensity"

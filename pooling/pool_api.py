@@ -132,6 +132,52 @@ class RunNamesSerializer(serializers.Serializer):
     runs = serializers.ListField(child=serializers.CharField(max_length=200), allow_empty=False)
 
 
+class RunsChangedSerializer(serializers.Serializer):
+    """What adding or taking out runs did (`pool_build.BuildSummary`), and the pool's runs now."""
+
+    items_added = serializers.IntegerField()
+    provenance_added = serializers.IntegerField()
+    items_removed = serializers.IntegerField()
+    topics = serializers.IntegerField()
+    seconds = serializers.FloatField()
+    runs = serializers.ListField(child=serializers.CharField())
+
+
+class TopicCountSerializer(serializers.Serializer):
+    qid = serializers.CharField()
+    items = serializers.IntegerField()
+    selected = serializers.IntegerField()
+    judged = serializers.IntegerField()
+
+
+class RunContributionSerializer(serializers.Serializer):
+    run = serializers.CharField()
+    contributed = serializers.IntegerField()
+    unique = serializers.IntegerField()
+
+
+class PoolStatisticsSerializer(serializers.Serializer):
+    """`stats.PoolStatistics.as_dict()` and the leave-one-run-out report's address: one object whose lists
+    are the pool's topics and runs (whole, not pages: the overlap matrix needs every run)."""
+
+    pool = serializers.CharField()
+    topics = TopicCountSerializer(many=True)
+    runs = RunContributionSerializer(many=True)
+    overlap_runs = serializers.ListField(child=serializers.CharField())
+    overlap = serializers.DictField(
+        child=serializers.DictField(child=serializers.FloatField()),
+        help_text="the Jaccard overlap of each pair of runs: {run: {run: jaccard}}",
+    )
+    items = serializers.IntegerField()
+    selected = serializers.IntegerField()
+    judged = serializers.IntegerField()
+    judgements_required = serializers.IntegerField()
+    judgements_done = serializers.IntegerField()
+    cost = serializers.FloatField()
+    price_per_judgement = serializers.FloatField()
+    pool_bias_url = serializers.CharField(allow_null=True)
+
+
 class PlainTextRenderer(BaseRenderer):
     """`text/plain` for the pool export (errors, which are dicts, come out as their JSON)."""
 
@@ -203,7 +249,7 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
         job.refresh_from_db()
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)
 
-    @extend_schema(request=RunNamesSerializer)
+    @extend_schema(request=RunNamesSerializer, responses={200: RunsChangedSerializer})
     @action(detail=True, methods=["post"], url_path="runs")
     def add_runs(self, request: Request, name: str | None = None) -> Response:
         """Add runs: a built pool gains only documents not already pooled; nothing judged changes."""
@@ -217,7 +263,7 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
             raise ValidationError(exc.fields or {"runs": [str(exc)]}) from None
         return Response({**summary.as_dict(), "runs": pool_run_names(pool)})
 
-    @extend_schema(request=None)
+    @extend_schema(request=None, responses={200: RunsChangedSerializer})
     @action(detail=True, methods=["delete"], url_path=r"runs/(?P<run_name>[^/]+)")
     def remove_run(self, request: Request, name: str | None = None, run_name: str = "") -> Response:
         """Take a run out: items only it contributed go, unless they have a judgement."""
@@ -226,6 +272,7 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
         summary = pool_build.remove_run(pool=pool, run=link.run)
         return Response({**summary.as_dict(), "runs": pool_run_names(pool)})
 
+    @extend_schema(responses={200: PoolStatisticsSerializer})
     @action(detail=True, methods=["get"])
     def statistics(self, request: Request, name: str | None = None) -> Response:
         """Items per topic, per-run contributed and unique items, the overlap matrix, judgements and cost."""

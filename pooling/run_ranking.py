@@ -14,7 +14,8 @@ from pooling.errors import ImportFailed, format_errors
 from pooling.models import Collection, Run, Topic
 
 if TYPE_CHECKING:
-    from pooling.imports import ImportSummary, Progress
+    from pooling.import_summary import RunImportSummary
+    from pooling.imports import Progress
 
 
 def write_rows(
@@ -25,7 +26,7 @@ def write_rows(
     collection: Collection,
     skip_unknown_topics: bool,
     progress: Progress | None,
-    summary: ImportSummary,
+    summary: RunImportSummary,
     skipped: dict[str, int],
 ) -> None:
     """Read, check, rank and write the run's rows: sets summary.rows and .topics; raises ImportFailed

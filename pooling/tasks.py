@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from labeling.celery import shared_task
 from pooling import imports, jobs, pool_build
+from pooling.import_summary import ImportSummary
 from pooling.models import Job, Pool, Run
 
 
 @jobs.job_task
-def import_file(job: Job) -> imports.ImportSummary:
+def import_file(job: Job) -> ImportSummary:
     """Import the uploaded file of the job (documents, topics or a run)."""
     assert job.collection is not None
     return imports.import_file(

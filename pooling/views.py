@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 from django.contrib import messages
 from django.http import HttpRequest, HttpResponse
@@ -11,7 +12,7 @@ from django.views.decorators.http import require_GET, require_POST
 
 from pooling import charts, jobs, ownership, pool_reads, stats
 from pooling.jobs import active_build, latest_builds, start_build
-from pooling.models import Job, Pool
+from pooling.models import Collection, Job, Pool
 from pooling.permissions import managed_pool, manager_required
 
 # A page showing a running build reloads itself this often (seconds): live progress without scripts.
@@ -122,43 +123,42 @@ def pool_managers(request: HttpRequest, name: str) -> HttpResponse:
 # --------------------------------------------------------------------------------------------- jobs
 
 
-def _job_link(job: Job) -> dict[str, str] | None:
-    """Where the job's result lives: its pool's page (builds, releases) or its collection's runs."""
+def _job_links(job: Job, user: Any) -> list[dict[str, str]]:
+    """What a job's page leads to, each `{"label", "url"}`, a url only to a page `user` may open (by that
+    page's own rule): the job's collection (its page is its managers', `managed_collection`), and for a job
+    of a pool the pool's page or the job's result there (a pool's pages are its managers', `managed_pool`).
+    A collection the user may not open is named without a link; a pool they may not manage is not named;
+    a pool since deleted is named as deleted."""
     from django.urls import NoReverseMatch, reverse
 
-    pool = Pool.objects.filter(pk=job.params.get("pool")).first() if job.params.get("pool") else None
+    links: list[dict[str, str]] = []
+    if job.collection is not None:
+        label = f"collection {job.collection.name}"
+        if Collection.objects.managed_by(user).filter(pk=job.collection.pk).exists():
+            links.append({"label": label, "url": reverse("setup:collection", args=[job.collection.name])})
+        else:
+            links.append({"label": label})
+    pool_id = job.params.get("pool")
+    if not pool_id:
+        return links
+    pool = Pool.objects.filter(pk=pool_id).first()
     if pool is None:
-        if job.collection is None:
-            return None
-        # an import: back to its collection's page (the next upload, or a pool over its runs)
-        return {
-            "url": reverse("setup:collection", kwargs={"name": job.collection.name}),
-            "label": f"collection {job.collection.name}",
-            "collection": "yes",  # the page names the collection once, as this link
-        }
+        return [*links, {"label": f"pool {job.params.get('name') or pool_id} (deleted)"}]
+    if not Pool.objects.managed_by(user).filter(pk=pool.pk).exists():
+        return links
+    made = (job.result or {}).get("release")
+    if job.kind == Job.Kind.RELEASE and made:  # the release this job made
+        page, args, label = "campaigns:release", [pool.name, made], f"release {made} of {pool.name}"
+    elif job.kind == Job.Kind.RELEASE:
+        page, args, label = "campaigns:releases", [pool.name], f"releases of {pool.name}"
+    elif job.kind == Job.Kind.JUDGEMENTS:
+        page, args, label = "judging-manage:crowd-import", [pool.name], f"crowd imports of {pool.name}"
+    else:
+        page, args, label = "pooling:pool-detail", [pool.name], f"pool {pool.name}"
     try:
-        if job.kind == Job.Kind.RELEASE:
-            made = (job.result or {}).get("release")
-            if made:  # the release this job made
-                return {
-                    "url": reverse("campaigns:release", kwargs={"name": pool.name, "release_id": made}),
-                    "label": f"release {made} of {pool.name}",
-                }
-            return {
-                "url": reverse("campaigns:releases", kwargs={"name": pool.name}),
-                "label": f"releases of {pool.name}",
-            }
-        if job.kind == Job.Kind.JUDGEMENTS:
-            return {
-                "url": reverse("judging-manage:crowd-import", kwargs={"pool": pool.name}),
-                "label": f"crowd imports of {pool.name}",
-            }
-        return {
-            "url": reverse("pooling:pool-detail", kwargs={"name": pool.name}),
-            "label": f"pool {pool.name}",
-        }
+        return [*links, {"label": label, "url": reverse(page, args=args)}]
     except NoReverseMatch:
-        return None
+        return links
 
 
 def _shown(value: object) -> object:
@@ -177,7 +177,7 @@ def render_job(request: HttpRequest, job: Job, *, status: int = 200) -> HttpResp
         "job": job,
         "percent": round(100 * float(live.get("progress", 0.0))),
         "message": live.get("message", ""),
-        "link": _job_link(job),
+        "links": _job_links(job, request.user),
         # a list, not `job.counts.items` in the template: a release's counts have a key named "items"
         "counts": [(key, _shown(value)) for key, value in (job.counts or {}).items()],
         "retries": job.retries.order_by("-created_at", "-pk"),

@@ -188,7 +188,11 @@ ROUTES: dict[str, list[Call]] = {
         Call("get", "/api/judging/{pool}/", "401 404 200 404 200 404 200"),
         Call("patch", "/api/judging/{pool}/", API_A, data={"lease_minutes": 20}),
     ],
-    "judging-raters": [Call("post", "/api/judging/{pool}/raters/", API_A, data={"usernames": ["outsider"]})],
+    "judging-raters": [
+        Call("post", "/api/judging/{pool}/raters/", API_A, data={"usernames": ["outsider"]}),
+        # a rater named in the query: any name (a path segment holds neither `..` nor `a/b`)
+        Call("delete", "/api/judging/{pool}/raters/?username=rater-a", "401 403 403 403 204 404 204"),
+    ],
     "judging-remove-rater": [
         Call("delete", "/api/judging/{pool}/raters/rater-a/", "401 403 403 403 204 404 204")
     ],
@@ -237,6 +241,7 @@ ROUTES: dict[str, list[Call]] = {
             "401 403 403 403 201 404 201",
             data={"rater": "rater-a"},
         ),
+        Call("delete", "/api/rater-quality/{pool}/exclusions/?rater=rater-a", "401 403 403 403 400 404 400"),
     ],
     "rater-quality-restore": [
         Call("delete", "/api/rater-quality/{pool}/exclusions/rater-a/", "401 403 403 403 400 404 400"),
@@ -489,6 +494,29 @@ ROUTES: dict[str, list[Call]] = {
     ],  # fmt: skip
     "judging-manage:remove-gold": [
         Call("post", "/manage/pools/{pool}/gold/{gold_item}/remove/", "L 403 403 403 302 404 302"),
+    ],
+    # the page's buttons: the rater's id posted (rater-a has judged in A; outside A's raters it is a 404)
+    "judging-manage:exclude": [
+        Call(
+            "post",
+            "/manage/pools/{pool}/raters/exclude/",
+            "L 403 403 403 302 404 302",
+            data={"rater": "{rater_a}"},
+        ),
+        Call(
+            "post",
+            "/manage/pools/{pool}/raters/exclude/",
+            "L 403 403 403 404 404 404",
+            data={"rater": "{rater_b}"},
+        ),
+    ],
+    "judging-manage:restore": [
+        Call(
+            "post",
+            "/manage/pools/{pool}/raters/restore/",
+            "L 403 403 403 302 404 302",
+            data={"rater": "{rater_a}"},
+        ),
     ],
     "judging-manage:exclude-rater": [
         Call("post", "/manage/pools/{pool}/raters/rater-a/exclude/", "L 403 403 403 302 404 302"),
@@ -756,6 +784,8 @@ def world(db: None) -> dict[str, Any]:
     assert topic is not None and document is not None
     ids = {
         "pool": pool.name,
+        "rater_a": people["rater_a"].pk,
+        "rater_b": people["rater_b"].pk,
         "collection": collection.name,
         "topic": topic.pk,
         "document": document.pk,

@@ -1,9 +1,11 @@
 """The one look of the charts: the colours, the page width, the font and matplotlib's settings for them
-(applied to ``matplotlib.rcParams`` on import), the figure every chart draws on and what it puts around
-its marks, the ink for text on a fill, and legend labels shown as typed."""
+(applied to ``matplotlib.rcParams`` on import; its warnings of missing glyphs silenced at each drawing),
+the figure every chart draws on and what it puts around its marks, the ink for text on a fill, and legend
+labels shown as typed."""
 
 from __future__ import annotations
 
+import warnings
 from typing import Any, Literal, cast
 
 import matplotlib
@@ -18,13 +20,18 @@ ACCENT = "#2458a6"  # the stylesheet's accent colour
 SERIES = (ACCENT, "#d08c2e", "#2f7d4f", "#b3261e", "#6b4fa3", "#5b6570")
 SCALE = LinearSegmentedColormap.from_list("accent", ["#ffffff", ACCENT])
 WIDTH = 8.0  # inches at 72 pt: about 770 CSS pixels before the page scales it down to fit
+FONT = "DejaVu Sans"  # what matplotlib measures the text with (it ships with matplotlib)
 FONT_SIZE = 11
+#: The fonts of every text of a chart, as the browser reads them (the <svg> element's `font-family`): the
+#: text is text (`svg.fonttype`), so a browser draws it in the first of these that has its glyphs, ending
+#: in a generic family, so that a rater named 評価者 or Ωμέγα is drawn in a font that has them.
+FONT_FAMILY = f"{FONT}, system-ui, sans-serif"
 STYLE = {
     "svg.fonttype": "none",  # text as <text>, not glyph paths
     "svg.hashsalt": "labeling",  # ids from content, not random: the same chart gives the same SVG
     "text.parse_math": False,  # "$" in a run name is a dollar, not mathtext
     "font.family": "sans-serif",
-    "font.sans-serif": ["DejaVu Sans"],
+    "font.sans-serif": [FONT],
     "font.size": FONT_SIZE,
     "axes.titlesize": FONT_SIZE + 2,
     "axes.titleweight": "bold",
@@ -43,6 +50,18 @@ STYLE = {
     "grid.color": "#e5e5e5",
 }
 cast(Any, matplotlib.rcParams).update(STYLE)  # the stubs type each key; these are all valid
+MISSING_GLYPH = r"Glyph \d+ .* missing from font"
+
+
+def _quiet_missing_glyphs() -> None:
+    """Silence matplotlib's warning of each glyph FONT lacks (CJK, ...), which it gives for every chart
+    drawn: the browser, not matplotlib, draws the text, in a font of FONT_FAMILY that has it. Called at
+    every drawing, not once on import: a `warnings.catch_warnings` block around the import (a test
+    runner's collection) would take the filter away on leaving. It is only added when missing, so the
+    registry of warnings already shown stays as it is."""
+    quiet = (f[0] == "ignore" and getattr(f[1], "pattern", None) == MISSING_GLYPH for f in warnings.filters)
+    if not any(quiet):
+        warnings.filterwarnings("ignore", message=MISSING_GLYPH, category=UserWarning)
 
 
 def _figure(height: float) -> Figure:

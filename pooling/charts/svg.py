@@ -13,13 +13,14 @@ from typing import Any
 from django.utils.safestring import SafeString, mark_safe
 from matplotlib.figure import Figure
 
+from pooling.charts.style import FONT_FAMILY, _quiet_missing_glyphs
+
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
 ET.register_namespace("", SVG_NS)
 ET.register_namespace("xlink", XLINK_NS)
 #: Properties matplotlib writes in `style` that are not presentation attributes, and what they become.
 ROOT_STYLE = {"stroke-linejoin": "round", "stroke-linecap": "butt"}
-FONT_FAMILY = "DejaVu Sans, system-ui, sans-serif"
 
 
 class _Marks:
@@ -42,6 +43,8 @@ def _style_attributes(element: ET.Element) -> None:
         if ":" not in declaration:
             continue
         name, value = (part.strip() for part in declaration.split(":", 1))
+        if name == "font-family":
+            continue  # every text's is the chart's own (FONT_FAMILY, on the <svg> element), not matplotlib's
         if name == "font":
             # matplotlib writes the shorthand "[style] [weight] SIZEpx 'Family'"
             match = re.match(r"\s*(?:(italic|oblique|normal)\s+)?(?:(\w+)\s+)?([\d.]+)px\s+(.*)", value)
@@ -95,6 +98,7 @@ def _inline(svg: str, *, title: str, marks: _Marks) -> SafeString:
 
 
 def _render(figure: Figure, *, title: str, marks: _Marks) -> SafeString:
+    _quiet_missing_glyphs()
     buffer = io.StringIO()
     figure.savefig(buffer, format="svg", metadata={"Date": None, "Creator": None}, bbox_inches="tight",
                    pad_inches=0.08)  # fmt: skip

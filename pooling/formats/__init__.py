@@ -4,7 +4,7 @@ house shares: how a file is opened (:func:`open_binary`), its errors (:class:`Li
 of their own, vectorised, in ``pooling.trec_io``, which uses these.
 
 The readers are split, one module each: ``errors`` (``LineError``, ``FormatError``, the messages every
-reader shares), ``opening`` (``source_name``, ``open_binary``, ``open_lines`` and the limits:
+reader shares), ``opening`` (``source_name``, ``client_name``, ``open_binary``, ``open_lines`` and the limits:
 ``limits``, ``current_limits``, ``SizeLimitReached``), ``entries`` (``TopicEntry``, ``DocumentEntry``),
 ``reader`` (``guess_format``, the bookkeeping the topics and documents readers share), ``jsonl`` (JSON
 Lines), ``sgml`` (``<X>…</X>`` blocks), ``topics`` (``read_topics``) and ``documents``
@@ -61,6 +61,7 @@ from pooling.formats.opening import (
     Opened,
     SizeLimitReached,
     Source,
+    client_name,
     current_limits,
     limits,
     open_binary,
@@ -87,6 +88,7 @@ __all__ = [
     "SizeLimitReached",
     "Source",
     "TopicEntry",
+    "client_name",
     "current_limits",
     "guess_format",
     "limits",

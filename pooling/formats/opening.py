@@ -74,6 +74,15 @@ def source_name(source: Source) -> str:
     return str(name) if name not in (None, "") else "<stream>"
 
 
+def client_name(path: str | os.PathLike[str]) -> str:
+    """The name a client (a page, the API, a job's errors or parameters) is given for a file the server
+    stored or read: the file's own name, never the folders it is kept in (an upload is stored under the
+    name its user gave it, a release's file under its name in the release). The one rule for every message
+    and field that names such a file; the path itself stays with the code that opens it (:func:`open_path`
+    names the file it opens by this name, so the readers' errors do too)."""
+    return os.path.basename(os.fspath(path))
+
+
 class _ReadAdapter(io.RawIOBase):
     """Turns any object with ``read(n) -> bytes`` into a raw stream, so it can be buffered and peeked.
 
@@ -118,14 +127,19 @@ class Opened:
 def open_path(path: str | os.PathLike[str], name: str | None = None) -> io.BufferedReader:
     """Open a file to read its bytes, or a :class:`FormatError` with its one file-level problem, named
     ``name`` (the path by default): ``file not found``, ``is a directory, not a file`` or ``cannot open
-    file: ...``. The one way every import opens a path (:func:`open_binary` for the readers of this
-    package, ``pooling.imports`` for its progress-counting reader)."""
+    file: ...``. The file opened carries ``name`` as its own, so a reader given it names its lines that way
+    (a file the server stored, read for a client, is opened as its :func:`client_name`). The one way every
+    import opens a path (:func:`open_binary` for the readers of this package, ``pooling.imports`` for its
+    progress-counting reader)."""
 
     def problem(message: str) -> FormatError:
         return FormatError([LineError(name or str(path), None, message)])
 
     try:
-        return open(path, "rb")  # noqa: SIM115 (the caller closes it)
+        opened = open(path, "rb")  # noqa: SIM115 (the caller closes it)
+        if name is not None:
+            opened.raw.name = name  # type: ignore[attr-defined]  # FileIO's name, what `source_name` reads
+        return opened
     except FileNotFoundError:
         raise problem("file not found") from None
     except IsADirectoryError:

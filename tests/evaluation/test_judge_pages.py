@@ -77,7 +77,7 @@ def test_it_offers_external_programs_only_from_the_servers_list(
         api.post(f"/api/pools/{pool.name}/judges/", {"name": "bad name", "method": "learned"}).status_code
         == 400
     )
-    listed = api.get(f"/api/pools/{pool.name}/judges/").json()
+    listed = api.get(f"/api/pools/{pool.name}/judges/").json()["results"]
     assert [j["name"] for j in listed] == ["ext"] and "command" not in listed[0]
 
 

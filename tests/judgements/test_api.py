@@ -348,7 +348,7 @@ def test_it_lets_a_manager_run_a_campaign(manager, rater, second_rater):
     assert (
         gold.status_code == 201 and gold.json()["item"] == item.pk and gold.json()["created_by"] == "manager"
     )
-    assert [g["item"] for g in client.get("/api/judging/camp/gold/").json()] == [item.pk]
+    assert [g["item"] for g in client.get("/api/judging/camp/gold/").json()["results"]] == [item.pk]
 
     raters = [client_for(rater), client_for(second_rater)]
     for grade, rc in zip((1, 0), raters, strict=True):
@@ -361,7 +361,7 @@ def test_it_lets_a_manager_run_a_campaign(manager, rater, second_rater):
         )
         assert response.status_code == 201, response.content
 
-    queue = client.get("/api/judging/camp/adjudication/").json()
+    queue = client.get("/api/judging/camp/adjudication/").json()["results"]
     assert [entry["item"] for entry in queue] == [item.pk]
     assert queue[0]["gold"] == 1 and queue[0]["spread"] == 1
     assert sorted(
@@ -370,7 +370,7 @@ def test_it_lets_a_manager_run_a_campaign(manager, rater, second_rater):
         ("rater", 1, "says 1", "yes"),
         ("rater2", 0, "says 0", "yes"),
     ]
-    assert client.get("/api/judging/camp/adjudication/?gap=2").json() == []
+    assert client.get("/api/judging/camp/adjudication/?gap=2").json()["results"] == []
 
     decision = client.post(
         "/api/judging/camp/adjudication/",
@@ -384,8 +384,8 @@ def test_it_lets_a_manager_run_a_campaign(manager, rater, second_rater):
         "gold says so",
     )
     assert Adjudication.objects.get(item=item).grade == 1
-    assert client.get("/api/judging/camp/adjudication/").json() == []
-    assert [d["item"] for d in client.get("/api/judging/camp/adjudications/").json()] == [item.pk]
+    assert client.get("/api/judging/camp/adjudication/").json()["results"] == []
+    assert [d["item"] for d in client.get("/api/judging/camp/adjudications/").json()["results"]] == [item.pk]
 
     judged = client.patch(f"/api/rubrics/{rubric['id']}/", {"description": "now versioned"}, format="json")
     assert judged.status_code == 201 and judged.json()["version"] == 2 and judged.json()["id"] != rubric["id"]
@@ -438,7 +438,8 @@ def test_it_reports_rater_statistics_and_gold_accuracy(manager, rater, second_ra
             assignment = lease_for(pool=pool, rater=user)
             submit_for(assignment=assignment, grade=grade, unrateable=grade is None, seconds=seconds)
     lease_ends.skip_item(assignment=lease_for(pool=pool, rater=second_rater))
-    rows = {row["rater"]: row for row in client_for(manager).get("/api/judging/stats/stats/").json()}
+    page = client_for(manager).get("/api/judging/stats/stats/").json()
+    rows = {row["rater"]: row for row in page["results"]}
     assert set(rows) == {"rater", "rater2"}
     one, two = rows["rater"], rows["rater2"]
     assert (one["judgements"], one["unrateable"], one["unrateable_share"]) == (4, 1, 0.25)

@@ -1,15 +1,20 @@
 """Importing a crowd file: duplicates by a stated rule, special labels as unrateable, every skipped row
-counted by reason, and nothing stored when any row is bad."""
+counted by reason, and nothing stored when any row is bad; a row is credited to its worker's own account
+only, never to a person's or a model judge's account named as the worker, and a worker keeps that one
+account across imports and pools."""
 
 from __future__ import annotations
 
 import io
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import CommandError, call_command
 
+from judgements import membership
 from judgements.crowd_import import CrowdOptionError, import_crowd_judgements
-from judgements.models import Judgement
+from judgements.judges import create_judge
+from judgements.models import CrowdWorker, Judgement
 from pooling.errors import ImportFailed
 from tests.factories import make_pool, make_user
 
@@ -31,9 +36,14 @@ def crowd_file(tmp_path):
     return path
 
 
+def make_worker(worker_id: str) -> User:
+    """A crowd worker's account, as a crowd import with `create_raters` makes it."""
+    return membership.create_worker_account(worker_id=worker_id)
+
+
 @pytest.fixture
 def pool(db):
-    make_user("w1"), make_user("w2")
+    make_worker("w1"), make_worker("w2")
     return make_pool(raters=[], name="crowd")
 
 
@@ -98,3 +108,85 @@ def test_a_special_label_off_the_rubric_is_unrateable_and_one_on_it_is_refused(p
         call_command("import_judgements", "crowd", str(path), "--crowd", "--unrateable-labels", "x")
     with pytest.raises(CrowdOptionError, match="duplicates: one of last, revisions"):
         import_crowd_judgements(pool=pool, path=path, duplicates="first")
+
+
+# ------------------------------------------------------------------------------------------ whose rows
+
+
+def test_it_never_credits_a_persons_or_a_model_judges_account_named_as_a_worker(pool, tmp_path):
+    admin = make_user("admin", is_staff=True, is_superuser=True)
+    taken = make_user("crowd-admin")  # a person has the first name the worker's account would take, too
+    judge = create_judge(pool=pool, name="learner", method="learned")
+    robot = judge.user.username
+    path = tmp_path / "clash.csv"
+    path.write_text(f"worker,qid,docid,label\nadmin,q1,d001,2\n{robot},q1,d002,1\nw1,q1,d003,0\n")
+    people = [admin, taken, judge.user]
+    summary = import_crowd_judgements(pool=pool, path=path)  # no accounts made: theirs are no workers'
+    assert dict(summary.skipped) == {"unknown worker": 2} and summary.created == 1
+    assert not Judgement.all_kinds.filter(rater__in=people).exists()
+    summary = import_crowd_judgements(pool=pool, path=path, create_raters=True)
+    assert summary.raters_created == 2 and summary.created == 2 and summary.revised == 1
+    assert summary.raters_renamed == 2 and "(2 under another name than their id)" in summary.line()
+    assert summary.warnings == [
+        "worker 'admin' has the account 'crowd-admin-2': an account that is not a crowd worker's is named "
+        "'admin'",
+        f"worker {robot!r} has the account 'crowd-{robot}': an account that is not a crowd worker's is named "
+        f"{robot!r}",
+    ]
+    assert not Judgement.all_kinds.filter(rater__in=people).exists()
+    assert set(Judgement.objects.values_list("rater__username", flat=True)) == {
+        "crowd-admin-2",
+        f"crowd-{robot}",
+        "w1",
+    }
+    assert (
+        admin.has_usable_password() and not User.objects.get(username="crowd-admin-2").has_usable_password()
+    )
+
+
+def test_it_keeps_a_workers_one_account_across_imports_and_pools(pool, tmp_path):
+    make_user("admin")
+    elsewhere = make_pool(raters=[], name="crowd-two")
+    path = tmp_path / "crowd.csv"
+    path.write_text("worker,qid,docid,label\nadmin,q1,d001,2\nw9,q1,d002,1\n")
+    first = import_crowd_judgements(pool=pool, path=path, create_raters=True)
+    again = import_crowd_judgements(pool=pool, path=path, create_raters=True)
+    other = import_crowd_judgements(pool=elsewhere, path=path, create_raters=True)
+    assert (first.raters_created, again.raters_created, other.raters_created) == (2, 0, 0)
+    assert (again.revised, other.created) == (2, 2)
+    accounts = Judgement.objects.values_list("rater__username", flat=True).distinct()
+    assert sorted(accounts) == ["crowd-admin", "w9"]  # one each, in both pools
+    assert dict(CrowdWorker.objects.values_list("worker_id", "user__username")) == {
+        "w1": "w1",
+        "w2": "w2",
+        "admin": "crowd-admin",
+        "w9": "w9",
+    }
+
+
+def test_it_marks_the_accounts_earlier_imports_made_and_no_persons(db):
+    """The migration's marking of accounts made before workers were marked (0012)."""
+    import importlib
+
+    from django.apps import apps
+
+    migration = importlib.import_module("judgements.migrations.0012_crowd_worker_accounts")
+    pool = make_pool(raters=[], name="old")
+    item = pool.items.first()
+
+    def account(name, *, password=None, imported=True):
+        user = User.objects.create_user(name, password=password)  # no password: unusable, as imports made
+        Judgement.objects.create(
+            item=item, rater=user, rubric=pool.judging.rubric, grade=1, imported=imported
+        )
+        return user
+
+    account("old-worker")
+    account("person", password="pass-word-123")  # they can log in
+    account("judged-here", imported=False)  # judged on the judging page
+    membership.setup_judging(pool=pool, raters=[account("made-as-rater")])  # add_raters --create
+    User.objects.create_user("no-judgement")
+    migration.mark_earlier_workers(apps, None)
+    assert dict(CrowdWorker.objects.values_list("worker_id", "user__username")) == {
+        "old-worker": "old-worker"
+    }

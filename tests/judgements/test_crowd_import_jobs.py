@@ -17,14 +17,14 @@ from judgements.models import Judgement
 from pooling.models import Job, Pool
 from tests.conftest import client_for
 from tests.factories import make_manager, make_pool, make_user
-from tests.judgements.test_crowd_import import CROWD
+from tests.judgements.test_crowd_import import CROWD, make_worker
 
 BAD = "worker,qid,docid,label\nw1,q1,d001,2\nw2,q1,d001,high\n"
 
 
 @pytest.fixture
 def people(db: None) -> dict[str, Any]:
-    make_user("w1"), make_user("w2")
+    make_worker("w1"), make_worker("w2")
     return {
         "manager": make_manager("crowd-manager"),
         "other_manager": make_manager("other-manager"),
@@ -72,6 +72,25 @@ def test_it_imports_a_crowd_file_through_the_api_with_the_commands_options(
     broken = Judgement.objects.get(rater__username="w1", item__document__docid="d002")
     assert broken.unrateable and broken.grade is None
     assert Judgement.objects.get(rater__username="w1", item__document__docid="d001").revisions.count() == 1
+
+
+def test_it_credits_no_persons_account_named_as_a_worker_through_the_api(
+    people: dict[str, Any], pool: Pool, django_capture_on_commit_callbacks: Any
+) -> None:
+    text = "worker,qid,docid,label\ncrowd-manager,q1,d001,2\ncrowd-rater,q1,d002,1\n"
+    answer = post_api(
+        people["manager"], {"file": upload(text, "mine.csv"), "create_raters": "true"},
+        django_capture_on_commit_callbacks,
+    )  # fmt: skip
+    assert answer.status_code == 202, answer.content
+    job = client_for(people["manager"]).get(f"/api/jobs/{answer.json()['id']}/").json()
+    assert job["counts"]["raters_renamed"] == 2
+    assert [w.split(":")[0] for w in job["warnings"]] == [
+        "worker 'crowd-manager' has the account 'crowd-crowd-manager'",
+        "worker 'crowd-rater' has the account 'crowd-crowd-rater'",
+    ]
+    assert not Judgement.objects.filter(rater__in=[people["manager"], people["rater"]]).exists()
+    assert Judgement.objects.count() == 2
 
 
 @pytest.mark.parametrize(

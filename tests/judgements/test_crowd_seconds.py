@@ -14,7 +14,8 @@ from judgements.models import Judgement
 from pooling.errors import ImportFailed
 from pooling.models import Job
 from tests.conftest import client_for
-from tests.factories import make_pool, make_user
+from tests.factories import make_pool
+from tests.judgements.test_crowd_import import make_worker
 
 pytestmark = pytest.mark.django_db
 
@@ -27,7 +28,7 @@ def crowd(seconds: str) -> str:
 
 @pytest.fixture
 def pool(manager):
-    make_user("w1")
+    make_worker("w1")
     return make_pool(name="crowd", managers=[manager])
 
 

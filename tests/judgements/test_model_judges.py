@@ -159,3 +159,13 @@ def test_every_route_beside_a_judges_name_is_reserved() -> None:
 
     beside_names = {a.url_path for a in JudgeViewSet.get_extra_actions() if not a.detail}
     assert beside_names and beside_names <= RESERVED_NAMES
+
+
+def test_it_names_a_judges_account_around_an_account_that_has_its_name(pool: Pool) -> None:
+    """A person (or a crowd worker) named like the judge's account: the judge gets the next free name and
+    the person keeps theirs; before, the duplicate username was an IntegrityError (a 500 from the API)."""
+    person = make_user(f"judge-{pool.pk}-learner")
+    make_user(f"judge-{pool.pk}-learner-2")
+    judge = create_judge(pool=pool, name="learner", method="learned")
+    assert judge.user.username == f"judge-{pool.pk}-learner-3"
+    assert judge.user_id != person.pk and not judge.user.is_active

@@ -7,8 +7,11 @@ an odd but valid name or one with a '/' stored before the rule (its exclude and 
 from __future__ import annotations
 
 import io
+import re
+from html import unescape
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlencode, urljoin
 
 import pytest
 from django.contrib.auth.models import Group, User
@@ -20,7 +23,7 @@ from django.urls import reverse
 
 from judgements import membership
 from judgements.crowd_import import import_crowd_judgements
-from judgements.models import Judgement, Judging, RaterExclusion
+from judgements.models import CrowdWorker, Judgement, Judging, RaterExclusion
 from pooling.errors import ImportFailed
 from pooling.models import Job
 from pooling.permissions import MANAGERS_GROUP
@@ -87,6 +90,33 @@ def test_it_takes_an_odd_but_valid_name_stripped_and_normalised_as_django_stores
     assert membership.check_username("ＡＢ") == "AB"  # NFKC, as create_user and the login form do
     user = membership.create_rater_account(username=ODD_NAME, password=None)
     assert user.username == ODD_NAME and not user.has_usable_password()
+
+
+@pytest.mark.parametrize("name", [".", "..", " .. "])
+def test_it_refuses_a_name_no_url_path_can_carry(pool: Any, owner: User, name: str) -> None:
+    before = accounts()
+    with pytest.raises(membership.AccountRefused, match=r"refused: a URL cannot carry it") as refused:
+        membership.create_rater_account(username=name, password=None)
+    assert refused.value.field == "username"
+    assert membership.check_username("...") == "..."  # not a dot segment: a path holds it
+    url = reverse("judging-setup:judging", kwargs={"name": "names"})
+    answer = browser(owner).post(url, {"action": "create", "username": name, "password": "a-long-pass-9"})
+    assert (
+        answer.status_code == 200 and "a URL cannot carry it" in answer.context["new"].errors["username"][0]
+    )
+    with pytest.raises(CommandError, match="a URL cannot carry it"):
+        call_command("add_raters", "names", name, "--create", stdout=io.StringIO())
+    assert accounts() == before
+
+
+def test_a_crowd_import_refuses_a_new_worker_named_dot_dot_on_its_line(pool: Any, tmp_path: Path) -> None:
+    path = crowd_file(tmp_path, "worker,qid,docid,label\nw1,q1,d001,1\n..,q1,d002,2\n", "dots.csv")
+    with pytest.raises(ImportFailed) as failed:
+        import_crowd_judgements(pool=pool, path=path, create_raters=True, display_name="dots.csv")
+    assert [e.split(" (")[0] for e in failed.value.errors] == [
+        "dots.csv:3: worker '..' cannot have an account"
+    ]
+    assert not Judgement.objects.exists() and not User.objects.filter(username="w1").exists()
 
 
 # ------------------------------------------------------------------------------------------ the page
@@ -188,7 +218,8 @@ def test_a_crowd_import_makes_accounts_for_valid_worker_ids_and_finds_them_again
 def test_a_crowd_import_finds_an_old_account_by_its_id_and_skips_an_unknown_bad_worker_without_create(
     pool: Any, tmp_path: Path
 ) -> None:
-    User.objects.create(username="w 2")  # stored before the rule: found by its id, never made again
+    old = User.objects.create(username="w 2")  # a worker's, stored before the rule: found by its id
+    CrowdWorker.objects.create(worker_id="w 2", user=old)
     summary = import_crowd_judgements(pool=pool, path=crowd_file(tmp_path), create_raters=True)
     assert summary.raters_created == 1 and summary.created == 3
     text = "worker,qid,docid,label\nno/such,q1,d001,2\n"
@@ -232,6 +263,25 @@ def test_the_crowd_api_and_page_refuse_a_bad_worker_id_with_a_400_and_its_line(
 # ---------------------------------------------------------------------------------- the rater page
 
 
+def buttons(html: str) -> dict[str, dict[str, str]]:
+    """The rater page's exclude / restore forms by rater id: their action and hidden fields."""
+    found = {}
+    for action, fields in re.findall(r'<form method="post" action="([^"]+)">(.*?)</form>', html, re.S):
+        hidden = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', fields))
+        if "rater" in hidden:
+            found[hidden["rater"]] = {
+                "action": unescape(action),
+                **{k: unescape(v) for k, v in hidden.items()},
+            }
+    return found
+
+
+def press(client: Client, form: dict[str, str]) -> Any:
+    """Post a page's form as a browser would: to its action resolved as a URL (dot segments removed)."""
+    url = urljoin("http://testserver/manage/pools/names/", form["action"]).removeprefix("http://testserver")
+    return client.post(url, {k: v for k, v in form.items() if k != "action"})
+
+
 @pytest.mark.filterwarnings("ignore:Glyph .* missing from font")  # the chart's font has no CJK
 def test_the_rater_page_works_for_an_odd_name_and_one_with_a_slash(pool: Any, owner: User) -> None:
     odd = membership.create_rater_account(username=ODD_NAME, password=None)
@@ -244,23 +294,91 @@ def test_the_rater_page_works_for_an_odd_name_and_one_with_a_slash(pool: Any, ow
     assert page.status_code == 200
     html = page.content.decode()
     assert ODD_NAME in html and "a/b" in html
+    assert press(client, buttons(html)[str(slashed.pk)]).status_code == 302
+    assert RaterExclusion.objects.get(restored_at__isnull=True).rater == slashed
+    restore = buttons(client.get("/manage/pools/names/").content.decode())[str(slashed.pk)]
+    assert restore["action"] == "/manage/pools/names/raters/restore/"
+    assert press(client, restore).status_code == 302
+    assert not RaterExclusion.objects.filter(restored_at__isnull=True).exists()
+    # the routes with the username in the path still work for the names a path holds
     exclude = reverse("judging-manage:exclude-rater", kwargs={"pool": "names", "username": "a/b"})
-    assert exclude == "/manage/pools/names/raters/a/b/exclude/" and f'action="{exclude}"' in html
+    assert exclude == "/manage/pools/names/raters/a/b/exclude/"
     assert client.post(exclude, {"reason": "constant"}).status_code == 302
     assert RaterExclusion.objects.get(restored_at__isnull=True).rater == slashed
-    restore = reverse("judging-manage:restore-rater", kwargs={"pool": "names", "username": "a/b"})
-    assert f'action="{restore}"' in client.get("/manage/pools/names/").content.decode()
-    assert client.post(restore).status_code == 302
-    assert not RaterExclusion.objects.filter(restored_at__isnull=True).exists()
     odd_exclude = reverse("judging-manage:exclude-rater", kwargs={"pool": "names", "username": ODD_NAME})
     assert client.post(odd_exclude).status_code == 302
-    assert RaterExclusion.objects.get(restored_at__isnull=True).rater == odd
+    assert RaterExclusion.objects.filter(restored_at__isnull=True).count() == 2
 
 
-def test_the_rater_page_renders_for_a_name_no_url_can_hold(pool: Any, owner: User) -> None:
-    broken = User.objects.create(username="line\nbreak")  # no URL holds a line break: no button, no 500
-    membership.setup_judging(pool=pool, raters=[broken])
-    judge(pool, broken, {("q1", "d001"): 3})
-    page = browser(owner).get("/manage/pools/names/")
+@pytest.mark.parametrize("name", ["..", ".", "line\nbreak"])
+def test_it_excludes_and_restores_a_rater_whose_name_no_url_path_can_hold_from_the_page(
+    pool: Any, owner: User, name: str
+) -> None:
+    odd = User.objects.create(username=name)  # older than the rule (or an admin's): it may exist
+    membership.setup_judging(pool=pool, raters=[odd])
+    judge(pool, odd, {("q1", "d001"): 3})
+    client = browser(owner)
+    page = client.get("/manage/pools/names/")
     assert page.status_code == 200
-    assert "rename this account to change it here" in page.content.decode()
+    exclude = buttons(page.content.decode())[str(odd.pk)]
+    assert exclude["action"] == "/manage/pools/names/raters/exclude/"
+    assert press(client, exclude).status_code == 302
+    assert RaterExclusion.objects.get(restored_at__isnull=True).rater == odd
+    restore = buttons(client.get("/manage/pools/names/").content.decode())[str(odd.pk)]
+    assert press(client, restore).status_code == 302
+    assert not RaterExclusion.objects.filter(restored_at__isnull=True).exists()
+
+
+def test_it_answers_404_for_a_rater_outside_the_pool_by_id_and_by_name(pool: Any, owner: User) -> None:
+    elsewhere = make_pool(name="elsewhere", managers=[owner])
+    stranger = User.objects.create(username="..")
+    judge(elsewhere, stranger, {("q1", "d001"): 1})  # judged in another pool of the same manager
+    client = browser(owner)
+    for data in ({"rater": str(stranger.pk)}, {"rater": "999999"}, {"rater": "x"}, {}):
+        for url in ("/manage/pools/names/raters/exclude/", "/manage/pools/names/raters/restore/"):
+            assert client.post(url, data).status_code == 404
+    assert client.post("/manage/pools/names/raters/../exclude/").status_code == 404
+    assert client.post("/manage/pools/names/raters/owner/exclude/").status_code == 404  # no judgement here
+    assert not RaterExclusion.objects.exists()
+
+
+def query(path: str, **params: str) -> str:
+    return f"{path}?{urlencode(params)}"
+
+
+def test_it_removes_and_restores_a_rater_whose_name_no_url_path_can_hold_through_the_api(
+    pool: Any, owner: User
+) -> None:
+    dots, slashed = User.objects.create(username=".."), User.objects.create(username="a/b")
+    membership.setup_judging(pool=pool, raters=[dots, slashed])
+    judge(pool, dots, {("q1", "d001"): 3})
+    api = client_for(owner)
+    assert api.post("/api/rater-quality/names/exclusions/", {"rater": ".."}, format="json").status_code == 201
+    answer = api.delete(query("/api/rater-quality/names/exclusions/", rater=".."))
+    assert answer.status_code == 200 and answer.json()["rater"] == ".." and not answer.json()["active"]
+    assert api.delete(query("/api/rater-quality/names/exclusions/", rater="..")).status_code == 400  # not now
+    assert (
+        api.delete(query("/api/rater-quality/names/exclusions/", rater="a/b")).status_code == 404
+    )  # judged nothing
+    assert api.delete("/api/judging/names/raters/a%2Fb/").status_code == 404  # a path cannot carry it
+    assert api.delete(query("/api/judging/names/raters/", username="a/b")).status_code == 204
+    assert api.delete(query("/api/judging/names/raters/", username="..")).status_code == 204
+    assert not Judging.objects.get(pool=pool).raters.exists()
+    assert (
+        api.delete(query("/api/judging/names/raters/", username="..")).status_code == 404
+    )  # not a rater now
+    assert api.delete(query("/api/judging/names/raters/", username="owner")).status_code == 404
+    assert api.delete("/api/judging/names/raters/rater-of-nothing/").status_code == 404
+
+
+def test_only_the_pools_managers_may_remove_or_restore_by_name_in_the_query(pool: Any, owner: User) -> None:
+    dots = User.objects.create(username="..")
+    membership.setup_judging(pool=pool, raters=[dots])
+    judge(pool, dots, {("q1", "d001"): 3})
+    other = make_user("other")
+    other.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
+    for user, code in ((None, 401), (dots, 403), (other, 404)):
+        api = client_for(user)
+        assert api.delete(query("/api/judging/names/raters/", username="..")).status_code == code
+        assert api.delete(query("/api/rater-quality/names/exclusions/", rater="..")).status_code == code
+    assert Judging.objects.get(pool=pool).raters.get() == dots

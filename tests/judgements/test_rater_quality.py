@@ -156,3 +156,19 @@ def test_the_api_reports_quality_and_excludes_for_managers_only(crowd_pool, mana
     assert api.delete("/api/rater-quality/crowd/exclusions/carol/").json()["active"] is False
     assert api.delete("/api/rater-quality/crowd/exclusions/carol/").status_code == 400
     assert len(api.get("/api/rater-quality/crowd/exclusions/").json()["results"]) == 1
+
+
+def test_it_answers_alike_for_an_unknown_name_and_an_account_outside_the_pool(crowd_pool, manager, outsider):
+    """Excluding by name finds only the pool's raters: an account that exists elsewhere and a name that
+    exists nowhere get the same 400, so the answer does not tell which usernames exist."""
+    api = client_for(manager)
+    answers = [
+        api.post("/api/rater-quality/crowd/exclusions/", {"rater": name}, format="json")
+        for name in (outsider.username, "nobody-at-all")
+    ]
+    assert [a.status_code for a in answers] == [400, 400]
+    assert [a.json()["rater"] for a in answers] == [
+        [f"{outsider.username} has no judgement in crowd"],
+        ["nobody-at-all has no judgement in crowd"],
+    ]
+    assert not RaterExclusion.objects.exists()

@@ -1,16 +1,18 @@
 """A release's `rater:NAME` policy is checked for its pool before any job (`releases.check_policy`): NAME
-must have judged in the pool; otherwise the API answers 400 on `policy`, the releases page and
-`release_qrels` refuse with the same words, and nothing is made. The words do not tell whether a user of
-that name exists elsewhere on the platform."""
+must have judged in the pool, and not be excluded from it; otherwise the API answers 400 on `policy`, the
+releases page and `release_qrels` refuse with the same words, and nothing is made. The words do not tell
+whether a user of that name exists elsewhere on the platform."""
 
 from __future__ import annotations
+
+from re import escape as escape_re
 
 import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 from django.utils.html import escape
 
-from judgements import releases
+from judgements import exclusions, releases
 from judgements.errors import JudgingError
 from judgements.models import Release
 from pooling.models import Job
@@ -82,3 +84,19 @@ def test_the_current_labels_take_the_same_rule(pool):
     with pytest.raises(JudgingError, match="no rater named 'alice'"):
         releases.current_qrels(pool=pool, policy="rater:alice")
     assert releases.current_qrels(pool=pool, policy="rater:rater")["q1"]["d001"] == 2
+
+
+def test_it_refuses_a_rater_excluded_from_the_pool_until_restored(manager, rater, pool):
+    exclusions.exclude_rater(pool=pool, rater=rater, by=manager, reason="constant")
+    message = "'rater' is excluded from this pool's releases (restore them first)"
+    with pytest.raises(JudgingError, match=escape_re(message)):
+        releases.check_policy(pool=pool, policy="rater:rater")
+    answer = client_for(manager).post("/api/releases/", {"pool": "p", "policy": "rater:rater"}, format="json")
+    assert answer.status_code == 400 and answer.json() == {"policy": [message]}
+    with pytest.raises(CommandError, match=escape_re(message)):
+        call_command("release_qrels", "p", "--policy", "rater:rater")
+    with pytest.raises(JudgingError, match=escape_re(message)):
+        releases.current_qrels(pool=pool, policy="rater:rater")
+    assert not Job.objects.exists() and not Release.objects.exists()
+    exclusions.restore_rater(pool=pool, rater=rater, by=manager)
+    assert releases.check_policy(pool=pool, policy="rater:rater").rater == str(rater.pk)

@@ -8,6 +8,7 @@ import json
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
+from online.jobs import click_files
 from online.models import ClickLabelSet, ClickLog, PropensityEstimate
 from pooling.models import Job
 from tests.conftest import client_for
@@ -182,9 +183,38 @@ def test_a_click_log_expanding_past_the_check_limit_goes_to_its_job(manager, set
             collection=pool.collection,
             name="big",
             format="jsonl",
-            paths=[job.params["paths"][0]],
+            paths=click_files(job),
             display_names=["clicks.jsonl.gz"],
         )
     assert [str(error) for error in info.value.errors] == [
         f"clicks.jsonl.gz:{len(PAGES) * 100 + 1}: click on position 2, but only 1 results were shown"
     ]
+
+
+def test_it_names_a_click_logs_files_by_their_own_names_never_a_server_path(
+    manager, tmp_path, settings, django_capture_on_commit_callbacks
+) -> None:
+    """The job's parameters (the API shows them) and the log's `source_file` name the files as their user
+    gave them; where the server keeps them stays the server's (the job's upload, `click_files`)."""
+    from online.clicklogs import import_click_log
+    from tests.online.helpers import write_log
+
+    pool = judged_pool(grades={}, managers=[manager])
+    api = client_for(manager)
+    fields = {"collection": pool.collection.name, "name": "week", "format": "jsonl", "file": jsonl(PAGES)}
+    with django_capture_on_commit_callbacks() as queued:
+        answer = api.post("/api/click-logs/", fields, format="multipart")
+    assert answer.status_code == 202, answer.content
+    job = api.get(f"/api/jobs/{answer.json()['id']}/")
+    assert job.json()["params"]["names"] == ["clicks.jsonl"] and "paths" not in job.json()["params"]
+    assert str(settings.MEDIA_ROOT) not in job.content.decode()
+    for run in queued:  # the job, as a worker runs it, finds its files
+        run()
+    log = ClickLog.objects.get(name="week")
+    assert Job.objects.get(pk=answer.json()["id"]).status == Job.Status.DONE
+    assert api.get(f"/api/click-logs/{log.pk}/").json()["source_file"] == "clicks.jsonl"
+    imported = import_click_log(  # the command line's: a path on the server, named by its file's name
+        collection=pool.collection, name="cli", format="jsonl", paths=[write_log(tmp_path, PAGES)]
+    )
+    shown = api.get(f"/api/click-logs/{imported.pk}/")
+    assert shown.json()["source_file"] == "log.jsonl" and str(tmp_path) not in shown.content.decode()

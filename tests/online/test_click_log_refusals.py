@@ -77,9 +77,10 @@ def test_it_never_follows_a_leftover_folder_out_of_the_collections_archive(tmp_p
     elsewhere = keepsake(tmp_path / "elsewhere")
     logs.mkdir(parents=True)
     (logs / "week1").symlink_to(elsewhere.parent, target_is_directory=True)
-    with pytest.raises(Refused, match="not inside"):
+    with pytest.raises(Refused, match="not inside") as refused:
         import_click_log(collection=collection, name="week1", format="jsonl", paths=[write_log(tmp_path)])
     assert elsewhere.read_text() == "precious" and not ClickLog.objects.exists()
+    assert str(settings.MEDIA_ROOT) not in str(refused.value)  # a refusal the API shows: no server path
 
 
 def test_it_removes_a_real_leftover_of_an_earlier_attempt(tmp_path) -> None:

@@ -86,7 +86,9 @@ def logged_in(user) -> Client:
 def test_it_lets_a_reader_of_the_collection_read_an_interleaving_experiment(world):
     for user in ("a", "b", "admin"):
         assert client_for(world[user]).get("/api/interleaving/ab/").status_code == 200, user
-        assert [e["name"] for e in client_for(world[user]).get("/api/interleaving/").json()] == ["ab"]
+        assert [e["name"] for e in client_for(world[user]).get("/api/interleaving/").json()["results"]] == [
+            "ab"
+        ]
     assert client_for(world["b"]).get("/api/interleaving/ab/result/").status_code == 200
     assert client_for(world["rater"]).get("/api/interleaving/ab/").status_code == 403
 
@@ -181,7 +183,7 @@ def test_it_refuses_a_reader_who_computes_a_result_from_the_page(world):
 
 def test_it_shows_a_tracked_experiment_only_to_those_who_may_open_its_release(world):
     on_a, on_b = world["on_a"], world["on_b"]
-    seen = {user: [e["name"] for e in client_for(world[user]).get("/api/tracker/").json()]
+    seen = {user: [e["name"] for e in client_for(world[user]).get("/api/tracker/").json()["results"]]
             for user in ("a", "b", "admin")}  # fmt: skip
     assert seen == {"a": ["on-a"], "b": ["on-b"], "admin": ["on-a", "on-b"]}
     assert client_for(world["b"]).get(f"/api/tracker/{on_a.pk}/").status_code == 404

@@ -49,5 +49,9 @@ def test_the_labels_page_shows_the_gate_and_human_grades_and_releases(manager, t
     assert f"Over {label_set.agreement['n']} judged pairs" in page
     response = client.post(f"/online/labels/{label_set.pk}/release/")
     assert response.status_code == 302
+    release = ClickRelease.objects.get(label_set=label_set)
+    said = client.get(response["Location"]).content.decode()  # named, not where the server keeps it
+    assert f"click-label release {release.pk} written" in said and release.directory not in said
+    assert f"release {release.pk} · {', '.join(release.files)} · " in said
     # d003 and d004, never clicked at position 3 in 10 pages, are not seen enough to grade: two pairs left
     assert ClickRelease.objects.get(label_set=label_set).manifest["agreement_with_humans"]["n"] == 2

@@ -218,3 +218,21 @@ def test_online_deltas_reach_only_experiments_the_importer_may_change(world, man
     assert response.status_code == 400
     assert response.json()["file"] == ["d.tsv:1: no tracked experiment named 'e0'"]
     assert TrackedExperiment.objects.get(name="e0").online_delta is None
+
+
+def test_it_names_an_unreadable_release_file_by_its_name_never_its_path(world, manager):
+    qrels = Path(settings.MEDIA_ROOT) / world["release"].directory / "qrels.txt"
+    qrels.unlink()
+    qrels.write_text("")
+    response = client_for(manager).post(
+        "/api/tracker/",
+        {"collection": "news", "name": "beta over alpha", "release": world["release"].pk,
+         "metric": "ndcg_cut.10", "baseline": "alpha", "treatment": "beta"},
+        format="json",
+    )  # fmt: skip
+    assert response.status_code == 400
+    assert response.json()["release"] == [
+        f"release {world['release'].pk} has no readable qrels: qrels.txt: file is empty"
+    ]
+    assert str(settings.MEDIA_ROOT) not in response.content.decode()
+    assert not TrackedExperiment.objects.exists()

@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import math
 import re
+import warnings
 import xml.etree.ElementTree as ET
 
 import pytest
 
 from pooling import charts
+from pooling.charts.style import FONT_FAMILY
 
 NS = "{http://www.w3.org/2000/svg}"
 EVIL = '<script>alert("x")</script> & co $x$'
@@ -225,6 +227,36 @@ def test_it_escapes_scatter_labels() -> None:
     assert "<script>" not in svg
     root = parse(svg)
     assert tip(marked(root, "point")[0]).startswith(EVIL)
+
+
+GENERIC_FAMILIES = ("serif", "sans-serif", "monospace", "cursive", "fantasy", "system-ui")
+
+
+def font_family(root: ET.Element, element: ET.Element) -> str:
+    """The font-family a browser draws `element` in: its own, else the nearest ancestor's."""
+    parents = {kid: parent for parent in root.iter() for kid in parent}
+    node: ET.Element | None = element
+    while node is not None and node.get("font-family") is None:
+        node = parents.get(node)
+    assert node is not None, "no font-family at all"
+    return node.get("font-family", "")
+
+
+@pytest.mark.parametrize("name", ["評価者", "Ωμέγα"])
+def test_it_writes_a_non_latin_name_as_text_in_fonts_ending_in_a_generic_family(name: str) -> None:
+    """The browser draws the text (`svg.fonttype` none): in the first font of the family list that has the
+    glyphs, a generic family last so that one does. matplotlib's measuring font lacks them: it does not
+    warn of it for every chart."""
+    with warnings.catch_warnings(record=True) as caught:
+        svg = charts.hbar_chart([name, "alice"], [0.5, 0.25], title=f"κ of {name}", decimals=2)
+    assert [str(w.message) for w in caught if "missing from font" in str(w.message)] == []
+    root = parse(svg)
+    named = [text for text in root.iter(f"{NS}text") if name in "".join(text.itertext())]
+    assert len(named) == 2  # the bar's label and the title
+    for text in root.iter(f"{NS}text"):
+        assert text.get("font-family") is None  # the chart's one family, not one per text
+        assert font_family(root, text) == FONT_FAMILY
+    assert [part.strip() for part in FONT_FAMILY.split(",")][-1] in GENERIC_FAMILIES
 
 
 def test_it_draws_empty_charts_without_failing() -> None:

@@ -14,6 +14,7 @@ import pytest
 
 from pooling import jobs
 from pooling.errors import Refused
+from pooling.job_summary import JobSummary, RecordCounts
 from pooling.models import Job
 from tests.conftest import client_for
 from tests.factories import make_pool
@@ -55,3 +56,17 @@ def test_a_failed_job_does_not_say_running(manager):
     answer = client_for(manager).get(f"/api/jobs/{job.pk}/").json()
     assert answer["status"] == "failed" and answer["errors"] == ["nothing to import"]
     assert "running" not in answer["message"]
+
+
+def test_it_names_a_file_an_internal_error_names_by_its_name_never_its_path(manager, settings):
+    job = Job.objects.create(kind=Job.Kind.DOCUMENTS, params={}, created_by=manager, message="queued")
+    gone = Path(settings.MEDIA_ROOT) / "uploads" / "2024" / "05" / "docs.jsonl"
+
+    def lose_the_file(job: Job) -> JobSummary:
+        return RecordCounts(counts={"bytes": len(gone.read_bytes())})  # it is not there
+
+    with pytest.raises(FileNotFoundError):  # the worker's log keeps the whole error
+        jobs.run_job(job.pk, lose_the_file, heartbeat=False)
+    answer = client_for(manager).get(f"/api/jobs/{job.pk}/")
+    assert answer.json()["errors"] == ["internal error: No such file or directory: docs.jsonl"]
+    assert str(settings.MEDIA_ROOT) not in answer.content.decode()

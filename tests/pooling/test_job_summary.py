@@ -5,14 +5,39 @@ from __future__ import annotations
 from collections import Counter
 
 from judgements.crowd_import import CrowdImportSummary
-from pooling.imports import ImportSummary
+from pooling.import_summary import DocumentsImportSummary, RunImportSummary, TopicsImportSummary
+from pooling.job_summary import RecordCounts
 from pooling.pool_build import BuildSummary
 
 
-def test_it_records_every_field_but_the_kind_and_the_warnings_in_field_order():
-    summary = ImportSummary(kind="run", created=2, updated=1, rows=7, topics=3, seconds=1.0, warnings=["w"])
-    assert list(summary.as_dict()) == ["created", "updated", "rows", "topics", "seconds"]
+def test_it_records_every_field_but_the_kind_and_the_warnings_in_field_order_seconds_last():
+    summary = TopicsImportSummary(rows=7, created=2, updated=1, topics=7, seconds=1.0, warnings=["w"])
+    assert list(summary.as_dict()) == ["rows", "created", "updated", "topics", "seconds"]
     assert summary.as_dict()["rows"] == 7
+
+
+def test_it_gives_each_kind_of_import_its_own_counts_and_no_others():
+    assert RunImportSummary(rows=9, topics=3).as_dict() == {"rows": 9, "topics": 3, "seconds": 0.0}
+    assert list(DocumentsImportSummary().as_dict()) == ["rows", "created", "updated", "seconds"]
+    assert (RunImportSummary.kind, DocumentsImportSummary.kind, TopicsImportSummary.kind) == (
+        "run", "documents", "topics",
+    )  # fmt: skip
+
+
+def test_it_keeps_the_command_lines_of_each_kind_of_import():
+    assert RunImportSummary(rows=9, topics=3, seconds=0.25).line() == "run: 9 rows, 3 topics, 0.2 s"
+    assert DocumentsImportSummary(rows=2, created=1, updated=1).line() == (
+        "documents: 2 rows, 1 created, 1 updated, 0.0 s"
+    )
+    assert TopicsImportSummary(rows=3, created=3, topics=3).line() == (
+        "topics: 3 rows, 3 topics, 3 created, 0 updated, 0.0 s"
+    )
+
+
+def test_it_records_a_records_own_counts_and_keeps_its_warnings_beside():
+    summary = RecordCounts(counts={"judged": 3, "sources": {"human": 3}}, warnings=["w"])
+    assert summary.as_dict() == {"judged": 3, "sources": {"human": 3}}
+    assert summary.warnings == ["w"]
 
 
 def test_it_rounds_the_seconds_to_the_millisecond():
