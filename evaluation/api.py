@@ -5,13 +5,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
 from evaluation import noise_pool, services
+from evaluation.serializers import (
+    EvaluationReportSerializer,
+    NoiseFloorReportSerializer,
+    PoolBiasSerializer,
+    TwoStageReportSerializer,
+)
 from judgements.queries import cached_for_pool
 from pooling.errors import Refused, UnknownRuns
 from pooling.models import Pool
@@ -70,21 +76,21 @@ class EvaluationViewSet(viewsets.ViewSet):
         except services.PARAMETER_ERRORS as exc:
             raise serializers.ValidationError(_refused(exc, params)) from None
 
-    @extend_schema(parameters=[ReportSerializer], responses={200: OpenApiResponse(description="report")})
+    @extend_schema(parameters=[ReportSerializer], responses={200: EvaluationReportSerializer})
     @action(detail=True, methods=["get"])
     def report(self, request: Request, name: str | None = None) -> Response:
         return self._answer(name, "report", services.pool_report, _query(ReportSerializer, request))
 
     @extend_schema(
         parameters=[OpenApiParameter("policy", str, default="majority")],
-        responses={200: OpenApiResponse(description="pool bias")},
+        responses={200: PoolBiasSerializer},
     )
     @action(detail=True, methods=["get"], url_path="pool-bias")
     def pool_bias(self, request: Request, name: str | None = None) -> Response:
         policy = request.query_params.get("policy", "majority")
         return self._answer(name, "bias", services.pool_bias, {"policy": policy})
 
-    @extend_schema(parameters=[TwoStageSerializer], responses={200: OpenApiResponse(description="diagnosis")})
+    @extend_schema(parameters=[TwoStageSerializer], responses={200: TwoStageReportSerializer})
     @action(detail=True, methods=["get"], url_path="two-stage")
     def two_stage(self, request: Request, name: str | None = None) -> Response:
         params = _query(TwoStageSerializer, request)
@@ -92,7 +98,7 @@ class EvaluationViewSet(viewsets.ViewSet):
 
     @extend_schema(
         parameters=[NoiseFloorSerializer],
-        responses={200: OpenApiResponse(description="noise floor: stability, intervals, verdicts")},
+        responses={200: NoiseFloorReportSerializer},
     )
     @action(detail=True, methods=["get"], url_path="noise-floor")
     def noise_floor(self, request: Request, name: str | None = None) -> Response:

@@ -167,10 +167,17 @@ def topic_bootstrap(scores: np.ndarray, weights: np.ndarray, *, alpha: float = A
 
 def percentiles(values: np.ndarray, qs: Sequence[float], axis: int) -> np.ndarray:
     """``numpy.nanpercentile`` along ``axis``, vectorised when nothing is NaN (the usual case; numpy's
-    NaN-aware version loops in Python over every other index)."""
-    if np.isnan(values).any():
-        return np.asarray(np.nanpercentile(values, qs, axis=axis))
-    return np.asarray(np.percentile(values, qs, axis=axis))
+    NaN-aware version loops in Python over every other index). A slice with no number at all (nothing
+    judged to compare) has NaN percentiles, undefined, without numpy's "All-NaN slice" warning."""
+    missing = np.isnan(values)
+    if not missing.any():
+        return np.asarray(np.percentile(values, qs, axis=axis))
+    lanes = np.moveaxis(values, axis, -1)
+    empty = np.moveaxis(missing, axis, -1).all(axis=-1)
+    out = np.full((len(qs), *empty.shape), np.nan)
+    if not empty.all():
+        out[:, ~empty] = np.nanpercentile(lanes[~empty], qs, axis=-1)
+    return out
 
 
 def _z(alpha: float, power: float) -> float:

@@ -6,6 +6,8 @@ from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
+from django.db.models import Count, F, Max, Min, Q, QuerySet
+from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from judgements.errors import JudgingError
@@ -35,29 +37,32 @@ def remove_gold(*, item: PoolItem) -> None:
         PoolItem.objects.filter(pk=item.pk).update(gold=False)
 
 
-def adjudication_queue(*, pool: Pool, gap: int | None = None) -> list[dict[str, Any]]:
-    """Items whose grades differ by at least `gap` (default: the pool's setting), not yet adjudicated,
-    largest spread first. Unrateable beside a grade counts as a disagreement of any size."""
+def queue_rows(*, pool: Pool, gap: int | None = None) -> QuerySet[Judgement, Any]:
+    """The adjudication queue, one query counted and sliced in the database: items with two votes or
+    more whose grades differ by at least `gap` (default: the pool's setting), not yet adjudicated,
+    largest spread first, then by item id. Unrateable beside a grade counts as a disagreement of any
+    size; an item all unrateable has a spread of 0. Each row is `{"item_id", "spread",
+    "unrateable_votes"}`; `stats.queue_entries` gives a page of rows its details."""
     gap = pool.judging.adjudication_gap if gap is None else gap
-    rows = (
+    graded = Q(unrateable=False)
+    return (
         Judgement.objects.filter(item__pool=pool, item__adjudication__isnull=True)
-        .order_by("item_id")
-        .values_list("item_id", "grade", "unrateable")
+        .values("item_id")
+        .annotate(
+            votes=Count("id"),
+            rated=Count("id", filter=graded),
+            spread=Coalesce(Max("grade", filter=graded) - Min("grade", filter=graded), 0),
+        )
+        .annotate(unrateable_votes=F("votes") - F("rated"))
+        .filter(Q(spread__gte=gap) | Q(rated__gt=0, unrateable_votes__gt=0), votes__gte=2)
+        .order_by("-spread", "item_id")
+        .values("item_id", "spread", "unrateable_votes")
     )
-    grades: dict[int, list[int | None]] = {}
-    for item_id, grade, unrateable in rows:
-        grades.setdefault(item_id, []).append(None if unrateable else grade)
-    queue = []
-    for item_id, values in grades.items():
-        if len(values) < 2:
-            continue
-        rated = [v for v in values if v is not None]
-        mixed = 0 < len(rated) < len(values)
-        spread = (max(rated) - min(rated)) if rated else 0
-        if spread >= gap or mixed:
-            queue.append({"item_id": item_id, "spread": spread, "unrateable_votes": len(values) - len(rated)})
-    queue.sort(key=lambda row: (-row["spread"], row["item_id"]))
-    return queue
+
+
+def adjudication_queue(*, pool: Pool, gap: int | None = None) -> list[dict[str, Any]]:
+    """The whole adjudication queue (`queue_rows`) as a list."""
+    return list(queue_rows(pool=pool, gap=gap))
 
 
 def adjudicate(

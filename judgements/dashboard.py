@@ -24,7 +24,7 @@ from typing import Any
 from django.db.models import Count, Max, Min, Q
 from django.utils import timezone
 
-from judgements.adjudication import adjudication_queue
+from judgements.adjudication import queue_rows
 from judgements.models import Assignment, Judgement, Judging
 from judgements.stats import gold_accuracy
 from pooling import stats
@@ -116,7 +116,7 @@ def pool_dashboard(*, pool: Pool, now: datetime | None = None) -> PoolDashboard:
     pace = pace_per_hour(pool=pool, now=now)
     left = max(needed - done, 0)
     eta = now + timedelta(hours=left / pace) if pace and left else None
-    queue = len(adjudication_queue(pool=pool)) if judging else 0
+    queue = queue_rows(pool=pool).count() if judging else 0
     expiring = live.filter(expires_at__lte=now + EXPIRING_WITHIN).count()
     gold_misses = sum(misses.values())
     board = PoolDashboard(

@@ -234,8 +234,9 @@ class JudgingViewSet(
         if request.method == "GET":
             query = QueueQuerySerializer(data=request.query_params)
             query.is_valid(raise_exception=True)
-            queue = stats.adjudication_queue_details(pool=judging.pool, gap=query.validated_data.get("gap"))
-            page = self.paginate_queryset(queue)
+            # counted and sliced in the database; only the page's items get their details
+            queue = adjudication.queue_rows(pool=judging.pool, gap=query.validated_data.get("gap"))
+            page = stats.queue_entries(self.paginate_queryset(queue) or [])
             return self.get_paginated_response(QueueEntrySerializer(page, many=True).data)
         form = AdjudicateSerializer(data=request.data)
         form.is_valid(raise_exception=True)

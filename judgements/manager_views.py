@@ -176,7 +176,7 @@ def pool_stats(request: HttpRequest, pool: str) -> HttpResponse:
         "rows": rows,
         "chart": grade_chart(rows, judging.rubric.labels),
         "labels": sorted(judging.rubric.labels, reverse=True),
-        "queue": len(gold_and_adjudication.adjudication_queue(pool=judging.pool)),
+        "queue": gold_and_adjudication.queue_rows(pool=judging.pool).count(),
         "num_gold": GoldLabel.objects.filter(item__pool=judging.pool).count(),
         "judgements": Judgement.objects.filter(item__pool=judging.pool).count(),
         "quality": quality_views.quality_rows(judging),

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import Http404
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -16,6 +16,7 @@ from judgements import crowd_quality, exclusions
 from judgements.errors import JudgingError
 from judgements.models import Judging, RaterExclusion
 from judgements.queries import cached_for_pool
+from judgements.report_serializers import RaterQualitySerializer
 from labeling.pagination import PagedViewSetMixin
 from pooling.models import Pool
 from pooling.permissions import IsManager, managed_pool
@@ -63,7 +64,7 @@ class RaterQualityViewSet(PagedViewSetMixin, viewsets.ViewSet):
             raise Http404
         return pool
 
-    @extend_schema(responses={200: OpenApiResponse(description="every rater's quality and flags")})
+    @extend_schema(responses={200: RaterQualitySerializer})
     def retrieve(self, request: Request, name: str | None = None) -> Response:
         return Response(cached_for_pool(self._pool(name), "rater-quality", crowd_quality.pool_rater_quality))
 

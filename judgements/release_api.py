@@ -16,6 +16,7 @@ from judgements.api import refusal
 from judgements.errors import JudgingError
 from judgements.models import Judging, Release
 from judgements.releases import release_file_response
+from judgements.report_serializers import AgreementSerializer
 from pooling.api import JobSerializer
 from pooling.models import Pool
 from pooling.permissions import IsManager, ManagedNameField, managed_pool
@@ -100,7 +101,7 @@ class AgreementViewSet(viewsets.ViewSet):
                 description="the kappa whose intervals each pair and topic carries (default unweighted)",
             )
         ],
-        responses={200: OpenApiResponse(description="the agreement summary")},
+        responses={200: AgreementSerializer},
     )  # fmt: skip
     def retrieve(self, request: Request, name: str | None = None) -> Response:
         pool = managed_pool(request, name or "", queryset=Pool.objects.all())

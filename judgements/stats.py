@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import statistics
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
 from typing import Any
@@ -232,9 +233,15 @@ class QueueEntry:
 
 
 def adjudication_queue_details(*, pool: Pool, gap: int | None = None) -> list[QueueEntry]:
-    """`adjudication.adjudication_queue` (items whose grades differ by at least `gap`, default the pool's
+    """`adjudication.queue_rows` (items whose grades differ by at least `gap`, default the pool's
     setting, largest spread first), with each item's topic, document, gold grade and every judgement."""
-    queue = adjudication.adjudication_queue(pool=pool, gap=gap)
+    return queue_entries(adjudication.queue_rows(pool=pool, gap=gap))
+
+
+def queue_entries(rows: Iterable[dict[str, Any]]) -> list[QueueEntry]:
+    """The details of some rows of `adjudication.queue_rows` (a page of them, or all), in their order:
+    three queries, whatever the length of the queue they come from."""
+    queue = list(rows)
     ids = [row["item_id"] for row in queue]
     items = PoolItem.objects.select_related("topic", "document").in_bulk(ids)
     gold = dict(GoldLabel.objects.filter(item_id__in=ids).values_list("item_id", "grade"))

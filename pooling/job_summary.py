@@ -5,31 +5,59 @@ Every job's task returns a `JobSummary` (`jobs.run_job` records its `as_dict()` 
 has no `created`), or `RecordCounts`, the counts a record of the job's result keeps itself (a release's, a
 click log's). The job's page and `GET /api/jobs/<id>/` both show those counts, and nothing else: what a job
 made is in its `result` (ids), never among its counts.
+
+The job row keeps its counts in a JSON column, which PostgreSQL (jsonb) gives back in its own key order; the
+page shows them in the order the summary declares them (`ordered_counts`, by `SUMMARIES`).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from django.utils.module_loading import import_string
+
 #: Fields a summary keeps out of its counts: the job's kind is its own column, warnings are recorded beside.
 NOT_COUNTS = ("kind", "warnings")
+
+#: The summary each kind of job records (by name, as `jobs.TASKS` names their tasks: a later app's summary is
+#: not imported here).
+SUMMARIES = {
+    "documents": "pooling.import_summary.DocumentsImportSummary",
+    "topics": "pooling.import_summary.TopicsImportSummary",
+    "run": "pooling.import_summary.RunImportSummary",
+    "build_pool": "pooling.pool_build.BuildSummary",
+    "add_runs": "pooling.pool_build.BuildSummary",
+    "judgements": "judgements.crowd_import.CrowdImportSummary",
+    "release": "pooling.job_summary.RecordCounts",
+    "judge": "pooling.job_summary.RecordCounts",
+    "click_log": "pooling.job_summary.RecordCounts",
+    "propensity": "pooling.job_summary.RecordCounts",
+    "click_labels": "pooling.job_summary.RecordCounts",
+}
 
 
 @dataclass
 class JobSummary:
     """The base of the summaries the services return to `jobs.run_job` (imports, pool builds)."""
 
+    @classmethod
+    def count_names(cls) -> list[str]:
+        """The names of the counts, in the order they are shown: every field but `NOT_COUNTS`, in field
+        order, `seconds` last."""
+        names = [f.name for f in fields(cls) if f.name not in NOT_COUNTS]
+        return [name for name in names if name != "seconds"] + (["seconds"] if "seconds" in names else [])
+
     def as_dict(self) -> dict[str, Any]:
-        """The job's counts, JSON-ready: every field but `NOT_COUNTS`, in field order, `seconds` last and
-        rounded to the millisecond; a mapping as a plain dict."""
+        """The job's counts, JSON-ready (`count_names`, in that order): `seconds` rounded to the
+        millisecond, a mapping as a plain dict."""
         counts: dict[str, Any] = {}
-        for f in fields(self):
-            if f.name not in NOT_COUNTS:
-                value = getattr(self, f.name)
-                counts[f.name] = dict(value) if isinstance(value, dict) else value
+        for name in self.count_names():
+            value = getattr(self, name)
+            counts[name] = dict(value) if isinstance(value, dict) else value
         if "seconds" in counts:
-            counts["seconds"] = round(counts.pop("seconds"), 3)
+            counts["seconds"] = round(counts["seconds"], 3)
         return counts
 
 
@@ -41,5 +69,18 @@ class RecordCounts(JobSummary):
     counts: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
 
+    @classmethod
+    def count_names(cls) -> list[str]:
+        return []  # the record's own, in the order it keeps them
+
     def as_dict(self) -> dict[str, Any]:
         return dict(self.counts)
+
+
+def ordered_counts(kind: str, counts: Mapping[str, Any]) -> list[tuple[str, Any]]:
+    """The counts a job of `kind` recorded, in the order its summary declares them (`count_names`); any
+    other (a record's own counts, or those of a job recorded before a summary changed) after them, in the
+    order they are stored."""
+    declared = import_string(SUMMARIES[kind]).count_names() if kind in SUMMARIES else []
+    first = [name for name in declared if name in counts]
+    return [(name, counts[name]) for name in [*first, *(name for name in counts if name not in first)]]

@@ -62,6 +62,17 @@ TASKS = {
 
 ACTIVE = (Job.Status.QUEUED, Job.Status.RUNNING)
 
+#: What a job of a later app's kind made, as links on the job's page: `LINKS[kind](job, user)` gives a
+#: `{"label", "url"}` for each page of it `user` may open, by that page's own rule, and none for another.
+#: Filled by the app owning those pages in its `ready()` (`add_links`): pooling imports nothing of theirs.
+JobLinks = Callable[[Job, Any], list[dict[str, str]]]
+LINKS: dict[str, JobLinks] = {}
+
+
+def add_links(kind: str, links: JobLinks) -> None:
+    """Let the page of every job of `kind` link what it made, for a viewer who may open it (`LINKS`)."""
+    LINKS[kind] = links
+
 
 class QueueUnavailable(Exception):
     """The broker refused the job's task: the job is marked failed with the reason (`job.errors`)."""

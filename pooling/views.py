@@ -11,6 +11,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from pooling import charts, jobs, ownership, pool_reads, stats
+from pooling.job_summary import ordered_counts
 from pooling.jobs import active_build, latest_builds, start_build
 from pooling.models import Collection, Job, Pool
 from pooling.permissions import managed_pool, manager_required
@@ -125,10 +126,16 @@ def pool_managers(request: HttpRequest, name: str) -> HttpResponse:
 
 def _job_links(job: Job, user: Any) -> list[dict[str, str]]:
     """What a job's page leads to, each `{"label", "url"}`, a url only to a page `user` may open (by that
-    page's own rule): the job's collection (its page is its managers', `managed_collection`), and for a job
-    of a pool the pool's page or the job's result there (a pool's pages are its managers', `managed_pool`).
+    page's own rule): the job's collection (its page is its managers', `managed_collection`), for a job
+    of a pool the pool's page or the job's result there (a pool's pages are its managers', `managed_pool`),
+    and what a later app's kind of job made, by that app's own rule (`jobs.LINKS`: a click log, a judge).
     A collection the user may not open is named without a link; a pool they may not manage is not named;
     a pool since deleted is named as deleted."""
+    made = jobs.LINKS.get(job.kind)
+    return [*_collection_and_pool_links(job, user), *(made(job, user) if made is not None else [])]
+
+
+def _collection_and_pool_links(job: Job, user: Any) -> list[dict[str, str]]:
     from django.urls import NoReverseMatch, reverse
 
     links: list[dict[str, str]] = []
@@ -178,8 +185,9 @@ def render_job(request: HttpRequest, job: Job, *, status: int = 200) -> HttpResp
         "percent": round(100 * float(live.get("progress", 0.0))),
         "message": live.get("message", ""),
         "links": _job_links(job, request.user),
-        # a list, not `job.counts.items` in the template: a release's counts have a key named "items"
-        "counts": [(key, _shown(value)) for key, value in (job.counts or {}).items()],
+        # a list, not `job.counts.items` in the template: a release's counts have a key named "items"; in
+        # the order the job's summary declares them, not the order PostgreSQL's jsonb keeps them in
+        "counts": [(key, _shown(value)) for key, value in ordered_counts(job.kind, job.counts or {})],
         "retries": job.retries.order_by("-created_at", "-pk"),
         "refresh": None if job.finished else REFRESH_SECONDS,
     }

@@ -2,7 +2,8 @@
 validates against the response schema `/api/schema/` declares for its path, method and status (`$ref`s
 resolved, `nullable` honoured, no property the schema does not name); a GET declares `limit` and `offset`
 exactly when its response is a page (`count`, `next`, `previous`, `results`: `labeling.pagination`), and a
-list that is not paged is one of the few small by design (PLAIN_LISTS)."""
+list that is not paged is one of the few small by design (PLAIN_LISTS); every success but a 204 and a file
+download (NOT_JSON) declares a JSON body that names what it holds."""
 
 from __future__ import annotations
 
@@ -285,6 +286,38 @@ def test_it_answers_the_online_endpoints_as_their_schema_declares(manager, onlin
         ),  # fmt: skip
     ]
     assert problems == []
+
+
+#: The operations whose success is not a JSON body, each a file download. Every other success (but a
+#: 204, which has no body) declares a JSON schema that names what it holds.
+NOT_JSON = {
+    ("get", "/api/pools/{name}/export/"): "the items, a `qid<TAB>docid<TAB>runs` line each (text/plain)",
+    ("get", "/api/releases/{id}/files/{filename}/"): "a release's file (qrels, JSONL, manifest) as is",
+}
+
+
+def test_it_declares_what_every_success_answers_but_the_file_downloads():
+    wrong, downloads = [], set()
+    for path, operations in schema()["paths"].items():
+        for method, operation in operations.items():
+            for status, response in operation["responses"].items():
+                if not status.startswith("2") or status == "204":
+                    continue
+                body = declared(path, method, int(status))
+                if body is None and (method, path) in NOT_JSON:
+                    downloads.add((method, path))
+                elif body is None:
+                    wrong.append(f"{method.upper()} {path} {status}: no JSON body ({response})")
+                elif not described(json_schema(body)):
+                    wrong.append(f"{method.upper()} {path} {status}: a free-form body {body}")
+    assert wrong == []
+    assert downloads == set(NOT_JSON)  # the allow-list names no operation that has gone or answers JSON
+
+
+def described(resolved: dict[str, Any]) -> bool:
+    """A resolved schema says what it holds: properties, items, a schema for every value, or parts."""
+    holds = {key for key in ("properties", "items", "anyOf", "allOf") if key in resolved}
+    return bool(holds) or bool(resolved.get("additionalProperties"))
 
 
 def test_it_declares_limit_and_offset_exactly_where_the_response_is_a_page():

@@ -279,3 +279,15 @@ def test_it_draws_labels_from_a_posterior_and_keeps_undecided_items():
     assert set(drawn[:, 0].tolist()) == {1}
     assert set(drawn[:, 1].tolist()) == {-1}  # pending: no model decision
     assert set(drawn[:, 2].tolist()) == {0, 3} and 0.4 < (drawn[:, 2] == 3).mean() < 0.6
+
+
+def test_it_leaves_a_slice_with_nothing_to_compare_undefined_without_a_warning() -> None:
+    """Bootstrap means of a pair with no topic to compare are all NaN: their interval is undefined (NaN),
+    the other pairs' are numpy's, and no "All-NaN slice" warning reaches the log (or fails a request run
+    with warnings as errors)."""
+    means = np.array([[1.0, 2.0, np.nan, 4.0], [np.nan] * 4, [3.0, 4.0, 5.0, 6.0]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        got = noise.percentiles(means, [2.5, 97.5], axis=1)
+    assert np.isnan(got[:, 1]).all()
+    np.testing.assert_allclose(got[:, [0, 2]], np.nanpercentile(means[[0, 2]], [2.5, 97.5], axis=1))

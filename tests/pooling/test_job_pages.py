@@ -2,7 +2,9 @@
 `created`, a click log's shows no id) and are the numbers `GET /api/jobs/<id>/` gives, both read from the
 job's summary; and it links only to what its viewer may open (a deleted pool named as deleted, a collection
 only for who may open its page). An audit found a run import showing `created: 0 · updated: 0` and a
-click-label job linking its collection's page, a 404 for the pool manager who started it."""
+click-label job linking its collection's page, a 404 for the pool manager who started it; a later one, a
+documents import's page showing `rows · created · seconds · updated` (PostgreSQL's jsonb key order), and
+the jobs of click logs, propensities and click labels not linking what they made."""
 
 from __future__ import annotations
 
@@ -25,7 +27,7 @@ from judgements.models import Judge, Release
 from online import jobs as online_jobs
 from online.models import ClickLog, PropensityEstimate
 from pooling import jobs
-from pooling.job_summary import NOT_COUNTS, JobSummary
+from pooling.job_summary import NOT_COUNTS, SUMMARIES, JobSummary
 from pooling.models import Job, Pool, Run
 from pooling.pool_build import BuildSummary
 from tests.conftest import client_for
@@ -157,6 +159,13 @@ def test_it_runs_a_job_of_every_kind_that_has_a_task() -> None:
     assert len(KINDS) == len(jobs.TASKS)
 
 
+def test_it_knows_the_summary_of_every_kind_of_job() -> None:
+    from django.utils.module_loading import import_string
+
+    assert set(SUMMARIES) == set(Job.Kind)  # the order its page shows the counts in
+    assert all(issubclass(import_string(name), JobSummary) for name in SUMMARIES.values())
+
+
 KINDS = [
     "documents", "topics", "run", "build_pool", "add_runs", "release", "judgements", "click_log",
     "propensity", "click_labels", "judge",
@@ -173,10 +182,19 @@ def test_it_shows_the_counts_of_the_jobs_own_kind_as_the_api_gives_them(
     page = Client()
     page.force_login(manager)
     shown = shown_counts(page.get(f"/jobs/{job.pk}/").content.decode())
-    assert [key for key, _ in shown] == list(answer["counts"])  # in the order the job row keeps them
+    assert [key for key, _ in shown] == own  # in the order the summary declares them, not jsonb's
     assert set(answer["counts"]) == set(own)
-    assert shown == [(key, as_shown(value)) for key, value in answer["counts"].items()]
+    assert shown == [(key, as_shown(answer["counts"][key])) for key in own]
     assert all(isinstance(value, int | float | str | dict) for value in answer["counts"].values())
+
+
+def test_it_lists_a_documents_imports_counts_in_the_order_its_summary_declares(
+    campaign: Pool, manager: User, django_capture_on_commit_callbacks: Any, tmp_path: Path
+) -> None:
+    job, _ = start("documents", campaign, manager, django_capture_on_commit_callbacks, tmp_path)
+    declared = ["rows", "created", "updated", "seconds"]
+    assert list(job.counts) != declared  # the job row (jsonb) keeps them by length, then bytes
+    assert [key for key, _ in shown_counts(browse(manager, job))] == declared
 
 
 def test_it_counts_a_run_imports_rows_and_topics_and_nothing_it_does_not_do(
@@ -243,3 +261,56 @@ def test_it_links_a_collection_only_for_who_may_open_its_page(
         assert "news" in page  # named, not linked
     assert 'href="/pools/theirs/"' in browse(pool_manager, build)
     assert 'href="/collections/news/"' in browse(owner, labels)
+
+
+#: The page of what a finished job of each kind made, from the job and its pool.
+MADE: dict[str, Callable[[Job, Pool], str]] = {
+    "release": lambda job, pool: f"/campaigns/{pool.name}/releases/{job.result['release']}/",
+    "judge": lambda job, pool: (
+        f"/evaluation/{pool.name}/judges/{Judge.objects.get(pk=job.params['judge']).name}/"
+    ),
+    "click_log": lambda job, pool: f"/online/logs/{job.result['log']}/",
+    "propensity": lambda job, pool: f"/online/propensities/{job.result['propensity']}/",
+    "click_labels": lambda job, pool: f"/online/labels/{job.result['label_set']}/",
+}
+
+
+@pytest.mark.parametrize("kind", list(MADE))
+def test_it_links_what_a_finished_job_made_for_a_viewer_who_may_open_it(
+    kind: str, campaign: Pool, manager: User, django_capture_on_commit_callbacks: Any, tmp_path: Path
+) -> None:
+    job, _ = start(kind, campaign, manager, django_capture_on_commit_callbacks, tmp_path)
+    made = MADE[kind](job, campaign)
+    assert f'href="{made}"' in browse(manager, job)
+    visitor = Client()
+    visitor.force_login(manager)
+    assert visitor.get(made).status_code == 200
+
+
+@pytest.mark.parametrize("kind", ["click_log", "propensity", "click_labels"])
+def test_it_links_no_click_record_for_who_may_see_the_job_but_not_open_the_record(
+    kind: str, campaign: Pool, manager: User, django_capture_on_commit_callbacks: Any, tmp_path: Path
+) -> None:
+    """Who started a click log's job sees it, but opens the log (and what derives from it) only while
+    they manage its collection or its pool."""
+    job, _ = start(kind, campaign, manager, django_capture_on_commit_callbacks, tmp_path)
+    made = MADE[kind](job, campaign)
+    former = make_manager("former")  # started the job; manages neither the collection nor the pool
+    Job.objects.filter(pk=job.pk).update(created_by=former)
+    page = browse(former, job)
+    assert made not in page
+    visitor = Client()
+    visitor.force_login(former)
+    assert visitor.get(made).status_code == 404  # the page's own rule: the link would have led nowhere
+
+
+def test_it_links_no_judge_once_it_is_gone(
+    campaign: Pool, manager: User, django_capture_on_commit_callbacks: Any, tmp_path: Path
+) -> None:
+    """A judge's job is its pool's managers', as the judge's page is: the page is gone only with the judge."""
+    job, _ = start("judge", campaign, manager, django_capture_on_commit_callbacks, tmp_path)
+    made = MADE["judge"](job, campaign)
+    Judge.objects.filter(pk=job.params["judge"]).delete()
+    page = browse(manager, job)
+    assert made not in page
+    assert f'href="/pools/{campaign.name}/"' in page

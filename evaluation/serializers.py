@@ -1,0 +1,232 @@
+"""The answers of the evaluation API, for the schema: what `services.pool_report`, `services.pool_bias`,
+`services.two_stage` and `noise_pool.pool_noise_floor` return, key for key. A number the service cleans
+(`_clean`: NaN or undefined becomes null) is nullable here; dicts keyed by a run, measure, segment or pair
+are `DictField`s."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+def _score() -> serializers.FloatField:
+    """A cleaned number: null where it is NaN or undefined (no topic, one topic, nothing to test)."""
+    return serializers.FloatField(allow_null=True)
+
+
+def _by_measure() -> serializers.DictField:
+    return serializers.DictField(child=_score(), help_text="by measure (trec_eval name)")
+
+
+def _qids() -> serializers.ListField:
+    return serializers.ListField(child=serializers.CharField())
+
+
+# ------------------------------------------------------------------------------------------ report
+
+
+class ReportRunSerializer(serializers.Serializer):
+    run = serializers.CharField()
+    contributing = serializers.BooleanField(help_text="the run helped make the pool")
+    topics = serializers.IntegerField()
+    nonrelevant = _by_measure()
+    condensed = _by_measure()
+    judged_10 = _score()
+    model_10 = serializers.FloatField(help_text="share of the top 10 whose label is the model judge's")
+
+
+class SignificanceSerializer(serializers.Serializer):
+    a = serializers.CharField()
+    b = serializers.CharField()
+    n = serializers.IntegerField()
+    mean_difference = _score()
+    t_p = _score()
+    randomisation_p = _score()
+
+
+class ReportJudgeSerializer(serializers.Serializer):
+    name = serializers.CharField()
+    labels = serializers.IntegerField(help_text="items labelled by the model judge")
+    reason = serializers.CharField(allow_blank=True)
+
+
+class EvaluationReportSerializer(serializers.Serializer):
+    """`services.pool_report`."""
+
+    pool = serializers.CharField()
+    policy = serializers.CharField()
+    gain = serializers.CharField()
+    relevance_level = serializers.IntegerField()
+    measures = serializers.ListField(child=serializers.CharField())
+    key_measure = serializers.CharField()
+    runs = ReportRunSerializer(many=True)
+    segments = serializers.DictField(
+        child=serializers.DictField(child=_by_measure()),
+        help_text="by run, then by segment: num_q, the key measure and judged_10",
+    )
+    segments_not_judged = serializers.DictField(child=serializers.IntegerField(), help_text="by segment")
+    significance = SignificanceSerializer(many=True)
+    topics = serializers.IntegerField()
+    judged_topics = serializers.IntegerField()
+    not_judged_topics = _qids()
+    judge = ReportJudgeSerializer(allow_null=True)
+
+
+# --------------------------------------------------------------------------------------- pool bias
+
+
+class PoolBiasRunSerializer(serializers.Serializer):
+    run = serializers.CharField()
+    unique_items = serializers.IntegerField()
+    unique_relevant = serializers.IntegerField()
+    full = _score()
+    left_out = _score()
+    change = _score()
+    relative_change = _score()
+    change_p = _score()
+    within_noise = serializers.BooleanField()
+    rank_full = serializers.IntegerField()
+    rank_left_out = serializers.IntegerField()
+    kendall_tau = _score()
+
+
+class PoolBiasSerializer(serializers.Serializer):
+    """`services.pool_bias`."""
+
+    pool = serializers.CharField()
+    measure = serializers.CharField()
+    policy = serializers.CharField()
+    noise_p = serializers.FloatField()
+    topics = serializers.IntegerField()
+    judged_topics = serializers.IntegerField()
+    not_judged_topics = _qids()
+    runs = PoolBiasRunSerializer(many=True)
+
+
+# --------------------------------------------------------------------------------------- two-stage
+
+VERDICTS = ("fine", "ranking problem", "retrieval problem")
+
+
+class TwoStageTopicSerializer(serializers.Serializer):
+    qid = serializers.CharField()
+    recall = _score()
+    ndcg_10 = _score()
+    verdict = serializers.CharField(help_text=", ".join(VERDICTS))
+
+
+class TwoStageReportSerializer(serializers.Serializer):
+    """`services.two_stage`."""
+
+    candidate = serializers.CharField()
+    reranked = serializers.CharField()
+    k = serializers.IntegerField()
+    recall_threshold = serializers.FloatField()
+    ndcg_threshold = serializers.FloatField()
+    mean_recall = _score()
+    mean_ndcg_10 = _score()
+    verdicts = serializers.DictField(child=serializers.IntegerField(), help_text=f"topics by {VERDICTS}")
+    verdict = serializers.CharField()
+    topics = TwoStageTopicSerializer(many=True)
+    not_judged_topics = _qids()
+    no_relevant_topics = _qids()
+
+
+# ------------------------------------------------------------------------------------- noise floor
+
+
+def _interval() -> serializers.ListField:
+    return serializers.ListField(child=_score(), min_length=2, max_length=2, help_text="[low, high]")
+
+
+class NoiseSettingsSerializer(serializers.Serializer):
+    topic_samples = serializers.IntegerField()
+    label_samples = serializers.IntegerField()
+    label_source = serializers.ChoiceField(choices=["votes", "posterior"])
+    splits = serializers.IntegerField()
+    alpha = serializers.FloatField()
+    power = serializers.FloatField()
+    unjudged = serializers.CharField()
+
+
+class NoiseRunSerializer(serializers.Serializer):
+    run = serializers.CharField()
+    topics = serializers.IntegerField()
+    means = _by_measure()
+    raters = serializers.DictField(
+        child=_interval(), help_text="by measure: the raters' interval (none when raters are not measured)"
+    )
+
+
+class NoisePairSerializer(serializers.Serializer):
+    a = serializers.CharField()
+    b = serializers.CharField()
+    delta = _score()
+    topics = serializers.IntegerField()
+    raters_half_width = _score()
+    topics_interval = _interval()
+    topics_half_width = _score()
+    p_value = _score()
+    significant = serializers.BooleanField()
+    swap_rate = _score()
+    verdict = serializers.CharField()
+
+
+class NoiseMeasureSerializer(serializers.Serializer):
+    label = serializers.CharField()
+    discriminative_power = _score()
+    sd_of_differences = _score()
+    minimum_detectable_difference = _score()
+    planner = serializers.DictField(
+        child=serializers.IntegerField(allow_null=True), help_text="topics needed, by difference"
+    )
+
+
+class TauSerializer(serializers.Serializer):
+    tau = _score()
+    tau_ap = _score()
+
+
+class RaterStabilitySerializer(serializers.Serializer):
+    """One rater's own qrels against the consensus: τ and τ_AP under each measure, a property of its own
+    (the API scores `noise_floor.DEFAULT_MEASURES`, and asks for no others)."""
+
+    rater = serializers.CharField()
+    votes = serializers.IntegerField()
+    topics = serializers.IntegerField()
+    ndcg_cut_10 = TauSerializer()
+    P_10 = TauSerializer()
+
+
+class SplitTauSerializer(serializers.Serializer):
+    tau_mean = _score()
+    tau_min = _score()
+    tau_ap_mean = _score()
+
+
+class StabilitySerializer(serializers.Serializer):
+    raters = RaterStabilitySerializer(many=True)
+    raters_shown = serializers.IntegerField()
+    raters_total = serializers.IntegerField()
+    splits = serializers.IntegerField()
+    split_tau = serializers.DictField(child=SplitTauSerializer(), help_text="by measure")
+    swap_rate = serializers.DictField(
+        child=serializers.DictField(child=_score()), help_text="by measure, then by pair `a<TAB>b`"
+    )
+
+
+class NoiseFloorReportSerializer(serializers.Serializer):
+    """`noise_pool.pool_noise_floor`."""
+
+    pool = serializers.CharField()
+    policy = serializers.CharField()
+    topics = serializers.IntegerField()
+    measures = serializers.ListField(child=serializers.CharField())
+    key_measure = serializers.CharField(allow_null=True)
+    seed = serializers.IntegerField()
+    settings = NoiseSettingsSerializer()
+    judged_topics = serializers.IntegerField()
+    not_judged_topics = _qids()
+    runs = NoiseRunSerializer(many=True)
+    pairs = serializers.DictField(child=NoisePairSerializer(many=True), help_text="by measure")
+    measures_summary = serializers.DictField(child=NoiseMeasureSerializer(), help_text="by measure")
+    stability = StabilitySerializer()

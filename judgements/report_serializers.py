@@ -1,0 +1,168 @@
+"""The answers of the agreement and rater-quality reports, for the schema: what `queries.pool_agreement`
+(`agreement.agreement_summary`) and `crowd_quality.pool_rater_quality` return, key for key. An undefined
+figure (a kappa of one grade only, an interval with no defined resample) is null."""
+
+from __future__ import annotations
+
+from rest_framework import serializers
+
+
+def _figure() -> serializers.FloatField:
+    """A statistic that may be undefined: null then."""
+    return serializers.FloatField(allow_null=True)
+
+
+def _matrix() -> serializers.ListField:
+    """A confusion matrix: rows and columns in the order of `labels`."""
+    return serializers.ListField(child=serializers.ListField(child=serializers.IntegerField()))
+
+
+# --------------------------------------------------------------------------------------- agreement
+
+
+class KappaSerializer(serializers.Serializer):
+    kappa = _figure()
+    band = serializers.CharField(help_text="Landis & Koch, or 'undefined'")
+    ci_low = _figure()
+    ci_high = _figure()
+    n_undefined = serializers.IntegerField(help_text="resamples whose kappa is undefined")
+
+
+class BinaryKappaSerializer(KappaSerializer):
+    level = serializers.IntegerField(help_text="the relevance level: grades at or above it are relevant")
+
+
+class BootstrapSerializer(serializers.Serializer):
+    n = serializers.IntegerField()
+    seed = serializers.IntegerField()
+    alpha = serializers.FloatField()
+    unit = serializers.CharField()
+
+
+class CohenSerializer(serializers.Serializer):
+    unweighted = KappaSerializer()
+    linear = KappaSerializer()
+    quadratic = KappaSerializer()
+    binary = BinaryKappaSerializer()
+    bootstrap = BootstrapSerializer()
+
+
+class FleissSerializer(serializers.Serializer):
+    kappa = _figure()
+    n_items = serializers.IntegerField()
+    ratings_per_item = serializers.IntegerField(allow_null=True)
+    n_items_dropped = serializers.IntegerField()
+
+
+class KrippendorffSerializer(serializers.Serializer):
+    nominal = _figure()
+    ordinal = _figure()
+    interval = _figure()
+
+
+class KappaKindsSerializer(serializers.Serializer):
+    """The four kappas of a pair or topic, and the interval of the one `ci_weights` names."""
+
+    unweighted = _figure()
+    linear = _figure()
+    quadratic = _figure()
+    binary = _figure()
+    ci_low = _figure()
+    ci_high = _figure()
+    ci_weights = serializers.CharField()
+
+
+class AgreementPairSerializer(KappaKindsSerializer):
+    rater_a = serializers.CharField()
+    rater_b = serializers.CharField()
+    n_items = serializers.IntegerField()
+    confusion = _matrix()
+
+
+class AgreementTopicSerializer(KappaKindsSerializer):
+    topic = serializers.CharField()
+    n_items = serializers.IntegerField()
+    n_pairs = serializers.IntegerField()
+
+
+class PairMatrixSerializer(serializers.Serializer):
+    raters = serializers.ListField(child=serializers.CharField())
+    unweighted = serializers.ListField(
+        child=serializers.ListField(child=_figure()),
+        help_text="raters × raters: null on the diagonal and for pairs with nothing in common",
+    )
+    n_items = _matrix()
+
+
+class AgreementSerializer(serializers.Serializer):
+    """`queries.pool_agreement`."""
+
+    labels = serializers.ListField(child=serializers.IntegerField())
+    relevance_level = serializers.IntegerField()
+    n_judgements = serializers.IntegerField()
+    n_unrateable = serializers.IntegerField()
+    n_raters = serializers.IntegerField()
+    n_items = serializers.IntegerField()
+    n_items_paired = serializers.IntegerField()
+    n_pairs = serializers.IntegerField()
+    observed_agreement = _figure()
+    cohen = CohenSerializer()
+    fleiss = FleissSerializer()
+    krippendorff = KrippendorffSerializer()
+    pairs = AgreementPairSerializer(many=True)
+    pair_matrix = PairMatrixSerializer()
+    topics = AgreementTopicSerializer(many=True, help_text="worst unweighted kappa first, undefined last")
+    confusion = _matrix()
+    confusion_binary = _matrix()
+    sentence = serializers.CharField()
+    n_excluded_raters = serializers.IntegerField()
+
+
+# ------------------------------------------------------------------------------------ rater quality
+
+
+class VersusSerializer(serializers.Serializer):
+    """A rater's grades against reference grades (`rater_quality.Versus`)."""
+
+    n = serializers.IntegerField()
+    accuracy = _figure()
+    kappa = _figure()
+    confusion = _matrix()
+
+
+class RaterFlagSerializer(serializers.Serializer):
+    flag = serializers.CharField()
+    why = serializers.CharField()
+
+
+class RaterQualityRowSerializer(serializers.Serializer):
+    """One rater (`rater_quality.RaterQuality.as_dict`), and whether they are excluded now."""
+
+    rater = serializers.CharField()
+    votes = serializers.IntegerField()
+    unrateable = serializers.IntegerField()
+    modal_share = _figure()
+    median_seconds = _figure()
+    gold = VersusSerializer()
+    consensus = VersusSerializer()
+    others = VersusSerializer()
+    flags = RaterFlagSerializer(many=True)
+    excluded = serializers.BooleanField()
+
+
+class QualityThresholdsSerializer(serializers.Serializer):
+    constant_share = serializers.FloatField()
+    near_constant_share = serializers.FloatField()
+    fast_ratio = serializers.FloatField()
+    chance_kappa = serializers.FloatField()
+    min_votes = serializers.IntegerField()
+
+
+class RaterQualitySerializer(serializers.Serializer):
+    """`crowd_quality.pool_rater_quality`."""
+
+    pool = serializers.CharField()
+    policy = serializers.CharField()
+    labels = serializers.ListField(child=serializers.IntegerField())
+    raters = RaterQualityRowSerializer(many=True)
+    thresholds = QualityThresholdsSerializer()
