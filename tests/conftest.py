@@ -57,6 +57,17 @@ def eager_celery():
     celery_app.conf.task_always_eager = previous
 
 
+@pytest.fixture(autouse=True, scope="session")
+def own_cache_keys_removed():
+    """At the end of the run, its cache keys go (each test empties them before it starts; the last
+    test's would stay in a shared Redis database, without an expiry for some)."""
+    yield
+    from django.core.cache import cache
+
+    with contextlib.suppress(Exception):
+        cache.clear()
+
+
 @pytest.fixture(autouse=True)
 def fresh_throttles():
     """Each test starts with empty API throttle counts (they live in the cache, shared by the whole run and
