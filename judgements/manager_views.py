@@ -14,9 +14,11 @@ from typing import Any, cast
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.models import User
+from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
@@ -242,15 +244,29 @@ def _queue_page(
 ) -> HttpResponse:
     label = Labels()
     entries = []
-    for entry in stats.adjudication_queue_details(pool=judging.pool):
+    # A page of the queue at a time (counted and sliced in the database, details for the page only); a
+    # decision posts its page back, so the manager stays where they were (`get_page`: any number is a page).
+    number = request.POST.get("page") if request.method == "POST" else request.GET.get("page")
+    page = Paginator(gold_and_adjudication.queue_rows(pool=judging.pool), ADJUDICATION_PAGE).get_page(number)
+    for entry in stats.queue_entries(page.object_list):
         form = failed_form if entry.item_id == failed else DecisionForm(rubric=judging.rubric)
         labels = [
             {"judgement": j, "label": label(judging.rubric, j.grade, j.unrateable)} for j in entry.judgements
         ]
         gold = label(judging.rubric, entry.gold, False) if entry.gold is not None else None
         entries.append({"entry": entry, "labels": labels, "form": form, "gold": gold})
-    context = {"judging": judging, "entries": entries}
+    context = {"judging": judging, "entries": entries, "page": page}
     return render(request, "judgements/manage/adjudication.html", context, status=400 if failed else 200)
+
+
+#: Items of the adjudication queue per page (each shows every judgement and a decision form).
+ADJUDICATION_PAGE = 50
+
+
+def _queue_url(pool: Pool, page: str | None) -> str:
+    """The queue's page `page` (the first without a query)."""
+    url = reverse("judging-manage:adjudication", kwargs={"pool": pool.name})
+    return f"{url}?page={page}" if page and page.isdigit() and int(page) > 1 else url
 
 
 @require_GET
@@ -281,7 +297,7 @@ def adjudicate(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
             form.add_error("decision", str(exc))
         else:
             messages.success(request, f"Decision recorded for {item.topic.qid} {item.document.docid}.")
-            return redirect("judging-manage:adjudication", pool=judging.pool.name)
+            return redirect(_queue_url(judging.pool, request.POST.get("page")))
     return _queue_page(request, judging, failed=item.pk, failed_form=form)
 
 

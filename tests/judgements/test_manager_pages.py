@@ -385,3 +385,35 @@ def test_it_shows_judgements_with_their_revisions_read_only(staff, campaign):
     page = text(staff.get(f"/admin/judgements/judgement/{revised.pk}/change/"))
     assert "second thoughts" in page and 'name="grade"' not in page
     assert staff.post(f"/admin/judgements/judgement/{revised.pk}/change/", {"grade": "0"}).status_code == 403
+
+
+def test_it_pages_a_long_queue_and_keeps_the_manager_on_their_page(
+    browser, campaign, rater, second_rater, monkeypatch
+):
+    """The queue shows a page at a time, in the queue's order (largest spread first, then item id); a
+    decision taken on page 2 returns to page 2; a page past the end shows the last one, a bad one the
+    first."""
+    from judgements import manager_views
+
+    pool = campaign["pool"]
+    for item in PoolItem.objects.filter(pool=pool, num_judgements=0, gold=False).order_by("pk")[:4]:
+        for who, grade in ((rater, 0), (second_rater, 2)):
+            Judgement.objects.create(item=item, rater=who, rubric=pool.judging.rubric, grade=grade)
+    queue = [row["item_id"] for row in adjudication.queue_rows(pool=pool)]
+    assert len(queue) == 5
+    monkeypatch.setattr(manager_views, "ADJUDICATION_PAGE", 2)
+
+    def shown(url: str) -> list[int]:
+        return [int(i) for i in re.findall(r'id="item-(\d+)"', text(browser.get(url)))]
+
+    pages = [shown(f"/manage/pools/camp/adjudication/?page={n}") for n in (1, 2, 3)]
+    assert pages[0] + pages[1] + pages[2] == queue and [len(p) for p in pages] == [2, 2, 1]
+    assert shown("/manage/pools/camp/adjudication/?page=99") == pages[2]
+    assert shown("/manage/pools/camp/adjudication/?page=x") == pages[0]
+    page_two = text(browser.get("/manage/pools/camp/adjudication/?page=2"))
+    assert 'href="?page=1"' in page_two and 'href="?page=3"' in page_two
+    assert 'name="page" value="2"' in page_two and "5 items to adjudicate; 3–4 shown" in page_two
+    decided = pages[1][0]
+    response = browser.post(f"/manage/pools/camp/adjudication/{decided}/", {"decision": "1", "page": "2"})
+    assert response.status_code == 302 and response["Location"] == "/manage/pools/camp/adjudication/?page=2"
+    assert decided not in [row["item_id"] for row in adjudication.queue_rows(pool=pool)]
