@@ -7,14 +7,11 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
-
-def _score() -> serializers.FloatField:
-    """A cleaned number: null where it is NaN or undefined (no topic, one topic, nothing to test)."""
-    return serializers.FloatField(allow_null=True)
+from judgements.report_serializers import undefined_number
 
 
 def _by_measure() -> serializers.DictField:
-    return serializers.DictField(child=_score(), help_text="by measure (trec_eval name)")
+    return serializers.DictField(child=undefined_number(), help_text="by measure (trec_eval name)")
 
 
 def _qids() -> serializers.ListField:
@@ -30,7 +27,7 @@ class ReportRunSerializer(serializers.Serializer):
     topics = serializers.IntegerField()
     nonrelevant = _by_measure()
     condensed = _by_measure()
-    judged_10 = _score()
+    judged_10 = undefined_number()
     model_10 = serializers.FloatField(help_text="share of the top 10 whose label is the model judge's")
 
 
@@ -38,9 +35,9 @@ class SignificanceSerializer(serializers.Serializer):
     a = serializers.CharField()
     b = serializers.CharField()
     n = serializers.IntegerField()
-    mean_difference = _score()
-    t_p = _score()
-    randomisation_p = _score()
+    mean_difference = undefined_number()
+    t_p = undefined_number()
+    randomisation_p = undefined_number()
 
 
 class ReportJudgeSerializer(serializers.Serializer):
@@ -78,15 +75,15 @@ class PoolBiasRunSerializer(serializers.Serializer):
     run = serializers.CharField()
     unique_items = serializers.IntegerField()
     unique_relevant = serializers.IntegerField()
-    full = _score()
-    left_out = _score()
-    change = _score()
-    relative_change = _score()
-    change_p = _score()
+    full = undefined_number()
+    left_out = undefined_number()
+    change = undefined_number()
+    relative_change = undefined_number()
+    change_p = undefined_number()
     within_noise = serializers.BooleanField()
     rank_full = serializers.IntegerField()
     rank_left_out = serializers.IntegerField()
-    kendall_tau = _score()
+    kendall_tau = undefined_number()
 
 
 class PoolBiasSerializer(serializers.Serializer):
@@ -109,8 +106,8 @@ VERDICTS = ("fine", "ranking problem", "retrieval problem")
 
 class TwoStageTopicSerializer(serializers.Serializer):
     qid = serializers.CharField()
-    recall = _score()
-    ndcg_10 = _score()
+    recall = undefined_number()
+    ndcg_10 = undefined_number()
     verdict = serializers.CharField(help_text=", ".join(VERDICTS))
 
 
@@ -122,8 +119,8 @@ class TwoStageReportSerializer(serializers.Serializer):
     k = serializers.IntegerField()
     recall_threshold = serializers.FloatField()
     ndcg_threshold = serializers.FloatField()
-    mean_recall = _score()
-    mean_ndcg_10 = _score()
+    mean_recall = undefined_number()
+    mean_ndcg_10 = undefined_number()
     verdicts = serializers.DictField(child=serializers.IntegerField(), help_text=f"topics by {VERDICTS}")
     verdict = serializers.CharField()
     topics = TwoStageTopicSerializer(many=True)
@@ -135,7 +132,9 @@ class TwoStageReportSerializer(serializers.Serializer):
 
 
 def _interval() -> serializers.ListField:
-    return serializers.ListField(child=_score(), min_length=2, max_length=2, help_text="[low, high]")
+    return serializers.ListField(
+        child=undefined_number(), min_length=2, max_length=2, help_text="[low, high]"
+    )
 
 
 class NoiseSettingsSerializer(serializers.Serializer):
@@ -160,30 +159,30 @@ class NoiseRunSerializer(serializers.Serializer):
 class NoisePairSerializer(serializers.Serializer):
     a = serializers.CharField()
     b = serializers.CharField()
-    delta = _score()
+    delta = undefined_number()
     topics = serializers.IntegerField()
-    raters_half_width = _score()
+    raters_half_width = undefined_number()
     topics_interval = _interval()
-    topics_half_width = _score()
-    p_value = _score()
+    topics_half_width = undefined_number()
+    p_value = undefined_number()
     significant = serializers.BooleanField()
-    swap_rate = _score()
+    swap_rate = undefined_number()
     verdict = serializers.CharField()
 
 
 class NoiseMeasureSerializer(serializers.Serializer):
     label = serializers.CharField()
-    discriminative_power = _score()
-    sd_of_differences = _score()
-    minimum_detectable_difference = _score()
+    discriminative_power = undefined_number()
+    sd_of_differences = undefined_number()
+    minimum_detectable_difference = undefined_number()
     planner = serializers.DictField(
         child=serializers.IntegerField(allow_null=True), help_text="topics needed, by difference"
     )
 
 
 class TauSerializer(serializers.Serializer):
-    tau = _score()
-    tau_ap = _score()
+    tau = undefined_number()
+    tau_ap = undefined_number()
 
 
 class RaterStabilitySerializer(serializers.Serializer):
@@ -198,9 +197,9 @@ class RaterStabilitySerializer(serializers.Serializer):
 
 
 class SplitTauSerializer(serializers.Serializer):
-    tau_mean = _score()
-    tau_min = _score()
-    tau_ap_mean = _score()
+    tau_mean = undefined_number()
+    tau_min = undefined_number()
+    tau_ap_mean = undefined_number()
 
 
 class StabilitySerializer(serializers.Serializer):
@@ -210,7 +209,7 @@ class StabilitySerializer(serializers.Serializer):
     splits = serializers.IntegerField()
     split_tau = serializers.DictField(child=SplitTauSerializer(), help_text="by measure")
     swap_rate = serializers.DictField(
-        child=serializers.DictField(child=_score()), help_text="by measure, then by pair `a<TAB>b`"
+        child=serializers.DictField(child=undefined_number()), help_text="by measure, then by pair `a<TAB>b`"
     )
 
 

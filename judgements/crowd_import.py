@@ -361,7 +361,7 @@ def start_crowd_import(
         "skip_unpooled": bool(skip_unpooled),
         "create_raters": bool(create_raters),
     }
-    name = Path(upload.name).name
+    name = formats.client_name(upload.name)
     job = Job(kind=Job.Kind.JUDGEMENTS, params=params, upload_name=name)
     job.upload.save(name, upload, save=False)
     pooling_imports.refuse_failing_upload(job=job, size=upload.size, work=lambda: import_job_file(job))

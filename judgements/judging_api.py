@@ -295,9 +295,10 @@ class JudgingViewSet(
         """Import a crowd file (many workers' labels) into the pool: 202 with the job to poll, whose
         `counts` say how many rows were created, revised, made unrateable, and skipped by reason.
 
-        A bad option is a 400 naming it. A file up to IMPORT_CHECK_MAX_BYTES that would fail is a 400 with
-        `file` listing the errors by line (FILE:LINE), and nothing is stored (no job either); a larger
-        file is checked by its job, which then fails with the errors."""
+        A bad option is a 400 naming it (a `CrowdOptionError`, answered by `refusal`). A file up to
+        IMPORT_CHECK_MAX_BYTES that would fail is a 400 with `file` listing the errors by line (FILE:LINE),
+        and nothing is stored (no job either); a larger file is checked by its job, which then fails with
+        the errors."""
         judging = self.get_object()
         form = CrowdImportSerializer(data=request.data)
         form.is_valid(raise_exception=True)
@@ -307,8 +308,6 @@ class JudgingViewSet(
             job = crowd_import.start_crowd_import(
                 pool=judging.pool, upload=upload, user=request.user, **options
             )
-        except crowd_import.CrowdOptionError as exc:
-            raise ValidationError(exc.as_data()) from None
         except ImportFailed as exc:
             raise ValidationError({"file": exc.errors}) from None
         return Response(JobSerializer(job).data, status=status.HTTP_202_ACCEPTED)

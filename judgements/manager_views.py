@@ -235,6 +235,10 @@ def remove_gold(request: HttpRequest, pool: str, item_id: int) -> HttpResponse:
     return redirect("judging-manage:gold", pool=judging.pool.name)
 
 
+#: Items of the adjudication queue per page (each shows every judgement and a decision form).
+ADJUDICATION_PAGE = 50
+
+
 def _queue_page(
     request: HttpRequest,
     judging: Judging,
@@ -257,10 +261,6 @@ def _queue_page(
         entries.append({"entry": entry, "labels": labels, "form": form, "gold": gold})
     context = {"judging": judging, "entries": entries, "page": page}
     return render(request, "judgements/manage/adjudication.html", context, status=400 if failed else 200)
-
-
-#: Items of the adjudication queue per page (each shows every judgement and a decision form).
-ADJUDICATION_PAGE = 50
 
 
 def _queue_url(pool: Pool, page: str | None) -> str:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from rest_framework import serializers
 
 
-def _figure() -> serializers.FloatField:
-    """A statistic that may be undefined: null then."""
+def undefined_number() -> serializers.FloatField:
+    """A statistic that may be undefined (NaN, no pair, no topic, nothing to test): null then. The one
+    declaration of such a number for the reports' schemas (the evaluation API's too)."""
     return serializers.FloatField(allow_null=True)
 
 
@@ -21,10 +22,10 @@ def _matrix() -> serializers.ListField:
 
 
 class KappaSerializer(serializers.Serializer):
-    kappa = _figure()
+    kappa = undefined_number()
     band = serializers.CharField(help_text="Landis & Koch, or 'undefined'")
-    ci_low = _figure()
-    ci_high = _figure()
+    ci_low = undefined_number()
+    ci_high = undefined_number()
     n_undefined = serializers.IntegerField(help_text="resamples whose kappa is undefined")
 
 
@@ -48,27 +49,27 @@ class CohenSerializer(serializers.Serializer):
 
 
 class FleissSerializer(serializers.Serializer):
-    kappa = _figure()
+    kappa = undefined_number()
     n_items = serializers.IntegerField()
     ratings_per_item = serializers.IntegerField(allow_null=True)
     n_items_dropped = serializers.IntegerField()
 
 
 class KrippendorffSerializer(serializers.Serializer):
-    nominal = _figure()
-    ordinal = _figure()
-    interval = _figure()
+    nominal = undefined_number()
+    ordinal = undefined_number()
+    interval = undefined_number()
 
 
 class KappaKindsSerializer(serializers.Serializer):
     """The four kappas of a pair or topic, and the interval of the one `ci_weights` names."""
 
-    unweighted = _figure()
-    linear = _figure()
-    quadratic = _figure()
-    binary = _figure()
-    ci_low = _figure()
-    ci_high = _figure()
+    unweighted = undefined_number()
+    linear = undefined_number()
+    quadratic = undefined_number()
+    binary = undefined_number()
+    ci_low = undefined_number()
+    ci_high = undefined_number()
     ci_weights = serializers.CharField()
 
 
@@ -88,7 +89,7 @@ class AgreementTopicSerializer(KappaKindsSerializer):
 class PairMatrixSerializer(serializers.Serializer):
     raters = serializers.ListField(child=serializers.CharField())
     unweighted = serializers.ListField(
-        child=serializers.ListField(child=_figure()),
+        child=serializers.ListField(child=undefined_number()),
         help_text="raters × raters: null on the diagonal and for pairs with nothing in common",
     )
     n_items = _matrix()
@@ -105,7 +106,7 @@ class AgreementSerializer(serializers.Serializer):
     n_items = serializers.IntegerField()
     n_items_paired = serializers.IntegerField()
     n_pairs = serializers.IntegerField()
-    observed_agreement = _figure()
+    observed_agreement = undefined_number()
     cohen = CohenSerializer()
     fleiss = FleissSerializer()
     krippendorff = KrippendorffSerializer()
@@ -125,8 +126,8 @@ class VersusSerializer(serializers.Serializer):
     """A rater's grades against reference grades (`rater_quality.Versus`)."""
 
     n = serializers.IntegerField()
-    accuracy = _figure()
-    kappa = _figure()
+    accuracy = undefined_number()
+    kappa = undefined_number()
     confusion = _matrix()
 
 
@@ -141,8 +142,8 @@ class RaterQualityRowSerializer(serializers.Serializer):
     rater = serializers.CharField()
     votes = serializers.IntegerField()
     unrateable = serializers.IntegerField()
-    modal_share = _figure()
-    median_seconds = _figure()
+    modal_share = undefined_number()
+    median_seconds = undefined_number()
     gold = VersusSerializer()
     consensus = VersusSerializer()
     others = VersusSerializer()

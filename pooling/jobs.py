@@ -157,7 +157,7 @@ def start_import(*, collection: Collection, kind: str, upload: Any, params: dict
     """
     from pooling import imports
 
-    name = Path(upload.name).name
+    name = client_name(upload.name)
     job = Job(kind=kind, collection=collection, params=params, upload_name=name)
     job.upload.save(name, upload, save=False)
     imports.refuse_failing_upload(

@@ -148,11 +148,12 @@ def _collection_and_pool_links(job: Job, user: Any) -> list[dict[str, str]]:
     pool_id = job.params.get("pool")
     if not pool_id:
         return links
-    pool = Pool.objects.filter(pk=pool_id).first()
+    pools = Pool.objects.filter(pk=pool_id)
+    pool = pools.managed_by(user).first()  # one query for a manager, the page's usual viewer
     if pool is None:
+        if pools.exists():  # a pool the user may not manage: not named
+            return links
         return [*links, {"label": f"pool {job.params.get('name') or pool_id} (deleted)"}]
-    if not Pool.objects.managed_by(user).filter(pk=pool.pk).exists():
-        return links
     made = (job.result or {}).get("release")
     if job.kind == Job.Kind.RELEASE and made:  # the release this job made
         page, args, label = "campaigns:release", [pool.name, made], f"release {made} of {pool.name}"

@@ -21,7 +21,6 @@ def forward(apps, schema_editor):
         if paths and not job.upload:
             # uploads/clicks/<hex>/<index>-<name>: the folder is the last three parts of the file's folder
             job.upload = "/".join(os.path.dirname(paths[0]).split(os.sep)[-3:])
-        params.setdefault("names", [os.path.basename(p).split("-", 1)[-1] for p in paths])
         job.params = params
         job.save(update_fields=["params", "upload"])
 
