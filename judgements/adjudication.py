@@ -60,11 +60,6 @@ def queue_rows(*, pool: Pool, gap: int | None = None) -> QuerySet[Judgement, Any
     )
 
 
-def adjudication_queue(*, pool: Pool, gap: int | None = None) -> list[dict[str, Any]]:
-    """The whole adjudication queue (`queue_rows`) as a list."""
-    return list(queue_rows(pool=pool, gap=gap))
-
-
 def adjudicate(
     *,
     item: PoolItem,

@@ -17,7 +17,6 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db.models import Count, Sum
 
-from judgements import adjudication
 from judgements.models import Assignment, GoldLabel, Judgement, Judging
 from pooling.models import JUDGED, Pool, PoolItem
 
@@ -230,12 +229,6 @@ class QueueEntry:
     unrateable_votes: int
     gold: int | None
     judgements: list[QueueJudgement]
-
-
-def adjudication_queue_details(*, pool: Pool, gap: int | None = None) -> list[QueueEntry]:
-    """`adjudication.queue_rows` (items whose grades differ by at least `gap`, default the pool's
-    setting, largest spread first), with each item's topic, document, gold grade and every judgement."""
-    return queue_entries(adjudication.queue_rows(pool=pool, gap=gap))
 
 
 def queue_entries(rows: Iterable[dict[str, Any]]) -> list[QueueEntry]:

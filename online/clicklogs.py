@@ -305,11 +305,15 @@ def check_click_log(*, collection: Collection, name: str, format: str, pool: Poo
     except ValidationError as exc:
         raise Refused(f"name {name!r}: {' '.join(exc.messages)}", field="name") from None
     if ClickLog.objects.filter(collection=collection, name=name).exists():
-        raise Refused(f"collection {collection.name} already has a click log named {name!r}", field="name")
+        raise _name_taken(collection, name)
     if format not in FILES:
         raise Refused(f"unknown click log format {format!r}; expected jsonl, counts or ubi", field="format")
     if pool is not None and pool.collection_id != collection.pk:
         raise Refused(f"pool {pool.name} is not a pool of collection {collection.name}", field="pool")
+
+
+def _name_taken(collection: Collection, name: str) -> Refused:
+    return Refused(f"collection {collection.name} already has a click log named {name!r}", field="name")
 
 
 def import_click_log(
@@ -336,9 +340,8 @@ def import_click_log(
     if len(paths) != FILES[format]:
         raise Refused(f"format {format} takes {FILES[format]} file(s), got {len(paths)}")
     names = display_names or [str(p) for p in paths]
-    folders = [shown for path, shown in zip(paths, names, strict=True) if Path(path).is_dir()]
-    if folders:
-        raise ImportFailed([f"{folder}: a directory, not a file" for folder in folders])
+    for path, shown in zip(paths, names, strict=True):  # each can be opened, before anything is written
+        _open_source(path, shown, None).close()
     state: dict[str, Any] = {"fraction": 0.0, "message": ""}
 
     def report(fraction: float, message: str) -> None:
@@ -376,9 +379,7 @@ def import_click_log(
                     created_by=user if getattr(user, "is_authenticated", False) else None,
                 )
             except IntegrityError:  # another import of this name committed since the check
-                raise Refused(
-                    f"collection {collection.name} already has a click log named {name!r}", field="name"
-                ) from None
+                raise _name_taken(collection, name) from None
             # The name's row holds out any other import of the name until this transaction ends, so what
             # is in its folder now is a leftover of an earlier failed attempt.
             owned = True

@@ -72,7 +72,7 @@ def test_it_queues_the_items_the_rule_names_in_its_order_for_every_gap(raters, m
     decided = PoolItem.objects.get(pool=pool, document__docid="d000")  # spread 3, but adjudicated
     adjudication.adjudicate(item=decided, adjudicator=manager, grade=1)
     for gap in range(5):
-        queue = adjudication.adjudication_queue(pool=pool, gap=gap)
+        queue = list(adjudication.queue_rows(pool=pool, gap=gap))
         assert queue == by_hand(pool, gap), gap
         assert decided.pk not in {row["item_id"] for row in queue}
     assert adjudication.queue_rows(pool=pool, gap=2).count() == len(by_hand(pool, 2)) == 8
@@ -83,7 +83,8 @@ def test_it_pages_the_queue_into_the_whole_queue_in_order(raters, manager):
     api = client_for(manager)
     for query in ("", "&gap=0", "&gap=1", "&gap=3"):
         whole = QueueEntrySerializer(
-            stats.adjudication_queue_details(pool=pool, gap=int(query[5:]) if query else None), many=True
+            stats.queue_entries(adjudication.queue_rows(pool=pool, gap=int(query[5:]) if query else None)),
+            many=True,
         ).data
         pages, url = [], f"/api/judging/votes/adjudication/?limit=2{query}"
         while url:

@@ -113,6 +113,21 @@ def test_a_special_label_off_the_rubric_is_unrateable_and_one_on_it_is_refused(p
 # ------------------------------------------------------------------------------------------ whose rows
 
 
+def test_the_command_writes_its_warnings_to_stderr_as_every_command_does(pool, tmp_path):
+    make_user("admin", is_staff=True, is_superuser=True)
+    path = tmp_path / "clash.csv"
+    path.write_text("worker,qid,docid,label\nadmin,q1,d001,2\nw1,q1,d003,0\n")
+    out, err = io.StringIO(), io.StringIO()
+    call_command(
+        "import_judgements", pool.name, str(path), "--crowd", "--create-raters", stdout=out, stderr=err
+    )
+    assert err.getvalue().splitlines() == [
+        "warning: worker 'admin' has the account 'crowd-admin': an account that is not a crowd worker's is "
+        "named 'admin'"
+    ]
+    assert "warning" not in out.getvalue() and out.getvalue().startswith("crowd judgements: 2 rows")
+
+
 def test_it_never_credits_a_persons_or_a_model_judges_account_named_as_a_worker(pool, tmp_path):
     admin = make_user("admin", is_staff=True, is_superuser=True)
     taken = make_user("crowd-admin")  # a person has the first name the worker's account would take, too

@@ -366,15 +366,15 @@ def test_it_queues_items_whose_grades_differ_by_the_gap_default_two(rater, secon
     pool = make_pool(raters=[rater, second_rater], judgements_per_item=2)
     assert Judging.objects.get(pool=pool).adjudication_gap == 2
     far, near, same, mixed = two_opinions(pool, rater, second_rater, [(3, 1), (2, 1), (0, 0), (2, None)])
-    queue = adjudication.adjudication_queue(pool=pool)
+    queue = list(adjudication.queue_rows(pool=pool))
     assert [row["item_id"] for row in queue] == [far.pk, mixed.pk]
     assert queue[0]["spread"] == 2 and queue[1]["unrateable_votes"] == 1
-    assert [row["item_id"] for row in adjudication.adjudication_queue(pool=pool, gap=1)] == [
+    assert [row["item_id"] for row in list(adjudication.queue_rows(pool=pool, gap=1))] == [
         far.pk,
         near.pk,
         mixed.pk,
     ]
-    assert same.pk in [row["item_id"] for row in adjudication.adjudication_queue(pool=pool, gap=0)]
+    assert same.pk in [row["item_id"] for row in list(adjudication.queue_rows(pool=pool, gap=0))]
 
 
 def test_it_follows_the_pools_gap_setting(rater, second_rater):
@@ -382,7 +382,7 @@ def test_it_follows_the_pools_gap_setting(rater, second_rater):
     far, near = two_opinions(pool, rater, second_rater, [(3, 0), (3, 1)])
     membership.setup_judging(pool=pool, adjudication_gap=3)
     pool = Pool.objects.get(pk=pool.pk)  # `pool.judging` was cached by make_pool
-    assert [row["item_id"] for row in adjudication.adjudication_queue(pool=pool)] == [far.pk]
+    assert [row["item_id"] for row in list(adjudication.queue_rows(pool=pool))] == [far.pk]
 
 
 def test_it_records_the_adjudication_and_takes_the_item_off_the_queue(rater, second_rater, manager):
@@ -393,7 +393,7 @@ def test_it_records_the_adjudication_and_takes_the_item_off_the_queue(rater, sec
     assert (decision.grade, decision.unrateable, decision.note, decision.adjudicator) == (
         2, False, "partly relevant", manager,
     )  # fmt: skip
-    assert adjudication.adjudication_queue(pool=pool) == []
+    assert list(adjudication.queue_rows(pool=pool)) == []
     again = adjudication.adjudicate(item=far, adjudicator=manager, grade=None, unrateable=True)
     assert Adjudication.objects.filter(item=far).count() == 1 and again.unrateable and again.grade is None
     with pytest.raises(errors.JudgingError):

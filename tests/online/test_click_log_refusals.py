@@ -124,7 +124,7 @@ def test_it_refuses_a_directory_for_a_file(tmp_path) -> None:
     make_collection(name="pydocs")
     folder = tmp_path / "some" / "directory"
     folder.mkdir(parents=True)
-    with pytest.raises(CommandError, match=f"{folder}: a directory, not a file"):
+    with pytest.raises(CommandError, match=f"{folder}: is a directory, not a file"):
         run("import_clicks", "pydocs", str(folder), "--name", "x")
     assert not ClickLog.objects.exists()
     assert not (Path(settings.MEDIA_ROOT) / "clicklogs").exists() or not any(

@@ -80,6 +80,5 @@ class Command(ServiceCommand):
                 )
         except errors.JudgingError as exc:  # (a refused file: ServiceCommand says "nothing imported" too)
             raise CommandError(f"nothing imported: {exc}") from None
+        self.warn(getattr(summary, "warnings", []))  # a crowd import's workers named apart
         self.stdout.write(summary.line())
-        for warning in getattr(summary, "warnings", []):  # a crowd import's workers named apart
-            self.stdout.write(f"warning: {warning}")
