@@ -10,7 +10,8 @@ from typing import Any
 
 from django.shortcuts import get_object_or_404
 from django.urls import reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -69,6 +70,7 @@ class JobSerializer(serializers.ModelSerializer):
     collection = serializers.SlugRelatedField(slug_field="name", read_only=True, allow_null=True)  # a pool's
     progress = serializers.SerializerMethodField()
     message = serializers.SerializerMethodField()
+    counts = serializers.SerializerMethodField()
 
     class Meta:
         model = Job
@@ -89,6 +91,11 @@ class JobSerializer(serializers.ModelSerializer):
 
     def get_message(self, job: Job) -> str:
         return str(job.live()["message"])
+
+    @extend_schema_field(OpenApiTypes.OBJECT)
+    def get_counts(self, job: Job) -> dict[str, Any]:
+        """The job's counts, in the order its summary gave them (as its page shows them)."""
+        return dict(job.ordered_counts())
 
 
 class ImportSerializer(serializers.Serializer):

@@ -6,13 +6,16 @@ has no `created`), or `RecordCounts`, the counts a record of the job's result ke
 click log's). The job's page and `GET /api/jobs/<id>/` both show those counts, and nothing else: what a job
 made is in its `result` (ids), never among its counts.
 
-The job row keeps its counts in a JSON column, which PostgreSQL (jsonb) gives back in its own key order; the
-page shows them in the order the summary declares them (`ordered_counts`, by `SUMMARIES`).
+The job row keeps its counts in a JSON column, which PostgreSQL (jsonb) gives back in its own key order, and
+beside them their names in the summary's order (`Job.count_order`: the order a dataclass declares its fields
+in, or the order a record wrote its own counts in). The page and the API show them in that order
+(`ordered_counts`); a job recorded before `count_order` existed, in the order its kind's summary declares
+(`SUMMARIES`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -77,10 +80,11 @@ class RecordCounts(JobSummary):
         return dict(self.counts)
 
 
-def ordered_counts(kind: str, counts: Mapping[str, Any]) -> list[tuple[str, Any]]:
-    """The counts a job of `kind` recorded, in the order its summary declares them (`count_names`); any
-    other (a record's own counts, or those of a job recorded before a summary changed) after them, in the
-    order they are stored."""
-    declared = import_string(SUMMARIES[kind]).count_names() if kind in SUMMARIES else []
-    first = [name for name in declared if name in counts]
+def ordered_counts(kind: str, counts: Mapping[str, Any], order: Sequence[str] = ()) -> list[tuple[str, Any]]:
+    """The counts a job of `kind` recorded, in the order its summary gave them (`order`, the job's
+    `count_order`; for a job recorded without one, the order its kind's summary declares, `count_names`);
+    any other after them, in the order they are stored."""
+    if not order:
+        order = import_string(SUMMARIES[kind]).count_names() if kind in SUMMARIES else []
+    first = [name for name in order if name in counts]
     return [(name, counts[name]) for name in [*first, *(name for name in counts if name not in first)]]

@@ -377,7 +377,8 @@ def run_job(job_id: int, work: Callable[[Job], JobSummary], *, heartbeat: bool =
         status=Job.Status.DONE,
         progress=1.0,
         message="done",  # not the 'running' its claim wrote
-        counts=summary.as_dict(),
+        counts=(counts := summary.as_dict()),
+        count_order=list(counts),  # (PostgreSQL's jsonb keeps the keys in an order of its own)
         warnings=list(getattr(summary, "warnings", [])),
         finished_at=timezone.now(),
     )

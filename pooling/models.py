@@ -314,6 +314,9 @@ class Job(Authored):
     progress = models.FloatField(default=0.0)
     message = models.CharField(max_length=300, blank=True)
     counts = models.JSONField(default=dict, blank=True)
+    count_order = models.JSONField(
+        default=list, blank=True, help_text="The counts' names in the order the job's summary gave them."
+    )
     errors = models.JSONField(default=list, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     result = models.JSONField(default=dict, blank=True)
@@ -361,6 +364,12 @@ class Job(Authored):
     @property
     def _cache_key(self) -> str:
         return f"job-progress:{self.pk}"
+
+    def ordered_counts(self) -> list[tuple[str, Any]]:
+        """The job's counts in the order its summary gave them (`job_summary.ordered_counts`)."""
+        from pooling.job_summary import ordered_counts
+
+        return ordered_counts(self.kind, self.counts or {}, self.count_order or ())
 
     def live(self) -> dict[str, Any]:
         """Progress and message, from the cache while the job runs inside a transaction."""

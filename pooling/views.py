@@ -11,7 +11,6 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from pooling import charts, jobs, ownership, pool_reads, stats
-from pooling.job_summary import ordered_counts
 from pooling.jobs import active_build, latest_builds, start_build
 from pooling.models import Collection, Job, Pool
 from pooling.permissions import managed_pool, manager_required
@@ -187,8 +186,8 @@ def render_job(request: HttpRequest, job: Job, *, status: int = 200) -> HttpResp
         "message": live.get("message", ""),
         "links": _job_links(job, request.user),
         # a list, not `job.counts.items` in the template: a release's counts have a key named "items"; in
-        # the order the job's summary declares them, not the order PostgreSQL's jsonb keeps them in
-        "counts": [(key, _shown(value)) for key, value in ordered_counts(job.kind, job.counts or {})],
+        # the order the job's summary gave them, not the order PostgreSQL's jsonb keeps them in
+        "counts": [(key, _shown(value)) for key, value in job.ordered_counts()],
         "retries": job.retries.order_by("-created_at", "-pk"),
         "refresh": None if job.finished else REFRESH_SECONDS,
     }
