@@ -14,7 +14,6 @@ from typing import Any, cast
 from django import forms
 from django.contrib import messages
 from django.contrib.auth.models import User
-from django.core.paginator import Paginator
 from django.db.models import Count, Q
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -24,7 +23,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from judgements import adjudication as gold_and_adjudication
 from judgements import dashboard as boards
-from judgements import errors, labels, quality_views, stats
+from judgements import errors, labels, paging, quality_views, stats
 from judgements.campaign_views import JudgingNotSetUp
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
 from pooling import charts
@@ -167,21 +166,36 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(request, "judgements/manage/index.html", {"judgings": judgings})
 
 
+#: Raters per page of the rater page (each has a row of statistics, a bar of the chart, a row of quality
+#: with its confusion matrices).
+RATER_PAGE = 50
+
+
 @require_GET
 @manager_required
 def pool_stats(request: HttpRequest, pool: str) -> HttpResponse:
-    """Per-rater statistics of a pool and a bar chart of each rater's grade distribution."""
+    """Per-rater statistics of a pool, each rater's quality and flags, and a bar chart of each rater's
+    grade distribution, a page of raters at a time: one order of raters (`rater_statistics`', by username)
+    pages the two tables and the chart together. The pool's figures (judgements, gold, queue) and the
+    count of raters and of flagged ones are the whole pool's; each flagged rater links to their page."""
     judging = _judging(request, pool)
     rows = stats.rater_statistics(pool=judging.pool)
+    page = paging.page_of(request, rows, RATER_PAGE)
+    shown = list(page.object_list)
+    quality = quality_views.quality_rows(judging)
+    page_of_rater = {row.rater_id: n // page.paginator.per_page + 1 for n, row in enumerate(rows)}
     context = {
         "judging": judging,
-        "rows": rows,
-        "chart": grade_chart(rows, judging.rubric.labels),
+        "page": page,
+        "rows": shown,
+        "chart": grade_chart(shown, judging.rubric.labels),
         "labels": sorted(judging.rubric.labels, reverse=True),
         "queue": gold_and_adjudication.queue_rows(pool=judging.pool).count(),
         "num_gold": GoldLabel.objects.filter(item__pool=judging.pool).count(),
         "judgements": Judgement.objects.filter(item__pool=judging.pool).count(),
-        "quality": quality_views.quality_rows(judging),
+        "quality": quality,
+        "quality_rows": quality_views.of_raters(quality, [row.rater_id for row in shown]),
+        "flagged": quality_views.flagged(quality, page_of_rater),
     }
     return render(request, "judgements/manage/stats.html", context)
 
@@ -249,9 +263,8 @@ def _queue_page(
     label = Labels()
     entries = []
     # A page of the queue at a time (counted and sliced in the database, details for the page only); a
-    # decision posts its page back, so the manager stays where they were (`get_page`: any number is a page).
-    number = request.POST.get("page") if request.method == "POST" else request.GET.get("page")
-    page = Paginator(gold_and_adjudication.queue_rows(pool=judging.pool), ADJUDICATION_PAGE).get_page(number)
+    # decision posts its page back, so the manager stays where they were.
+    page = paging.page_of(request, gold_and_adjudication.queue_rows(pool=judging.pool), ADJUDICATION_PAGE)
     for entry in stats.queue_entries(page.object_list):
         form = failed_form if entry.item_id == failed else DecisionForm(rubric=judging.rubric)
         labels = [
@@ -265,8 +278,7 @@ def _queue_page(
 
 def _queue_url(pool: Pool, page: str | None) -> str:
     """The queue's page `page` (the first without a query)."""
-    url = reverse("judging-manage:adjudication", kwargs={"pool": pool.name})
-    return f"{url}?page={page}" if page and page.isdigit() and int(page) > 1 else url
+    return paging.page_url(reverse("judging-manage:adjudication", kwargs={"pool": pool.name}), page)
 
 
 @require_GET

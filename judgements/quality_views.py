@@ -1,7 +1,8 @@
 """The rater page's quality table (flags, confusion matrices) and the one-click exclusion of a rater's
 labels from a pool's releases, and its undoing (pool managers only).
 
-The page's buttons post the rater's id (``rater``) to ``…/raters/exclude/`` and ``…/raters/restore/``:
+The page's buttons post the rater's id (``rater``) and the page of raters they are on (``page``, where
+the redirect returns) to ``…/raters/exclude/`` and ``…/raters/restore/``:
 every account can be reached so, whatever its name (``..``, ``a/b``, a line break, stored before names
 were checked), where a username in the path would be resolved away by the browser (``..``). The routes
 with the username in the path (``…/raters/<username>/exclude/``) still work for the names a path holds.
@@ -9,15 +10,17 @@ Either way the rater is looked up among the pool's own (`exclusions.pool_raters`
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any, cast
 
 from django.contrib import messages
 from django.contrib.auth.models import User
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect
+from django.urls import reverse
 from django.views.decorators.http import require_POST
 
-from judgements import crowd_quality, exclusions
+from judgements import crowd_quality, exclusions, paging
 from judgements.errors import JudgingError
 from judgements.models import Judging
 from judgements.queries import cached_for_pool
@@ -36,6 +39,25 @@ def quality_rows(judging: Judging) -> dict[str, Any]:
         for kind in ("gold", "consensus"):
             row[kind]["rows"] = list(zip(labels, row[kind]["confusion"], strict=True))
     return data
+
+
+def of_raters(data: dict[str, Any], rater_ids: Sequence[int]) -> list[dict[str, Any]]:
+    """The rows of `quality_rows`' report of the raters `rater_ids` (a page of the rater page), in that
+    order; a rater with no judgement has no row."""
+    rows = {row["rater_id"]: row for row in data["raters"]}
+    return [rows[rater_id] for rater_id in rater_ids if rater_id in rows]
+
+
+def flagged(data: dict[str, Any], page_of_rater: Mapping[int, int]) -> list[dict[str, Any]]:
+    """The flagged rows of `quality_rows`' report (a flag or more), each with `page`: the page of the rater
+    page that shows the rater (`page_of_rater`: rater id → page), None if none does."""
+    return [{**row, "page": page_of_rater.get(row["rater_id"])} for row in data["raters"] if row["flags"]]
+
+
+def _back(request: HttpRequest, pool: Pool) -> HttpResponse:
+    """Back to the rater page, at the page the button was on (posted as `page`)."""
+    url = reverse("judging-manage:stats", kwargs={"pool": pool.name})
+    return redirect(paging.page_url(url, request.POST.get("page")))
 
 
 def _rater(request: HttpRequest, name: str, username: str | None) -> tuple[Pool, User]:
@@ -61,7 +83,7 @@ def exclude(request: HttpRequest, pool: str, username: str | None = None) -> Htt
         messages.success(request, f"{rater.username}'s labels are left out of {found.name}'s releases.")
     except JudgingError as exc:
         messages.error(request, str(exc))
-    return redirect("judging-manage:stats", pool=found.name)
+    return _back(request, found)
 
 
 @require_POST
@@ -73,4 +95,4 @@ def restore(request: HttpRequest, pool: str, username: str | None = None) -> Htt
         messages.success(request, f"{rater.username}'s labels count in {found.name}'s releases again.")
     except JudgingError as exc:
         messages.error(request, str(exc))
-    return redirect("judging-manage:stats", pool=found.name)
+    return _back(request, found)
