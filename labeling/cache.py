@@ -14,6 +14,7 @@ from typing import Any, TypeVar
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT
 from django.core.cache.backends.redis import RedisCache as DjangoRedisCache
+from django.core.cache.backends.redis import RedisCacheClient
 from redis.exceptions import ConnectionError as RedisConnectionError
 from redis.exceptions import TimeoutError as RedisTimeoutError
 
@@ -32,11 +33,34 @@ def _degrade(operation: str, call: Callable[[], T], fallback: T) -> T:
         return fallback
 
 
+class _OneClientPerPool(RedisCacheClient):
+    """Django's client of Redis, keeping one `redis.Redis` per connection pool. Django's makes a new one for
+    every cache call, and redis-py's constructor fills in its table of response callbacks each time: about
+    0.2 ms, twice in every API request (its throttle reads and writes the caller's history), where the call
+    to Redis itself takes a tenth of that. A `redis.Redis` is safe to share between threads (each command
+    takes a connection from the pool) and after a fork (the pool starts afresh in a new process)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self._clients: dict[int, Any] = {}
+
+    def get_client(self, key: Any = None, *, write: bool = False) -> Any:
+        index = self._get_connection_pool_index(write)
+        client = self._clients.get(index)
+        if client is None:
+            client = self._clients[index] = self._client(connection_pool=self._get_connection_pool(write))
+        return client
+
+
 class RedisCache(DjangoRedisCache):
     """Django's Redis cache; a connection failure is a miss (reads) or a no-op (writes), never an error.
 
     `incr`/`decr` still raise: a counter that silently stays at zero would be a wrong answer, not a miss.
     """
+
+    def __init__(self, server: Any, params: dict[str, Any]) -> None:
+        super().__init__(server, params)
+        self._class = _OneClientPerPool
 
     def add(self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None) -> bool:
         return _degrade("add", lambda: super(RedisCache, self).add(key, value, timeout, version), False)

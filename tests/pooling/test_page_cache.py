@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 from django.conf import settings
 from django.core.cache import caches
@@ -58,3 +60,33 @@ def test_it_clears_only_its_own_keys_in_a_shared_redis_database():
         assert (one.get("a"), one.get("b"), two.get("a")) == (None, None, 3)
         two.clear()
         assert two.get("a") is None
+
+
+@pytest.mark.services
+def test_it_makes_one_redis_client_for_all_its_calls_and_threads():
+    """Django's own client made a `redis.Redis` for every call, whose constructor cost about 0.2 ms, twice in
+    every API request (the throttle's read and write); one per connection pool serves every call."""
+    from tests.conftest import require_services
+
+    require_services()
+    location = settings.CACHES["default"]["LOCATION"]
+    one = {"default": {"BACKEND": "labeling.cache.RedisCache", "LOCATION": location, "KEY_PREFIX": "clients"}}
+    with override_settings(CACHES=one):
+        cache = caches["default"]
+        cache.set("a", 1)
+        client = cache._cache.get_client(write=True)
+        assert cache._cache.get_client() is client  # one server: reads go to it too
+        seen: list[int] = []
+
+        def use(i: int) -> None:
+            cache.set(f"t{i}", i)
+            seen.append(cache.get(f"t{i}"))
+
+        threads = [threading.Thread(target=use, args=(i,)) for i in range(8)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+        assert sorted(seen) == list(range(8)) and cache.get("a") == 1
+        assert cache._cache.get_client(write=True) is client
+        cache.clear()
