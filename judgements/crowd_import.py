@@ -24,7 +24,8 @@ the columns ``worker`` (or ``rater``), ``qid`` (or ``topic``), ``docid`` (or ``d
 - **Skipped rows** — counted by reason: ``negative label``, ``unpooled`` (with ``skip_unpooled``; otherwise
   an unpooled row is an error), ``unknown worker`` (a worker with no worker account, and no
   ``create_raters`` to make one).
-- **Errors** (nothing stored): a missing column, a label that is not an integer, a grade not on the rubric,
+- **Errors** (nothing stored): a missing column, no row after the header, a line the csv module cannot
+  read (a field over its limit of 128 KiB), a label that is not an integer, a grade not on the rubric,
   an empty field, seconds that are not a number from 0 to ``labels.MAX_SECONDS`` (``NaN``, ``-5``), and
   with ``create_raters`` a new worker whose id is not a username as it stands
   (:func:`judgements.membership.check_username`: letters, digits and ``@.+-_``, at most 150, not ``.``
@@ -141,7 +142,7 @@ class CrowdImportSummary(JobSummary):
         return f" ({self.raters_renamed} under another name than their id)" if self.raters_renamed else ""
 
 
-def _header(display: str, fields: list[str]) -> dict[str, int]:
+def _header(display: str, number: int, fields: list[str]) -> dict[str, int]:
     names = [f.strip().lower() for f in fields]
     found: dict[str, int] = {}
     for column, aliases in COLUMNS.items():
@@ -152,7 +153,7 @@ def _header(display: str, fields: list[str]) -> dict[str, int]:
     missing = [c for c in ("worker", "qid", "docid", "label") if c not in found]
     if missing:
         raise pooling_errors.ImportFailed(
-            [f"{display}:1: the header lacks the column(s) {', '.join(missing)}"]
+            [f"{display}:{number}: the header lacks the column(s) {', '.join(missing)}"]
         )
     return found
 
@@ -171,9 +172,16 @@ def _rows(
             continue
         if columns is None:
             delimiter = "\t" if "\t" in text else ","
-            columns = _header(display, next(csv.reader([text], delimiter=delimiter)))
+        try:
+            fields = next(csv.reader([text], delimiter=delimiter))
+        except csv.Error as exc:  # a field over the csv module's limit (128 KiB) in a line within ours
+            errors.append(f"{display}:{number}: cannot be read as CSV: {exc}")
+            if columns is None:
+                break  # without its header, no line can be read
             continue
-        fields = next(csv.reader([text], delimiter=delimiter))
+        if columns is None:
+            columns = _header(display, number, fields)
+            continue
         try:
             worker, qid, docid, label = (
                 fields[columns[c]].strip() for c in ("worker", "qid", "docid", "label")
@@ -202,6 +210,8 @@ def _rows(
     errors.extend(str(p) for p in problems)
     if columns is None and not errors:
         errors.append(f"{display}: empty file (a header line is needed)")
+    elif not out and not errors:
+        errors.append(f"{display}: no rows found (only a header)")
     return out
 
 

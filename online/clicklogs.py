@@ -43,6 +43,8 @@ from pooling.imports import _open_source, reading_limits
 from pooling.models import Collection, Document, Pool, Topic
 
 CHUNK_PAGES = 10_000
+#: Most distinct loggers (ranker names) one log may have: the archive keeps a page's logger in an int16.
+MAX_LOGGERS = 2**15 - 1
 #: How many files each format takes (UBI: the queries export, then the events export).
 FILES = {"jsonl": 1, "counts": 1, "ubi": 2}
 _CLICKS = operator.attrgetter("clicks")
@@ -156,6 +158,10 @@ class _Importer:
     def logger_index(self, name: str) -> int:
         index = self.loggers.get(name)
         if index is None:
+            if len(self.loggers) >= MAX_LOGGERS:
+                raise ImportFailed(
+                    [f"{self.log.source_file}: more than {MAX_LOGGERS:,} loggers (ranker names) in one log"]
+                )
             index = self.loggers[name] = len(self.loggers)
         return index
 

@@ -12,7 +12,8 @@ Three formats, each yielding `Page`s (one result list shown once) or `CountRow`s
 
 `docids` in shown order (position 1 first); `clicks` are 1-based positions; `dwell` (optional) one
 finite, non-negative number of seconds per click; `teams` (optional, interleaved pages) one team name
-per position. `session` defaults to the line; `user` to the session.
+per position, at most `MAX_TEAMS` names in the whole log. `session` defaults to the line; `user` to the
+session. A logger (`ranker`, the counts' sixth field, UBI's) is at most `MAX_LOGGER_LENGTH` characters.
 
 **Pre-aggregated counts** (from a warehouse): `qid docid position impressions clicks [logger]`,
 whitespace separated, `#` comments and blank lines skipped; 0 ≤ clicks ≤ impressions, and the impressions
@@ -57,6 +58,11 @@ MAX_POSITION = 1000
 #: Most impressions (and so clicks) a log may count in all: a count column's bound (PositiveBigIntegerField)
 #: and numpy's int64, which the import sums in.
 MAX_COUNT = 2**63 - 1
+#: The longest logger (ranker) name, in characters: the column `online.models.ClickCount.logger`.
+MAX_LOGGER_LENGTH = 200
+#: Most team names the pages of one log may use: the archive keeps a position's team in one signed byte
+#: (0 for none, else 1 + the team's index).
+MAX_TEAMS = 127
 CLICK_ACTIONS = ("click", "click_through")
 _WHITESPACE = re.compile(r"\s")
 IMPRESSION_ACTIONS = ("impression",)
@@ -107,6 +113,13 @@ def position_problem(position: int) -> str | None:
         return f"position {position} must be 1 or more (positions are 1-based)"
     if position > MAX_POSITION:
         return f"position {position} is too deep (positions are at most {MAX_POSITION})"
+    return None
+
+
+def logger_problem(logger: str) -> str | None:
+    """What is wrong with a logger (ranker) name (None: nothing); every format's one rule."""
+    if len(logger) > MAX_LOGGER_LENGTH:
+        return f"logger {logger[:40]!r}… is {len(logger):,} characters long (at most {MAX_LOGGER_LENGTH})"
     return None
 
 
@@ -223,6 +236,9 @@ def _page(lineno: int, obj: dict[str, Any]) -> Page:
     logger = obj.get("ranker")
     if logger is not None and not isinstance(logger, str):
         raise _Invalid(f"field 'ranker' must be a string, found {_json_type(logger)}")
+    problem = logger_problem(logger) if logger else None
+    if problem:
+        raise _Invalid(problem)
     return Page(
         lineno,
         session,
@@ -240,7 +256,13 @@ def _page(lineno: int, obj: dict[str, Any]) -> Page:
 def read_impressions(source: Source, *, max_errors: int = 50) -> Iterator[Page]:
     """The pages of an impressions JSONL file."""
     reader = _Reader(source, max_errors)
-    for _, page in _json_parsed(reader, _page):
+    teams: set[str] = set()
+    for lineno, page in _json_parsed(reader, _page):
+        if page.teams is not None and not teams.issuperset(page.teams):
+            if len(teams | set(page.teams)) > MAX_TEAMS:
+                reader.error(lineno, f"more than {MAX_TEAMS} team names in one log")
+                continue
+            teams.update(page.teams)
         reader.entries += 1
         yield page
     reader.finish("impressions")
@@ -282,7 +304,9 @@ def read_counts(source: Source, *, max_errors: int = 50) -> Iterator[CountRow]:
             reader.error(lineno, "position, impressions and clicks must be integers")
             continue
         logger = fields[5] if len(fields) == 6 else ""
-        problem = position_problem(position) or _count_problem(impressions, clicks, total)
+        problem = (
+            position_problem(position) or logger_problem(logger) or _count_problem(impressions, clicks, total)
+        )
         if not problem and (qid, docid, position, logger) in seen:
             problem = f"{qid} {docid} at position {position} given twice"
         if problem:

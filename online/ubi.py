@@ -16,7 +16,15 @@ import tempfile
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from online.logformats import CLICK_ACTIONS, IMPRESSION_ACTIONS, Page, UbiStats, _ids, _position
+from online.logformats import (
+    CLICK_ACTIONS,
+    IMPRESSION_ACTIONS,
+    Page,
+    UbiStats,
+    _ids,
+    _position,
+    logger_problem,
+)
 from pooling.formats import (
     FormatError,
     LineError,
@@ -153,14 +161,17 @@ def _query_row(lineno: int, raw: dict[str, Any]) -> tuple[Any, ...]:
         raise _Invalid(f"query {query_id!r} has no user_query")
     hits = obj.get("query_response_hit_ids")
     shown = _ids(hits, "query_response_hit_ids") if hits else None
-    logger = attributes.get("ranker") or attributes.get("experiment") or obj.get("application") or ""
+    logger = str(attributes.get("ranker") or attributes.get("experiment") or obj.get("application") or "")
+    problem = logger_problem(logger)
+    if problem:
+        raise _Invalid(problem)
     return (
         query_id,
         lineno,
         str(qid) if qid is not None else text,
         qid is not None,
         str(obj.get("client_id") or ""),
-        str(logger),
+        logger,
         json.dumps(shown) if shown else None,
     )
 

@@ -21,6 +21,7 @@ from django.db import transaction
 
 from pooling import formats, run_ranking
 from pooling.errors import ImportFailed, PoolError, Refused, format_errors
+from pooling.formats.jsonl import _holds_non_finite
 from pooling.import_summary import (
     DocumentsImportSummary,
     ImportSummary,
@@ -121,15 +122,23 @@ def create_collection(*, name: str, description: str = "", created_by: Any = Non
     return collection
 
 
+#: The reader takes JSON numbers as the json module does, NaN and Infinity too; the metadata column cannot.
+NON_FINITE_METADATA = "metadata holds a number that is not finite (NaN, Infinity or past 1e308)"
+
+
 def import_documents(
     *, collection: Collection, path: str | Path, **options: Unpack[FileOptions]
 ) -> DocumentsImportSummary:
-    """Import documents (JSONL, TSV or TREC SGML, `.gz` too) atomically; an existing docid is updated."""
+    """Import documents (JSONL, TSV or TREC SGML, `.gz` too) atomically; an existing docid is updated. A
+    document whose metadata holds NaN or Infinity (which its JSON column cannot store) is refused on its
+    line."""
     existing = dict(Document.objects.filter(collection=collection).values_list("docid", "id"))
     with _file_import(DocumentsImportSummary(), path, **options) as (source, fmt, summary):
         new: list[Document] = []
         changed: list[Document] = []
         for entry in formats.read_documents(source, format=fmt):
+            if entry.metadata and _holds_non_finite(entry.metadata):
+                raise ImportFailed([f"{source.name}:{entry.line}: {NON_FINITE_METADATA}"])
             doc = Document(
                 collection=collection,
                 docid=entry.docid,
@@ -185,14 +194,17 @@ def import_topics(
 
 
 RUN_NAME_RULE = (
-    "a run's name is at most {limit} characters, with no whitespace, ',', '/' or control character (a "
-    "pool's export lists run names separated by commas; the API puts a run's name in its URLs)"
+    "a run's name is at most {limit} characters, with no whitespace, ',', '/' or control character, and "
+    "is not '.' or '..' (a pool's export lists run names separated by commas; the API puts a run's name "
+    "in its URLs)"
 )
 
 
 def _run_name_fault(name: str, limit: int) -> str | None:
     if not name:
         return "is empty"
+    if name in (".", ".."):  # a URL's path segment that clients resolve away
+        return "is a path segment"
     if len(name) > limit:
         return f"is {len(name)} characters long"
     for char in name:

@@ -34,6 +34,8 @@ Error semantics, shared by every reader:
 - A UTF-8 byte-order mark at the start of the file is dropped; ``\\r\\n`` line ends are accepted.
 - A NUL byte (raw, or ``\\u0000`` in a JSON string) is an error on its line: trec_eval's files may not
   hold one, and PostgreSQL cannot store one in text.
+- So is an unpaired surrogate escape (``\\ud800``) in a JSON string: it is no character, and no UTF-8
+  text can hold it.
 
 Limits (:func:`limits`, set by the caller for a scope; the defaults suit a notebook): a line longer than
 ``line_bytes`` (1 MiB by default) is an error on its line and reading stops there, so no line is ever
@@ -42,7 +44,8 @@ held whole beyond that; after ``total_bytes`` bytes of (decompressed) data the r
 the file to its job). Both bound what a small gzip file can expand to.
 
 Identifiers (qids and docids) must be non-empty and contain no whitespace: runs and qrels are
-whitespace-separated, so such an identifier could never be matched.
+whitespace-separated, so such an identifier could never be matched. A topics or documents file's qid is
+at most 100 characters and its docid 255 (``reader.MAX_ID_LENGTH``: what a collection keeps).
 
 ``.gz`` files are read transparently (recognised by their magic bytes, or by the ``.gz`` suffix).
 """

@@ -12,14 +12,22 @@ from pooling.formats.reader import _id_problem, _Reader, guess_format
 from pooling.formats.sgml import _SPACES, _blocks
 
 DOCUMENT_FORMATS = ("jsonl", "tsv", "trec")
+#: The longest url a collection keeps, in characters (the column ``pooling.models.Document.url``).
+MAX_URL_LENGTH = 2000
+
+
+def _url_problem(url: str) -> str | None:
+    if len(url) > MAX_URL_LENGTH:
+        return f"url {url[:40]!r}… is {len(url):,} characters long (at most {MAX_URL_LENGTH:,})"
+    return None
 
 
 def read_documents(
     path: Source, *, format: str | None = None, max_errors: int = 50
 ) -> Iterator[DocumentEntry]:
     """Yield the documents of a JSONL, TSV or TREC SGML file (``format`` from the extension when not
-    given, see :func:`guess_format`). A docid is required, non-empty, without whitespace, and unique in
-    the file.
+    given, see :func:`guess_format`). A docid is required, non-empty, without whitespace, at most 255
+    characters (``reader.MAX_ID_LENGTH``), and unique in the file; a url is at most ``MAX_URL_LENGTH``.
 
     - ``jsonl``: one object per line, ``{"docid", "title", "text", "url", "metadata"}``. The docid is a
       string; an integer is accepted and converted with ``str`` (some collections number their
@@ -27,6 +35,8 @@ def read_documents(
       ``doc_id`` or ``id`` for the docid, ``contents`` or ``body`` for the text. title, text and url are
       optional strings (null = ""), metadata an optional object (null = {}); any other key is kept in
       metadata (unless metadata already has that key). A line that is not a JSON object is an error.
+      Numbers are read as the json module reads them, ``NaN`` and ``Infinity`` included (the import,
+      ``pooling.imports.import_documents``, refuses them: no JSON column stores one).
     - ``tsv``: ``docid<TAB>title<TAB>text``, exactly 3 fields (title and text may be empty, the docid is
       stripped of surrounding spaces). No header line, no unescaping.
     - ``trec``: TREC SGML as the classic collections ship it, read document by document:
@@ -74,6 +84,9 @@ def _jsonl_documents(reader: _Reader) -> Iterator[DocumentEntry]:
             title = _json_text(obj, ("title",))
             text = _json_text(obj, ("text", "contents", "body"))
             url = _json_text(obj, ("url",))
+            problem = _url_problem(url)
+            if problem:
+                raise _Invalid(problem)
             metadata = obj.get("metadata")
             if metadata is None:
                 metadata = {}
@@ -132,6 +145,10 @@ def _trec_documents(reader: _Reader) -> Iterator[DocumentEntry]:
                 break
         url_match = _URL.search(block)
         url = _plain(url_match.group(1)) if url_match else ""
+        problem = _url_problem(url)
+        if problem:
+            reader.error(line, problem)
+            continue
         sections = _TEXT.findall(block)
         if sections:
             text = "\n\n".join(part for part in (_plain(section) for section in sections) if part)

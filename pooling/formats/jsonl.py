@@ -5,6 +5,8 @@ the field checks (``_json_id``, ``_json_text``, ``_Invalid``).
 
 from __future__ import annotations
 
+import math
+import re
 from collections.abc import Callable, Iterator
 from typing import Any, TypeVar
 
@@ -27,6 +29,8 @@ def _json_type(value: object) -> str:
     return "an object"
 
 
+#: The deepest a JSON line may nest (arrays and objects), whichever parser read it.
+MAX_JSON_DEPTH = 512
 _DIGITS = bytes(1 if 48 <= i <= 57 else 0 for i in range(256))  # bytes.translate: ASCII digits to 1
 _LONG_NUMBER = b"\x01" * 19
 _UNREAD = object()
@@ -66,8 +70,21 @@ def _json_objects(reader: _Reader) -> Iterator[tuple[int, dict[str, Any]]]:
         if not isinstance(value, dict):
             reader.error(lineno, f"expected a JSON object, found {_json_type(value)}")
             continue
+        # A value nested as deep as orjson reads (1,024) is more than the json module can write back (the
+        # metadata column) from the depth of a stack a job runs at: the line is refused here instead.
+        if line.count("[") + line.count("{") > MAX_JSON_DEPTH and _too_deep(value):
+            reader.error(lineno, f"invalid JSON: nested too deeply (more than {MAX_JSON_DEPTH} levels)")
+            continue
         if "\\u0000" in line and _holds_nul(value):  # the escape is rare: only then look deeper
             reader.error(lineno, "NUL character (\\u0000) in a JSON string (text may not contain NUL)")
+            continue
+        # A lone surrogate escape (\ud800) is read by the json module (orjson refuses it) into a string
+        # no UTF-8 text, and so no database or scratch file, can hold. As rare: only then look deeper.
+        if ("\\ud" in line or "\\uD" in line) and _holds_surrogate(value):
+            reader.error(
+                lineno,
+                "unpaired surrogate (\\ud800-\\udfff) in a JSON string (text must be valid Unicode)",
+            )
             continue
         yield lineno, value
 
@@ -86,15 +103,56 @@ def _json_parsed(
         yield lineno, parsed
 
 
+def _scalars(value: Any) -> Iterator[Any]:
+    """Every key and scalar of a parsed JSON value, walked without recursion: a line the json module read
+    may nest almost as deep as Python's recursion limit, and a recursive walk would pass it."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+        else:
+            yield item
+
+
+def _too_deep(value: Any) -> bool:
+    """Whether a parsed JSON value nests deeper than MAX_JSON_DEPTH, found without recursion."""
+    stack = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        if depth > MAX_JSON_DEPTH:
+            return True
+        stack.extend((child, depth + 1) for child in children)
+    return False
+
+
 def _holds_nul(value: Any) -> bool:
     """Whether a parsed JSON value has a NUL character in any string (keys included)."""
-    if isinstance(value, str):
-        return "\x00" in value
-    if isinstance(value, dict):
-        return any("\x00" in key or _holds_nul(item) for key, item in value.items())
-    if isinstance(value, list):
-        return any(_holds_nul(item) for item in value)
-    return False
+    return any(isinstance(item, str) and "\x00" in item for item in _scalars(value))
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _holds_surrogate(value: Any) -> bool:
+    """Whether a parsed JSON value has an unpaired UTF-16 surrogate in any string (keys included)."""
+    return any(isinstance(item, str) and _SURROGATE.search(item) is not None for item in _scalars(value))
+
+
+def _holds_non_finite(value: Any) -> bool:
+    """Whether a parsed JSON value holds a number that is not finite: the json module reads ``NaN``,
+    ``Infinity`` and an overflowing ``1e400`` as floats that no JSON column (PostgreSQL's jsonb) stores
+    (``pooling.imports.import_documents`` refuses such metadata)."""
+    return any(isinstance(item, float) and not math.isfinite(item) for item in _scalars(value))
 
 
 class _Invalid(Exception):

@@ -98,10 +98,18 @@ class _Reader:
 
 _WHITESPACE = re.compile(r"\s")
 
+#: The longest qid and docid a collection keeps, in characters: the columns ``pooling.models.Topic.qid``
+#: and ``Document.docid`` (tests/test_bad_input_fuzz.py checks that they agree). A longer one is an error
+#: on its line, not a database error at the end of the import.
+MAX_ID_LENGTH = {"qid": 100, "docid": 255}
+
 
 def _id_problem(value: str, what: str) -> str | None:
     if not value:
         return f"{what} is empty"
     if _WHITESPACE.search(value):
         return f"{what} {value!r} contains whitespace"
+    limit = MAX_ID_LENGTH.get(what)
+    if limit is not None and len(value) > limit:
+        return f"{what} {value[:40]!r}… is {len(value):,} characters long (at most {limit:,})"
     return None

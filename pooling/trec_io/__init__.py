@@ -40,8 +40,9 @@ Formats, as trec_eval 10 reads them:
 - qrels: ``qid iter docid rel``; at least 4 fields, later ones ignored; ``rel`` is an integer, negative
   allowed (negative means "in the pool, not judged"); the same (qid, docid) twice is an error.
 
-Text must be UTF-8. Document ids are kept as UTF-8 bytes, so that comparing them is trec_eval's
-``strcmp`` (byte order).
+Text must be UTF-8; a UTF-8 byte-order mark at the start of the file is dropped (as by every reader of
+``pooling.formats``), not read as part of the first qid. Document ids are kept as UTF-8 bytes, so that
+comparing them is trec_eval's ``strcmp`` (byte order).
 """
 
 from __future__ import annotations

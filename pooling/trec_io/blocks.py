@@ -26,6 +26,7 @@ from pooling.trec_io.errors import ErrorLog
 _CHUNK_BYTES = 1 << 20  # 1 MiB of whole lines per parsing step: temporaries stay in cache and are reused
 _BLOCK_BYTES = 1 << 23  # the file is read 8 MiB at a time into one reusable buffer
 _PAD = 64  # zero bytes after each chunk, so short tokens can be gathered with a strided view
+_BOM = b"\xef\xbb\xbf"
 
 
 def _failure_line(lines_done: int, buffer: np.ndarray, size: int) -> int | None:
@@ -85,6 +86,7 @@ def _blocks(
     limit = current_limits()
     data_bytes = 0  # decompressed bytes read
     lines_done = 0  # lines in the blocks yielded so far
+    bom_checked = False  # whether the file's first bytes were looked at for a byte-order mark
     try:
         while True:
             if carry > limit.line_bytes:  # no line end in that many bytes: never hold more
@@ -118,6 +120,16 @@ def _blocks(
             if limit.total_bytes is not None and data_bytes > limit.total_bytes:
                 raise SizeLimitReached(source_name(source), limit.total_bytes)
             total = carry + read
+            if not bom_checked:  # a UTF-8 byte-order mark is dropped, as every reader of the house does
+                if total < len(_BOM) and read:
+                    carry = total
+                    continue
+                bom_checked = True
+                if total >= len(_BOM) and bytes(buffer[: len(_BOM)]) == _BOM:
+                    buffer[: total - len(_BOM)] = buffer[len(_BOM) : total].copy()
+                    total -= len(_BOM)
+                    if read == 0:
+                        carry = total
             if read == 0:
                 if carry:
                     buffer[carry] = 10
