@@ -45,10 +45,11 @@ class _OneClientPerPool(RedisCacheClient):
         self._clients: dict[int, Any] = {}
 
     def get_client(self, key: Any = None, *, write: bool = False) -> Any:
-        index = self._get_connection_pool_index(write)
+        django: Any = self  # Django's RedisCacheClient, whose private helpers django-stubs does not declare
+        index = django._get_connection_pool_index(write)
         client = self._clients.get(index)
         if client is None:
-            client = self._clients[index] = self._client(connection_pool=self._get_connection_pool(write))
+            client = self._clients[index] = django._client(connection_pool=django._get_connection_pool(write))
         return client
 
 
