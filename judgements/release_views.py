@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
 from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBadRequest
@@ -62,10 +64,27 @@ def agreement(request: HttpRequest, name: str) -> HttpResponse:
     )
 
 
+#: The fields of the release form, each of which shows its own refusal beside it.
+RELEASE_FIELDS = ("policy", "unjudged", "judge")
+
+
 @login_required
 def releases(request: HttpRequest, name: str) -> HttpResponse:
     pool = managed_pool(request, name)
-    context = {
+    context = _releases_context(pool)
+    # a refused release (`create_release`) comes back here once, its form as sent and its error beside it
+    refused = request.session.pop(_refused_key(pool), None)
+    if refused:
+        context.update(chosen=refused["chosen"], errors=refused["errors"])
+    return render(request, "judgements/campaign/releases.html", context)
+
+
+def _refused_key(pool: Pool) -> str:
+    return f"release-refused-{pool.pk}"
+
+
+def _releases_context(pool: Pool) -> dict[str, Any]:
+    return {
         "pool": pool,
         "releases": Release.objects.filter(pool=pool),
         "jobs": Job.objects.filter(kind=Job.Kind.RELEASE, params__pool=pool.pk)[:5],
@@ -76,8 +95,9 @@ def releases(request: HttpRequest, name: str) -> HttpResponse:
         ),
         "rules": list(aggregation.RULES),
         "model_policies": aggregation.MODEL_POLICIES,
+        "chosen": {"policy": "majority", "unjudged": "explicit", "judge": ""},
+        "errors": {},
     }
-    return render(request, "judgements/campaign/releases.html", context)
 
 
 def pool_state_counts(pool: Pool) -> dict[str, int]:
@@ -104,7 +124,12 @@ def create_release(request: HttpRequest, name: str) -> HttpResponse:
     try:
         job = start_release(pool=pool, policy=policy, unjudged=unjudged, user=request.user, judge=judge)
     except JudgingError as exc:
-        messages.error(request, str(exc))
+        # the form again, as it was sent, with the refusal beside the field it is about (else above it)
+        shown = exc.field in RELEASE_FIELDS
+        request.session[_refused_key(pool)] = {
+            "chosen": {"policy": policy[:200], "unjudged": unjudged[:20], "judge": (judge or "")[:200]},
+            "errors": {exc.field: exc.message} if shown and exc.field else {"form": str(exc)},
+        }
         return redirect("campaigns:releases", name=pool.name)
     messages.info(request, f"Release of {pool.name} queued.")
     return redirect("jobs:job-detail", job_id=job.pk)  # its progress, then a link to the releases

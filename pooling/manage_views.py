@@ -17,7 +17,7 @@ from pooling import errors as pooling_errors
 from pooling import imports, jobs, pool_build, pool_reads
 from pooling.forms import AddRunsForm, CollectionForm, PoolForm, UploadForm
 from pooling.models import Collection, Job, Pool
-from pooling.permissions import managed_collection, managed_pool, manager_required
+from pooling.permissions import managed_collection, managed_pool, manager_required, may_open_collection
 
 #: Import jobs listed on a collection's page.
 RECENT_JOBS = 10
@@ -139,7 +139,7 @@ def pool_add_runs(request: HttpRequest, name: str) -> HttpResponse:
         "form": form,
         # A manager the pool is shared with may not manage its collection: its page (collection_detail,
         # scoped by `managed_collection`) would be a 404 to them, so the name is then plain text.
-        "collection_page": Collection.objects.managed_by(request.user).filter(pk=pool.collection_id).exists(),
+        "collection_page": may_open_collection(request.user, pool.collection_id),
         **_added_preview(form, pool),
     }
     return render(request, "setup/pool_add_runs.html", context)

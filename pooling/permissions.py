@@ -96,3 +96,12 @@ def managed_collection(request: Any, name: str, *, read_only: bool = False) -> A
     collections = Collection.objects.all()
     scoped = collections.visible_to(request.user) if read_only else collections.managed_by(request.user)
     return get_object_or_404(scoped, name=name)
+
+
+def may_open_collection(user: Any, collection_id: int) -> bool:
+    """Whether `user` may open the page of collection `collection_id` (`managed_collection`'s rule): a page
+    that names a collection links it only then (a manager a pool is shared with may not manage its
+    collection)."""
+    from pooling.models import Collection
+
+    return Collection.objects.managed_by(user).filter(pk=collection_id).exists()

@@ -12,11 +12,13 @@ from django.views.decorators.http import require_GET, require_POST
 
 from pooling import charts, jobs, ownership, pool_reads, stats
 from pooling.jobs import active_build, latest_builds, start_build
-from pooling.models import Collection, Job, Pool
-from pooling.permissions import managed_pool, manager_required
+from pooling.models import Job, Pool
+from pooling.permissions import managed_pool, manager_required, may_open_collection
 
 # A page showing a running build reloads itself this often (seconds): live progress without scripts.
 REFRESH_SECONDS = 3
+#: Jobs (builds, runs added, releases) listed on a pool's page.
+RECENT_JOBS = 10
 
 
 def _percent(done: int, total: int) -> int:
@@ -79,6 +81,13 @@ def pool_detail(request: HttpRequest, name: str) -> HttpResponse:
         "job_message": live.get("message", ""),
         "refresh": REFRESH_SECONDS if job is not None else None,
         "managers": ownership.manager_names(owned=pool),
+        # a manager the pool is shared with may not manage its collection: its name is then plain text
+        "collection_page": may_open_collection(request.user, pool.collection_id),
+        # the pool's jobs (builds, runs added, releases, ...) whose page the user may open: a finished job's
+        # page is found here, not only by its URL
+        "jobs": Job.objects.visible_to(request.user)
+        .filter(params__pool=pool.pk)
+        .order_by("-created_at", "-pk")[:RECENT_JOBS],
     }
     return render(request, "pooling/pool_detail.html", context)
 
@@ -140,7 +149,7 @@ def _collection_and_pool_links(job: Job, user: Any) -> list[dict[str, str]]:
     links: list[dict[str, str]] = []
     if job.collection is not None:
         label = f"collection {job.collection.name}"
-        if Collection.objects.managed_by(user).filter(pk=job.collection.pk).exists():
+        if may_open_collection(user, job.collection.pk):
             links.append({"label": label, "url": reverse("setup:collection", args=[job.collection.name])})
         else:
             links.append({"label": label})
