@@ -43,6 +43,11 @@ class UploadForm(forms.Form):
         required=False,
         help_text="A run's name (default: its file's name without the extension); no spaces, ',' or '/'.",
     )
+    replace = forms.BooleanField(
+        required=False,
+        help_text="A run only: if the collection has a run of that name, replace its rows (the pools that "
+        "use it keep their items).",
+    )
 
     def clean(self) -> dict[str, Any]:
         """A run's name (given, or its file's) by the import's rule (`imports.check_run_name`), beside the
@@ -60,7 +65,8 @@ class UploadForm(forms.Form):
         """The job's parameters, as the API's import takes them."""
         data = self.cleaned_data
         if data["kind"] == Job.Kind.RUN:
-            return {"name": data["name"]} if data["name"] else {}
+            run = {"name": data["name"]} if data["name"] else {}
+            return {**run, "replace": True} if data.get("replace") else run
         return {"format": data["format"]} if data["format"] else {}
 
 

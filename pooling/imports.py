@@ -263,7 +263,12 @@ def import_run(
     summary = RunImportSummary()
     existing = Run.objects.filter(collection=collection, name=run_name).first()
     if existing and not replace:
-        raise ImportFailed([f"{display}: a run named {run_name!r} already exists (use --replace)"])
+        raise ImportFailed(
+            [
+                f"{display}: a run named {run_name!r} already exists (to replace its rows: --replace, the "
+                "upload form's Replace, the API's replace)"
+            ]
+        )
     skipped: dict[str, int] = {}
     with reading_limits(), transaction.atomic():
         if existing:

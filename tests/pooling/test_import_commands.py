@@ -312,7 +312,8 @@ def test_it_refuses_a_run_name_already_taken_without_replace(loaded: Collection)
     run("import_run", "news", GOOD / "run_a.txt", name="bm25")
     before = counts()
 
-    with pytest.raises(CommandError, match=r"a run named 'bm25' already exists \(use --replace\)"):
+    taken = r"a run named 'bm25' already exists \(to replace its rows: --replace, the upload form's Replace"
+    with pytest.raises(CommandError, match=taken):
         run("import_run", "news", GOOD / "run_b.txt.gz", name="bm25")
 
     assert counts() == before

@@ -232,3 +232,30 @@ def test_it_refuses_an_upload_to_someone_elses_collection(campaign, people):
         )
     assert response.status_code == 404
     assert not Job.objects.filter(collection=campaign.collection).exists()
+
+
+def test_it_replaces_a_run_of_the_same_name_only_when_asked(
+    campaign, people, django_capture_on_commit_callbacks
+):
+    """A run's name that the collection has is refused beside the file, naming the way to replace it from
+    this form; ticking Replace swaps the run's rows (the pool that uses it keeps its items)."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    owner = client_as(people["owner"])
+    url = reverse("setup:collection", kwargs={"name": "news"})
+    lines = b"q1 Q0 d002 1 5.0 new\nq2 Q0 d003 1 4.0 new\n"
+    response = owner.post(url, {"kind": "run", "name": "gamma", "file": SimpleUploadedFile("g.run", lines)})
+    assert response.status_code == 200
+    assert any("the upload form's Replace" in error for error in response.context["form"].errors["file"])
+    gamma = Run.objects.get(collection=campaign.collection, name="gamma")
+    assert gamma.num_rows == 5
+    with django_capture_on_commit_callbacks(execute=True):
+        response = owner.post(
+            url, {"kind": "run", "name": "gamma", "replace": "on", "file": SimpleUploadedFile("g.run", lines)}
+        )
+    assert response.status_code == 302
+    job = Job.objects.get(collection=campaign.collection, kind="run")
+    assert job.params["replace"] is True and job.params["name"] == "gamma"
+    gamma.refresh_from_db()
+    assert job.status == Job.Status.DONE and gamma.num_rows == 2
+    assert Run.objects.filter(collection=campaign.collection, name="gamma").count() == 1
