@@ -167,7 +167,7 @@ class _Ranker:
             if self.skip_unknown_topics:
                 self.skipped[qid] = self.skipped.get(qid, 0) + n
             else:
-                message = f"unknown topic {qid!r} (not in the collection; {n} rows from here)"
+                message = f"unknown topic {qid!r} (not in the collection; {n} row{'s' * (n != 1)} from here)"
                 self.errors.add(int(line[first]), message)
         keep_block = topic_of_block >= 0
         if not keep_block.all():

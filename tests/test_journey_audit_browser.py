@@ -258,3 +258,21 @@ def test_it_shows_a_rater_on_a_phone_the_document_in_the_first_screen(browser, l
         )
     assert problems == []
     context.close()
+
+
+@pytest.mark.django_db
+def test_it_counts_the_items_on_the_releases_page_in_good_english():
+    from django.utils.html import strip_tags
+
+    manager, ria = make_manager("mona", password=PASSWORD), make_user("ria", password=PASSWORD)
+    collection = make_collection(name="news", docs=4, topics=["q1"], managers=[manager])
+    run = make_run(collection=collection, name="alpha", lists={"q1": ["d001", "d002", "d003"]})
+    pool = make_pool(
+        collection=collection, runs=[run], name="p", judgements_per_item=2, raters=[ria], managers=[manager]
+    )
+    assignment = lease_for(pool=pool, rater=ria)
+    assert assignment is not None
+    submit_for(assignment=assignment, grade=1)  # one item has one of its two judgements
+    html = client_as("mona").get(f"/campaigns/{pool.name}/releases/").content.decode()
+    text = " ".join(strip_tags(html).split())
+    assert "0 of 3 items have all their judgements, 1 has some, 2 none yet" in text, text

@@ -349,7 +349,15 @@ def test_it_refuses_unknown_topics_naming_them(loaded: Collection, tmp_path: Pat
     path = make_file(
         tmp_path,
         "unknown.txt",
-        run_lines([("301", "d01", 2.0), ("999", "d02", 1.0), ("999", "d03", 0.5), ("302", "d05", 1.0)]),
+        run_lines(
+            [
+                ("301", "d01", 2.0),
+                ("999", "d02", 1.0),
+                ("999", "d03", 0.5),
+                ("302", "d05", 1.0),
+                ("998", "d06", 1.0),
+            ]
+        ),
     )
 
     with pytest.raises(CommandError) as info:
@@ -358,6 +366,7 @@ def test_it_refuses_unknown_topics_naming_them(loaded: Collection, tmp_path: Pat
     message = str(info.value)
     # One error per block of the unknown topic, on its first line, with the count of its rows.
     assert f"{path}:2: unknown topic '999' (not in the collection; 2 rows from here)" in message
+    assert f"{path}:5: unknown topic '998' (not in the collection; 1 row from here)" in message
     assert f"{path}:3:" not in message
     assert counts()[2:] == (0, 0)
 
