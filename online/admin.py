@@ -3,14 +3,14 @@ of the admin (`pooling.admin.ScopedAdmin`: staff see only the rows of the collec
 the interleaving and tracked experiments with their impressions and results. Rows are written by the
 services only (imports, estimation, derivation, `create_experiment`, `track_experiment`: the pages' forms
 and the API create them), so the admin adds none and edits none; its actions call the same services as
-the pages and the API. A click log is uploaded from its list ("Upload a click log"): the API upload's
-formats and options, the same job (`jobs.start_click_import`), a link to the job's page."""
+the pages and the API. A click log is uploaded from its list ("Upload a click log"): the form of the
+manager's upload page (`online.forms.ClickLogUploadForm`: the API upload's formats and options), the same
+job (`jobs.start_click_import`), a link to the job's page."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest, HttpResponse
@@ -26,10 +26,10 @@ from online.experiment_models import (
     InterleavingResult,
     TrackedExperiment,
 )
+from online.forms import ClickLogUploadForm
 from online.models import ClickLabelSet, ClickLog, PropensityEstimate
 from pooling.admin import ReadOnlyAdmin
-from pooling.errors import ImportFailed, Refused
-from pooling.models import Collection, Pool
+from pooling.errors import Refused
 from pooling.permissions import is_manager
 
 
@@ -54,55 +54,6 @@ def _estimate(method: str) -> Any:
     return action
 
 
-class ClickLogUploadForm(forms.Form):
-    """The API upload's fields (`api.ClickLogUploadSerializer`), the collection and pool among those the
-    user manages."""
-
-    collection = forms.ModelChoiceField(queryset=Collection.objects.none())
-    name = forms.SlugField(max_length=100, help_text="The log's name in the collection.")
-    format = forms.ChoiceField(choices=[c for c in ClickLog.Format.choices if c[0] in jobs.UPLOAD_FORMATS])
-    file = forms.FileField(help_text="The impressions JSONL, the counts file, or UBI ubi_queries.")
-    events = forms.FileField(required=False, help_text="UBI only: the ubi_events export.")
-    pool = forms.ModelChoiceField(
-        queryset=Pool.objects.none(),
-        required=False,
-        help_text="The pool whose human judgements click labels are compared with.",
-    )
-    object_field = forms.CharField(
-        required=False, max_length=100, help_text="Map object ids by this document metadata key."
-    )
-    ordinal_base = forms.TypedChoiceField(
-        choices=[(1, "1"), (0, "0")],
-        coerce=int,
-        initial=1,
-        help_text="UBI position.ordinal of the first result.",
-    )
-
-    def __init__(self, *args: Any, user: Any, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
-        self.fields["collection"].queryset = Collection.objects.managed_by(user)  # type: ignore[attr-defined]
-        self.fields["pool"].queryset = Pool.objects.managed_by(user)  # type: ignore[attr-defined]
-
-    def clean(self) -> dict[str, Any]:
-        data = super().clean() or {}
-        pool, collection = data.get("pool"), data.get("collection")
-        if pool is not None and collection is not None and pool.collection_id != collection.pk:
-            self.add_error("pool", f"pool {pool.name} is not a pool of collection {collection.name}")
-        if data.get("format") and data.get("file"):
-            try:
-                data["uploads"] = jobs.click_uploads(
-                    format=data["format"], file=data["file"], events=data.get("events")
-                )
-            except Refused as exc:
-                self.add_error("events", exc.errors)
-        return data
-
-    def import_options(self) -> dict[str, Any]:
-        """The keyword arguments of `jobs.start_click_import` (without the user)."""
-        fields = ("collection", "name", "format", "uploads", "pool", "object_field", "ordinal_base")
-        return {field: self.cleaned_data[field] for field in fields}
-
-
 @admin.register(ClickLog)
 class ClickLogAdmin(_ReadOnly):
     collection_path = "collection"
@@ -121,22 +72,15 @@ class ClickLogAdmin(_ReadOnly):
         if not (is_manager(request.user) and self.has_view_permission(request)):
             raise PermissionDenied
         form = ClickLogUploadForm(request.POST or None, request.FILES or None, user=request.user)
-        if request.method == "POST" and form.is_valid():
+        if request.method == "POST" and form.is_valid() and (job := form.start(user=request.user)):
             data = form.cleaned_data
-            try:
-                job = jobs.start_click_import(**form.import_options(), user=request.user)
-            except ImportFailed as exc:
-                form.add_error("file", exc.errors)
-            except Refused as exc:
-                form.add_error("name", exc.errors)
-            else:
-                link = reverse("jobs:job-detail", kwargs={"job_id": job.pk})
-                message = format_html(
-                    'Importing click log {} of {}: <a href="{}">job {}</a>.',
-                    data["name"], data["collection"].name, link, job.pk,
-                )  # fmt: skip
-                self.message_user(request, message, messages.SUCCESS)
-                return redirect("admin:online_clicklog_changelist")
+            link = reverse("jobs:job-detail", kwargs={"job_id": job.pk})
+            message = format_html(
+                'Importing click log {} of {}: <a href="{}">job {}</a>.',
+                data["name"], data["collection"].name, link, job.pk,
+            )  # fmt: skip
+            self.message_user(request, message, messages.SUCCESS)
+            return redirect("admin:online_clicklog_changelist")
         context = {
             **self.admin_site.each_context(request),
             "title": "Upload a click log",

@@ -7,6 +7,7 @@ from online import experiment_views, views
 app_name = "online"
 urlpatterns = [
     path("logs/", views.log_list, name="logs"),
+    path("logs/upload/", views.log_upload, name="log-upload"),
     path("logs/<int:log_id>/", views.log_detail, name="log"),
     path("logs/<int:log_id>/propensities/", views.estimate, name="estimate"),
     path("logs/<int:log_id>/labels/", views.derive, name="derive"),

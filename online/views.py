@@ -1,6 +1,6 @@
-"""Manager pages of the online app: click logs (what was imported, unmapped queries), a propensity
-estimate with its curve and intervention counts, and a click-label set beside the human labels with the
-agreement gate and its release. Raters and outsiders get 403, another manager's log a 404; every page
+"""Manager pages of the online app: click logs (what was imported, unmapped queries) and their upload, a
+propensity estimate with its curve and intervention counts, and a click-label set beside the human labels
+with the agreement gate and its release. Raters and outsiders get 403, another manager's log a 404; every page
 reaches its log through `_log`, scoped by `ClickLog.objects.visible_to`."""
 
 from __future__ import annotations
@@ -13,10 +13,11 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
-from django.views.decorators.http import require_GET, require_POST
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgements.releases import current_qrels
 from online import jobs, services
+from online.forms import ClickLogUploadForm
 from online.models import ClickLabelSet, ClickLog, PropensityEstimate
 from pooling import charts
 from pooling.errors import Refused
@@ -51,6 +52,19 @@ def _start_job(
 def log_list(request: HttpRequest) -> HttpResponse:
     logs = ClickLog.objects.visible_to(request.user).select_related("collection", "pool")
     return render(request, "online/log_list.html", {"logs": logs})
+
+
+@require_http_methods(["GET", "POST"])
+@manager_required
+def log_upload(request: HttpRequest) -> HttpResponse:
+    """Upload a click log into a collection the user manages: the import job of the API and the admin
+    (`ClickLogUploadForm.start`, `jobs.start_click_import`), followed on its job's page; a bad upload comes
+    back (400) with each error beside its field and the choices kept."""
+    form = ClickLogUploadForm(request.POST or None, request.FILES or None, user=request.user)
+    if request.method == "POST" and form.is_valid() and (job := form.start(user=request.user)):
+        return redirect("jobs:job-detail", job_id=job.pk)
+    status = 400 if request.method == "POST" else 200
+    return render(request, "online/log_upload.html", {"form": form}, status=status)
 
 
 @manager_required

@@ -307,6 +307,23 @@ ROUTES: dict[str, list[Call]] = {
         Call("post", "/api/click-labels/{click_labels}/release/", "401 403 403 403 201 404 201"),
     ],
     "online:logs": [Call("get", "/online/logs/", MANAGER_PAGE)],
+    # the upload: B's manager is not offered A's collection (400 beside the field); the test's file is no
+    # JSONL of impressions, so A's manager and the admin get it back with its errors by line (400)
+    "online:log-upload": [
+        Call("get", "/online/logs/upload/", MANAGER_PAGE),
+        Call(
+            "post",
+            "/online/logs/upload/",
+            "L 403 403 403 400 400 400",
+            data={
+                "collection": "{admin_pooling_collection}",
+                "name": "fresh",
+                "format": "jsonl",
+                "ordinal_base": "1",
+            },
+            multipart=True,
+        ),
+    ],
     "online:log": [Call("get", "/online/logs/{click_log}/", PAGE_A)],
     "online:estimate": [
         Call(
