@@ -276,3 +276,16 @@ def test_it_counts_the_items_on_the_releases_page_in_good_english():
     html = client_as("mona").get(f"/campaigns/{pool.name}/releases/").content.decode()
     text = " ".join(strip_tags(html).split())
     assert "0 of 3 items have all their judgements, 1 has some, 2 none yet" in text, text
+
+
+@pytest.mark.django_db
+def test_the_empty_online_lists_lead_to_their_forms():
+    make_manager("mona", password=PASSWORD)
+    client = client_as("mona")
+    for listing, form in (
+        ("/online/interleaving/", "/online/new-interleaving/"),
+        ("/online/tracker/", "/online/tracker/new/"),
+    ):
+        html = client.get(listing).content.decode()
+        empty = re.search(r'<td colspan="\d+" class="muted">(.*?)</td>', html, re.S)
+        assert empty and f'href="{form}"' in empty[1], (listing, empty)
