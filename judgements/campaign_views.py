@@ -74,8 +74,10 @@ class SetupForm(forms.Form):
         if pool.status in (Pool.Status.BUILT, Pool.Status.BUILDING):
             # a built pool's items carry their required judgements: shown, not changed
             for name in ("judgements_per_item", "double_judge_fraction"):
-                self.fields[name].disabled = True
-                self.fields[name].help_text = "Fixed once the pool is built."
+                self.fields[name].disabled = True  # (what an empty value means stays said)
+                self.fields[
+                    name
+                ].help_text = f"{self.fields[name].help_text} Fixed once the pool is built.".strip()
 
 
 class AddRatersForm(forms.Form):

@@ -289,3 +289,10 @@ def test_the_empty_online_lists_lead_to_their_forms():
         html = client.get(listing).content.decode()
         empty = re.search(r'<td colspan="\d+" class="muted">(.*?)</td>', html, re.S)
         assert empty and f'href="{form}"' in empty[1], (listing, empty)
+
+
+@pytest.mark.django_db
+def test_a_built_pools_judging_form_still_says_what_an_empty_agreement_sample_means():
+    pool = make_campaign()
+    html = client_as("mona").get(f"/pools/{pool.name}/judging/").content.decode()
+    assert "empty: every item. Fixed once the pool is built." in html
