@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from judgements import labels, stats
+from judgements import dashboard, labels, stats
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
 from judgements.serializers import (
     JUDGEMENT_LABEL,
@@ -47,32 +47,48 @@ class ProgressSerializer(serializers.Serializer):
 
 
 class JudgingSerializer(serializers.ModelSerializer):
-    """A pool's judging setup with its progress (for the requesting user); `raters` for managers only."""
+    """A pool's judging setup with its progress (for the requesting user); `raters` and `stranded` for
+    managers only."""
 
     pool = serializers.CharField(source="pool.name", read_only=True)
     instructions = serializers.CharField(source="pool.instructions", read_only=True)
     rubric = RubricForRaterSerializer(read_only=True)
     raters = serializers.SerializerMethodField()
     progress = serializers.SerializerMethodField()
+    stranded = serializers.SerializerMethodField()
 
     class Meta:
         model = Judging
         # No pool description: a manager may have written run names in it (raters never see runs);
         # the pool's `instructions` are what is written for raters.
-        fields = ["pool", "instructions", "rubric", "lease_minutes", "adjudication_gap", "raters", "progress"]
+        fields = [
+            "pool", "instructions", "rubric", "lease_minutes", "adjudication_gap", "raters", "progress",
+            "stranded",
+        ]  # fmt: skip
         read_only_fields = fields
 
-    def get_raters(self, judging: Judging) -> list[str] | None:
-        """Usernames of the pool's raters (null unless the caller manages this pool)."""
+    def _manages(self, judging: Judging) -> bool:
         request = self.context.get("request")
         if request is None or not is_manager(request.user):
-            return None
+            return False
         if "managed_pools" not in self.context:  # the context is shared by every row of a list
             managed = Pool.objects.managed_by(request.user).values_list("pk", flat=True)
             self.context["managed_pools"] = set(managed)
-        if judging.pool_id not in self.context["managed_pools"]:
+        return judging.pool_id in self.context["managed_pools"]
+
+    def get_raters(self, judging: Judging) -> list[str] | None:
+        """Usernames of the pool's raters (null unless the caller manages this pool)."""
+        if not self._manages(judging):
             return None
         return sorted(judging.raters.values_list("username", flat=True))
+
+    @extend_schema_field(serializers.IntegerField(allow_null=True))
+    def get_stranded(self, judging: Judging) -> int | None:
+        """Items the pool's current raters can no longer complete (`PoolItem.objects.stranded`), as the
+        manager's dashboard counts them; null unless the caller manages this pool."""
+        if not self._manages(judging):
+            return None
+        return dashboard.stranded(pool=judging.pool)["items"]
 
     @extend_schema_field(ProgressSerializer)
     def get_progress(self, judging: Judging) -> dict[str, Any]:

@@ -1,6 +1,7 @@
 """The manager's dashboard: for every pool a user manages, how far judging has come (per topic and per
 rater), the pace and when it will end at that pace, money spent against the estimate, who is working,
-and what needs the manager (disputes to adjudicate, leases about to expire, answers that miss the gold).
+and what needs the manager (items the raters cannot complete, disputes to adjudicate, leases about to
+expire, answers that miss the gold).
 
 Definitions:
 
@@ -8,11 +9,21 @@ Definitions:
   needs its budget × judgements per item); per topic, judged items / selected items.
 - **pace**: judgements made in the last `PACE_WINDOW` divided by the hours from the first of them to now
   (at least `MIN_SPAN`, so one judgement a minute ago is not "3,600 an hour"); None without any.
-- **ETA**: now + (needed − done) / pace; None when nothing is left or there is no pace.
+- **stranded**: selected items that lack more judgements than the pool's current raters can still give
+  them (the raters who have not judged such an item skipped it, or are too few: `PoolItem.objects.stranded`,
+  where the rule is written), and the judgements they lack (`stranded_judgements`). Only a pool with
+  judging set up has any (without, the attention says that no rater can start).
+- **ETA**: now + (needed − done) / pace; None when nothing is left or there is no pace, and None while
+  items are stranded: the work cannot finish with the current raters, whatever the pace. **ETA of the
+  rest**: when the items that can be completed will be, now + (needed − done − stranded_judgements) / pace
+  (None as the ETA); the page shows it beside the stranded items, so a manager who adds raters knows when
+  the rest will be done.
 - **spent**: judgements made × price per judgement; **estimate**: judgements needed × price.
 - **active raters**: raters with a live lease or a judgement in the last `ACTIVE_WINDOW`.
-- **attention**: the adjudication queue; live leases expiring within `EXPIRING_WITHIN`; judgements of gold
-  items more than one grade from the gold grade (or unrateable), per rater.
+- **attention**: stranded items (with the remedy: add raters; a built pool's judgements per item are
+  fixed, so lowering them is not offered); the adjudication queue; live leases expiring within
+  `EXPIRING_WITHIN`; judgements of gold items more than one grade from the gold grade (or unrateable), per
+  rater.
 """
 
 from __future__ import annotations
@@ -21,14 +32,14 @@ from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db.models import Count, Max, Min, Q
+from django.db.models import Count, F, Max, Min, Q, Sum
 from django.utils import timezone
 
 from judgements.adjudication import queue_rows
 from judgements.models import Assignment, Judgement, Judging
 from judgements.stats import gold_accuracy
 from pooling import stats
-from pooling.models import Pool
+from pooling.models import Pool, PoolItem
 
 PACE_WINDOW = timedelta(hours=24)
 MIN_SPAN = timedelta(minutes=10)
@@ -63,6 +74,9 @@ class PoolDashboard:
     adjudication: int
     expiring_leases: int
     gold_misses: int
+    stranded: int = 0
+    stranded_judgements: int = 0
+    eta_rest: datetime | None = None
     attention: list[str] = field(default_factory=list)
 
     @property
@@ -82,6 +96,14 @@ def pace_per_hour(*, pool: Pool, now: datetime) -> float | None:
         return None
     span = max(now - recent["first"], MIN_SPAN)
     return recent["n"] / (span.total_seconds() / 3600)
+
+
+def stranded(*, pool: Pool) -> dict[str, int]:
+    """The pool's stranded items (`items`) and the judgements they lack (`judgements`, net of live
+    leases), in one aggregate over `PoolItem.objects.stranded` (module docstring)."""
+    lacking = F("required_judgements") - F("num_judgements") - F("active_leases")
+    totals = PoolItem.objects.stranded(pool).aggregate(n=Count("pk"), lacking=Sum(lacking))
+    return {"items": totals["n"] or 0, "judgements": int(totals["lacking"] or 0)}
 
 
 def pool_dashboard(*, pool: Pool, now: datetime | None = None) -> PoolDashboard:
@@ -115,7 +137,10 @@ def pool_dashboard(*, pool: Pool, now: datetime | None = None) -> PoolDashboard:
     done, needed = totals["judgements_done"], totals["judgements_required"]
     pace = pace_per_hour(pool=pool, now=now)
     left = max(needed - done, 0)
-    eta = now + timedelta(hours=left / pace) if pace and left else None
+    stuck = stranded(pool=pool) if judging else {"items": 0, "judgements": 0}
+    rest = max(left - stuck["judgements"], 0)
+    eta_rest = now + timedelta(hours=rest / pace) if pace and rest else None
+    eta = None if stuck["items"] else eta_rest
     queue = queue_rows(pool=pool).count() if judging else 0
     expiring = live.filter(expires_at__lte=now + EXPIRING_WITHIN).count()
     gold_misses = sum(misses.values())
@@ -136,6 +161,9 @@ def pool_dashboard(*, pool: Pool, now: datetime | None = None) -> PoolDashboard:
         adjudication=queue,
         expiring_leases=expiring,
         gold_misses=gold_misses,
+        stranded=stuck["items"],
+        stranded_judgements=stuck["judgements"],
+        eta_rest=eta_rest,
     )
     board.attention = _attention(board)
     return board
@@ -147,6 +175,12 @@ def _attention(board: PoolDashboard) -> list[str]:
         notes.append(f"the pool is {board.pool.status}: build it before judging")
     elif not board.judging:
         notes.append("judging is not set up: no rater can start")
+    if board.stranded:
+        n = board.stranded
+        notes.append(
+            f"{n} item{'s' if n != 1 else ''} cannot be completed by the current raters (skipped or "
+            "already judged by all of them): add raters"
+        )
     if board.adjudication:
         notes.append(f"{board.adjudication} item{'s' if board.adjudication != 1 else ''} to adjudicate")
     if board.expiring_leases:
