@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,6 +69,15 @@ def _rng(seed: int, stream: int) -> np.random.Generator:
 
 def _clean(value: float) -> float | None:
     return None if value is None or not math.isfinite(value) else round(float(value), 6)
+
+
+def _defined(stat: Callable[[np.ndarray], Any], values: Sequence[float] | np.ndarray) -> float:
+    """`stat` of the values that are defined (not NaN), NaN when none is: an undefined split or spread is
+    left out, and with nothing defined the figure is undefined (numpy's nan-functions would give the
+    same NaN with a warning of an empty or all-NaN slice, an error where warnings are)."""
+    array = np.asarray(values, dtype=float)
+    defined = array[~np.isnan(array)]
+    return float(stat(defined)) if len(defined) else math.nan
 
 
 def _taus(reference: np.ndarray, other: np.ndarray) -> tuple[float, float]:
@@ -137,9 +146,9 @@ def stability(
         "splits": done,
         "split_tau": {
             name: {
-                "tau_mean": _clean(float(np.nanmean(taus[m]))) if taus[m] else None,
-                "tau_min": _clean(float(np.nanmin(taus[m]))) if taus[m] else None,
-                "tau_ap_mean": _clean(float(np.nanmean(taps[m]))) if taps[m] else None,
+                "tau_mean": _clean(_defined(np.mean, taus[m])),
+                "tau_min": _clean(_defined(np.min, taus[m])),
+                "tau_ap_mean": _clean(_defined(np.mean, taps[m])),
             }
             for m, name in enumerate(measures)
         },
@@ -254,8 +263,7 @@ def report(
                 }
             )
         pairs[measure] = rows
-        # NaN when no pair has a spread (nanmedian would warn of an all-NaN slice and give the same)
-        sigma = float(np.nanmedian(boot.sd)) if (~np.isnan(boot.sd)).any() else math.nan
+        sigma = _defined(np.median, boot.sd)  # NaN when no pair has a spread
         n = len(topic_index)
         summary[measure] = {
             "label": noise.measure_label(measure),

@@ -291,3 +291,18 @@ def test_it_leaves_a_slice_with_nothing_to_compare_undefined_without_a_warning()
         got = noise.percentiles(means, [2.5, 97.5], axis=1)
     assert np.isnan(got[:, 1]).all()
     np.testing.assert_allclose(got[:, [0, 2]], np.nanpercentile(means[[0, 2]], [2.5, 97.5], axis=1))
+
+
+def test_a_split_tau_with_no_defined_split_is_undefined_without_a_numpy_warning():
+    """One run: no ranking of runs to compare between two halves of the raters, so every split's τ is
+    undefined; the mean and lowest τ are then undefined (None), not numpy's warning of an all-NaN slice
+    (an error where warnings are errors)."""
+    import warnings
+
+    runs, qrels, votes = make_campaign_data(n_runs=1)
+    campaign = noise_floor.Campaign.of(runs, qrels, votes)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)
+        data = noise_floor.stability(campaign, n_splits=3, max_raters=5, seed=1)
+    assert data["splits"] == 3
+    assert all(value is None for taus in data["split_tau"].values() for value in taus.values())
