@@ -296,3 +296,27 @@ def test_a_built_pools_judging_form_still_says_what_an_empty_agreement_sample_me
     pool = make_campaign()
     html = client_as("mona").get(f"/pools/{pool.name}/judging/").content.decode()
     assert "empty: every item. Fixed once the pool is built." in html
+
+
+@pytest.mark.django_db
+def test_the_noise_floors_votes_are_the_raters_judgements_but_those_of_adjudicated_items(
+    django_capture_on_commit_callbacks,
+):
+    from django.contrib.auth.models import User
+
+    from judgements.adjudication import adjudicate
+    from judgements.models import Judgement
+
+    pool = make_campaign()
+    item = pool.items.filter(num_judgements__gt=0).order_by("pk").first()
+    assert item is not None
+    adjudicate(item=item, adjudicator=User.objects.get(username="mona"), grade=1)
+    client = client_as("mona")
+    with django_capture_on_commit_callbacks(execute=True):
+        client.post(f"/campaigns/{pool.name}/releases/new/", {"policy": "majority"})
+    html = client.get(f"/evaluation/{pool.name}/noise-floor/").content.decode()
+    assert "An adjudicated item's label is the decision, so its votes are not among them" in html
+    for rater in ("ria", "rob"):
+        shown = re.search(rf'<tr><td>{rater}</td><td class="num">(\d+)</td>', html)
+        judged = Judgement.objects.filter(item__pool=pool, rater__username=rater)
+        assert shown and int(shown[1]) == judged.exclude(item=item).count() == judged.count() - 1, rater
