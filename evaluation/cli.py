@@ -227,7 +227,12 @@ def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
         result = dataclasses.replace(result, run_tag=_last_tag(path) or result.run_tag)
         complete_10 = version == "10" and options["complete"]  # trec_eval 10 -c: every qrels topic
         if not result.topics or not (complete_10 or set(result.topics) - set(result.missing_topics)):
-            raise EvaluateError(f"{path}: no topics with both results and relevance information")
+            why = (
+                f" (left out, nobody judged them: {_shown(result.unjudged_topics)})"
+                if result.unjudged_topics
+                else ""
+            )
+            raise EvaluateError(f"{path}: no topics with both results and relevance information{why}")
         if version == "10" and result.missing_topics and not options["complete"]:
             raise EvaluateError(
                 f"{path}: the run has no results for qrels topic(s) {_shown(result.missing_topics)}; "
