@@ -75,6 +75,9 @@ class PoolBiasRunSerializer(serializers.Serializer):
     run = serializers.CharField()
     unique_items = serializers.IntegerField()
     unique_relevant = serializers.IntegerField()
+    topics_unjudged_left_out = serializers.IntegerField(
+        help_text="Topics nobody judged once the run's own items are left out: out of its comparison."
+    )
     full = undefined_number()
     left_out = undefined_number()
     change = undefined_number()

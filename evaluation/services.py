@@ -205,10 +205,13 @@ def pool_bias(
     (Kendall's τ). A run that loses much was helped by being in the pool: a new run outside it would be
     underestimated by about as much.
 
-    Only judged topics are scored (`split_judged`; the others are listed apart), and the topic set stays
-    fixed: a left-out item becomes unjudged (-1), so a topic does not drop out of the mean with it. A change
-    is `within_noise` when the paired randomisation test of the run's per-topic scores, full against
-    left out, has p >= `NOISE_P` (or the change is 0): the topics cannot tell it from chance."""
+    Only judged topics are scored (`split_judged`; the others are listed apart). A left-out item becomes
+    unjudged (-1), so a topic keeps its place in the comparison, unless nothing of it stays judged (every
+    judged item of it was the run's own): such a topic is then one nobody judged, left out of the run's
+    comparison (`topics_unjudged_left_out`), never scored 0. The change is paired, over the topics judged
+    both ways; `left_out` is the full mean plus that change, so that it ranks among the other runs' full
+    means. A change is `within_noise` when the paired randomisation test of the run's per-topic scores,
+    full against left out, has p >= `NOISE_P` (or the change is 0): the topics cannot tell it from chance."""
     from pooling import strategies
 
     qids = {topic.qid for topic in pool.topics()}
@@ -241,13 +244,15 @@ def pool_bias(
             reduced[qid][docid] = -1
             if grade >= pool.relevance_level:
                 relevant_removed += 1
-        left_out_topics = score(runs[name], reduced)
-        left_out = mean(left_out_topics)
-        change = left_out - full[name]
+        unjudged_now = set(metrics.split_judged(reduced).not_judged)
+        left_out_topics = {q: v for q, v in score(runs[name], reduced).items() if q not in unjudged_now}
+        full_topics = {q: per_topic[name][q] for q in left_out_topics}
+        change = mean(left_out_topics) - mean(full_topics)
+        left_out = full[name] + change
         if change == 0:
             p_value = 1.0
         elif len(left_out_topics) >= metrics.MIN_COMMON_TOPICS:
-            test = metrics.paired_randomisation_test(left_out_topics, per_topic[name], n_permutations=2000)
+            test = metrics.paired_randomisation_test(left_out_topics, full_topics, n_permutations=2000)
             p_value = test.p_value
         else:  # one judged topic tests nothing: the change is not told from chance
             p_value = math.nan
@@ -261,6 +266,7 @@ def pool_bias(
                 "run": name,
                 "unique_items": len(removed),
                 "unique_relevant": relevant_removed,
+                "topics_unjudged_left_out": len(set(per_topic[name]) & unjudged_now),
                 "full": _clean(full[name]),
                 "left_out": _clean(left_out),
                 "change": _clean(change),

@@ -73,6 +73,40 @@ def test_pool_bias_leaves_each_runs_unique_documents_unjudged(scored_pool):
     assert table["beta"]["left_out"] == pytest.approx(sum(expected.values()) / 2, abs=1e-6)
 
 
+def test_pool_bias_never_scores_a_topic_left_with_nothing_judged_as_zero(db, manager):
+    """q2's one judged document is beta's own: without beta nobody judged q2, so beta's change is paired
+    over q1 alone, and `left_out` is beta's full score plus that change (it was the mean with q2 as 0)."""
+    alice = make_user("alice")
+    pool = make_pool(raters=[alice], name="lopsided")
+    judge(pool, alice, {("q1", "d001"): 2, ("q1", "d002"): 0, ("q1", "d003"): 1, ("q1", "d005"): 3,
+                        ("q2", "d013"): 1})  # fmt: skip
+    table = {row["run"]: row for row in services.pool_bias(pool=pool)["runs"]}
+    beta = table["beta"]
+    assert beta["topics_unjudged_left_out"] == 1 and table["alpha"]["topics_unjudged_left_out"] == 0
+    qrels = current_qrels(pool=pool)
+    run = services.run_as_dict(run=pool.runs.get(name="beta"))
+    full = pytrec(qrels, run, "ndcg_cut_10")
+    reduced = {q: dict(docs) for q, docs in qrels.items()}
+    for qid, docid in (("q1", "d005"), ("q1", "d006"), ("q2", "d013")):
+        reduced[qid].pop(docid, None)
+    left = pytrec({"q1": reduced["q1"]}, {"q1": run["q1"]}, "ndcg_cut_10")
+    change = left["q1"] - full["q1"]
+    assert beta["change"] == pytest.approx(change, abs=1e-6) and change < 0
+    assert beta["full"] == pytest.approx((full["q1"] + full["q2"]) / 2, abs=1e-6)
+    assert beta["left_out"] == pytest.approx(beta["full"] + change, abs=1e-6)
+    assert beta["left_out"] > (left["q1"] + 0.0) / 2  # not the mean with q2 scored 0
+    browser = Client()
+    browser.force_login(manager)
+    page = browser.get("/evaluation/lopsided/pool-bias/").content.decode()
+    assert "(1 topic nobody judged without it)" in page
+    api = {
+        row["run"]: row
+        for row in client_for(manager).get("/api/evaluation/lopsided/pool-bias/").json()["runs"]
+    }
+    assert api["beta"]["topics_unjudged_left_out"] == 1
+    assert api["beta"]["left_out"] == pytest.approx(beta["left_out"], abs=1e-6)
+
+
 @pytest.fixture
 def one_topic_judged(db, manager):
     alice = make_user("alice")
@@ -84,8 +118,12 @@ def one_topic_judged(db, manager):
 def test_pool_bias_with_one_judged_topic_tests_nothing_and_answers(one_topic_judged, manager):
     # It answered 400 ("a paired test needs at least 2 common topics", blamed on the policy parameter).
     table = {row["run"]: row for row in services.pool_bias(pool=one_topic_judged)["runs"]}
-    assert table["beta"]["change"] < 0
+    # Without beta, q1 (whose one judged document beta alone found) is a topic nobody judged: no topic is
+    # left to compare on, so the change is undefined, not a loss of the whole score.
+    assert table["beta"]["topics_unjudged_left_out"] == 1
+    assert table["beta"]["change"] is None and table["beta"]["left_out"] is None
     assert table["beta"]["change_p"] is None and table["beta"]["within_noise"] is True
+    assert table["alpha"]["topics_unjudged_left_out"] == 0
     assert client_for(manager).get("/api/evaluation/one-topic/pool-bias/").status_code == 200
     browser = Client()
     browser.force_login(manager)
