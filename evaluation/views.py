@@ -166,10 +166,11 @@ def pool_bias(request: HttpRequest, name: str) -> HttpResponse:
     changes = [row["change"] for row in data["runs"]]
     decimals = decimals_apart(changes)
     figure = ""
-    if data["runs"]:
+    charted = [row for row in data["runs"] if row["change"] is not None]  # undefined: no bar, not a 0
+    if charted:
         figure = charts.hbar_chart(
-            [row["run"] + (" (within the noise)" if row["within_noise"] else "") for row in data["runs"]],
-            [abs(row["change"] or 0.0) for row in data["runs"]],
+            [row["run"] + (" (within the noise)" if row["within_noise"] else "") for row in charted],
+            [abs(row["change"]) for row in charted],
             title="Loss of nDCG@10 when the run's unique documents are left unjudged",
             x_label="nDCG@10 full − nDCG@10 left out",
             legend="loss (a longer bar: the run was helped more by the pool)",

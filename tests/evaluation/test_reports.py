@@ -130,6 +130,11 @@ def test_pool_bias_with_one_judged_topic_tests_nothing_and_answers(one_topic_jud
     response = browser.get("/evaluation/one-topic/pool-bias/")
     assert response.status_code == 200 and b"within the noise" in response.content
     assert b"Only one topic is judged" in response.content
+    # beta's change is undefined: it has no bar (a bar of 0 would read as no loss), alpha's 0 has one
+    assert (
+        b">beta" not in response.content.split(b"<table")[0]
+        and b">alpha" in response.content.split(b"<table")[0]
+    )
 
 
 def test_pool_bias_with_nothing_judged_says_so_instead_of_a_table(db, manager):
