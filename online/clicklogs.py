@@ -45,6 +45,10 @@ from pooling.models import Collection, Document, Pool, Topic
 CHUNK_PAGES = 10_000
 #: Most distinct loggers (ranker names) one log may have: the archive keeps a page's logger in an int16.
 MAX_LOGGERS = 2**15 - 1
+#: The cells of a log are counted under one int64 key (`_Importer.key`: logger, topic, document and
+#: position packed): a log whose loggers × topics × documents × positions reach this is refused, where the
+#: keys would wrap and merge cells silently.
+KEY_SPACE = 2**63
 #: How many files each format takes (UBI: the queries export, then the events export).
 FILES = {"jsonl": 1, "counts": 1, "ubi": 2}
 _CLICKS = operator.attrgetter("clicks")
@@ -161,6 +165,15 @@ class _Importer:
             if len(self.loggers) >= MAX_LOGGERS:
                 raise ImportFailed(
                     [f"{self.log.source_file}: more than {MAX_LOGGERS:,} loggers (ranker names) in one log"]
+                )
+            most = KEY_SPACE // (self.n_topics * self.n_docs * MAX_POSITION)  # loggers the keys can hold
+            if len(self.loggers) >= most:
+                raise ImportFailed(
+                    [
+                        f"{self.log.source_file}: more than {most:,} loggers (ranker names) in one log of a "
+                        f"collection of {self.n_topics:,} topics and {self.n_docs:,} documents (its cells "
+                        "could not be counted apart): split the log by logger"
+                    ]
                 )
             index = self.loggers[name] = len(self.loggers)
         return index

@@ -499,6 +499,33 @@ def test_more_loggers_than_the_archive_codes_is_refused_and_leaves_no_archive(
     ]
 
 
+@pytest.mark.django_db
+def test_more_loggers_than_the_cells_keys_hold_is_refused_not_merged(
+    world: dict[str, Any], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log's cells are counted under one int64 key (logger, topic, document, position): past its space the
+    keys would wrap and two cells merge silently. Here the space is made to hold two loggers' cells."""
+    from online import clicklogs
+
+    collection = world["collection"]
+    space = collection.topics.count() * collection.documents.count() * clicklogs.MAX_POSITION
+    monkeypatch.setattr(clicklogs, "KEY_SPACE", 2 * space + 1, raising=False)
+    path = tmp_path / "three.jsonl"
+    path.write_bytes(b"".join(b'{"qid": "q1", "docids": ["d001"], "ranker": "r%d"}\n' % i for i in range(3)))
+    before = snapshot()
+
+    with pytest.raises(ImportFailed) as refused:
+        importer("jsonl", world)(path)
+
+    assert snapshot() == before
+    assert (
+        len(refused.value.errors) == 1
+        and "more than 2 loggers (ranker names) in one log" in (refused.value.errors[0])
+    )
+    path.write_bytes(b"".join(b'{"qid": "q1", "docids": ["d001"], "ranker": "r%d"}\n' % i for i in range(2)))
+    importer("jsonl", world)(path)  # two fit
+
+
 #: Good files of each kind, mutated at random (fixed seeds) through the services.
 GOOD = {
     "documents": (DOCS["jsonl"], "docs.jsonl"),
