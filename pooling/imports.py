@@ -21,7 +21,7 @@ from django.db import transaction
 
 from pooling import formats, run_ranking
 from pooling.errors import ImportFailed, PoolError, Refused, format_errors
-from pooling.formats.jsonl import _holds_non_finite
+from pooling.formats.jsonl import holds_non_finite
 from pooling.import_summary import (
     DocumentsImportSummary,
     ImportSummary,
@@ -137,7 +137,7 @@ def import_documents(
         new: list[Document] = []
         changed: list[Document] = []
         for entry in formats.read_documents(source, format=fmt):
-            if entry.metadata and _holds_non_finite(entry.metadata):
+            if entry.metadata and holds_non_finite(entry.metadata):
                 raise ImportFailed([f"{source.name}:{entry.line}: {NON_FINITE_METADATA}"])
             doc = Document(
                 collection=collection,

@@ -148,7 +148,7 @@ def _holds_surrogate(value: Any) -> bool:
     return any(isinstance(item, str) and _SURROGATE.search(item) is not None for item in _scalars(value))
 
 
-def _holds_non_finite(value: Any) -> bool:
+def holds_non_finite(value: Any) -> bool:
     """Whether a parsed JSON value holds a number that is not finite: the json module reads ``NaN``,
     ``Infinity`` and an overflowing ``1e400`` as floats that no JSON column (PostgreSQL's jsonb) stores
     (``pooling.imports.import_documents`` refuses such metadata)."""

@@ -18,6 +18,7 @@ from judgements.models import RaterExclusion
 from pooling.models import Pool, PoolItem
 from tests.conftest import client_for
 from tests.factories import make_manager, make_pool, make_user
+from tests.judgements.test_rater_names import buttons
 from tests.judgements.test_releases import judge
 
 pytestmark = pytest.mark.django_db
@@ -95,19 +96,6 @@ def raters_of(html: str) -> list[str]:
     parts = shown(html)
     assert parts["statistics"] == parts["quality"] == parts["chart"], parts
     return parts["statistics"]
-
-
-def buttons(html: str) -> dict[str, dict[str, str]]:
-    """The exclude / restore forms of the quality table by rater id: their action and hidden fields."""
-    found = {}
-    for action, fields in re.findall(r'<form method="post" action="([^"]+)">(.*?)</form>', html, re.S):
-        hidden = dict(re.findall(r'<input type="hidden" name="(\w+)" value="([^"]*)">', fields))
-        if "rater" in hidden:
-            found[hidden["rater"]] = {
-                "action": unescape(action),
-                **{k: unescape(v) for k, v in hidden.items()},
-            }
-    return found
 
 
 # ------------------------------------------------------------------------------------------------ pages
