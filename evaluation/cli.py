@@ -143,27 +143,6 @@ def _pool_qrels(name: str) -> dict[str, dict[str, int]]:
         raise EvaluateError(str(exc)) from None
 
 
-def _last_tag(path: str, tail: int = 1 << 16) -> str:
-    """The run tag trec_eval prints on its runid line: the sixth field of the file's last run line
-    (get_trec_results.c keeps the run_id of the last line it parses; comment and blank lines are skipped).
-    Read from the end of a plain file; '' for a gzip file or when no such line is in the last 64 KiB (the
-    caller then keeps the run table's own name)."""
-    try:
-        with open(path, "rb") as handle:
-            if handle.read(2) == b"\x1f\x8b":
-                return ""
-            size = handle.seek(0, os.SEEK_END)
-            handle.seek(max(0, size - tail))
-            lines = handle.read().splitlines()
-    except OSError:
-        return ""
-    for line in reversed(lines[1:] if size > tail else lines):  # the first may be cut
-        fields = line.split()
-        if len(fields) >= 6 and not fields[0].startswith(b"#"):
-            return fields[5].decode("utf-8", "replace")
-    return ""
-
-
 def _read(reader: Any, path: str) -> Any:
     try:
         return reader(path)
@@ -224,7 +203,7 @@ def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
             result = metrics.evaluate(
                 qrels, run, specs, **settings, trec_eval=version, skip_unjudged_topics=True
             )
-        result = dataclasses.replace(result, run_tag=_last_tag(path) or result.run_tag)
+        result = dataclasses.replace(result, run_tag=run.last_tag or result.run_tag)
         complete_10 = version == "10" and options["complete"]  # trec_eval 10 -c: every qrels topic
         if not result.topics or not (complete_10 or set(result.topics) - set(result.missing_topics)):
             why = (

@@ -171,6 +171,9 @@ def _rows(
         if not text.strip():
             continue
         if columns is None:
+            if problems:  # the header line itself could not be read (not UTF-8): not the next line
+                errors.extend(f"{p}; it would be the header line, nothing else can be read" for p in problems)
+                return []
             delimiter = "\t" if "\t" in text else ","
         try:
             fields = next(csv.reader([text], delimiter=delimiter))

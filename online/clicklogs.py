@@ -19,6 +19,7 @@ out of the counts (warned), its position still taken by it.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import shutil
 import unicodedata
@@ -472,9 +473,14 @@ def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterabl
 
 
 def _discard(root: Path | None) -> None:
-    """Remove the archive folder `root` (an `_archive_root`) if there is one."""
-    if root is not None and root.is_dir() and not root.is_symlink():
+    """Remove the archive folder `root` (an `_archive_root`) if there is one, and its collection's
+    click-log folder if that is left empty (a failed first import of a collection leaves no folder)."""
+    if root is None:
+        return
+    if root.is_dir() and not root.is_symlink():
         shutil.rmtree(root, ignore_errors=True)
+    with contextlib.suppress(OSError):  # not empty (another log's archive), or already gone
+        root.parent.rmdir()
 
 
 def _store(log: ClickLog, importer: _Importer, ubi: UbiStats) -> None:

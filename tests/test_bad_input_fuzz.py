@@ -423,6 +423,13 @@ CASES: list[tuple[str, str, bytes, int | None, str]] = [
         3,
         "invalid UTF-8",
     ),
+    (  # the header line is not UTF-8: named as the header, not the next line taken for one
+        "bad_utf8_header.csv",
+        "crowd",
+        b"worker,q\xffid,docid,label\nw1,q1,d001,2\n",
+        1,
+        "invalid UTF-8",
+    ),
     ("truncated.csv.gz", "crowd", gzip.compress(CROWD * 50)[:-30], None, "truncated gzip"),
     ("nan_seconds.csv", "crowd", b"worker,qid,docid,label,seconds\nw1,q1,d001,2,NaN\n", 2, "not a number"),
     ("short_row.csv", "crowd", b"worker,qid,docid,label\nw1,q1\n", 2, "fewer than the header"),

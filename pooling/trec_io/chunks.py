@@ -37,6 +37,7 @@ class _Chunk:
     errors: ErrorLog
     any_bytes: bool
     first_row: bytes
+    last_row: bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -78,6 +79,7 @@ def _parse_chunk(a: np.ndarray, padded: np.ndarray, layout: _Layout) -> _Chunk:
     lines: np.ndarray | None = None if fields.every_line else fields.lines  # type: ignore[assignment]  # an ndarray unless every_line
     if n:
         first_row = _line_text(a, int(fields.starts[0][0]))
+        last_row = _line_text(a, int(fields.starts[0][-1]))
         qids = _gather(padded, size, fields.starts[0], fields.ends[0])
         raw = _gather(padded, size, fields.starts[2], fields.ends[2])
         value = layout.parse_value(raw, fields.lines, errors, fields.ends[2] - fields.starts[2])
@@ -98,7 +100,7 @@ def _parse_chunk(a: np.ndarray, padded: np.ndarray, layout: _Layout) -> _Chunk:
         key += np.repeat(_qid_key(qid_heads), qid_lengths)
     else:
         qid_heads, qid_lengths, value = np.zeros(0, "S1"), np.zeros(0, np.int64), np.zeros(0)
-        first_row = b""
+        first_row = last_row = b""
     return _Chunk(
         fields.n_lines,
         lines,
@@ -111,6 +113,7 @@ def _parse_chunk(a: np.ndarray, padded: np.ndarray, layout: _Layout) -> _Chunk:
         errors,
         top > 32,
         first_row,
+        last_row,
     )
 
 

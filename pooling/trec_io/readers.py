@@ -70,6 +70,7 @@ class _Parsed:
     key: np.ndarray  # hash of (qid, docid), see RunTable.key
     value: np.ndarray  # score (float64) or relevance (int64)
     first_row: bytes  # the first data line
+    last_row: bytes  # the last data line
     any_bytes: bool
 
     def lines(self) -> np.ndarray:
@@ -102,7 +103,7 @@ def _parse_file(path: Source, layout: _Layout, errors: ErrorLog) -> _Parsed:
     head_lengths: list[np.ndarray] = []
     line_map: list[tuple[int, int, np.ndarray | None]] = []
     any_bytes = False
-    first_row_text = b""
+    first_row_text = last_row_text = b""
     try:
         file_size = os.stat(path).st_size if isinstance(path, str | os.PathLike) else 0
     except OSError:
@@ -117,6 +118,7 @@ def _parse_file(path: Source, layout: _Layout, errors: ErrorLog) -> _Parsed:
             key_col = _Column(estimate, np.uint64)
             value_col = _Column(estimate, layout.value_dtype)
             first_row_text = chunk.first_row
+        last_row_text = chunk.last_row
         line_map.append((docid_col.size, offset, chunk.lines))
         heads.append(chunk.qid_heads)
         head_lengths.append(chunk.qid_lengths)
@@ -134,6 +136,7 @@ def _parse_file(path: Source, layout: _Layout, errors: ErrorLog) -> _Parsed:
             np.zeros(0, np.uint64),
             np.zeros(0, layout.value_dtype),
             b"",
+            b"",
             any_bytes,
         )
     return _Parsed(
@@ -145,6 +148,7 @@ def _parse_file(path: Source, layout: _Layout, errors: ErrorLog) -> _Parsed:
         key=key_col.result(),  # type: ignore[union-attr]  # not None when docid_col is not
         value=value_col.result(),  # type: ignore[union-attr]  # not None when docid_col is not
         first_row=first_row_text,
+        last_row=last_row_text,
         any_bytes=any_bytes,
     )
 
@@ -242,7 +246,7 @@ def read_run(source: Source, *, name: str | None = None, max_errors: int = _MAX_
 
     def table(parsed: _Parsed, columns: dict[str, Any]) -> RunTable:
         tag = name if name is not None else _tag_of(parsed.first_row)
-        return RunTable(**columns, score=parsed.value, name=tag)
+        return RunTable(**columns, score=parsed.value, name=tag, last_tag=_tag_of(parsed.last_row))
 
     return _read_table(source, max_errors, _RUN_LINES, "run", DUPLICATE_DOCID, table)
 

@@ -108,11 +108,14 @@ class RunTable(_Rows):
     """A run held as arrays, one row per (qid, docid, score).
 
     ``topic_ids[topic[i]]`` is the qid of row i, ``docid[i]`` its docid as UTF-8 bytes and ``score[i]`` its
-    score. Rows are in file order. ``name`` is the run tag (sixth field of the first row) or the name given.
+    score. Rows are in file order. ``name`` is the run tag (sixth field of the first row) or the name given;
+    ``last_tag`` is the last row's run tag, read from a file (trec_eval keeps the run_id of the last line it
+    parses and prints it on its ``runid`` line), or '' for a table not read from a file.
     """
 
     score: np.ndarray
     name: str = ""
+    last_tag: str = field(default="", kw_only=True)
 
     def _values(self) -> np.ndarray:
         return self.score

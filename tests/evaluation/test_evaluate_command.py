@@ -259,3 +259,35 @@ def test_it_fails_when_no_topic_is_shared(files: dict[str, str], tmp_path: Path)
 
 def test_it_resolves_a_qrels_file_without_the_database(files: dict[str, str]) -> None:
     assert cast(QrelsTable, resolve_qrels(files["qrels"])).topic_ids == ["q1", "q2", "q3"]  # a file: a table
+
+
+@pytest.mark.parametrize("gzipped", [False, True])
+def test_its_runid_line_names_the_last_lines_tag_as_trec_eval_does_gzipped_or_not(
+    files: dict[str, str], tmp_path: Path, gzipped: bool
+) -> None:
+    """trec_eval keeps the run_id of the last line it parses (get_trec_results.c); a file whose tags differ
+    shows which, gzipped or not (a gzipped run printed its first line's tag)."""
+    text = "q1 Q0 d5 1 9 first\nq2 Q0 a 1 1 middle\nq3 Q0 x 1 1 last\n# a comment\n"
+    path = tmp_path / ("tags.txt.gz" if gzipped else "tags.txt")
+    path.write_bytes(gzip.compress(text.encode()) if gzipped else text.encode())
+    lines, _ = run_command(files["qrels"], str(path), "-c", "-m", "runid")
+    assert [line.replace(" ", "") for line in lines] == ["runid\tall\tlast"]
+
+
+def test_a_topic_the_run_lacks_scores_as_trec_eval_10s_stand_in_ranking_with_c_and_j(tmp_path: Path) -> None:
+    """trec_eval 10 scores a qrels topic the run lacks (-c) on a stand-in ranking of one document that is in
+    no qrels (trec_eval.c's bogus ranking): precision 0 after it, so iprec_at_recall_0.00 and 11pt_avg are
+    0; -J drops that unjudged document, the list is empty and both are 0/0, printed -nan (the mean too)."""
+    (tmp_path / "qrels").write_text("q1 0 d1 1\nq1 0 d2 0\nq2 0 d3 1\n")
+    (tmp_path / "run").write_text("q1 Q0 d1 1 2 r\nq1 Q0 d9 2 1 r\n")
+    args = (str(tmp_path / "qrels"), str(tmp_path / "run"), "-q", "-m", "iprec_at_recall.0", "-m", "11pt_avg")
+    plain = values(run_command(*args, "-c")[0])
+    judged_only = values(run_command(*args, "-c", "-J")[0])
+    for measure in ("iprec_at_recall_0.00", "11pt_avg"):
+        assert (plain[(measure, "q1")], plain[(measure, "q2")], plain[(measure, "all")]) == (
+            "1.0000",
+            "0.0000",
+            "0.5000",
+        )
+        assert judged_only[(measure, "q1")] == "1.0000"
+        assert judged_only[(measure, "q2")].strip() == judged_only[(measure, "all")].strip() == "-nan"
