@@ -19,9 +19,10 @@ index on the topic, as an imported run is. Then:
 - memory: the same build of 10 runs vs 50 runs — the child's peak RSS and its growth during the build. The
   union and the provenance are computed by the database (set-based SQL), so Python's memory stays flat in
   the number of runs (PostgreSQL's own memory is bounded by work_mem, not measured here).
-- removal (not in the ratio): on the first pool, `pool_build.remove_run` of its first run and
-  `deletion.delete_run` of that run, each rolled back, best of `--repeats`, wall and CPU seconds (client and
-  backend): what a manager waits for when a run leaves a 160,000-item pool, or goes altogether.
+- removal and addition (not in the ratio): on the first pool, `pool_build.remove_run` of its first run,
+  `deletion.delete_run` of that run, and `pool_build.add_runs` of that run back to the pool once it is taken
+  out (not timed), each rolled back, best of `--repeats`, wall and CPU seconds (client and backend): what a
+  manager waits for when a run leaves a 160,000-item pool, goes altogether, or arrives late.
 - trectools: `TrecRun(file)` for the 50 run files plus `TrecPoolMaker().make_pool(runs, strategy="topX",
   topX=100)`, best of `--repeats`.
 
@@ -245,8 +246,9 @@ def our_pairs(name: str) -> set[tuple[str, str]]:
 
 def removal_times(name: str, repeats: int) -> dict[str, tuple[float, float]]:
     """Best wall and CPU seconds (this process's plus its database backend's) of taking a run out of pool
-    `name` (`pool_build.remove_run`) and of deleting the run itself (`deletion.delete_run`), each rolled
-    back, so every repeat takes out the same run (the pool's first) from the same database."""
+    `name` (`pool_build.remove_run`), of deleting the run itself (`deletion.delete_run`) and of adding it
+    back once taken out (`pool_build.add_runs`), each rolled back, so every repeat works on the same run
+    (the pool's first) in the same database."""
     from django.db import connection, transaction
 
     from pooling import deletion, pool_build
@@ -262,13 +264,18 @@ def removal_times(name: str, repeats: int) -> dict[str, tuple[float, float]]:
     steps = {
         "remove_run": lambda run: pool_build.remove_run(pool=pool, run=run),
         "delete_run": lambda run: deletion.delete_run(run=run),
+        "add_runs": lambda run: pool_build.add_runs(pool=pool, runs=[run]),
     }
+    # Before adding the run back (not timed): taken out of the pool first.
+    prepare = {"add_runs": lambda run: pool_build.remove_run(pool=pool, run=run)}
     times: dict[str, tuple[float, float]] = {}
     for label, step in steps.items():
         best = (float("inf"), float("inf"))
         for _ in range(repeats):
             run = Run.objects.get(pk=first.pk)  # a deleted instance loses its pk, even rolled back
             with transaction.atomic():
+                if label in prepare:
+                    prepare[label](run)
                 cpu_before = time.process_time() + _process_cpu(backend)
                 started = time.perf_counter()
                 step(run)
@@ -397,6 +404,7 @@ def main() -> None:
     for label, what in (
         ("remove_run", "taking its first run out of the pool"),
         ("delete_run", "deleting that run"),
+        ("add_runs", "adding that run back to the pool without it"),
     ):
         seconds, cpu = removal[label]
         print(f"{label} ({what}, rolled back): best {seconds:.2f} s, {cpu:.2f} CPU s")

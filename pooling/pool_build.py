@@ -299,18 +299,23 @@ def _add_items(*, pool: Pool, run_ids: list[int]) -> tuple[int, int]:
             [*item_params, *candidate_params],
         )  # fmt: skip
         items_added = cursor.rowcount
+        # Each run row finds its item by one probe of the item key (pool, topic, document), whatever the
+        # planner believes of the pool: a join planned on the statistics of a pool whose items were just
+        # written (not analysed yet: "one item") became a loop over every item, each scanning the run
+        # (33 s to add one run to a 160,000-item pool, against 0.1 s).
         cursor.execute(
             f"""
             INSERT INTO {prov} (item_id, run_id, rank)
-            SELECT pi.id, c.run_id, c.rank
+            SELECT (
+                SELECT pi.id FROM {item} pi
+                WHERE pi.pool_id = %s AND pi.topic_id = c.topic_id AND pi.document_id = c.document_id
+            ) AS item_id, c.run_id, c.rank
             FROM ({candidates}) c
-            JOIN {item} pi
-              ON pi.pool_id = %s AND pi.topic_id = c.topic_id AND pi.document_id = c.document_id
             WHERE true
-            ORDER BY pi.id, c.run_id
+            ORDER BY item_id, c.run_id
             ON CONFLICT (item_id, run_id) DO NOTHING
             """,
-            [*candidate_params, pool.pk],
+            [pool.pk, *candidate_params],
         )  # fmt: skip
         provenance_added = cursor.rowcount
     return max(items_added, 0), max(provenance_added, 0)
