@@ -217,12 +217,6 @@ class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
         return Response(dataclasses.asdict(plan))
 
 
-class OnlineDeltaSerializer(serializers.Serializer):
-    online_metric = serializers.CharField(max_length=100, allow_blank=True, default="")
-    online_delta = serializers.FloatField(required=False, allow_null=True, default=None)
-    interleaving = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
-
-
 class OnlineDeltasImportSerializer(serializers.Serializer):
     collection = serializers.CharField(max_length=100)
     file = serializers.FileField()
@@ -243,9 +237,6 @@ class TrackerViewSet(PagedViewSetMixin, viewsets.ViewSet):
         """The experiment of id `pk` that the user may change or delete: a 404 else."""
         managed = TrackedExperiment.objects.managed_by(self.request.user).select_related("collection")
         return get_object_or_404(managed, pk=_id(pk))
-
-    def _result(self, name: str | None) -> InterleavingResult | None:
-        return experiment_input.latest_result(user=self.request.user, name=name)
 
     def _collection(self, name: str) -> Collection:
         return experiment_input.managed_collection(user=self.request.user, name=name)
@@ -274,17 +265,13 @@ class TrackerViewSet(PagedViewSetMixin, viewsets.ViewSet):
 
     @extend_schema(
         parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)],
-        request=OnlineDeltaSerializer,
+        request=experiment_input.OnlineDeltaSerializer,
         responses={200: TrackedExperimentSerializer},
     )
     def partial_update(self, request: Request, pk: str | None = None) -> Response:
         """Enter the online delta: a value of an online metric, or an interleaving experiment's result."""
         experiment = self._managed(pk)
-        params = OnlineDeltaSerializer(data=request.data)
-        params.is_valid(raise_exception=True)
-        data = dict(params.validated_data)
-        result = self._result(data.pop("interleaving"))
-        tracking.set_online_delta(experiment=experiment, interleaving=result, **data)
+        experiment_input.enter_online_delta(user=request.user, experiment=experiment, data=request.data)
         return Response(tracking.experiment_dict(experiment))
 
     @extend_schema(parameters=[OpenApiParameter("id", int, OpenApiParameter.PATH)], responses={204: None})

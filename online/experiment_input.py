@@ -1,6 +1,7 @@
 """What a manager gives to create an interleaving experiment or a tracked experiment, checked once for
 every caller: the API's `POST /api/interleaving/` and `POST /api/tracker/` and the pages' forms send the
-same fields through `create_interleaving` / `create_tracked`, which validate them with the serializers
+same fields through `create_interleaving` / `create_tracked` (and `PATCH /api/tracker/<id>/` and the
+tracker's online-delta page through `enter_online_delta`), which validate them with the serializers
 below, scope the collection to the ones the user manages (and a tracked experiment's release to the ones
 the user may open: `releases_for`), and call the services (`online.experiments`, `online.tracking`).
 
@@ -35,6 +36,12 @@ class ExperimentCreateSerializer(serializers.Serializer):
     identical_prefix = serializers.BooleanField(default=True)
     clients = serializers.ListField(child=serializers.CharField(max_length=150), default=list, max_length=100)
     description = serializers.CharField(allow_blank=True, default="", max_length=2000)
+
+
+class OnlineDeltaSerializer(serializers.Serializer):
+    online_metric = serializers.CharField(max_length=100, allow_blank=True, default="")
+    online_delta = serializers.FloatField(required=False, allow_null=True, default=None)
+    interleaving = serializers.CharField(max_length=100, required=False, allow_null=True, default=None)
 
 
 class TrackedCreateSerializer(serializers.Serializer):
@@ -107,6 +114,19 @@ def create_tracked(*, user: Any, data: Mapping[str, Any]) -> TrackedExperiment:
     return tracking.track_experiment(
         collection=collection, release=release, interleaving=result, created_by=user, **values
     )
+
+
+def enter_online_delta(
+    *, user: Any, experiment: TrackedExperiment, data: Mapping[str, Any]
+) -> TrackedExperiment:
+    """Enter (or replace) the online delta of `experiment` (one `user` may change: the caller scopes it) from
+    the fields the API or the page got: a value of an online metric, or the latest result of an
+    interleaving experiment the user may see."""
+    params = OnlineDeltaSerializer(data=data)
+    params.is_valid(raise_exception=True)
+    values = dict(params.validated_data)
+    result = latest_result(user=user, name=values.pop("interleaving"))
+    return tracking.set_online_delta(experiment=experiment, interleaving=result, **values)
 
 
 def field_errors(exc: ValidationError | DjangoValidationError) -> dict[str, list[str]]:

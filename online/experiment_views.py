@@ -10,7 +10,7 @@ from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
-from django.views.decorators.http import require_POST
+from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.exceptions import ValidationError as DRFValidationError
 
 from online import experiment_input, experiments, preference, serving, tracker, tracking
@@ -127,16 +127,55 @@ def tracker_page(request: HttpRequest) -> HttpResponse:
     groups = tracking.correlation_groups(visible)
     for group in groups:
         group["figure"] = _chart(group) if group["n"] else ""
+    changeable = set(TrackedExperiment.objects.managed_by(request.user).values_list("pk", flat=True))
     context = {
         "collections": collections,
         "chosen": chosen,
-        "experiments": [tracking.experiment_dict(e) for e in visible],
+        "experiments": [{**tracking.experiment_dict(e), "may_change": e.pk in changeable} for e in visible],
         "groups": groups,
         "gate_lower_r": tracker.GATE_LOWER_R,
         "weak_r": tracker.WEAK_R,
         "min_experiments": tracker.MIN_EXPERIMENTS,
     }
     return render(request, "online/tracker.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@manager_required
+def tracker_online(request: HttpRequest, pk: int) -> HttpResponse:
+    """Enter (or replace) a tracked experiment's online delta, one the user may change (a 404 else): the
+    API's `PATCH /api/tracker/<id>/` (`experiment_input.enter_online_delta`); refusals beside their fields,
+    back to the tracker once entered."""
+    managed = TrackedExperiment.objects.managed_by(request.user).select_related("collection")
+    experiment = get_object_or_404(managed, pk=pk)
+    errors: dict[str, list[str]] = {}
+    if request.method == "POST":
+        try:
+            experiment_input.enter_online_delta(
+                user=request.user, experiment=experiment, data=_fields(request.POST)
+            )
+        except (DRFValidationError, DjangoValidationError) as exc:
+            errors = experiment_input.field_errors(exc)
+        else:
+            return redirect(reverse("online:tracker") + "?collection=" + experiment.collection.name)
+    context = {
+        "experiment": experiment,
+        "values": request.POST if request.method == "POST" else _online_values(experiment),
+        "errors": errors,
+        "results": InterleavingExperiment.objects.visible_to(request.user)
+        .filter(collection=experiment.collection, results__isnull=False)
+        .distinct(),
+    }
+    return render(request, "online/tracker_online.html", context, status=400 if errors else 200)
+
+
+def _online_values(experiment: TrackedExperiment) -> dict[str, str]:
+    """The form's fields as the experiment has them now (blank before its online delta is entered)."""
+    if experiment.interleaving is not None:
+        return {"interleaving": experiment.interleaving.experiment.name}
+    if experiment.online_delta is None:
+        return {}
+    return {"online_metric": experiment.online_metric, "online_delta": repr(experiment.online_delta)}
 
 
 def _chosen_collection(request: HttpRequest, data: Any) -> Collection | None:

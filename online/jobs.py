@@ -149,6 +149,7 @@ def start_click_labels(
         thresholds=options.get("thresholds"),
         replicates=int(options.get("replicates") or 0),
         min_impressions=int(options.get("min_impressions") or 1),
+        tau=options.get("tau"),
     )
     if parsed is not None:
         options["thresholds"] = parsed

@@ -50,12 +50,17 @@ class Scores:
     warnings: list[str] = field(default_factory=list)
 
 
+def check_tau(tau: float | None) -> None:
+    """τ, the cap on an IPS weight 1/θ: None (no cap) or a finite number of at least 1; ValueError else."""
+    if tau is not None and not (np.isfinite(tau) and tau >= 1.0):
+        raise ValueError("tau must be a number of at least 1 (a weight cap)")
+
+
 def score(counts: Counts, theta: Sequence[float] | None, estimator: str, tau: float | None = None) -> Scores:
     """Per-pair scores of `estimator` (see the module docstring). θ may be None only for COEC."""
     if estimator not in ESTIMATORS:
         raise ValueError(f"unknown estimator {estimator!r}; expected one of {', '.join(ESTIMATORS)}")
-    if tau is not None and not (np.isfinite(tau) and tau >= 1.0):
-        raise ValueError("tau must be a number of at least 1 (a weight cap)")
+    check_tau(tau)
     position, imp, clk = counts.position, counts.impressions, counts.clicks
     kmax = counts.max_position
     left_out = 0

@@ -110,16 +110,21 @@ def check_click_label_options(
     thresholds: Any,
     replicates: int = 0,
     min_impressions: int = 1,
+    tau: float | None = None,
 ) -> tuple[Rubric | None, list[list[float]] | None]:
     """What deriving click labels for `log` first checks (and starting its job refuses at once): a known
     estimator, a propensity estimate of the log's collection for ips and ratio, 0 to MAX_REPLICATES
-    bootstrap replicates, 1 to MAX_MIN_IMPRESSIONS impressions, and thresholds only over the rubric of the
-    log's pool. Returns that rubric and the parsed thresholds (both None without thresholds); an
-    OptionError names the first bad argument."""
+    bootstrap replicates, 1 to MAX_MIN_IMPRESSIONS impressions, a τ of `relevance.check_tau`, and
+    thresholds only over the rubric of the log's pool. Returns that rubric and the parsed thresholds (both
+    None without thresholds); an OptionError names the first bad argument."""
     if not 0 <= replicates <= MAX_REPLICATES:
         raise OptionError("replicates", f"replicates must be between 0 and {MAX_REPLICATES}")
     if not 1 <= min_impressions <= MAX_MIN_IMPRESSIONS:
         raise OptionError("min_impressions", f"min_impressions must be between 1 and {MAX_MIN_IMPRESSIONS:,}")
+    try:
+        relevance.check_tau(tau)
+    except ValueError as exc:
+        raise OptionError("tau", str(exc)) from None
     if estimator not in relevance.ESTIMATORS:
         raise OptionError("estimator", f"unknown estimator {estimator!r}; expected ips, ratio or coec")
     if estimator != "coec" and propensity_estimate is None:
@@ -167,6 +172,7 @@ def derive_click_labels(
             thresholds=thresholds,
             replicates=replicates,
             min_impressions=min_impressions,
+            tau=tau,
         )
         counts, pairs = log_counts(log)
         if not len(counts.pair):

@@ -51,11 +51,18 @@ def offline_delta(*, release: Release, baseline: Run, treatment: Run, metric: st
     run's top 10 the release judged, the less judged run's (a delta between runs the release barely judged
     says more about the pool than about the runs)."""
     try:
-        names = metrics.parse_measures([metric])
+        plan = metrics.plan_measures([metric])
     except ValueError as exc:
         raise ValidationError({"metric": [str(exc)]}) from None
-    if len(names) != 1:
+    if len(plan) != 1:
         raise ValidationError({"metric": ["name one measure (such as ndcg_cut_10)"]})
+    # the delta is of means over topics: a measure trec_eval does not average over topics (runid, relstring,
+    # num_q, the sums num_ret..., the geometric means gm_map, gm_bpref) would be another number under its name
+    if plan[0].family.kind in ("meta", "text") or metrics.summary_of(plan[0].name) != "mean":
+        raise ValidationError(
+            {"metric": [f"{plan[0].name} is not a mean over topics: name one that is (such as ndcg_cut_10)"]}
+        )
+    names = [plan[0].name]
     path = Path(settings.MEDIA_ROOT) / release.directory / "qrels.txt"
     try:
         with open_path(path, client_name(path)) as named:  # its errors name qrels.txt, not the path

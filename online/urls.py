@@ -14,6 +14,11 @@ urlpatterns = [
     path("propensities/<int:estimate_id>/", views.propensity_detail, name="propensity"),
     path("labels/<int:set_id>/", views.labels_detail, name="labels"),
     path("labels/<int:set_id>/release/", views.release, name="release"),
+    path(
+        "labels/<int:set_id>/releases/<int:release_id>/<str:filename>",
+        views.release_file,
+        name="release-file",
+    ),
     path("interleaving/", experiment_views.interleaving_list, name="interleaving-list"),
     # not under interleaving/ where it would hide an experiment named "new"
     path("new-interleaving/", experiment_views.interleaving_new, name="interleaving-new"),
@@ -25,4 +30,5 @@ urlpatterns = [
     ),
     path("tracker/", experiment_views.tracker_page, name="tracker"),
     path("tracker/new/", experiment_views.tracker_new, name="tracker-new"),
+    path("tracker/<int:pk>/online/", experiment_views.tracker_online, name="tracker-online"),
 ]

@@ -6,10 +6,12 @@ reaches its log through `_log`, scoped by `ClickLog.objects.visible_to`."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+from django.conf import settings
 from django.contrib import messages
-from django.http import HttpRequest, HttpResponse
+from django.http import FileResponse, Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.utils.html import format_html
@@ -192,6 +194,22 @@ def labels_detail(request: HttpRequest, set_id: int) -> HttpResponse:
         "releases": label_set.releases.all(),
     }
     return render(request, "online/labels.html", context)
+
+
+@manager_required
+@require_GET
+def release_file(request: HttpRequest, set_id: int, release_id: int, filename: str) -> HttpResponse:
+    """One file of a click-label release of a set the user may read, as a download (404 for another's, a
+    name a click-label release never holds, or a file not written)."""
+    label_set = _label_set(request, set_id)
+    made = get_object_or_404(label_set.releases.all(), pk=release_id)
+    path = Path(settings.MEDIA_ROOT) / made.directory / filename
+    # the release's own files (each with its SHA-256 in `files`) and the manifest written beside them
+    if filename not in (*made.files, "manifest.json") or not made.directory or not path.is_file():
+        raise Http404("this click-label release has no such file")
+    content_type = "application/json" if filename.endswith(".json") else "text/plain; charset=utf-8"
+    download = FileResponse(path.open("rb"), as_attachment=True, filename=filename, content_type=content_type)
+    return download  # type: ignore[return-value]  # streamed: manager_required's views are typed HttpResponse
 
 
 @manager_required

@@ -344,6 +344,9 @@ ROUTES: dict[str, list[Call]] = {
     "online:propensity": [Call("get", "/online/propensities/{propensity}/", PAGE_A)],
     "online:labels": [Call("get", "/online/labels/{click_labels}/", PAGE_A)],
     "online:release": [Call("post", "/online/labels/{click_labels}/release/", "L 403 403 403 302 404 302")],
+    "online:release-file": [
+        Call("get", "/online/labels/{click_labels}/releases/{click_release}/click-qrels.txt", PAGE_A)
+    ],
     # --- interleaving and the offline-online tracker (the search path: the experiment's clients and the
     # managers of its collection; everyone else is told it does not exist)
     "interleaving-list": [
@@ -420,6 +423,15 @@ ROUTES: dict[str, list[Call]] = {
         Call("post", "/online/interleaving/{interleaving}/compute/", "L 403 403 403 302 404 302"),
     ],
     "online:tracker": [Call("get", "/online/tracker/", MANAGER_PAGE)],
+    "online:tracker-online": [
+        Call("get", "/online/tracker/{tracked}/online/", PAGE_A),
+        Call(
+            "post",
+            "/online/tracker/{tracked}/online/",
+            "L 403 403 403 302 404 302",
+            data={"online_metric": "ctr", "online_delta": "0.1"},
+        ),
+    ],
     # the forms: B's manager is offered only B's collection, and posting A's is refused beside the field
     "online:interleaving-new": [
         Call("get", "/online/new-interleaving/?collection={collection}", MANAGER_PAGE),
@@ -876,7 +888,10 @@ def _online(pool: Pool, ids: dict[str, Any]) -> dict[str, int]:
     labels = online_services.derive_click_labels(
         log=log, estimator="ips", propensity_estimate=estimate, thresholds="0.5:1,0.9:2"
     )
-    ids.update(click_log=log.pk, propensity=estimate.pk, click_labels=labels.pk)
+    click_release = online_services.release_click_labels(label_set=labels)
+    ids.update(
+        click_log=log.pk, propensity=estimate.pk, click_labels=labels.pk, click_release=click_release.pk
+    )
     return {
         "online.clicklog": log.pk,
         "online.propensityestimate": estimate.pk,

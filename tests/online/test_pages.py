@@ -52,6 +52,6 @@ def test_the_labels_page_shows_the_gate_and_human_grades_and_releases(manager, t
     release = ClickRelease.objects.get(label_set=label_set)
     said = client.get(response["Location"]).content.decode()  # named, not where the server keeps it
     assert f"click-label release {release.pk} written" in said and release.directory not in said
-    assert f"release {release.pk} · {', '.join(release.files)} · " in said
+    assert f"release {release.pk} · " in said and all(name in said for name in release.files)
     # d003 and d004, never clicked at position 3 in 10 pages, are not seen enough to grade: two pairs left
     assert ClickRelease.objects.get(label_set=label_set).manifest["agreement_with_humans"]["n"] == 2

@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
+from django.db import transaction
 
 from online import services
 from online.management.commands._online import get_click_log
@@ -34,11 +35,15 @@ class Command(ServiceCommand):
             estimate = PropensityEstimate.objects.filter(pk=options["propensity"], log=log).first()
             if estimate is None:
                 raise CommandError(f"no propensity estimate {options['propensity']} of this log")
-        label_set = services.derive_click_labels(
-            log=log,
-            propensity_estimate=estimate,
-            **given(options, "estimator", "tau", "thresholds", "replicates", "min_impressions"),
-        )
+        release = None
+        with transaction.atomic():  # a refused --release keeps no label set: the command changes nothing
+            label_set = services.derive_click_labels(
+                log=log,
+                propensity_estimate=estimate,
+                **given(options, "estimator", "tau", "thresholds", "replicates", "min_impressions"),
+            )
+            if options["release"]:
+                release = services.release_click_labels(label_set=label_set)
         self.stdout.write(f"click labels {label_set.pk}: {label_set.labels.count()} (topic, document) pairs")
         gate = label_set.agreement
         if gate:
@@ -47,6 +52,5 @@ class Command(ServiceCommand):
                 f"alpha (ordinal) {gate['alpha_ordinal']}"
             )
         self.warn(label_set.warnings)
-        if options["release"]:
-            release = services.release_click_labels(label_set=label_set)
+        if release is not None:
             self.stdout.write(f"click-label release {release.pk}: {release.directory}")
