@@ -20,6 +20,7 @@ from rest_framework.response import Response
 from labeling.api import validated
 from labeling.parsers import JSONParser
 from online import jobs, services
+from online.logformats import MAX_POSITION
 from online.models import ClickLabel, ClickLabelSet, ClickLog, PropensityEstimate, QueryMapping
 from pooling.api import JobSerializer
 from pooling.errors import ImportFailed, Refused
@@ -64,7 +65,7 @@ class PropensitySerializer(serializers.ModelSerializer):
 
 class PropensityRequestSerializer(serializers.Serializer):
     method = serializers.ChoiceField(choices=list(jobs.METHODS))
-    theta = serializers.ListField(child=serializers.FloatField(), required=False, max_length=1000)
+    theta = serializers.ListField(child=serializers.FloatField(), required=False, max_length=MAX_POSITION)
     n = serializers.IntegerField(required=False, min_value=1, max_value=1000)
     name = serializers.CharField(required=False, allow_blank=True, max_length=100)
 

@@ -31,6 +31,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from online.logformats import MAX_POSITION
+
 FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
@@ -87,10 +89,15 @@ class Estimate:
 
 
 def validate(theta: Any) -> list[float]:
-    """θ as a list of floats, each finite and in (0, 1]; PropensityError naming the position otherwise."""
+    """θ as a list of floats, one per position (at most MAX_POSITION), each finite and in (0, 1];
+    PropensityError naming the position otherwise."""
     values = list(theta)
     if not values:
         raise PropensityError("no propensities given")
+    if len(values) > MAX_POSITION:
+        raise PropensityError(
+            f"{len(values):,} propensities given; a page shows at most {MAX_POSITION:,} positions"
+        )
     out = []
     for k, value in enumerate(values, start=1):
         try:

@@ -169,3 +169,14 @@ def test_create_interleaving_refuses_a_name_no_url_can_reach(world, name, messag
     with pytest.raises(CommandError, match=message):
         run("create_interleaving", name, "--collection", "news", "--a", "alpha", "--b", "beta")
     assert not InterleavingExperiment.objects.filter(name=name).exists()
+
+
+def test_estimate_propensity_refuses_more_positions_than_a_page_shows_and_stores_nothing(click_log):
+    """θ has one value per position, and a page shows at most MAX_POSITION (1,000): the rule of
+    `propensity.validate`, so the command and the page refuse what the API's serializer does."""
+    longer = ",".join(["0.5"] * 1001)
+    with pytest.raises(CommandError, match="1,001 propensities given; a page shows at most 1,000 positions"):
+        run("estimate_propensity", str(click_log.pk), "--method", "given", "--theta", longer)
+    assert not PropensityEstimate.objects.exists()
+    run("estimate_propensity", str(click_log.pk), "--method", "given", "--theta", ",".join(["0.5"] * 1000))
+    assert len(PropensityEstimate.objects.get(log=click_log).theta) == 1000
