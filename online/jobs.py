@@ -114,14 +114,14 @@ def start_propensity(
 ) -> Job:
     """Start estimating θ for `log` by `method`; a given θ is checked at once."""
     if method not in METHODS:
-        raise Refused(f"method must be one of {', '.join(METHODS)}")
+        raise Refused(f"method must be one of {', '.join(METHODS)}", field="method")
     if method == "given":
         from online import propensity
 
         try:
             propensity.validate(params.get("theta") or [])
         except propensity.PropensityError as exc:
-            raise Refused(str(exc)) from None
+            raise Refused(str(exc), field="theta") from None
     return start_job(
         kind=Job.Kind.PROPENSITY,
         collection=log.collection,

@@ -18,7 +18,7 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgements.releases import current_qrels
-from online import jobs, services
+from online import jobs, relevance, services
 from online.forms import ClickLogUploadForm
 from online.models import ClickLabelSet, ClickLog, PropensityEstimate
 from pooling import charts
@@ -33,20 +33,53 @@ def _log(request: HttpRequest, log_id: int) -> ClickLog:
     )
 
 
-def _start_job(
-    request: HttpRequest, log: ClickLog, start: Callable[[], Job], bad_number: str
-) -> HttpResponse:
-    """`start()` a job from the log's page: the job's page next; back to the log's page with the refusal,
-    or `bad_number` for a form number that does not parse (a ValueError), otherwise."""
+def _start_job(request: HttpRequest, log: ClickLog, form: str, start: Callable[[], Job]) -> HttpResponse:
+    """`start()` a job from the log's `form` ("estimate" or "derive"): the job's page next; else the log's
+    page again (400) with the form as sent and the refusal beside the field it names (above the form's
+    fields when it names none of them)."""
     try:
         job = start()
-    except Refused as exc:  # first: a refused option may be a ValueError too (online.services.OptionError)
-        messages.error(request, str(exc))
-        return redirect("online:log", log_id=log.pk)
-    except ValueError:
-        messages.error(request, bad_number)
-        return redirect("online:log", log_id=log.pk)
+    except (Refused, ValueError) as exc:  # a refused option is both (online.services.OptionError)
+        field = getattr(exc, "field", None)
+        shown = field if field in LOG_FORM_FIELDS[form] else "detail"  # else above the form's fields
+        context = {**_log_context(log), "form": form, "errors": {shown: [str(exc)]}, "values": request.POST}
+        return render(request, "online/log_detail.html", context, status=400)
     return redirect("jobs:job-detail", job_id=job.pk)
+
+
+#: The fields of the log page's two forms (templates/online/log_detail.html), where a refusal is shown.
+LOG_FORM_FIELDS = {
+    "estimate": {"method", "theta"},
+    "derive": {"estimator", "propensity", "tau", "thresholds", "replicates"},
+}
+
+
+def _numbers(request: HttpRequest, name: str, kind: Callable[[str], Any], what: str) -> list[Any]:
+    """The form field `name` as numbers (`kind`), separated by commas or spaces; Refused naming it else."""
+    try:
+        return [kind(v) for v in request.POST.get(name, "").replace(",", " ").split()]
+    except ValueError:
+        raise Refused(f"{name}: {what}", field=name) from None
+
+
+def _number(request: HttpRequest, name: str, kind: Callable[[str], Any], what: str, empty: Any) -> Any:
+    """The form field `name` as one number (`kind`), `empty` when blank; Refused naming it else."""
+    text = request.POST.get(name, "").strip()
+    try:
+        return kind(text) if text else empty
+    except ValueError:
+        raise Refused(f"{name}: {what}", field=name) from None
+
+
+def _log_context(log: ClickLog) -> dict[str, Any]:
+    return {
+        "log": log,
+        "unmapped": log.queries.filter(topic=None)[:50],
+        "propensities": log.propensities.all(),
+        "label_sets": log.label_sets.all(),
+        "methods": jobs.METHODS,
+        "estimators": relevance.ESTIMATORS,
+    }
 
 
 @manager_required
@@ -72,15 +105,7 @@ def log_upload(request: HttpRequest) -> HttpResponse:
 @manager_required
 @require_GET
 def log_detail(request: HttpRequest, log_id: int) -> HttpResponse:
-    log = _log(request, log_id)
-    context = {
-        "log": log,
-        "unmapped": log.queries.filter(topic=None)[:50],
-        "propensities": log.propensities.all(),
-        "label_sets": log.label_sets.all(),
-        "methods": jobs.METHODS,
-    }
-    return render(request, "online/log_detail.html", context)
+    return render(request, "online/log_detail.html", _log_context(_log(request, log_id)))
 
 
 @manager_required
@@ -92,10 +117,12 @@ def estimate(request: HttpRequest, log_id: int) -> HttpResponse:
         method = request.POST.get("method", "")
         params: dict[str, Any] = {}
         if method == "given":
-            params["theta"] = [float(v) for v in request.POST.get("theta", "").replace(",", " ").split()]
+            params["theta"] = _numbers(
+                request, "theta", float, "give the propensities as numbers, position 1 first"
+            )
         return jobs.start_propensity(log=log, method=method, params=params, user=request.user)
 
-    return _start_job(request, log, start, "theta: give the propensities as numbers, position 1 first")
+    return _start_job(request, log, "estimate", start)
 
 
 @manager_required
@@ -108,8 +135,8 @@ def derive(request: HttpRequest, log_id: int) -> HttpResponse:
     )
 
     def start() -> Job:
-        tau = float(request.POST["tau"]) if request.POST.get("tau") else None
-        replicates = int(request.POST.get("replicates") or 0)
+        tau = _number(request, "tau", float, "a number of at least 1, or empty for no cap", None)
+        replicates = _number(request, "replicates", int, "a whole number", 0)
         return jobs.start_click_labels(
             log=log,
             estimator=request.POST.get("estimator", ""),
@@ -118,7 +145,7 @@ def derive(request: HttpRequest, log_id: int) -> HttpResponse:
             user=request.user,
         )
 
-    return _start_job(request, log, start, "tau and replicates must be numbers")
+    return _start_job(request, log, "derive", start)
 
 
 @manager_required

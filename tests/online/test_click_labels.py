@@ -199,11 +199,12 @@ def test_the_log_page_refuses_more_replicates_than_the_api_allows(client, manage
     log = pool_log(tmp_path, pool, [{"qid": "q1", "docids": ["d001"], "clicks": [1]}])
     client.force_login(manager)
     over = services.MAX_REPLICATES + 1
-    answer = client.post(
-        f"/online/logs/{log.pk}/labels/", {"estimator": "coec", "replicates": str(over)}, follow=True
-    )
-    assert answer.redirect_chain[-1][0].endswith(f"/online/logs/{log.pk}/")
-    assert f"replicates must be between 0 and {services.MAX_REPLICATES}" in answer.content.decode()
+    answer = client.post(f"/online/logs/{log.pk}/labels/", {"estimator": "coec", "replicates": str(over)})
+    assert answer.status_code == 400  # the log's page again, the refusal beside the field, as sent
+    form = answer.content.decode().split('id="derive"')[1].split("</form>")[0]
+    beside = form.split('name="replicates"')[1]
+    assert f'value="{over}"' in beside[:40]
+    assert f"replicates must be between 0 and {services.MAX_REPLICATES}" in beside
     assert not Job.objects.filter(kind=Job.Kind.CLICK_LABELS).exists()
 
 

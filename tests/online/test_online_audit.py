@@ -39,10 +39,11 @@ def test_it_refuses_a_bad_tau_on_the_log_page_before_any_job(
         answer = client.post(
             f"/online/logs/{log.pk}/labels/", {"estimator": "ips", "propensity": estimate.pk, "tau": tau}
         )
-    assert answer.status_code == 302 and answer["Location"] == f"/online/logs/{log.pk}/"
+    assert answer.status_code == 400  # the log's page again, with the refusal beside the field
     assert not Job.objects.filter(kind=Job.Kind.CLICK_LABELS).exists()
     assert not ClickLabelSet.objects.exists()
-    assert "tau must be a number of at least 1" in client.get(answer["Location"]).content.decode()
+    beside_tau = answer.content.decode().split('name="tau"')[1].split("</label>")[1]
+    assert "tau must be a number of at least 1" in beside_tau.split("<label>")[0]
 
 
 def test_click_labels_refused_release_leaves_no_label_set_behind(log):
@@ -184,3 +185,32 @@ def test_a_click_label_release_is_downloaded_from_the_labels_page(manager, tmp_p
     assert client_of(other).get(url).status_code == 404
     assert client_of(make_user("someone")).get(url).status_code == 403
     assert Client().get(url).status_code == 302
+
+
+@pytest.mark.parametrize(
+    ("form", "fields", "field", "message"),
+    [
+        ("propensities", {"method": "given", "theta": "1, half"}, "theta", "give the propensities as"),
+        ("propensities", {"method": "given", "theta": "1 1.5"}, "theta", "outside (0, 1]"),
+        ("propensities", {"method": "magic"}, "method", "method must be one of"),
+        ("labels", {"estimator": "ips", "tau": "x"}, "tau", "tau: a number of at least 1"),
+        ("labels", {"estimator": "coec", "replicates": "2.5"}, "replicates", "replicates: a whole number"),
+        ("labels", {"estimator": "ips"}, "propensity", "needs a propensity estimate"),
+        ("labels", {"estimator": "coec", "thresholds": "0.5:9"}, "thresholds", ""),
+    ],
+)
+def test_the_log_pages_forms_show_a_refusal_beside_its_field_with_the_form_as_sent(
+    manager, log, form, fields, field, message
+):
+    """The log page's two forms answered a refusal with a message at the top of the page, the form emptied:
+    the page again now (400), the refusal under the field it names and what was typed kept."""
+    answer = client_of(manager).post(f"/online/logs/{log.pk}/{form}/", fields)
+    assert answer.status_code == 400
+    page = answer.content.decode()
+    after = page.split(f'name="{field}"')[1]
+    errors = after.split("</label>")[1].split("<label>")[0]  # between this field and the next one
+    assert 'class="errorlist"' in errors and message in errors, errors
+    for name, value in fields.items():
+        if name not in ("method", "estimator"):  # the selects keep theirs by `selected`
+            assert f'value="{value}"' in page.split(f'name="{name}"')[1][:60]
+    assert not Job.objects.exists()
