@@ -11,6 +11,7 @@ from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from judgements.errors import JudgingError
+from judgements.exclusions import counted_judgements
 from judgements.labels import clean_note, validate_label
 from judgements.models import (
     Adjudication,
@@ -39,14 +40,16 @@ def remove_gold(*, item: PoolItem) -> None:
 
 def queue_rows(*, pool: Pool, gap: int | None = None) -> QuerySet[Judgement, Any]:
     """The adjudication queue, one query counted and sliced in the database: items with two votes or
-    more whose grades differ by at least `gap` (default: the pool's setting), not yet adjudicated,
+    more that count (`exclusions.counted_judgements`: not those of excluded raters) whose grades differ by
+    at least `gap` (default: the pool's setting), not yet adjudicated,
     largest spread first, then by item id. Unrateable beside a grade counts as a disagreement of any
     size; an item all unrateable has a spread of 0. Each row is `{"item_id", "spread",
     "unrateable_votes"}`; `stats.queue_entries` gives a page of rows its details."""
     gap = pool.judging.adjudication_gap if gap is None else gap
     graded = Q(unrateable=False)
     return (
-        Judgement.objects.filter(item__pool=pool, item__adjudication__isnull=True)
+        counted_judgements(pool=pool)  # an excluded rater's vote makes no disagreement: releases ignore it
+        .filter(item__adjudication__isnull=True)
         .values("item_id")
         .annotate(
             votes=Count("id"),

@@ -15,7 +15,8 @@ from pooling.models import Pool, PoolItem
 def pool_rater_quality(*, pool: Pool, policy: str = "majority") -> dict[str, Any]:
     """Every rater who judged in the pool: confusion matrices and exact accuracy against gold and against
     the consensus under `policy` (which leaves excluded raters out), κ with the consensus and with the
-    other raters, the flags, and whether the rater is excluded now. Excluded raters are measured too."""
+    other raters (excluded ones left out), the flags, and whether the rater is excluded now. Excluded
+    raters are measured too."""
     judging = Judging.objects.select_related("rubric").get(pool=pool)
     labels = sorted(judging.rubric.labels)
     key_of = {
@@ -42,7 +43,9 @@ def pool_rater_quality(*, pool: Pool, policy: str = "majority") -> dict[str, Any
     )
     rows = [
         {**q.as_dict(), "excluded": q.rater in excluded}
-        for q in rater_quality.rater_quality(records, labels=labels, consensus=consensus, gold=gold)
+        for q in rater_quality.rater_quality(
+            records, labels=labels, consensus=consensus, gold=gold, excluded=excluded
+        )
     ]
     return {
         "pool": pool.name,

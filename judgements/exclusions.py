@@ -27,9 +27,18 @@ def pool_raters(*, pool: Pool) -> QuerySet[User]:
 
 def excluded_rater_ids(*, pool: Pool) -> set[int]:
     """The raters whose labels the pool's releases leave out right now."""
-    return set(
-        RaterExclusion.objects.filter(pool=pool, restored_at__isnull=True).values_list("rater_id", flat=True)
-    )
+    return set(_excluded(pool).values_list("rater_id", flat=True))
+
+
+def counted_judgements(*, pool: Pool) -> QuerySet[Judgement]:
+    """The judgements of `pool` that count: people's (`Judgement.objects`) of raters not excluded now, as a
+    release reads them (`release_rows.current_judgements_join` is this rule in SQL, for its readers)."""
+    excluded = _excluded(pool).values("rater_id")
+    return Judgement.objects.filter(item__pool=pool).exclude(rater_id__in=excluded)
+
+
+def _excluded(pool: Pool) -> QuerySet[RaterExclusion]:
+    return RaterExclusion.objects.filter(pool=pool, restored_at__isnull=True)
 
 
 @transaction.atomic

@@ -15,8 +15,11 @@ from django.db import IntegrityError, transaction
 from judgements.errors import JudgingError
 from judgements.lease_ends import end_lease
 from judgements.models import (
+    Adjudication,
     Assignment,
     CrowdWorker,
+    GoldLabel,
+    Judgement,
     Judging,
     Rubric,
 )
@@ -32,7 +35,10 @@ def setup_judging(
     lease_minutes: int | None = None,
     adjudication_gap: int | None = None,
 ) -> Judging:
-    """Give a pool its rubric and raters (idempotent: updates an existing setup, adds raters)."""
+    """Give a pool its rubric and raters (idempotent: updates an existing setup, adds raters). Moving a pool
+    to a rubric that lacks a grade its judgements, gold labels or decisions carry is refused
+    (`grades_outside`): every reader of them (agreement, rater quality, releases) takes the rubric's
+    labels as the full set."""
     from django.conf import settings
 
     judging, _ = Judging.objects.get_or_create(
@@ -45,6 +51,11 @@ def setup_judging(
     )
     changed = False
     if rubric is not None and judging.rubric_id != rubric.id:
+        if missing := grades_outside(pool=pool, rubric=rubric):
+            raise JudgingError(
+                f"{rubric} has no grade {', '.join(map(str, missing))}, which this pool's labels carry",
+                field="rubric",
+            )
         judging.rubric = rubric
         changed = True
     if lease_minutes is not None and judging.lease_minutes != lease_minutes:
@@ -59,6 +70,19 @@ def setup_judging(
     if raters:
         judging.raters.add(*raters)
     return judging
+
+
+def grades_outside(*, pool: Pool, rubric: Rubric) -> list[int]:
+    """The grades that `pool`'s judgements (of every kind), gold labels or decisions carry and `rubric`
+    lacks, lowest first."""
+    used: set[int] = set()
+    for rows in (
+        Judgement.all_kinds.filter(item__pool=pool),
+        GoldLabel.objects.filter(item__pool=pool),
+        Adjudication.objects.filter(item__pool=pool),
+    ):
+        used.update(grade for grade in rows.values_list("grade", flat=True).distinct() if grade is not None)
+    return sorted(used - set(rubric.labels))
 
 
 def remove_rater(*, pool: Pool, rater: User) -> None:

@@ -28,7 +28,8 @@ PAGE_VERSION = 3
 
 def data_stamp(pool: Pool) -> tuple[Any, ...]:
     """What every computed page of a pool depends on: its judgements (latest change and count, so a
-    deletion counts too), its adjudications, the exclusions of raters, and the runs of its collection."""
+    deletion counts too), its adjudications, the exclusions of raters, the runs of its collection, and
+    its rubric (whose full label set weighs every kappa)."""
     # every kind: a model judge's new labels change the pages that read them (a report filled by it)
     judged = Judgement.all_kinds.filter(item__pool=pool).aggregate(m=Max("updated_at"), n=Count("id"))
     adjudicated = Adjudication.objects.filter(item__pool=pool).aggregate(m=Max("decided_at"), n=Count("id"))
@@ -36,8 +37,9 @@ def data_stamp(pool: Pool) -> tuple[Any, ...]:
     excluded = RaterExclusion.objects.filter(pool=pool).aggregate(
         m=Max("excluded_at"), r=Max("restored_at"), n=Count("id")
     )
+    rubric = Judging.objects.filter(pool=pool).values_list("rubric_id", flat=True).first()
     return (judged["m"], judged["n"], adjudicated["m"], adjudicated["n"], runs["m"], runs["n"],
-            excluded["m"], excluded["r"], excluded["n"])  # fmt: skip
+            excluded["m"], excluded["r"], excluded["n"], rubric)  # fmt: skip
 
 
 def cached_for_pool(pool: Pool, kind: str, compute: Callable[..., Any], **params: Any) -> Any:

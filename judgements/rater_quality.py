@@ -11,7 +11,9 @@ Flags, each with the number behind it (thresholds below, all on graded votes):
 - ``near-chance`` — Cohen's κ (unweighted, the rubric's full label set) between the rater and the
   majority of the *other* raters of the same items is below ``CHANCE_KAPPA``: their answers agree with
   everyone else's no better than chance. (Against the consensus the rater's own vote is in it; against
-  the others it is not, so a random answerer cannot agree with themselves.)
+  the others it is not, so a random answerer cannot agree with themselves.) The other raters are those
+  whose labels count: an ``excluded`` rater is measured, but is no one else's reference, as the
+  consensus leaves them out too.
 
 A flag needs ``MIN_VOTES`` votes (times, shared items) to be raised: too few say nothing.
 """
@@ -21,7 +23,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,9 +107,11 @@ def rater_quality(
     labels: Sequence[int],
     consensus: Mapping[Any, int],
     gold: Mapping[Any, int],
+    excluded: Collection[Hashable] = (),
 ) -> list[RaterQuality]:
     """Every rater's quality (in order of first appearance) from their current judgements ``records``;
-    ``consensus`` holds the judged items' grades under the pool's policy, ``gold`` the gold grades.
+    ``consensus`` holds the judged items' grades under the pool's policy, ``gold`` the gold grades;
+    the ``excluded`` raters' votes are left out of every other rater's "others" reference.
     Cohen's κ here is computed from the confusion matrix over ``labels`` (the same value as
     ``sklearn.metrics.cohen_kappa_score(..., labels=labels)``)."""
     by_rater: dict[Hashable, list[Record]] = defaultdict(list)
@@ -126,7 +130,7 @@ def rater_quality(
         modal = float(counts.max() / len(graded)) if counts is not None else None
         others_pairs = []
         for item, grade in graded:
-            rest = [(r, g) for r, g in by_item[item] if r != rater]
+            rest = [(r, g) for r, g in by_item[item] if r != rater and r not in excluded]
             if any(g is not None for _, g in rest):
                 decided = aggregation.aggregate(rest, policy="majority")
                 if decided.grade is not None:

@@ -19,7 +19,7 @@ from judgements.models import Judgement
 from online import experiments, services, tracking
 from pooling.models import Job, PoolItem
 from tests.conftest import client_for
-from tests.factories import make_collection, make_manager, make_pool, make_run
+from tests.factories import make_collection, make_manager, make_pool, make_run, make_user
 from tests.judgements.test_releases import judge
 from tests.online.helpers import judged_pool, pool_log
 from tests.online.test_click_labels import THETA5, pages_for
@@ -111,15 +111,18 @@ def check(api: Any, method: str, url: str, path: str, status: int = 200, data: A
 
 @pytest.fixture
 def campaign(manager, rater, second_rater) -> dict[str, Any]:
-    """A pool `camp` judged twice per item (two raters disagreeing on one item), gold, an adjudication, a
-    revised judgement, an exclusion, a model judge run (a job of no collection), a second manager."""
+    """A pool `camp` judged twice per item (two raters disagreeing on one item, and a third, excluded,
+    disagreeing too), gold, an adjudication, a revised judgement, an exclusion, a model judge run (a job of
+    no collection), a second manager."""
     make_manager("helper")
     collection = make_collection(name="camp", docs=20)
+    third = make_user("third")
     pool = make_pool(
-        collection=collection, name="camp", judgements_per_item=2, raters=[rater, second_rater]
+        collection=collection, name="camp", judgements_per_item=2, raters=[rater, second_rater, third]
     )  # fmt: skip
     make_run(collection=collection, name="gamma", lists={"q1": ["d007", "d008"]})
     judge(pool, rater, {("q1", "d001"): 3, ("q1", "d002"): 0, ("q2", "d010"): 2})
+    judge(pool, third, {("q1", "d001"): 1})  # the disagreement that counts: second_rater is excluded
     judge(pool, second_rater, {("q1", "d001"): 0, ("q1", "d002"): 0})
     exclusions.exclude_rater(pool=pool, rater=second_rater, by=manager, reason="near chance")
     mine = Judgement.objects.filter(rater=rater).order_by("id").first()
@@ -360,7 +363,7 @@ def test_it_answers_a_page_by_the_one_rule_on_the_lists_that_were_bare(manager, 
         ("/api/pools/camp/judges/", 2),
         ("/api/rater-quality/camp/exclusions/", 1),
         ("/api/judging/camp/gold/", 0),
-        ("/api/judging/camp/stats/", 2),
+        ("/api/judging/camp/stats/", 3),
         ("/api/judging/camp/adjudication/", 1),
         ("/api/judging/camp/adjudications/", 0),
     ):
