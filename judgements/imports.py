@@ -66,6 +66,27 @@ def import_judgements(
     try:
         with pooling_imports.reading_limits(), transaction.atomic():
             existing = {j.item_id: j for j in Judgement.objects.filter(item__pool=pool, rater=rater)}
+            new: dict[int, int] = {}  # item → grade, judgements to create (a chunk of the file's at a time)
+
+            def create() -> None:
+                """The new judgements in one statement each: rows, the items' counts, the leases ended."""
+                if not new or errors:  # a file with errors stores nothing: no need to write
+                    new.clear()
+                    return
+                made = Judgement.objects.bulk_create(
+                    Judgement(item_id=item, rater=rater, rubric=judging.rubric, grade=grade, imported=True)
+                    for item, grade in new.items()
+                )
+                existing.update((judgement.item_id, judgement) for judgement in made)
+                PoolItem.objects.filter(pk__in=list(new)).update(num_judgements=F("num_judgements") + 1)
+                # a lease this rater holds on an item ends: the imported label is their judgement
+                for lease in Assignment.objects.select_for_update().filter(
+                    item_id__in=list(new), rater=rater
+                ):
+                    end_lease(lease, Assignment.State.DONE)
+                summary.created += len(new)
+                new.clear()
+
             for chunk in trec_io.iter_qrels(path, log):
                 for qid, docid, rel, line in zip(
                     chunk.qid, chunk.docid, chunk.grade.tolist(), chunk.line.tolist(), strict=True
@@ -84,20 +105,14 @@ def import_judgements(
                         if len(errors) < 50:
                             errors.append(f"{display}:{line}: grade {rel} is not on the rubric")
                         continue
+                    if item_id in new:  # the item again (a duplicate line): created first, then revised
+                        create()
                     if item_id in existing:
                         revise_judgement(judgement=existing[item_id], by=rater, grade=rel)
                         summary.updated += 1
                     else:
-                        existing[item_id] = Judgement.objects.create(
-                            item_id=item_id, rater=rater, rubric=judging.rubric, grade=rel, imported=True
-                        )
-                        PoolItem.objects.filter(pk=item_id).update(num_judgements=F("num_judgements") + 1)
-                        # a lease this rater holds on the item ends: the imported label is their judgement
-                        for lease in Assignment.objects.select_for_update().filter(
-                            item_id=item_id, rater=rater
-                        ):
-                            end_lease(lease, Assignment.State.DONE)
-                        summary.created += 1
+                        new[item_id] = rel
+                create()
             log.raise_if_any()
             if errors:
                 raise pooling_errors.ImportFailed(errors)
