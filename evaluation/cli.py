@@ -78,7 +78,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-l", dest="level", type=int, default=1, help="relevance level (default 1)")
     parser.add_argument("-M", dest="depth", type=int, default=None, help="evaluate the top DEPTH only")
     parser.add_argument("-n", dest="no_summary", action="store_true", help="no 'all' lines (trec_eval -n)")
-    parser.add_argument("--gain", choices=["linear", "exp"], default="linear", help="nDCG gain")
+    parser.add_argument(
+        "--gain",
+        choices=["linear", "exp"],
+        default="linear",
+        help="nDCG gain: the grade, or 2^grade - 1 (default linear)",
+    )
     parser.add_argument(
         "--trec-eval",
         dest="trec_eval",
@@ -88,7 +93,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("-o", dest="output_dir", default=None, metavar="DIR", help="one file per run in DIR")
     parser.add_argument(
-        "-m", dest="measures", action="append", default=None, metavar="MEASURE", help="measure(s) to print"
+        "-m",
+        dest="measures",
+        action="append",
+        default=None,
+        metavar="MEASURE",
+        help="measure(s) to print (default: official)",
     )
     parser.add_argument(
         "--noise-floor",
@@ -119,7 +129,7 @@ def resolve_qrels(spec: str) -> QrelsTable | dict[str, dict[str, int]]:
     explicit release would write them (this one needs the database, and sets Django up if needed)."""
     if spec.startswith("pool:"):
         return _pool_qrels(spec.removeprefix("pool:"))
-    return _read(read_qrels, spec)
+    return _read(read_qrels, spec, other=(read_run, "a run"))
 
 
 def _pool_qrels(name: str) -> dict[str, dict[str, int]]:
@@ -143,11 +153,20 @@ def _pool_qrels(name: str) -> dict[str, dict[str, int]]:
         raise EvaluateError(str(exc)) from None
 
 
-def _read(reader: Any, path: str) -> Any:
+def _read(reader: Any, path: str, *, other: tuple[Any, str]) -> Any:
+    """The file `reader` reads, or EvaluateError. `other` is the reader of the other kind of file and its
+    name: when the file is read by that one, the one line says so (QRELS and RUN given the other way round
+    would otherwise list the same field-count error for each of their lines)."""
     try:
         return reader(path)
     except FormatError as exc:
-        raise EvaluateError(str(exc)) from None
+        try:
+            other[0](path)
+        except (FormatError, OSError):
+            raise EvaluateError(str(exc)) from None
+        raise EvaluateError(
+            f"{exc.errors[0]}: this is {other[1]}; the order is evaluate QRELS RUN [RUN ...]"
+        ) from None
     except OSError as exc:
         raise EvaluateError(f"{path}: {exc.strerror or exc}") from None
 
@@ -183,7 +202,7 @@ def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
     qrels = resolve_qrels(options["qrels"])
     if not isinstance(qrels, QrelsTable):
         qrels = QrelsTable.from_dict(qrels)  # once, not once per run
-    runs = [(path, _read(read_run, path)) for path in options["runs"]]
+    runs = [(path, _read(read_run, path, other=(read_qrels, "a qrels file"))) for path in options["runs"]]
     settings: dict[str, Any] = {
         "relevance_level": options["level"],
         "gain": options["gain"],

@@ -112,7 +112,10 @@ def _file_import(
 
 def create_collection(*, name: str, description: str = "", created_by: Any = None) -> Collection:
     """Create an empty collection whose first manager is `created_by` (None: only admins manage it,
-    e.g. from the command line without `--owner`); a duplicate name is refused with ImportFailed."""
+    e.g. from the command line without `--owner`); a name that is not a slug (`Collection.name_problems`) or
+    a duplicate one is refused with ImportFailed."""
+    if problems := Collection.name_problems(name):
+        raise ImportFailed(problems)
     if Collection.objects.filter(name=name).exists():
         raise ImportFailed([f"collection {name!r} already exists"])
     with transaction.atomic():

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
 from django.core.cache import cache
+from django.core.exceptions import ValidationError
 from django.db import models, transaction
 from django.db.models import Exists, ExpressionWrapper, F, OuterRef, Q
 from django.db.models.expressions import RawSQL
@@ -92,6 +93,20 @@ class Owned(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+    @classmethod
+    def name_problems(cls, name: str) -> list[str]:
+        """Why `name` cannot name one (empty, not a slug, too long: the column's own validators), or
+        nothing. The form and the API check it as their field; the services check it for the command line,
+        which has no form: a name a URL cannot carry would leave the object out of every page."""
+        if not name:
+            return [f"a {cls._meta.verbose_name} needs a name"]
+        try:
+            cls._meta.get_field("name").run_validators(name)  # type: ignore[union-attr]  # a model field
+        except ValidationError as exc:
+            shown = name if len(name) <= 40 else f"{name[:40]}…"
+            return [f"name {shown!r}: {message}" for message in exc.messages]
+        return []
 
 
 def managers_field(*, related_name: str, help_text: str) -> models.ManyToManyField[User, Any]:

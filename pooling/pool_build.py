@@ -14,6 +14,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
+from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
@@ -52,6 +53,7 @@ def pool_problems(
     strategy: str = "depth",
     depth: int = 10,
     budget: int | None = None,
+    seed: int = 0,
     judgements_per_item: int = 1,
     double_judge_fraction: float | None = None,
     segment: str = "",
@@ -67,8 +69,11 @@ def pool_problems(
     def problem(field: str, message: str) -> None:
         problems.setdefault(field, []).append(message)
 
-    if name is not None and Pool.objects.filter(name=name).exists():
-        problem("name", f"a pool named {name!r} already exists")
+    if name is not None:
+        for message in Pool.name_problems(name):
+            problem("name", message)
+        if Pool.objects.filter(name=name).exists():
+            problem("name", f"a pool named {name!r} already exists")
     if strategy not in Pool.Strategy.values:
         problem("strategy", f"unknown strategy {strategy!r}; choose from {', '.join(Pool.Strategy.values)}")
     if depth < 1:
@@ -93,6 +98,14 @@ def pool_problems(
             problem("runs", f"runs not in collection {collection.name!r}: {', '.join(foreign)}")
     if segment and not Topic.objects.filter(collection=collection).in_segment(segment):
         problem("segment", f"no topic of collection {collection.name!r} has segment {segment!r}")
+    for field, value in (
+        ("depth", depth), ("budget", budget), ("seed", seed), ("judgements_per_item", judgements_per_item)
+    ):  # fmt: skip
+        if value is not None and field not in problems:  # what its column can hold
+            try:
+                Pool._meta.get_field(field).run_validators(value)  # type: ignore[union-attr]  # a model field
+            except ValidationError as exc:
+                problems[field] = [f"{field.replace('_', ' ')}: {message}" for message in exc.messages]
     return problems
 
 
@@ -126,6 +139,7 @@ def create_pool(
         strategy=strategy,
         depth=depth,
         budget=budget,
+        seed=seed,
         judgements_per_item=judgements_per_item,
         double_judge_fraction=double_judge_fraction,
         segment=segment,

@@ -7,6 +7,8 @@ import shlex
 from argparse import ArgumentParser
 from typing import Any
 
+from django.core.management.base import CommandError
+
 from judgements.judges import create_judge
 from pooling.management.commands._base import ServiceCommand, get_pool, given
 
@@ -21,19 +23,39 @@ class Command(ServiceCommand):
         kind.add_argument("--learned", action="store_true", help="a scikit-learn judge")
         kind.add_argument("--program", help="an external judge of EXTERNAL_JUDGES, by name")
         kind.add_argument("--command", help="an external judge's command line (split as a shell would)")
-        parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--folds", type=int, default=5)
         parser.add_argument(
-            "--timeout", dest="timeout_seconds", type=float, default=30.0, help="seconds per answer"
+            "--seed", type=int, default=0, help="seed of a learned judge (default: %(default)s)"
         )
-        parser.add_argument("--retries", type=int, default=1)
+        parser.add_argument(
+            "--folds",
+            type=int,
+            default=5,
+            help="cross-validation folds of a learned judge (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--timeout",
+            dest="timeout_seconds",
+            type=float,
+            default=30.0,
+            help="an external judge's seconds per answer (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--retries",
+            type=int,
+            default=1,
+            help="an external judge's retries of a request (default: %(default)s)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         pool = get_pool(options["pool"])
+        try:
+            command = shlex.split(options["command"]) if options["command"] else None
+        except ValueError as exc:  # an unclosed quote or a trailing backslash
+            raise CommandError(f"--command {options['command']!r}: {exc}") from None
         judge = create_judge(
             pool=pool,
             method="learned" if options["learned"] else "external",
-            command=shlex.split(options["command"]) if options["command"] else None,
+            command=command,
             **given(options, "name", "program", "seed", "folds", "timeout_seconds", "retries"),
         )
         self.stdout.write(f"judge {judge.name} ({judge.method}) of {pool.name}: run it with run_judge")

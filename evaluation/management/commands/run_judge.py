@@ -23,7 +23,12 @@ class Command(ServiceCommand):
         parser.add_argument("pool")
         parser.add_argument("name")
         parser.add_argument("--gate-only", action="store_true", help="measure the gate on the current labels")
-        parser.add_argument("--format", choices=["text", "json"], default="text")
+        parser.add_argument(
+            "--format",
+            choices=["text", "json"],
+            default="text",
+            help="the verdict as its one sentence, or every figure as JSON (default: %(default)s)",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         judge = (

@@ -35,7 +35,7 @@ class Command(ServiceCommand):
         parser.add_argument(
             "--duplicates",
             choices=crowd_import.DUPLICATE_RULES,
-            default="last",
+            default=None,  # "last" (None tells that it was not given)
             help="the same (worker, item) twice in a crowd file: the last row wins (default), or every row "
             "is kept as a revision",
         )
@@ -46,10 +46,13 @@ class Command(ServiceCommand):
             help="labels that mean unrateable, e.g. -2 (broken page) or 9; other negative labels are skipped",
         )
         parser.add_argument(
-            "--create-raters", action="store_true", help="make an account (no password) for each new worker"
+            "--create-raters",
+            action="store_true",
+            help="with --crowd: make an account (no password) for each new worker",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
+        self._check_options(options)
         pool = get_pool(options["pool"])
         if not Judging.objects.filter(pool=pool).exists():
             raise CommandError(f"pool {pool.name!r} has no judging set up (add raters with add_raters first)")
@@ -59,7 +62,7 @@ class Command(ServiceCommand):
                 summary: Any = crowd_import.import_crowd_judgements(
                     pool=pool,
                     path=path,
-                    duplicates=options["duplicates"],
+                    duplicates=options["duplicates"] or "last",
                     unrateable_labels=crowd_import.parse_labels(options["unrateable_labels"]),
                     skip_unpooled=options["skip_unpooled"],
                     create_raters=options["create_raters"],
@@ -82,3 +85,20 @@ class Command(ServiceCommand):
             raise CommandError(f"nothing imported: {exc}") from None
         self.warn(getattr(summary, "warnings", []))  # a crowd import's workers named apart
         self.stdout.write(summary.line())
+
+    @staticmethod
+    def _check_options(options: dict[str, Any]) -> None:
+        """Options of the other kind of file are refused rather than ignored (`--duplicates revisions` on
+        a qrels file would otherwise do nothing, silently)."""
+        if options["crowd"]:
+            if options["rater"]:
+                raise CommandError("--rater is for a qrels file: a crowd file names each row's worker")
+            return
+        crowd_only = {
+            "--duplicates": options["duplicates"] is not None,
+            "--unrateable-labels": bool(options["unrateable_labels"]),
+            "--create-raters": options["create_raters"],
+        }
+        if given := [option for option, present in crowd_only.items() if present]:
+            verb = "goes" if len(given) == 1 else "go"
+            raise CommandError(f"{', '.join(given)} {verb} with --crowd (options of a crowd file)")

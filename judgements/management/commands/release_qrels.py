@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import shutil
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Any
 
@@ -21,9 +22,14 @@ class Command(ServiceCommand):
             "--policy",
             default="majority",
             help=f"{', '.join(aggregation.RULES)}, rater:USERNAME, or a model fitted on the whole pool: "
-            f"{', '.join(aggregation.MODEL_POLICIES)}",
+            f"{', '.join(aggregation.MODEL_POLICIES)} (default: %(default)s)",
         )
-        parser.add_argument("--unjudged", choices=["explicit", "omit"], default="explicit")
+        parser.add_argument(
+            "--unjudged",
+            choices=["explicit", "omit"],
+            default="explicit",
+            help="explicit: pending and unrateable items as -1; omit: left out (default: %(default)s)",
+        )
         parser.add_argument(
             "--judge", help="fill the items people have not judged from this admitted model judge's labels"
         )
@@ -31,11 +37,14 @@ class Command(ServiceCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         pool = get_pool(options["pool"])
-        target = output_directory("-o", options["output"]) if options["output"] else None
-        with ProgressBar("release") as bar:
-            release = releases.create_release(
-                pool=pool, progress=bar, **given(options, "policy", "unjudged", "judge")
+        with ExitStack() as stack:  # a refused release removes the -o directory it made
+            target = (
+                stack.enter_context(output_directory("-o", options["output"])) if options["output"] else None
             )
+            with ProgressBar("release") as bar:
+                release = releases.create_release(
+                    pool=pool, progress=bar, **given(options, "policy", "unjudged", "judge")
+                )
         source = Path(settings.MEDIA_ROOT) / release.directory
         where = source
         if target is not None:

@@ -14,7 +14,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")
-        parser.add_argument("--description", default="")
+        parser.add_argument("--description", default="", help="what the collection holds, for managers")
         parser.add_argument("--owner", help=OWNER_HELP)
 
     def handle(self, *args: Any, **options: Any) -> None:

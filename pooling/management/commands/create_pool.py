@@ -27,17 +27,46 @@ class Command(ServiceCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("name")
-        parser.add_argument("--collection", required=True)
+        parser.add_argument("--collection", required=True, help="the collection whose runs are pooled")
         parser.add_argument("--runs", required=True, help="comma-separated run names")
-        parser.add_argument("--depth", type=int, required=True)
-        parser.add_argument("--strategy", choices=Pool.Strategy.values, default="depth")
-        parser.add_argument("--budget", type=int, help="judgement budget for the adaptive strategies")
-        parser.add_argument("--seed", type=int, default=0)
-        parser.add_argument("--judgements-per-item", type=int, default=1)
-        parser.add_argument("--double-judge-fraction", type=float, default=None)
-        parser.add_argument("--relevance-level", type=int, default=1)
         parser.add_argument(
-            "--price", dest="price_per_judgement", type=float, default=1.0, help="price per judgement"
+            "--depth", type=int, required=True, help="the top DEPTH documents of each run and topic"
+        )
+        parser.add_argument(
+            "--strategy",
+            choices=Pool.Strategy.values,
+            default="depth",
+            help="depth: every item to DEPTH; the others adaptive, under --budget (default: %(default)s)",
+        )
+        parser.add_argument("--budget", type=int, help="judgement budget for the adaptive strategies")
+        parser.add_argument(
+            "--seed", type=int, default=0, help="seed of the adaptive strategies (default: %(default)s)"
+        )
+        parser.add_argument(
+            "--judgements-per-item",
+            type=int,
+            default=1,
+            help="judgements each item needs (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--double-judge-fraction",
+            type=float,
+            default=None,
+            help="the random fraction of items that get --judgements-per-item judgements, the others one "
+            "(default: every item)",
+        )
+        parser.add_argument(
+            "--relevance-level",
+            type=int,
+            default=1,
+            help="the lowest grade that counts as relevant (default: %(default)s)",
+        )
+        parser.add_argument(
+            "--price",
+            dest="price_per_judgement",
+            type=float,
+            default=1.0,
+            help="price per judgement (default: %(default)s)",
         )
         parser.add_argument("--topics", dest="segment", default="", help="only topics of this segment")
         parser.add_argument("--description", default="", help="for managers (raters never see it)")

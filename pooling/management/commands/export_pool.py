@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import os
 import sys
 from typing import Any
 
@@ -23,4 +24,12 @@ class Command(BaseCommand):
                 lines = pool_reads.export_pool(pool=pool, out=out)
             self.stderr.write(f"wrote {lines} items to {options['output']}")
         else:
-            pool_reads.export_pool(pool=pool, out=getattr(self.stdout, "_out", sys.stdout))
+            out = getattr(self.stdout, "_out", sys.stdout)
+            try:
+                pool_reads.export_pool(pool=pool, out=out)
+                out.flush()
+            except BrokenPipeError:  # `export_pool NAME | head`: the reader has what it wanted
+                # Python flushes stdout again at exit; point it at /dev/null so that flush cannot fail too
+                # (https://docs.python.org/3/library/signal.html#note-on-sigpipe), then exit as it says.
+                os.dup2(os.open(os.devnull, os.O_WRONLY), out.fileno())
+                raise SystemExit(1) from None

@@ -12,7 +12,7 @@ class Command(ImportCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         super().add_arguments(parser)
         parser.add_argument("--name", help="run name (default: the file name without extension)")
-        parser.add_argument("--description", default="")
+        parser.add_argument("--description", default="", help="what the run is, for managers")
         parser.add_argument("--replace", action="store_true", help="replace a run of the same name")
         parser.add_argument(
             "--skip-unknown-topics",
