@@ -5,11 +5,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.contrib.auth import get_user_model
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from judgements import dashboard, labels, stats
+from judgements import dashboard, labels, membership, stats
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
 from judgements.serializers import (
     JUDGEMENT_LABEL,
@@ -124,10 +123,12 @@ class RatersSerializer(serializers.Serializer):
 
 
 def _users(usernames: list[str]) -> list[Any]:
-    found = {user.get_username(): user for user in get_user_model().objects.filter(username__in=usernames)}
+    """The accounts named, each one that may rate (`membership.may_rate`): the same words whether no such
+    account exists or it may not rate, as the page says."""
+    found = {user.get_username(): user for user in membership.may_rate().filter(username__in=usernames)}
     missing = [name for name in usernames if name not in found]
     if missing:
-        raise serializers.ValidationError(f"no user named {', '.join(map(repr, missing))}")
+        raise serializers.ValidationError(f"no user named {', '.join(map(repr, missing))} can be a rater")
     return [found[name] for name in dict.fromkeys(usernames)]
 
 

@@ -11,6 +11,7 @@ from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import QuerySet
 
 from judgements.errors import JudgingError
 from judgements.lease_ends import end_lease
@@ -25,6 +26,13 @@ from judgements.models import (
 )
 from judgements.rubrics import default_rubric
 from pooling.models import Pool
+
+
+def may_rate() -> QuerySet[User]:
+    """The accounts that may be a pool's raters: active people who are not admins (an admin sees every
+    pool's sources and ranks, which a rater must not; a model judge's account is never active). The page's
+    choices, the API's and the command's look-ups read it, and `setup_judging` refuses anyone else."""
+    return get_user_model().objects.filter(is_active=True, is_superuser=False)
 
 
 def setup_judging(
@@ -68,6 +76,12 @@ def setup_judging(
         judging.save()
     raters = list(raters)
     if raters:
+        allowed = set(may_rate().filter(pk__in=[rater.pk for rater in raters]).values_list("pk", flat=True))
+        if barred := [rater.get_username() for rater in raters if rater.pk not in allowed]:
+            raise JudgingError(
+                f"{', '.join(map(repr, barred))} cannot rate: an inactive account, a judge's, or an admin",
+                field="raters",
+            )
         judging.raters.add(*raters)
     return judging
 

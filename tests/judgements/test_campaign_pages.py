@@ -100,7 +100,8 @@ def test_it_keeps_the_judgement_plan_of_a_built_pool(bare_pool, people):
 def test_it_adds_existing_users_and_creates_accounts_that_can_log_in(bare_pool, people, settings):
     owner = client_as(people["owner"])
     url = reverse("judging-setup:judging", kwargs={"name": "bare"})
-    make_pool(name="owners-other", managers=[people["owner"]], raters=[people["rater"], people["admin"]])
+    other = make_pool(name="owners-other", managers=[people["owner"]], raters=[people["rater"]])
+    other.judging.raters.add(people["admin"])  # made a rater before admins were refused (membership.may_rate)
     page = owner.get(url)
     offered = {user.username for user in page.context["add"].fields["users"].queryset}
     assert "a-rater" in offered and "root" not in offered  # no admins offered as raters (raters of
@@ -135,3 +136,33 @@ def test_it_does_not_let_another_manager_add_raters(bare_pool, people):
     )
     assert not Judging.objects.filter(pool=bare_pool).exists()
     assert Pool.objects.get(name="bare").status == "built"
+
+
+def test_one_rule_says_who_may_rate_on_the_page_the_api_and_the_command(bare_pool, people):
+    """Only active people who are not admins may rate (`membership.may_rate`): the page refused admins and
+    inactive accounts, while the API and `add_raters` added any account, a model judge's too."""
+    import io
+
+    from django.core.management import call_command
+    from django.core.management.base import CommandError
+
+    from judgements.errors import JudgingError
+    from judgements.membership import setup_judging
+    from tests.conftest import client_for
+
+    gone = make_user("gone", is_active=False)
+    api = client_for(people["owner"])
+    body = {"pool": "bare", "raters": ["a-rater"]}
+    assert api.post("/api/judging/", body, format="json").status_code in (200, 201)
+    for name in ("root", "gone"):
+        answer = api.post("/api/judging/bare/raters/", {"usernames": [name]}, format="json")
+        assert answer.status_code == 400 and "can be a rater" in answer.json()["usernames"][0], name
+        with pytest.raises(CommandError, match="cannot rate"):
+            call_command("add_raters", "bare", name, stdout=io.StringIO())
+        page = client_as(people["owner"]).post(
+            reverse("judging-setup:judging", kwargs={"name": "bare"}), {"action": "add", "username": name}
+        )
+        assert "can be added as a rater" in page.content.decode()
+    with pytest.raises(JudgingError, match="'root', 'gone' cannot rate"):
+        setup_judging(pool=bare_pool, raters=[people["admin"], gone])
+    assert list(Judging.objects.get(pool=bare_pool).raters.values_list("username", flat=True)) == ["a-rater"]
