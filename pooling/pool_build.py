@@ -80,6 +80,8 @@ def pool_problems(
         problem("depth", "depth must be at least 1")
     if strategy != Pool.Strategy.DEPTH and not budget:
         problem("budget", f"strategy {strategy!r} needs a judgement budget")
+    if strategy == Pool.Strategy.DEPTH and budget:  # it would be stored and never used: say so
+        problem("budget", "a depth-k pool judges every pooled item: a budget is for the adaptive strategies")
     if budget is not None and budget < 1:
         problem("budget", "budget must be at least 1")
     if judgements_per_item < 1:

@@ -116,6 +116,8 @@ def test_it_exports_to_standard_output(collection: Collection, capsys: Any) -> N
          "no run named 'nope' in collection 'news'"),
         (["create_pool", "p", "--collection", "news", "--runs", "alpha", "--depth", "3", "--strategy", "mtf"],
          "strategy 'mtf' needs a judgement budget"),
+        (["create_pool", "p", "--collection", "news", "--runs", "alpha", "--depth", "3", "--budget", "5"],
+         "a depth-k pool judges every pooled item: a budget is for the adaptive strategies"),
         (["create_pool", "p", "--collection", "nowhere", "--runs", "alpha", "--depth", "3"],
          "no collection named 'nowhere'"),
         (["create_pool", "p", "--collection", "news", "--runs", "alpha", "--depth", "0"],
