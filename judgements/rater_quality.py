@@ -121,7 +121,7 @@ def rater_quality(
         by_item[record[0]].append((record[1], record[2]))
     medians = {}
     for rater, rows in by_rater.items():
-        times = [s for *_, s in rows if s is not None and s > 0]
+        times = [t for *_, s in rows if (t := known_seconds(s)) is not None]
         medians[rater] = statistics.median(times) if len(times) >= MIN_VOTES else None
     out = []
     for rater, rows in by_rater.items():
@@ -148,6 +148,13 @@ def rater_quality(
         quality.flags = flags(quality, [m for r, m in medians.items() if r != rater and m is not None])
         out.append(quality)
     return out
+
+
+def known_seconds(seconds: float | None) -> float | None:
+    """A judgement's time, when it has one: `seconds` is 0 when none was given (an import without times,
+    a crowd file's empty cell, a client that sent none). Every median of times (the rater statistics',
+    the `fast` flag's) reads times through this."""
+    return seconds if seconds is not None and seconds > 0 else None
 
 
 def flags(quality: RaterQuality, others_medians: Sequence[float]) -> list[dict[str, str]]:

@@ -18,6 +18,7 @@ from django.contrib.auth.models import User
 from django.db.models import Count, Sum
 
 from judgements.models import Assignment, GoldLabel, Judgement, Judging
+from judgements.rater_quality import known_seconds
 from pooling.models import JUDGED, Pool, PoolItem
 
 
@@ -49,8 +50,8 @@ class RaterStats:
     """One rater's work in one pool.
 
     - `judgements`: the rater's current judgements in the pool (imported ones included);
-    - `median_seconds`: the median of `seconds` over the judgements made in the judging interface
-      (imported ones carry no time and are left out); None when there are none;
+    - `median_seconds`: the median of the judgements' known times (`rater_quality.known_seconds`: a
+      label imported without a time, or given without one, is left out); None when there are none;
     - `grades`: grade value → how many of the rater's judgements carry it, highest grade first (every
       grade of the pool's rubric is present, with 0 when unused);
     - `unrateable`: how many judgements said "unrateable"; `unrateable_share` = unrateable / judgements;
@@ -130,8 +131,8 @@ def rater_statistics(*, pool: Pool) -> list[RaterStats]:
         for user in users
     }
     seconds: dict[int, list[float]] = defaultdict(list)
-    for rater_id, grade, unrateable, spent, imported in Judgement.objects.filter(item__pool=pool).values_list(
-        "rater_id", "grade", "unrateable", "seconds", "imported"
+    for rater_id, grade, unrateable, spent in Judgement.objects.filter(item__pool=pool).values_list(
+        "rater_id", "grade", "unrateable", "seconds"
     ):
         entry = table[rater_id]
         entry.judgements += 1
@@ -139,8 +140,8 @@ def rater_statistics(*, pool: Pool) -> list[RaterStats]:
             entry.unrateable += 1
         elif grade is not None:
             entry.grades[grade] = entry.grades.get(grade, 0) + 1
-        if not imported:
-            seconds[rater_id].append(spent)
+        if (known := known_seconds(spent)) is not None:
+            seconds[rater_id].append(known)
     for rater_id, values in seconds.items():
         table[rater_id].median_seconds = float(statistics.median(values))
     for rater_id, skips in (

@@ -23,7 +23,7 @@ from judgements.models import (
 )
 from pooling.models import Document, Pool, PoolItem, Run, RunRow, Topic
 from tests.conftest import client_for
-from tests.factories import lease_for, make_collection, make_pool, submit_for
+from tests.factories import lease_for, make_collection, make_pool, make_run, submit_for
 
 pytestmark = pytest.mark.django_db
 
@@ -668,3 +668,24 @@ def test_it_answers_a_400_when_an_imported_label_took_the_leased_item(rater, tmp
     response = client.post(url, {"grade": 1}, format="json")
     assert response.status_code == 400 and response.json()["detail"]
     assert Judgement.objects.get().grade == 2
+
+
+def test_the_statistics_and_the_quality_take_a_raters_median_time_over_the_same_times(manager, rater):
+    """A judgement's time is known when above 0 (`rater_quality.known_seconds`). The statistics counted a
+    0 given through the interface and left out a crowd file's real times; the quality flag the opposite."""
+    from judgements.rater_quality import MIN_VOTES
+
+    collection = make_collection(docs=MIN_VOTES + 2, topics=("q1",))
+    docids = [f"d{i:03d}" for i in range(MIN_VOTES + 2)]
+    run = make_run(collection=collection, name="r", lists={"q1": docids})
+    pool = make_pool(name="timed", collection=collection, runs=[run], raters=[rater], depth=MIN_VOTES + 2)
+    items = list(PoolItem.objects.filter(pool=pool).order_by("pk"))[: MIN_VOTES + 2]
+    assert len(items) == MIN_VOTES + 2
+    times = [float(10 + i) for i in range(MIN_VOTES)]
+    for item, seconds in zip(items, [*times, 0.0, 0.0], strict=True):  # two given without a time
+        Judgement.objects.create(item=item, rater=rater, rubric=pool.judging.rubric, grade=1, seconds=seconds)
+    Judgement.objects.filter(item=items[0]).update(imported=True)  # a crowd file's time: a real one
+    api = client_for(manager)
+    stats = {row["rater"]: row for row in api.get("/api/judging/timed/stats/").json()["results"]}
+    quality = {row["rater"]: row for row in api.get("/api/rater-quality/timed/").json()["raters"]}
+    assert stats["rater"]["median_seconds"] == quality["rater"]["median_seconds"] == statistics.median(times)
