@@ -9,7 +9,7 @@ import hashlib
 import hmac
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from typing import Any
 
@@ -32,6 +32,7 @@ class BuildSummary(JobSummary):
     items_removed: int = 0
     topics: int = 0
     seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         return (
@@ -100,14 +101,14 @@ def pool_problems(
             problem("runs", f"runs not in collection {collection.name!r}: {', '.join(foreign)}")
     if segment and not Topic.objects.filter(collection=collection).in_segment(segment):
         problem("segment", f"no topic of collection {collection.name!r} has segment {segment!r}")
-    for field, value in (
+    for name, value in (
         ("depth", depth), ("budget", budget), ("seed", seed), ("judgements_per_item", judgements_per_item)
     ):  # fmt: skip
-        if value is not None and field not in problems:  # what its column can hold
+        if value is not None and name not in problems:  # what its column can hold
             try:
-                Pool._meta.get_field(field).run_validators(value)  # type: ignore[union-attr]  # a model field
+                Pool._meta.get_field(name).run_validators(value)  # type: ignore[union-attr]  # a model field
             except ValidationError as exc:
-                problems[field] = [f"{field.replace('_', ' ')}: {message}" for message in exc.messages]
+                problems[name] = [f"{name.replace('_', ' ')}: {message}" for message in exc.messages]
     return problems
 
 
@@ -365,6 +366,12 @@ def build_pool(*, pool: Pool, progress: Progress | None = None) -> BuildSummary:
         Pool.objects.filter(pk=pool.pk).update(status=Pool.Status.FAILED)
         raise
     summary.topics = topics_with_items(pool)
+    if pool.adaptive:  # its items are candidates: the count is not what will be judged
+        summary.warnings.append(
+            f"an adaptive pool ({pool.get_strategy_display()}): the {summary.items_added:,} items added are "
+            f"its depth-{pool.depth} candidates, of which at most {pool.budget or 0:,} (its budget) are "
+            "selected for judging, one by one as judgements arrive"
+        )
     summary.seconds = time.monotonic() - started
     return summary
 

@@ -68,6 +68,14 @@ def test_it_creates_a_pool_with_every_option_and_prints_its_estimate(collection:
         "created pool campaign: 3 items, 6 judgements, estimated cost 7.50 "
         "(build it with build_pool campaign)\n"
     )
+    # built, its 4 candidates are said to be candidates, of which the budget's 3 are judged (not "4 items")
+    err = io.StringIO()
+    call_command("build_pool", "campaign", stdout=io.StringIO(), stderr=err)
+    assert err.getvalue().splitlines()[-1] == (
+        "warning: an adaptive pool (bandit (Thompson sampling)): the 4 items added are its depth-3 "
+        "candidates, of which at most 3 (its budget) are selected for judging, one by one as judgements "
+        "arrive"
+    )
 
 
 def test_it_builds_adds_runs_and_exports(collection: Collection, tmp_path: Path) -> None:

@@ -20,3 +20,4 @@ class Command(ServiceCommand):
         with ProgressBar("build") as bar:
             summary = pool_build.build_pool(pool=pool, progress=bar)
         self.stdout.write(summary.line())
+        self.warn(summary.warnings)
