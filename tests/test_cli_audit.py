@@ -7,8 +7,6 @@ from __future__ import annotations
 import argparse
 import io
 import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +20,7 @@ from pooling import errors as pooling_errors
 from pooling import imports, pool_build
 from pooling.models import Collection, Pool
 from tests.factories import make_pool, make_user
+from tests.processes import manage_in_a_process
 
 ROOT = Path(__file__).resolve().parents[1]
 GOOD = ROOT / "tests" / "data" / "good"
@@ -248,22 +247,7 @@ def test_evaluate_keeps_listing_the_errors_of_a_file_of_the_right_kind(tmp_path:
 
 
 def test_the_refusals_are_one_line_and_a_non_zero_exit_in_a_real_process(tmp_path: Path) -> None:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "DJANGO_SETTINGS_MODULE"}
-    }
-    env["DATA_DIR"] = str(tmp_path / "data")
-
-    def manage(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
+    manage = manage_in_a_process(tmp_path / "data")
 
     for args in (
         ("migrate", "--noinput", "-v0"),

@@ -13,14 +13,9 @@ from online import services
 from online.models import ClickLabelSet, ClickRelease
 from pooling.models import Job
 from tests.online.helpers import judged_pool, pool_log
+from tests.online.test_tracker_pages import logged_in
 
 PAGES = [{"session": f"s{i}", "qid": "q1", "docids": ["d001", "d003"], "clicks": [1]} for i in range(6)]
-
-
-def client_of(user) -> Client:
-    client = Client()
-    client.force_login(user)
-    return client
 
 
 @pytest.fixture
@@ -34,7 +29,7 @@ def test_it_refuses_a_bad_tau_on_the_log_page_before_any_job(
     manager, log, tau, django_capture_on_commit_callbacks
 ):
     estimate = services.estimate_propensity(log=log, method="given", params={"theta": [1, 0.5]})
-    client = client_of(manager)
+    client = logged_in(manager)
     with django_capture_on_commit_callbacks(execute=True):
         answer = client.post(
             f"/online/logs/{log.pk}/labels/", {"estimator": "ips", "propensity": estimate.pk, "tau": tau}
@@ -66,11 +61,11 @@ def test_a_manager_enters_a_tracked_experiments_online_delta_from_the_tracker_pa
         collection=world["collection"], name="beta over alpha", release=world["release"], metric="P_5",
         baseline="alpha", treatment="beta",
     )  # fmt: skip
-    client = client_of(manager)
+    client = logged_in(manager)
     page = client.get("/online/tracker/").content.decode()
     form = f'href="/online/tracker/{tracked.pk}/online/"'
     assert form in page
-    assert form not in client_of(world["other"]).get("/online/tracker/").content.decode()
+    assert form not in logged_in(world["other"]).get("/online/tracker/").content.decode()
     # a bad value comes back beside its field, nothing changed
     bad = client.post(
         f"/online/tracker/{tracked.pk}/online/", {"online_metric": "ctr", "online_delta": "lots"}
@@ -103,8 +98,8 @@ def test_a_manager_enters_a_tracked_experiments_online_delta_from_the_tracker_pa
     assert tracked.online_metric == tracking.INTERLEAVING_METRIC
     # who may not: another manager (404), a rater (403), anonymous (to the login page)
     for user, code in ((world["other"], 404), (rater, 403)):
-        assert client_of(user).get(f"/online/tracker/{tracked.pk}/online/").status_code == code
-        answer = client_of(user).post(
+        assert logged_in(user).get(f"/online/tracker/{tracked.pk}/online/").status_code == code
+        answer = logged_in(user).post(
             f"/online/tracker/{tracked.pk}/online/", {"online_metric": "x", "online_delta": "9"}
         )
         assert answer.status_code == code
@@ -128,7 +123,7 @@ def test_it_refuses_an_offline_metric_that_is_not_a_mean_over_topics(world, mana
     answer = client_for(manager).post("/api/tracker/", body, format="json")
     assert answer.status_code == 400, answer.content
     assert "is not a mean over topics" in answer.json()["metric"][0]
-    page = client_of(manager).post("/online/tracker/new/", body)
+    page = logged_in(manager).post("/online/tracker/new/", body)
     assert page.status_code == 400 and "is not a mean over topics" in page.content.decode()
     command = ["track_experiment", "x", "--collection", "news", "--release", str(world["release"].pk)]
     with pytest.raises(CommandError, match="metric: .* is not a mean over topics"):
@@ -166,7 +161,7 @@ def test_a_click_label_release_is_downloaded_from_the_labels_page(manager, tmp_p
     label_set = services.derive_click_labels(
         log=log, estimator="ips", propensity_estimate=estimate, thresholds="0.3:1,0.8:3"
     )
-    client = client_of(manager)
+    client = logged_in(manager)
     client.post(f"/online/labels/{label_set.pk}/release/")
     release = ClickRelease.objects.get(label_set=label_set)
     page = client.get(f"/online/labels/{label_set.pk}/").content.decode()
@@ -182,8 +177,8 @@ def test_a_click_label_release_is_downloaded_from_the_labels_page(manager, tmp_p
     other = make_user("other-manager")
     other.groups.add(Group.objects.get_or_create(name=MANAGERS_GROUP)[0])
     url = f"/online/labels/{label_set.pk}/releases/{release.pk}/click-qrels.txt"
-    assert client_of(other).get(url).status_code == 404
-    assert client_of(make_user("someone")).get(url).status_code == 403
+    assert logged_in(other).get(url).status_code == 404
+    assert logged_in(make_user("someone")).get(url).status_code == 403
     assert Client().get(url).status_code == 302
 
 
@@ -204,7 +199,7 @@ def test_the_log_pages_forms_show_a_refusal_beside_its_field_with_the_form_as_se
 ):
     """The log page's two forms answered a refusal with a message at the top of the page, the form emptied:
     the page again now (400), the refusal under the field it names and what was typed kept."""
-    answer = client_of(manager).post(f"/online/logs/{log.pk}/{form}/", fields)
+    answer = logged_in(manager).post(f"/online/logs/{log.pk}/{form}/", fields)
     assert answer.status_code == 400
     page = answer.content.decode()
     after = page.split(f'name="{field}"')[1]

@@ -7,11 +7,8 @@ import must name the file (and the line, where one applies) and leave the databa
 
 from __future__ import annotations
 
-import os
 import re
 import sqlite3
-import subprocess
-import sys
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -24,6 +21,7 @@ from django.core.management.base import CommandError
 from pooling import trec_io
 from pooling.models import Collection, Document, Job, Run, RunRow, Topic
 from tests.conftest import client_for
+from tests.processes import manage_in_a_process
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 DATA = ROOT / "tests" / "data"
@@ -188,23 +186,8 @@ def test_it_refuses_a_bad_file_on_the_command_line_naming_file_and_line(news: Co
 
 
 def test_it_exits_non_zero_without_a_traceback_in_a_real_process(tmp_path: Path) -> None:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "DJANGO_SETTINGS_MODULE"}
-    }
-    env["DATA_DIR"] = str(tmp_path)
+    manage = manage_in_a_process(tmp_path, timeout=120)
     database = tmp_path / "db.sqlite3"
-
-    def manage(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
 
     for args in (
         ("migrate", "--noinput", "-v0"),

@@ -4,9 +4,6 @@ refusals (a CommandError in process; a non-zero exit without a traceback in a re
 from __future__ import annotations
 
 import io
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +14,7 @@ from django.core.management.base import CommandError
 from pooling import pool_build, pool_reads
 from pooling.models import Collection, Pool, PoolItem, PoolRun, Provenance, Run
 from tests.factories import make_collection, make_run
+from tests.processes import manage_in_a_process
 
 pytestmark = pytest.mark.django_db
 
@@ -203,24 +201,9 @@ def test_it_exits_non_zero_from_the_command_line(
 
 
 def test_it_exits_non_zero_without_a_traceback_in_a_real_process(tmp_path: Path) -> None:
-    env = {
-        key: value
-        for key, value in os.environ.items()
-        if key not in {"DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL", "DJANGO_SETTINGS_MODULE"}
-    }
-    env["DATA_DIR"] = str(tmp_path)
+    manage = manage_in_a_process(tmp_path)
     run_file = tmp_path / "bm25.txt"
     run_file.write_text("301 Q0 d01 1 2.0 bm25\n301 Q0 d02 2 1.0 bm25\n302 Q0 d05 1 3.0 bm25\n")
-
-    def manage(*args: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run(
-            [sys.executable, "manage.py", *args],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
 
     args: tuple[str, ...]
     for args in (
