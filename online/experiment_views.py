@@ -59,7 +59,8 @@ def interleaving_detail(request: HttpRequest, name: str) -> HttpResponse:
             ({"qid": qid, **counts} for qid, counts in data["per_query"].items()),
             key=lambda q: -(q["A"] + q["B"] + q["ties"]),
         )
-        shown = queries[:PER_QUERY_CHART]
+        # a query whose impressions had no click says nothing: it gets no bar (not a row of zeros)
+        shown = [q for q in queries if q["A"] + q["B"] + q["ties"]][:PER_QUERY_CHART]
         if shown:
             figure = charts.grouped_bars(
                 [q["qid"] for q in shown],

@@ -209,3 +209,26 @@ def test_the_log_pages_forms_show_a_refusal_beside_its_field_with_the_form_as_se
         if name not in ("method", "estimator"):  # the selects keep theirs by `selected`
             assert f'value="{value}"' in page.split(f'name="{name}"')[1][:60]
     assert not Job.objects.exists()
+
+
+def test_the_interleaving_chart_draws_no_bar_for_a_query_without_a_click(manager):
+    """'The N with the most clicked impressions' drew every query when fewer than 20 had a click, those
+    without one as a row of zero bars: no click says nothing either way."""
+    from online import experiments
+    from online.experiment_models import InterleavingResult
+    from tests.factories import make_collection, make_run
+
+    collection = make_collection(name="news", topics=("q1", "q2", "q3"), managers=[manager])
+    for name in ("alpha", "beta"):
+        make_run(collection=collection, name=name, lists={"q1": ["d001"], "q2": ["d002"], "q3": ["d003"]})
+    experiment = experiments.create_experiment(name="ab", collection=collection, run_a="alpha", run_b="beta")
+    counts = {"none": 0, "delta_ab": 0.0, "p_value": 1.0}
+    InterleavingResult.objects.create(
+        experiment=experiment, wins_a=3, wins_b=1, ties=1, no_clicks=9, users=5, delta_ab=0.4, p_value=0.6,
+        per_query={"q1": {**counts, "A": 2, "B": 1, "ties": 0}, "q2": {**counts, "A": 1, "B": 0, "ties": 1},
+                   "q3": {**counts, "A": 0, "B": 0, "ties": 0, "none": 9}},
+        source="test",
+    )  # fmt: skip
+    page = logged_in(manager).get("/online/interleaving/ab/").content.decode()
+    assert "q1 · " in page and "q2 · " in page and "q3 · " not in page  # the bars' own titles
+    assert "the 2 with the most clicked impressions" in page
