@@ -123,9 +123,10 @@ class RatersSerializer(serializers.Serializer):
 
 
 def _users(usernames: list[str]) -> list[Any]:
-    """The accounts named, each one that may rate (`membership.may_rate`): the same words whether no such
-    account exists or it may not rate, as the page says."""
-    found = {user.get_username(): user for user in membership.may_rate().filter(username__in=usernames)}
+    """The accounts named, each one a manager may add (`membership.managers_may_add`): the same words
+    whether no such account exists or it may not rate, as the page says."""
+    addable = membership.managers_may_add().filter(username__in=usernames)
+    found = {user.get_username(): user for user in addable}
     missing = [name for name in usernames if name not in found]
     if missing:
         raise serializers.ValidationError(f"no user named {', '.join(map(repr, missing))} can be a rater")

@@ -103,7 +103,7 @@ class AddRatersForm(forms.Form):
         """Active, non-admin raters of the pools `manager` manages, not yet raters of this pool."""
         managed = Judging.objects.filter(pool__in=Pool.objects.managed_by(manager).values("pk"))
         raters = Judging.raters.through.objects.filter(judging__in=managed.values("pk")).values("user_id")
-        users = membership.may_rate().filter(pk__in=raters)
+        users = membership.managers_may_add().filter(pk__in=raters)
         if judging is not None:
             users = users.exclude(pk__in=judging.raters.values("pk"))
         return users.order_by("username")
@@ -112,7 +112,7 @@ class AddRatersForm(forms.Form):
         name = self.cleaned_data["username"].strip()
         if not name:
             return None
-        user = membership.may_rate().filter(username=name).first()
+        user = membership.managers_may_add().filter(username=name).first()
         if user is None:  # the same words whether no such account exists or it may not rate
             raise forms.ValidationError(
                 f"No user named {name!r} can be added as a rater. Check the spelling, or create their "

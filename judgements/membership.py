@@ -29,10 +29,16 @@ from pooling.models import Pool
 
 
 def may_rate() -> QuerySet[User]:
-    """The accounts that may be a pool's raters: active people who are not admins (an admin sees every
-    pool's sources and ranks, which a rater must not; a model judge's account is never active). The page's
-    choices, the API's and the command's look-ups read it, and `setup_judging` refuses anyone else."""
-    return get_user_model().objects.filter(is_active=True, is_superuser=False)
+    """The accounts that may be a pool's raters: active ones (a model judge's account never is).
+    `setup_judging` refuses anyone else, whoever asks."""
+    return get_user_model().objects.filter(is_active=True)
+
+
+def managers_may_add() -> QuerySet[User]:
+    """The accounts a manager may add as raters, on the page and through the API: those that may rate, but
+    admins (who see every pool's sources and ranks; an admin who wants to rate is made a rater from the
+    command line, `add_raters`, or by the service)."""
+    return may_rate().filter(is_superuser=False)
 
 
 def setup_judging(
@@ -79,7 +85,7 @@ def setup_judging(
         allowed = set(may_rate().filter(pk__in=[rater.pk for rater in raters]).values_list("pk", flat=True))
         if barred := [rater.get_username() for rater in raters if rater.pk not in allowed]:
             raise JudgingError(
-                f"{', '.join(map(repr, barred))} cannot rate: an inactive account, a judge's, or an admin",
+                f"{', '.join(map(repr, barred))} cannot rate: an inactive account (a model judge's is one)",
                 field="raters",
             )
         judging.raters.add(*raters)

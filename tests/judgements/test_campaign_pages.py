@@ -139,8 +139,9 @@ def test_it_does_not_let_another_manager_add_raters(bare_pool, people):
 
 
 def test_one_rule_says_who_may_rate_on_the_page_the_api_and_the_command(bare_pool, people):
-    """Only active people who are not admins may rate (`membership.may_rate`): the page refused admins and
-    inactive accounts, while the API and `add_raters` added any account, a model judge's too."""
+    """An inactive account (a model judge's is one) may not rate (`membership.may_rate`), whoever asks; a
+    manager may not add an admin either, on the page or through the API (`membership.managers_may_add`).
+    The page applied both, while the API and `add_raters` added any account, a judge's too."""
     import io
 
     from django.core.management import call_command
@@ -157,12 +158,14 @@ def test_one_rule_says_who_may_rate_on_the_page_the_api_and_the_command(bare_poo
     for name in ("root", "gone"):
         answer = api.post("/api/judging/bare/raters/", {"usernames": [name]}, format="json")
         assert answer.status_code == 400 and "can be a rater" in answer.json()["usernames"][0], name
-        with pytest.raises(CommandError, match="cannot rate"):
-            call_command("add_raters", "bare", name, stdout=io.StringIO())
         page = client_as(people["owner"]).post(
             reverse("judging-setup:judging", kwargs={"name": "bare"}), {"action": "add", "username": name}
         )
         assert "can be added as a rater" in page.content.decode()
-    with pytest.raises(JudgingError, match="'root', 'gone' cannot rate"):
+    with pytest.raises(CommandError, match="'gone' cannot rate"):
+        call_command("add_raters", "bare", "gone", stdout=io.StringIO())
+    with pytest.raises(JudgingError, match="'gone' cannot rate"):
         setup_judging(pool=bare_pool, raters=[people["admin"], gone])
     assert list(Judging.objects.get(pool=bare_pool).raters.values_list("username", flat=True)) == ["a-rater"]
+    call_command("add_raters", "bare", "root", stdout=io.StringIO())  # an admin who wants to rate: the shell
+    assert Judging.objects.get(pool=bare_pool).raters.filter(username="root").exists()
