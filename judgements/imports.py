@@ -78,11 +78,10 @@ def import_judgements(
                     for item, grade in new.items()
                 )
                 existing.update((judgement.item_id, judgement) for judgement in made)
-                PoolItem.objects.filter(pk__in=list(new)).update(num_judgements=F("num_judgements") + 1)
+                ids = list(new)
+                PoolItem.objects.filter(pk__in=ids).update(num_judgements=F("num_judgements") + 1)
                 # a lease this rater holds on an item ends: the imported label is their judgement
-                for lease in Assignment.objects.select_for_update().filter(
-                    item_id__in=list(new), rater=rater
-                ):
+                for lease in Assignment.objects.select_for_update().filter(item_id__in=ids, rater=rater):
                     end_lease(lease, Assignment.State.DONE)
                 summary.created += len(new)
                 new.clear()

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import shutil
-from contextlib import ExitStack
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -37,14 +37,12 @@ class Command(ServiceCommand):
 
     def handle(self, *args: Any, **options: Any) -> None:
         pool = get_pool(options["pool"])
-        with ExitStack() as stack:  # a refused release removes the -o directory it made
-            target = (
-                stack.enter_context(output_directory("-o", options["output"])) if options["output"] else None
+        # a refused release removes the -o directory it made
+        directory = output_directory("-o", options["output"]) if options["output"] else nullcontext(None)
+        with directory as target, ProgressBar("release") as bar:
+            release = releases.create_release(
+                pool=pool, progress=bar, **given(options, "policy", "unjudged", "judge")
             )
-            with ProgressBar("release") as bar:
-                release = releases.create_release(
-                    pool=pool, progress=bar, **given(options, "policy", "unjudged", "judge")
-                )
         source = Path(settings.MEDIA_ROOT) / release.directory
         where = source
         if target is not None:
