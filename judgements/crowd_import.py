@@ -126,8 +126,6 @@ class CrowdImportSummary(JobSummary):
     raters_created: int = 0
     raters_renamed: int = 0  # new workers whose account is not named by their id (see the warnings)
     skipped: Counter[str] = field(default_factory=Counter)
-    seconds: float = 0.0
-    warnings: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         skipped = ", ".join(f"{n} {reason}" for reason, n in sorted(self.skipped.items())) or "none"

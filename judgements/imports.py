@@ -30,7 +30,6 @@ class JudgementImportSummary(JobSummary):
     created: int = 0
     updated: int = 0
     skipped_unpooled: int = 0
-    seconds: float = 0.0
 
     def line(self) -> str:
         return (

@@ -223,15 +223,7 @@ class PoolAddForm(forms.ModelForm):
                 instructions=data.get("instructions", ""),
                 collection=data["collection"],
                 runs=data["runs"],
-                strategy=data["strategy"],
-                depth=data["depth"],
-                budget=data.get("budget"),
-                seed=data["seed"],
-                judgements_per_item=data["judgements_per_item"],
-                double_judge_fraction=data.get("double_judge_fraction"),
-                relevance_level=data["relevance_level"],
-                segment=data.get("segment", ""),
-                price_per_judgement=data["price_per_judgement"],
+                **pool_build.PoolOptions.given(data),
                 created_by=self.created_by,
             )
         except pooling_errors.PoolError as exc:

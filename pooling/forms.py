@@ -70,12 +70,6 @@ class UploadForm(forms.Form):
         return {"format": data["format"]} if data["format"] else {}
 
 
-OPTION_FIELDS = (
-    "name", "strategy", "depth", "budget", "judgements_per_item", "double_judge_fraction",
-    "price_per_judgement",
-)  # fmt: skip
-
-
 class PoolForm(forms.Form):
     """What `pool_build.create_pool` takes, for one collection's runs."""
 
@@ -110,10 +104,13 @@ class PoolForm(forms.Form):
     def clean(self) -> dict[str, Any]:
         """The service's rules (`pool_build.pool_problems`), each shown beside its field."""
         data = super().clean() or {}
-        options = {field: data[field] for field in OPTION_FIELDS if data.get(field) is not None}
-        if "runs" in data:
-            options["runs"] = list(data["runs"])
-        for field, messages in pool_build.pool_problems(collection=self.collection, **options).items():
+        problems = pool_build.pool_problems(
+            collection=self.collection,
+            name=data.get("name"),
+            runs=list(data["runs"]) if "runs" in data else None,
+            **pool_build.PoolOptions.given(data),
+        )
+        for field, messages in problems.items():
             for message in messages:
                 self.add_error(field if field in self.fields else None, message)
         return data
@@ -128,9 +125,8 @@ class PoolForm(forms.Form):
     def unsaved_pool(self) -> tuple[Pool, list[Run]]:
         """The pool these fields describe, not saved, and its runs: what `estimate_pool` previews. Fields
         that do not validate yet take their defaults, so the preview follows the form as it is typed."""
-        fields = ("strategy", "depth", "budget", "judgements_per_item", "double_judge_fraction")
         values: dict[str, Any] = {}
-        for field in (*fields, "price_per_judgement"):
+        for field in (name for name in pool_build.PoolOptions.names() if name in self.fields):
             value = self.cleaned_data.get(field) if field not in self.errors else None
             values[field] = value if value is not None else self.fields[field].initial
         if values["strategy"] is None:

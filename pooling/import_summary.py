@@ -4,7 +4,7 @@ other's (a run's import creates or updates no documents), recorded as its job's 
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import ClassVar
 
 from pooling.job_summary import JobSummary
@@ -17,8 +17,6 @@ class ImportSummary(JobSummary):
 
     kind: ClassVar[str] = ""
     rows: int = 0
-    seconds: float = 0.0
-    warnings: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         """The line a command ends with: `run: 9 rows, 3 topics, 0.2 s`."""

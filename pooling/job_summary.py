@@ -43,7 +43,11 @@ SUMMARIES = {
 
 @dataclass
 class JobSummary:
-    """The base of the summaries the services return to `jobs.run_job` (imports, pool builds)."""
+    """The base of the summaries the services return to `jobs.run_job` (imports, pool builds): every job
+    counts its `seconds` (shown last) and may leave `warnings` (recorded beside its counts)."""
+
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
 
     @classmethod
     def count_names(cls) -> list[str]:
@@ -70,7 +74,6 @@ class RecordCounts(JobSummary):
     those counts, as the record has them, and its warnings."""
 
     counts: dict[str, Any] = field(default_factory=dict)
-    warnings: list[str] = field(default_factory=list)
 
     @classmethod
     def count_names(cls) -> list[str]:

@@ -379,7 +379,7 @@ def run_job(job_id: int, work: Callable[[Job], JobSummary], *, heartbeat: bool =
         message="done",  # not the 'running' its claim wrote
         counts=(counts := summary.as_dict()),
         count_order=list(counts),  # (PostgreSQL's jsonb keeps the keys in an order of its own)
-        warnings=list(getattr(summary, "warnings", [])),
+        warnings=list(summary.warnings),
         finished_at=timezone.now(),
     )
 

@@ -83,12 +83,6 @@ class PoolDetailSerializer(PoolSerializer):
         return pool_reads.estimate_pool(pool=pool)
 
 
-POOL_OPTIONS = (
-    "collection", "name", "runs", "strategy", "depth", "budget", "judgements_per_item",
-    "double_judge_fraction", "segment", "relevance_level", "price_per_judgement",
-)  # fmt: skip
-
-
 class PoolCreateSerializer(serializers.Serializer):
     """What `pool_build.create_pool` takes; run names are looked up in the collection."""
 
@@ -121,8 +115,12 @@ class PoolCreateSerializer(serializers.Serializer):
             attrs["runs"] = Run.objects.named(collection, attrs["runs"])
         except pooling_errors.PoolError as exc:
             raise ValidationError(exc.fields) from None
-        options = {k: v for k, v in attrs.items() if k in POOL_OPTIONS}
-        problems = pool_build.pool_problems(**options)
+        problems = pool_build.pool_problems(
+            collection=collection,
+            name=attrs["name"],
+            runs=attrs["runs"],
+            **pool_build.PoolOptions.given(attrs),
+        )
         if problems:
             raise ValidationError(problems)
         return attrs

@@ -9,7 +9,7 @@ import hashlib
 import hmac
 import time
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, fields
 from decimal import Decimal
 from typing import Any
 
@@ -31,8 +31,6 @@ class BuildSummary(JobSummary):
     provenance_added: int = 0
     items_removed: int = 0
     topics: int = 0
-    seconds: float = 0.0
-    warnings: list[str] = field(default_factory=list)
 
     def line(self) -> str:
         return (
@@ -46,25 +44,43 @@ MAX_RELEVANCE_LEVEL = 32_767
 MAX_PRICE = 1_000_000
 
 
+@dataclass(frozen=True)
+class PoolOptions:
+    """How a pool chooses and judges its items: the options a new pool takes beside its name, collection
+    and runs, with their defaults, each stored in the `Pool` column of its name. The one list of them:
+    `pool_problems` checks them, `create_pool` stores them, and the page's form, the API's serializer, the
+    admin and `create_pool` (the command) hand them on by these names."""
+
+    strategy: str = "depth"
+    depth: int = 10
+    budget: int | None = None
+    seed: int = 0
+    judgements_per_item: int = 1
+    double_judge_fraction: float | None = None
+    segment: str = ""
+    relevance_level: int = 1
+    price_per_judgement: float | Decimal = 1
+
+    @classmethod
+    def names(cls) -> tuple[str, ...]:
+        return tuple(f.name for f in fields(cls))
+
+    @classmethod
+    def given(cls, values: dict[str, Any]) -> dict[str, Any]:
+        """The options among `values` (a form's or a command's), leaving out those given as None (their
+        default then holds, or None is the default)."""
+        return {name: values[name] for name in cls.names() if values.get(name) is not None}
+
+
 def pool_problems(
-    *,
-    collection: Collection,
-    name: str | None = None,
-    runs: list[Run] | None = None,
-    strategy: str = "depth",
-    depth: int = 10,
-    budget: int | None = None,
-    seed: int = 0,
-    judgements_per_item: int = 1,
-    double_judge_fraction: float | None = None,
-    segment: str = "",
-    relevance_level: int = 1,
-    price_per_judgement: float | Decimal = 1,
+    *, collection: Collection, name: str | None = None, runs: list[Run] | None = None, **options: Any
 ) -> dict[str, list[str]]:
-    """What is wrong with a pool's options, by option: the one statement of the rules a new pool obeys.
+    """What is wrong with a pool's options (`PoolOptions`, by keyword), by option: the one statement of
+    the rules a new pool obeys.
 
     `create_pool` refuses on any; the page's form and the API's serializer call it too, to name the field
     (an option not given yet — `name` or `runs` still being typed — is not checked)."""
+    o = PoolOptions(**options)
     problems: dict[str, list[str]] = {}
 
     def problem(field: str, message: str) -> None:
@@ -75,23 +91,23 @@ def pool_problems(
             problem("name", message)
         if Pool.objects.filter(name=name).exists():
             problem("name", f"a pool named {name!r} already exists")
-    if strategy not in Pool.Strategy.values:
-        problem("strategy", f"unknown strategy {strategy!r}; choose from {', '.join(Pool.Strategy.values)}")
-    if depth < 1:
+    if o.strategy not in Pool.Strategy.values:
+        problem("strategy", f"unknown strategy {o.strategy!r}; choose from {', '.join(Pool.Strategy.values)}")
+    if o.depth < 1:
         problem("depth", "depth must be at least 1")
-    if strategy != Pool.Strategy.DEPTH and not budget:
-        problem("budget", f"strategy {strategy!r} needs a judgement budget")
-    if strategy == Pool.Strategy.DEPTH and budget:  # it would be stored and never used: say so
+    if o.strategy != Pool.Strategy.DEPTH and not o.budget:
+        problem("budget", f"strategy {o.strategy!r} needs a judgement budget")
+    if o.strategy == Pool.Strategy.DEPTH and o.budget:  # it would be stored and never used: say so
         problem("budget", "a depth-k pool judges every pooled item: a budget is for the adaptive strategies")
-    if budget is not None and budget < 1:
+    if o.budget is not None and o.budget < 1:
         problem("budget", "budget must be at least 1")
-    if judgements_per_item < 1:
+    if o.judgements_per_item < 1:
         problem("judgements_per_item", "judgements per item must be at least 1")
-    if double_judge_fraction is not None and not 0.0 <= double_judge_fraction <= 1.0:
+    if o.double_judge_fraction is not None and not 0.0 <= o.double_judge_fraction <= 1.0:
         problem("double_judge_fraction", "double_judge_fraction must be between 0 and 1")
-    if not 1 <= relevance_level <= MAX_RELEVANCE_LEVEL:
+    if not 1 <= o.relevance_level <= MAX_RELEVANCE_LEVEL:
         problem("relevance_level", f"relevance level must be between 1 and {MAX_RELEVANCE_LEVEL:,}")
-    if not 0 <= price_per_judgement < MAX_PRICE:
+    if not 0 <= o.price_per_judgement < MAX_PRICE:
         problem("price_per_judgement", f"price per judgement must be at least 0 and under {MAX_PRICE:,}")
     if runs is not None:
         if not runs:
@@ -99,16 +115,15 @@ def pool_problems(
         foreign = [run.name for run in runs if run.collection_id != collection.id]
         if foreign:
             problem("runs", f"runs not in collection {collection.name!r}: {', '.join(foreign)}")
-    if segment and not Topic.objects.filter(collection=collection).in_segment(segment):
-        problem("segment", f"no topic of collection {collection.name!r} has segment {segment!r}")
-    for name, value in (
-        ("depth", depth), ("budget", budget), ("seed", seed), ("judgements_per_item", judgements_per_item)
-    ):  # fmt: skip
-        if value is not None and name not in problems:  # what its column can hold
+    if o.segment and not Topic.objects.filter(collection=collection).in_segment(o.segment):
+        problem("segment", f"no topic of collection {collection.name!r} has segment {o.segment!r}")
+    for column in ("depth", "budget", "seed", "judgements_per_item"):
+        value = getattr(o, column)
+        if value is not None and column not in problems:  # what its column can hold
             try:
-                Pool._meta.get_field(name).run_validators(value)  # type: ignore[union-attr]  # a model field
+                Pool._meta.get_field(column).run_validators(value)  # type: ignore[union-attr]  # a model field
             except ValidationError as exc:
-                problems[name] = [f"{name.replace('_', ' ')}: {message}" for message in exc.messages]
+                problems[column] = [f"{column.replace('_', ' ')}: {message}" for message in exc.messages]
     return problems
 
 
@@ -117,38 +132,18 @@ def create_pool(
     name: str,
     collection: Collection,
     runs: Iterable[Run],
-    strategy: str = "depth",
-    depth: int = 10,
-    budget: int | None = None,
-    seed: int = 0,
-    judgements_per_item: int = 1,
-    double_judge_fraction: float | None = None,
-    relevance_level: int = 1,
-    segment: str = "",
-    price_per_judgement: float = 1.0,
     description: str = "",
     instructions: str = "",
     created_by: Any = None,
+    **options: Any,
 ) -> Pool:
-    """Configure a pool (not yet built). Validates every parameter; nothing is stored on an error.
+    """Configure a pool (not yet built), with its `PoolOptions` by keyword. Validates every parameter;
+    nothing is stored on an error.
 
     `description` is for managers (it may name runs); raters see `instructions`. `created_by` becomes
     the pool's first manager (None: only admins manage it until one is added)."""
     runs = list(runs)
-    problems = pool_problems(
-        name=name,
-        collection=collection,
-        runs=runs,
-        strategy=strategy,
-        depth=depth,
-        budget=budget,
-        seed=seed,
-        judgements_per_item=judgements_per_item,
-        double_judge_fraction=double_judge_fraction,
-        segment=segment,
-        relevance_level=relevance_level,
-        price_per_judgement=price_per_judgement,
-    )
+    problems = pool_problems(name=name, collection=collection, runs=runs, **options)
     if problems:
         raise PoolError(fields=problems)
     with transaction.atomic():
@@ -157,15 +152,7 @@ def create_pool(
             description=description,
             instructions=instructions,
             collection=collection,
-            strategy=strategy,
-            depth=depth,
-            budget=budget,
-            seed=seed,
-            judgements_per_item=judgements_per_item,
-            double_judge_fraction=double_judge_fraction,
-            relevance_level=relevance_level,
-            segment=segment,
-            price_per_judgement=price_per_judgement,
+            **asdict(PoolOptions(**options)),
         )
         PoolRun.objects.bulk_create(PoolRun(pool=pool, run=run) for run in runs)
         if created_by is not None:

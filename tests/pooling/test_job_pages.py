@@ -63,8 +63,8 @@ def shown_counts(page: str) -> list[tuple[str, str]]:
 
 
 def counted(summary: type[JobSummary]) -> list[str]:
-    """The counts a summary records: its fields but NOT_COUNTS."""
-    return [f.name for f in fields(summary) if f.name not in NOT_COUNTS]
+    """The counts a summary records: its fields but NOT_COUNTS, its seconds last."""
+    return [f.name for f in fields(summary) if f.name not in (*NOT_COUNTS, "seconds")] + ["seconds"]
 
 
 def as_shown(value: Any) -> str:

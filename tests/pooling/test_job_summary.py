@@ -56,3 +56,21 @@ def test_it_gives_a_counter_as_a_plain_dict_that_later_counting_leaves_alone():
     summary.skipped["unknown item"] += 1
     assert type(counts["skipped"]) is dict
     assert counts["skipped"] == {"unknown item": 2}
+
+
+def test_every_kind_of_job_counts_its_seconds_last_and_may_leave_warnings():
+    """The judgements' import (`import_judgements`) included: it once had no `warnings`, which the job's
+    runner then had to look up with a default."""
+    from django.utils.module_loading import import_string
+
+    from judgements.imports import JudgementImportSummary
+    from pooling.job_summary import SUMMARIES
+
+    for summary_class in {*map(import_string, SUMMARIES.values()), JudgementImportSummary}:
+        summary = summary_class(warnings=["w"])
+        assert summary.warnings == ["w"] and summary.seconds == 0.0, summary_class
+        if summary_class is not RecordCounts:
+            assert summary_class.count_names()[-1] == "seconds", summary_class
+    assert JudgementImportSummary(rows=2).as_dict() == {
+        "rows": 2, "created": 0, "updated": 0, "skipped_unpooled": 0, "seconds": 0.0
+    }  # fmt: skip

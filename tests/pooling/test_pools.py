@@ -866,3 +866,28 @@ def test_adding_runs_finds_each_run_rows_item_by_its_key_whatever_the_statistics
     assert run_row_loops(plan) and set(run_row_loops(plan)) == {1}, plan
     assert (summary.items_added, summary.provenance_added) == (3, 5)
     assert stored_pool(pool)[("q1", "d001")] == {("alpha", 1), ("beta", 3), ("gamma", 2)}
+
+
+def test_the_pool_options_are_the_pools_columns_with_their_defaults(two_runs: list[Run]) -> None:
+    """`PoolOptions` is the one list of a new pool's options: each is the `Pool` column of its name with
+    that column's default, a pool created without them stores those defaults, and an option it does not
+    list is refused rather than dropped."""
+    from dataclasses import asdict, fields
+
+    from django.db.models.fields import NOT_PROVIDED
+
+    for option in fields(pool_build.PoolOptions):
+        column = Pool._meta.get_field(option.name)
+        default = column.default if column.default is not NOT_PROVIDED else (None if column.null else "")  # type: ignore[union-attr]
+        assert option.default == default, option.name
+    collection = two_runs[0].collection
+    pool = pool_build.create_pool(name="defaults", collection=collection, runs=two_runs)
+    assert {name: getattr(pool, name) for name in pool_build.PoolOptions.names()} == asdict(
+        pool_build.PoolOptions()
+    )
+    with pytest.raises(TypeError, match="colour"):
+        pool_build.create_pool(name="colourful", collection=collection, runs=two_runs, colour="red")
+    assert not Pool.objects.filter(name="colourful").exists()
+    # a value its column cannot hold is a problem of that option
+    problems = pool_build.pool_problems(collection=collection, seed=2**40)
+    assert problems["seed"]

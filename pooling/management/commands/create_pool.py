@@ -15,12 +15,6 @@ from pooling.management.commands._base import (
 )
 from pooling.models import Pool
 
-#: The options that are `pool_build.create_pool`'s parameters of the same name.
-POOL_OPTIONS = (
-    "name", "strategy", "depth", "budget", "seed", "judgements_per_item", "double_judge_fraction",
-    "relevance_level", "segment", "price_per_judgement", "description", "instructions",
-)  # fmt: skip
-
 
 class Command(ServiceCommand):
     help = "Configure a pool over a collection's runs; prints its size and cost before it is built."
@@ -79,7 +73,8 @@ class Command(ServiceCommand):
             created_by=get_owner(options["owner"]),
             collection=collection,
             runs=get_runs(collection, options["runs"]),
-            **given(options, *POOL_OPTIONS),
+            **given(options, "name", "description", "instructions"),
+            **pool_build.PoolOptions.given(options),
         )
         estimate = pool_reads.estimate_pool(pool=pool)
         self.stdout.write(
