@@ -47,3 +47,24 @@ def test_it_says_nothing_of_items_left_out_when_none_is(manager):
     assert fleiss["n_items_dropped"] == 0
     assert f"Fleiss' κ ({fleiss['ratings_per_item']} ratings per item)" in re.sub(r"<[^>]+>", "", html)
     assert "left out:" not in html
+
+
+def test_a_topics_undefined_kappa_reads_undefined_in_both_columns_as_the_api_gives_null(manager):
+    """q2's one item, graded alike: chance agreement is 1, so neither κ is defined (the linear column
+    once showed a dash where the unweighted one said undefined)."""
+    alice, bob = make_user("alice"), make_user("bob")
+    pool = make_pool(name="agreed", judgements_per_item=2, raters=[alice, bob])
+    judge(pool, alice, BOTH)
+    judge(pool, bob, BOTH)
+    client = Client()
+    client.force_login(manager)
+    html = client.get("/campaigns/agreed/agreement/").content.decode()
+    topics = {t["topic"]: t for t in client_for(manager).get("/api/agreement/agreed/").json()["topics"]}
+    assert topics["q2"]["unweighted"] is None and topics["q2"]["linear"] is None
+    row = re.search(r"<tr><td>q2</td>.*?</tr>", html, re.S)
+    assert row is not None
+    cells = [
+        re.sub(r"<[^>]+>", "", cell).strip()
+        for cell in re.findall(r"<td[^>]*>(.*?)</td>", row.group(0), re.S)
+    ]
+    assert cells[1:3] == ["undefined", "undefined"]
