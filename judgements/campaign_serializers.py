@@ -92,7 +92,7 @@ class JudgingSerializer(serializers.ModelSerializer):
     @extend_schema_field(ProgressSerializer)
     def get_progress(self, judging: Judging) -> dict[str, Any]:
         request = self.context["request"]
-        return stats.pool_progress(pool=judging.pool, rater=request.user).as_dict()
+        return stats.pool_progress(judging=judging, rater=request.user).as_dict()
 
 
 class JudgingUpdateSerializer(serializers.Serializer):

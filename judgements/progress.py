@@ -104,7 +104,8 @@ def progress(*, judging: Judging, user: Any, topic_id: int | None, tallied: bool
 
     - `done`/`need`: judgements made / needed in the pool, where an item counts at most its
       `required_judgements` (a gold item shown to everyone does not overfill the bar); `topic_done`/
-      `topic_need` the same within `topic_id`; `percent`/`topic_percent` rounded.
+      `topic_need` the same within `topic_id`; `fraction` = done / need (0 while
+      nothing is needed), `percent`/`topic_percent` in whole percent.
     - `mine`: items this user has judged in the pool; `mine_topic` within the topic.
     - `live`: the user's live leases; `open`: items open for them (`PoolItem.objects.open_for`, as
       OPEN_FOR_JOINED_SQL over the joins below), which `lease_next` could still lease them; `left` =
@@ -151,8 +152,8 @@ def live_progress(*, pool_name: str, user: Any, tallied: bool = True) -> dict[st
 def _counts(row: Any) -> dict[str, Any]:
     counts: dict[str, Any] = {key: int(value or 0) for key, value in zip(_PROGRESS_KEYS, row, strict=True)}
     counts["left"] = counts["open"] + counts["live"]
-    counts["percent"] = round(100 * counts["done"] / counts["need"]) if counts["need"] else 100
-    counts["topic_percent"] = (
-        round(100 * counts["topic_done"] / counts["topic_need"]) if counts["topic_need"] else 100
-    )
+    counts["fraction"] = counts["done"] / counts["need"] if counts["need"] else 0.0
+    counts["percent"] = round(100 * counts["fraction"])
+    topic_need = counts["topic_need"]
+    counts["topic_percent"] = round(100 * counts["topic_done"] / topic_need) if topic_need else 0
     return counts

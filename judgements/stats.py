@@ -15,9 +15,10 @@ from typing import Any
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
-from django.db.models import Count, Sum
+from django.db.models import Count
 
 from judgements.models import Assignment, GoldLabel, Judgement, Judging
+from judgements.progress import progress
 from judgements.rater_quality import known_seconds
 from pooling.models import JUDGED, Pool, PoolItem
 
@@ -158,11 +159,14 @@ def rater_statistics(*, pool: Pool) -> list[RaterStats]:
 
 @dataclass
 class Progress:
-    """How far a pool's judging has come, overall and for one rater.
+    """How far a pool's judging has come, overall and for one rater (the API's figures; the counts of the
+    rater's own are `judgements.progress`'s, which the judging page and the rater's home page show).
 
     - `items`: items selected for judging; `complete`: those with at least their required judgements;
     - `required`: the sum of required judgements over selected items; `judgements`: judgements made;
-    - `mine`: the rater's judgements in the pool;
+    - `fraction`: the share of the required judgements made, an item counting at most its required number
+      (a gold item every rater is shown does not overfill it): the page's pool bar; 0 while none is required;
+    - `mine`: the items of the pool the rater has judged;
     - `left_for_me`: items the rater could still be given now: selected, not judged or skipped by them, and
       gold or still short of judgements counting live leases; plus the rater's own live lease. (An adaptive
       pool may select more items later.)
@@ -172,34 +176,29 @@ class Progress:
     complete: int
     required: int
     judgements: int
+    fraction: float
     mine: int
     left_for_me: int
-
-    @property
-    def fraction(self) -> float:
-        return min(1.0, self.judgements / self.required) if self.required else 0.0
 
     def as_dict(self) -> dict[str, Any]:
         return {**asdict(self), "fraction": round(self.fraction, 4)}
 
 
-def pool_progress(*, pool: Pool, rater: User) -> Progress:
-    """The `Progress` of `pool`, with `mine` and `left_for_me` for `rater`."""
-    selected = PoolItem.objects.filter(pool=pool, selected=True)
-    totals = selected.aggregate(
-        items=Count("id"),
-        complete=Count("id", filter=JUDGED),
-        required=Sum("required_judgements"),
+def pool_progress(*, judging: Judging, rater: User) -> Progress:
+    """The `Progress` of the pool `judging` sets up, with `mine` and `left_for_me` for `rater`: the rater's
+    counts and the pool's bar as `judgements.progress` gives them, the items and judgements made beside."""
+    counts = progress(judging=judging, user=rater, topic_id=None)
+    totals = PoolItem.objects.filter(pool_id=judging.pool_id, selected=True).aggregate(
+        items=Count("id"), complete=Count("id", filter=JUDGED)
     )
-    open_for_me = selected.open_for(rater).count()
-    live = Assignment.objects.filter(item__pool=pool, rater=rater, state=Assignment.State.ACTIVE).count()
     return Progress(
         items=totals["items"] or 0,
         complete=totals["complete"] or 0,
-        required=totals["required"] or 0,
-        judgements=Judgement.objects.filter(item__pool=pool).count(),
-        mine=Judgement.objects.filter(item__pool=pool, rater=rater).count(),
-        left_for_me=open_for_me + live,
+        required=counts["need"],
+        judgements=Judgement.objects.filter(item__pool_id=judging.pool_id).count(),
+        fraction=counts["fraction"],
+        mine=counts["mine"],
+        left_for_me=counts["left"],
     )
 
 
