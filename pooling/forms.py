@@ -11,7 +11,8 @@ from django import forms
 
 from pooling import imports, pool_build
 from pooling.errors import PoolError
-from pooling.models import Collection, Job, Pool, Run
+from pooling.models import Collection, Job, Pool, Run, Topic
+from pooling.pool_build import PoolOptions
 
 UPLOAD_KINDS = [
     (Job.Kind.DOCUMENTS, "Documents"),
@@ -76,19 +77,31 @@ class PoolForm(forms.Form):
     name = forms.SlugField(max_length=100)
     runs = forms.ModelMultipleChoiceField(queryset=Run.objects.none(), widget=forms.CheckboxSelectMultiple)
     strategy = forms.ChoiceField(choices=Pool.Strategy.choices, initial=Pool.Strategy.DEPTH)
-    depth = forms.IntegerField(min_value=1, max_value=100_000, initial=10)
-    budget = forms.IntegerField(
-        min_value=1, max_value=10_000_000, required=False, help_text="Items to judge (adaptive strategies)."
+    # No limits of the form's own: the service's rules (`pool_build.pool_problems`, with the columns' ranges)
+    # name the field at fault, as they do for the API and the command.
+    depth = forms.IntegerField(initial=10)
+    budget = forms.IntegerField(required=False, help_text="Items to judge (adaptive strategies).")
+    judgements_per_item = forms.IntegerField(initial=1)
+    segment = forms.ChoiceField(
+        required=False,
+        initial="",
+        label="Topics",
+        help_text="Pool only the topics of one segment (from the topics file).",
     )
-    judgements_per_item = forms.IntegerField(min_value=1, max_value=100, initial=1)
+    relevance_level = forms.IntegerField(
+        required=False,
+        initial=1,
+        help_text="The lowest grade that counts as relevant (what the adaptive strategies look for).",
+    )
+    seed = forms.IntegerField(
+        required=False, initial=0, help_text="Seeds the adaptive strategies: the same seed, the same pool."
+    )
     double_judge_fraction = forms.FloatField(
-        min_value=0.0,
-        max_value=1.0,
         required=False,
         label="Agreement sample",
         help_text="The fraction of items judged that many times (the others once); empty: every item.",
     )
-    price_per_judgement = forms.DecimalField(min_value=0, max_digits=8, decimal_places=2, initial=1)
+    price_per_judgement = forms.DecimalField(max_digits=8, decimal_places=2, initial=1)
     instructions = forms.CharField(
         required=False, widget=forms.Textarea(attrs={"rows": 3}), help_text="What raters read."
     )
@@ -100,6 +113,8 @@ class PoolForm(forms.Form):
         super().__init__(*args, **kwargs)
         self.collection = collection
         self.fields["runs"].queryset = Run.objects.filter(collection=collection).order_by("name")  # type: ignore[attr-defined]  # a ModelMultipleChoiceField
+        segments = Topic.objects.filter(collection=collection).segment_names()
+        self.fields["segment"].choices = [("", "all topics"), *((name, name) for name in segments)]  # type: ignore[attr-defined]  # a ChoiceField
 
     def clean(self) -> dict[str, Any]:
         """The service's rules (`pool_build.pool_problems`), each shown beside its field."""
@@ -108,7 +123,7 @@ class PoolForm(forms.Form):
             collection=self.collection,
             name=data.get("name"),
             runs=list(data["runs"]) if "runs" in data else None,
-            **pool_build.PoolOptions.given(data),
+            **PoolOptions.given(data),
         )
         for field, messages in problems.items():
             for message in messages:
@@ -116,17 +131,22 @@ class PoolForm(forms.Form):
         return data
 
     def pool_options(self) -> dict[str, Any]:
-        """The keyword arguments of `pool_build.create_pool` (without the creator)."""
-        data = dict(self.cleaned_data)
-        data["price_per_judgement"] = float(data["price_per_judgement"])
-        data["runs"] = list(data["runs"])
-        return {"collection": self.collection, **data}
+        """The keyword arguments of `pool_build.create_pool` (without the creator); an option left empty
+        takes its default."""
+        data = self.cleaned_data
+        fields = {name: data[name] for name in ("name", "description", "instructions")}
+        return {
+            "collection": self.collection,
+            "runs": list(data["runs"]),
+            **fields,
+            **PoolOptions.given(data),
+        }
 
     def unsaved_pool(self) -> tuple[Pool, list[Run]]:
         """The pool these fields describe, not saved, and its runs: what `estimate_pool` previews. Fields
         that do not validate yet take their defaults, so the preview follows the form as it is typed."""
         values: dict[str, Any] = {}
-        for field in (name for name in pool_build.PoolOptions.names() if name in self.fields):
+        for field in (name for name in PoolOptions.names() if name in self.fields):
             value = self.cleaned_data.get(field) if field not in self.errors else None
             values[field] = value if value is not None else self.fields[field].initial
         if values["strategy"] is None:

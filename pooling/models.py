@@ -156,6 +156,11 @@ class TopicQuerySet(models.QuerySet["Topic"]):
         """Topics tagged with `segment` (segments are a JSON list; filtered in Python for SQLite too)."""
         return [topic for topic in self if segment in (topic.segments or [])]
 
+    def segment_names(self) -> list[str]:
+        """The segments these topics are tagged with, sorted (what a pool may be restricted to)."""
+        tagged = self.values_list("segments", flat=True)
+        return sorted({name for segments in tagged for name in segments or []})
+
 
 class Topic(models.Model):
     collection = models.ForeignKey(

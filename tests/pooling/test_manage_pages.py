@@ -259,3 +259,57 @@ def test_it_replaces_a_run_of_the_same_name_only_when_asked(
     gamma.refresh_from_db()
     assert job.status == Job.Status.DONE and gamma.num_rows == 2
     assert Run.objects.filter(collection=campaign.collection, name="gamma").count() == 1
+
+
+def test_it_creates_a_pool_of_one_segment_with_its_relevance_level_and_seed_from_the_page(campaign, people):
+    """Everything the API's pool creation takes, the page offers: the topics of one segment (a choice of
+    the collection's segments), the relevance level and the seed; the preview counts only that segment's
+    topics, and the pool created is the one the API would create."""
+    owner = client_as(people["owner"])
+    page = owner.get(reverse("setup:pool-create", kwargs={"name": "news"})).content.decode()
+    assert '<option value="" selected>all topics</option>' in page
+    assert '<option value="head">head</option>' in page and '<option value="tail">tail</option>' in page
+    one_segment = _pool_fields(campaign.collection, segment="head", relevance_level="2", seed="7")
+    preview = owner.get(reverse("setup:pool-preview", kwargs={"name": "news"}), one_segment)
+    head = [t.qid for t in campaign.collection.topics.all() if "head" in t.segments]
+    assert [t["qid"] for t in preview.context["estimate"]["topics"]] == head
+    assert owner.post(reverse("setup:pool-create", kwargs={"name": "news"}), one_segment).status_code == 302
+    pool = Pool.objects.get(name="fresh-pool")
+    assert (pool.segment, pool.relevance_level, pool.seed) == ("head", 2, 7)
+    assert pool_reads.estimate_pool(pool=pool) == {
+        k: preview.context["estimate"][k] for k in ("candidates", "items", "judgements", "cost")
+    }
+
+
+def test_the_page_holds_a_new_pool_to_the_rules_the_api_does_no_more_no_fewer(campaign, people):
+    """The form has no limits of its own: what the API takes, the page takes (it once refused 150
+    judgements an item and depth 200,000), and what the API refuses the page refuses with its message."""
+    from tests.conftest import client_for
+
+    owner = client_as(people["owner"])
+    url = reverse("setup:pool-create", kwargs={"name": "news"})
+    for field, value, message in (
+        ("depth", "0", "depth must be at least 1"),
+        ("judgements_per_item", "0", "judgements per item must be at least 1"),
+        ("relevance_level", "0", "relevance level must be between 1 and 32,767"),
+        ("price_per_judgement", "-1", "price per judgement must be at least 0"),
+        ("seed", str(2**40), "seed: "),
+    ):
+        refused = owner.post(url, _pool_fields(campaign.collection, **{field: value}))
+        assert refused.status_code == 200, field
+        assert any(message in error for error in refused.context["form"].errors[field]), (
+            field,
+            refused.context["form"].errors,
+        )
+        api = client_for(people["owner"]).post(
+            "/api/pools/",
+            {"name": "api-pool", "collection": "news", "runs": ["alpha"], field: int(value)},
+            format="json",
+        )
+        assert api.status_code == 400 and field in api.json(), (field, api.json())
+    taken = owner.post(url, _pool_fields(campaign.collection, judgements_per_item="150", depth="200000"))
+    assert taken.status_code == 302
+    assert (
+        Pool.objects.get(name="fresh-pool").judgements_per_item,
+        Pool.objects.get(name="fresh-pool").depth,
+    ) == (150, 200_000)
