@@ -11,7 +11,7 @@ from rest_framework.decorators import action
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from judgements.errors import JudgingError
+from judgements.api import JudgingAPIMixin
 from judgements.judges import create_judge, start_judge_run
 from judgements.models import Judge, Judging
 from labeling.pagination import PagedViewSetMixin
@@ -31,12 +31,7 @@ class JudgeSerializer(serializers.ModelSerializer):
             "run_counts", "admitted", "gate", "created_at",
         ]  # fmt: skip
         read_only_fields = ["kind", "run_counts", "admitted", "gate", "created_at"]
-        extra_kwargs = {
-            "seed": {"min_value": 0, "max_value": 2**31 - 1},
-            "folds": {"min_value": 2, "max_value": 20},
-            "timeout_seconds": {"min_value": 0.1, "max_value": 600},
-            "retries": {"min_value": 0, "max_value": 10},
-        }
+        # Their ranges are the service's (`judges.create_judge`): a 400 on the field through `refusal`.
         # The pool's unique-name rule is checked by the service, with the pool.
         validators: list[Any] = []
 
@@ -57,7 +52,7 @@ JUDGE = OpenApiParameter("name", str, OpenApiParameter.PATH, description="judge 
 
 
 @extend_schema(parameters=[POOL])
-class JudgeViewSet(PagedViewSetMixin, viewsets.ViewSet):
+class JudgeViewSet(JudgingAPIMixin, PagedViewSetMixin, viewsets.ViewSet):
     """A pool's model judges; running one is a job that ends with its gate measured."""
 
     permission_classes = [IsManager]
@@ -80,13 +75,7 @@ class JudgeViewSet(PagedViewSetMixin, viewsets.ViewSet):
         found = self._pool(pool)
         serializer = JudgeSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
-        try:
-            judge = create_judge(pool=found, by=request.user, **serializer.validated_data)
-        except JudgingError as exc:
-            field, _, message = str(exc).partition(": ")
-            known = field in JudgeSerializer.Meta.fields
-            errors = {field: [message]} if known else {"detail": [str(exc)]}
-            raise serializers.ValidationError(errors) from None
+        judge = create_judge(pool=found, by=request.user, **serializer.validated_data)  # refused: a 400
         return Response(JudgeSerializer(judge).data, status=status.HTTP_201_CREATED)
 
     @extend_schema(parameters=[JUDGE], responses={200: JudgeSerializer})

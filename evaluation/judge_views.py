@@ -23,10 +23,11 @@ class JudgeForm(forms.Form):
     name = forms.SlugField(max_length=80)
     method = forms.ChoiceField(choices=Judge.Method.choices)
     program = forms.ChoiceField(required=False, help_text="External judges: one the server offers.")
-    seed = forms.IntegerField(initial=0, min_value=0, max_value=2**31 - 1)
-    folds = forms.IntegerField(initial=5, min_value=2, max_value=20, help_text="Learned judges.")
-    timeout_seconds = forms.FloatField(initial=30.0, min_value=0.1, max_value=600)
-    retries = forms.IntegerField(initial=1, min_value=0, max_value=10)
+    # Their ranges are the service's (`judges.create_judge`), shown beside the field as the API gives them.
+    seed = forms.IntegerField(initial=0)
+    folds = forms.IntegerField(initial=5, help_text="Learned judges.")
+    timeout_seconds = forms.FloatField(initial=30.0)
+    retries = forms.IntegerField(initial=1)
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -70,8 +71,7 @@ def judges(request: HttpRequest, name: str) -> HttpResponse:
             try:
                 judge = create_judge(pool=pool, by=request.user, **data)  # type: ignore[arg-type]  # logged in
             except JudgingError as exc:
-                field, _, message = str(exc).partition(": ")
-                form.add_error(field if field in form.fields else None, message or str(exc))
+                exc.add_to(form)
             else:
                 return redirect("evaluation:judge", name=pool.name, judge=judge.name)
         status = 400

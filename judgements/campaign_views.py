@@ -186,7 +186,7 @@ def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
                 username=new.cleaned_data["username"], password=new.cleaned_data["password"]
             )
         except membership.AccountRefused as exc:
-            new.add_error(exc.field, str(exc))
+            exc.add_to(new)
         else:
             membership.setup_judging(pool=pool, raters=[user])
             login = request.build_absolute_uri(reverse("login"))

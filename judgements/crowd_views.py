@@ -76,7 +76,7 @@ def crowd_upload(request: HttpRequest, pool: str) -> HttpResponse:
         try:
             job = crowd_import.start_crowd_import(pool=judging.pool, user=request.user, **form.options())
         except crowd_import.CrowdOptionError as exc:
-            form.add_error(exc.field, exc.message)
+            exc.add_to(form)
         except pooling_errors.ImportFailed as exc:
             for error in exc.errors:
                 form.add_error("file", error)

@@ -70,5 +70,5 @@ class ClickLogUploadForm(forms.Form):
             for error in exc.errors:
                 self.add_error("file", error)
         except Refused as exc:
-            self.add_error(exc.field if exc.field in self.fields else None, exc.message or str(exc))
+            exc.add_to(self)
         return None

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-if TYPE_CHECKING:  # an annotation only: the readers' module is not imported with every refusal
+if TYPE_CHECKING:  # annotations only: the readers' module is not imported with every refusal
+    from django.forms import BaseForm
+
     from pooling import formats
 
 
@@ -25,6 +27,14 @@ class Refused(Exception):
     def as_data(self) -> dict[str, Any]:
         """The body of the API's 400 for it: the message on the field it names, else as `detail`."""
         return {self.field: [self.message]} if self.field else {"detail": str(self)}
+
+    def add_to(self, form: BaseForm) -> None:
+        """Show it on a page's form, as `as_data` does in the API: `message` beside the field it names when
+        the form has that field, else the whole refusal above the form."""
+        if self.field in form.fields:
+            form.add_error(self.field, self.message)
+        else:
+            form.add_error(None, str(self))
 
 
 class ImportFailed(Refused):

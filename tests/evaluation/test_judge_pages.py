@@ -186,3 +186,31 @@ def test_a_refused_broker_is_the_apis_503_and_the_pages_failed_job(
     assert "task queue is unreachable" in body["detail"] and body["status"] == "failed"
     assert Job.objects.get(pk=body["job"]).status == "failed"
     assert shown.status_code == 503 and b"task queue is unreachable" in shown.content
+
+
+def test_the_page_and_the_api_hold_a_judges_settings_to_the_services_ranges(pool: Pool, manager: Any) -> None:
+    """The ranges of a judge's settings are `create_judge`'s alone: the page shows its message beside the
+    field and the API answers it on the field, and what it takes both take (the page and the API once
+    refused a timeout of 0.05 s the service and the command took)."""
+    client = Client()
+    client.force_login(manager)
+    url = f"/evaluation/{pool.name}/judges/"
+    api = client_for(manager)
+    fields = {"seed": 0, "folds": 5, "timeout_seconds": 30, "retries": 1}
+    for field, value, message in (
+        ("folds", 21, "between 2 and 20"),
+        ("seed", -1, "between 0 and 2,147,483,647"),
+        ("timeout_seconds", 0, "more than 0, at most 600"),
+        ("retries", 11, "between 0 and 10"),
+    ):
+        bad = {**fields, field: value}
+        shown = client.post(url, {"action": "create", "name": "learner", "method": "learned", **bad})
+        assert shown.status_code == 400 and shown.context["form"].errors[field] == [message], field
+        answer = api.post(f"/api/pools/{pool.name}/judges/", {"name": "learner", "method": "learned", **bad})
+        assert answer.status_code == 400 and answer.json() == {field: [message]}, field
+    assert not Judge.objects.filter(pool=pool, name="learner").exists()
+    quick = {**fields, "timeout_seconds": 0.05}
+    made = client.post(url, {"action": "create", "name": "quick", "method": "learned", **quick})
+    assert made.status_code == 302 and Judge.objects.get(pool=pool, name="quick").timeout_seconds == 0.05
+    answer = api.post(f"/api/pools/{pool.name}/judges/", {"name": "quick2", "method": "learned", **quick})
+    assert answer.status_code == 201 and answer.json()["timeout_seconds"] == 0.05
