@@ -171,7 +171,7 @@ def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
                 adjudication_gap=data["adjudication_gap"],
             )
         except pooling_errors.Refused as exc:
-            setup.add_error(None, str(exc))
+            exc.add_to(setup)
         else:
             messages.success(request, f"Judging of {pool.name} set up with rubric {data['rubric']}.")
             return redirect("judging-setup:judging", name=pool.name)

@@ -59,6 +59,14 @@ class PoolError(Refused):
         self.fields = fields or {}
         super().__init__(message or "; ".join(m for messages in self.fields.values() for m in messages))
 
+    def add_to(self, form: BaseForm) -> None:
+        """Each message beside the field it names (above the form when the form has no such field)."""
+        if not self.fields:
+            return super().add_to(form)
+        for field, messages in self.fields.items():
+            for message in messages:
+                form.add_error(field if field in form.fields else None, message)
+
 
 class UnknownRuns(PoolError, ValueError):
     """Run names that no run of the collection has (`RunQuerySet.named`); a ValueError too, as a parameter

@@ -58,8 +58,7 @@ class UploadForm(forms.Form):
             try:
                 imports.check_run_name(name=data.get("name"), file_name=data["file"].name)
             except PoolError as exc:
-                for message in exc.fields["name"]:
-                    self.add_error("name", message)
+                exc.add_to(self)
         return data
 
     def params(self) -> dict[str, Any]:
@@ -125,9 +124,8 @@ class PoolForm(forms.Form):
             runs=list(data["runs"]) if "runs" in data else None,
             **PoolOptions.given(data),
         )
-        for field, messages in problems.items():
-            for message in messages:
-                self.add_error(field if field in self.fields else None, message)
+        if problems:
+            PoolError(fields=problems).add_to(self)
         return data
 
     def pool_options(self) -> dict[str, Any]:

@@ -92,8 +92,8 @@ def pool_create(request: HttpRequest, name: str) -> HttpResponse:
     if request.method == "POST" and "preview" not in request.POST and form.is_valid():
         try:
             pool = pool_build.create_pool(**form.pool_options(), created_by=request.user)
-        except pooling_errors.PoolError as exc:
-            form.add_error(None, str(exc))
+        except pooling_errors.PoolError as exc:  # a name taken since the form's checks, say
+            exc.add_to(form)
         else:
             messages.success(request, f"Pool {pool.name} created (not built yet): build it below.")
             return redirect("pooling:pool-detail", name=pool.name)

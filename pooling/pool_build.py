@@ -461,17 +461,15 @@ def set_judgement_plan(*, pool: Pool, judgements_per_item: int, double_judge_fra
     items (`double_judge_fraction`, the agreement sample; None: every item). Only before the pool is
     built: a built pool's items already carry their required judgements, which raters are working to."""
     locked = Pool.objects.select_for_update().get(pk=pool.pk)
-    problems = []
     if locked.status in (Pool.Status.BUILT, Pool.Status.BUILDING):
-        problems.append(
+        raise PoolError(
             f"pool {pool.name!r} is {locked.status}: its items already say how many judgements each needs"
         )
-    if judgements_per_item < 1:
-        problems.append("judgements per item must be at least 1")
-    if double_judge_fraction is not None and not 0.0 <= double_judge_fraction <= 1.0:
-        problems.append("double_judge_fraction must be between 0 and 1")
-    if problems:
-        raise PoolError("; ".join(problems))
+    plan = {"judgements_per_item": judgements_per_item, "double_judge_fraction": double_judge_fraction}
+    options = {**{name: getattr(locked, name) for name in PoolOptions.names()}, **plan}
+    problems = pool_problems(collection=locked.collection, **options)  # the rules a new pool's plan obeys
+    if any(name in problems for name in plan):
+        raise PoolError(fields={name: problems[name] for name in plan if name in problems})
     locked.judgements_per_item = judgements_per_item
     locked.double_judge_fraction = double_judge_fraction
     locked.save(update_fields=["judgements_per_item", "double_judge_fraction"])

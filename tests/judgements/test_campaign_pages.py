@@ -169,3 +169,27 @@ def test_one_rule_says_who_may_rate_on_the_page_the_api_and_the_command(bare_poo
     assert list(Judging.objects.get(pool=bare_pool).raters.values_list("username", flat=True)) == ["a-rater"]
     call_command("add_raters", "bare", "root", stdout=io.StringIO())  # an admin who wants to rate: the shell
     assert Judging.objects.get(pool=bare_pool).raters.filter(username="root").exists()
+
+
+def test_it_holds_the_judgement_plan_to_the_rules_of_a_new_pool_beside_each_field(people):
+    """The plan an unbuilt pool's judging set-up changes obeys the rules a new pool's does
+    (`pool_build.pool_problems`, with the column's range): each message beside its field, as the new-pool
+    page shows it, and nothing changed; a value past the column is refused, not a server error."""
+    pool = make_pool(name="draft", managers=[people["owner"]], build=False)
+    url = reverse("judging-setup:judging", kwargs={"name": "draft"})
+    new_pool_url = reverse("setup:pool-create", kwargs={"name": pool.collection.name})
+    rubric = Judging.objects.get(pool=pool).rubric
+    fields = {"action": "setup", "rubric": rubric.pk, "lease_minutes": 15, "adjudication_gap": 1}
+    owner = client_as(people["owner"])
+    for field, value in (
+        ("judgements_per_item", 0),
+        ("judgements_per_item", 40_000),
+        ("double_judge_fraction", 2),
+    ):
+        response = owner.post(url, {**fields, "judgements_per_item": 2, field: value})
+        assert response.status_code == 200, (field, value)
+        shown = response.context["setup"].errors[field]
+        on_new_pool = owner.post(new_pool_url, {"name": "n", "strategy": "depth", "depth": 3, field: value})
+        assert shown == on_new_pool.context["form"].errors[field], (field, value)
+    pool.refresh_from_db()
+    assert (pool.judgements_per_item, pool.double_judge_fraction) == (1, None)
