@@ -5,7 +5,10 @@ expire, answers that miss the gold).
 
 Definitions:
 
-- **done / needed**: judgements made / required (`pooling.stats.judgement_totals`, where an adaptive pool
+- **done / needed**: judgements done, as the judging page's pool bar and the API's `progress` count them
+  (`judgements.progress.pool_share`: over selected items, an item counting at most its required
+  judgements, so a gold item judged by every rater or an item judged beyond its need does not fill what
+  another item lacks) / judgements required (`pooling.stats.judgement_totals`, where an adaptive pool
   needs its budget × judgements per item); per topic, judged items / selected items.
 - **pace**: judgements made in the last `PACE_WINDOW` divided by the hours from the first of them to now
   (at least `MIN_SPAN`, so one judgement a minute ago is not "3,600 an hour"); None without any.
@@ -18,7 +21,8 @@ Definitions:
   rest**: when the items that can be completed will be, now + (needed − done − stranded_judgements) / pace
   (None as the ETA); the page shows it beside the stranded items, so a manager who adds raters knows when
   the rest will be done.
-- **spent**: judgements made × price per judgement; **estimate**: judgements needed × price.
+- **spent**: judgements made (every one, each paid: `judgement_totals`' `judgements_done`) × price per
+  judgement; **estimate**: judgement_totals' `cost` (judgements needed × price).
 - **active raters**: raters with a live lease or a judgement in the last `ACTIVE_WINDOW`.
 - **attention**: stranded items (with the remedy: add raters; a built pool's judgements per item are
   fixed, so lowering them is not offered); the adjudication queue; live leases expiring within
@@ -37,6 +41,7 @@ from django.utils import timezone
 
 from judgements.adjudication import queue_rows
 from judgements.models import Assignment, Judgement, Judging
+from judgements.progress import pool_share
 from judgements.stats import gold_accuracy
 from pooling import stats
 from pooling.models import Pool, PoolItem
@@ -134,7 +139,7 @@ def pool_dashboard(*, pool: Pool, now: datetime | None = None) -> PoolDashboard:
     for pk, username in members.items():
         lines.setdefault(pk, RaterLine(username, 0, None, pk in leasing))
     raters = sorted(lines.values(), key=lambda line: line.username)
-    done, needed = totals["judgements_done"], totals["judgements_required"]
+    done, needed = pool_share(pool_id=pool.pk)["done"], totals["judgements_required"]
     pace = pace_per_hour(pool=pool, now=now)
     left = max(needed - done, 0)
     stuck = stranded(pool=pool) if judging else {"items": 0, "judgements": 0}
@@ -155,8 +160,8 @@ def pool_dashboard(*, pool: Pool, now: datetime | None = None) -> PoolDashboard:
         raters=raters,
         pace=pace,
         eta=eta,
-        spent=round(done * price, 2),
-        estimate=round(needed * price, 2),
+        spent=round(totals["judgements_done"] * price, 2),
+        estimate=totals["cost"],
         active_raters=sum(1 for line in raters if line.active),
         adjudication=queue,
         expiring_leases=expiring,

@@ -112,9 +112,30 @@ def progress(*, judging: Judging, user: Any, topic_id: int | None, tallied: bool
       `open` + `live`.
 
     The joins are one row per item: (item, rater) is unique for assignments and for judgements."""
-    params = {
-        "pool": judging.pool_id,
-        "rater": user.pk,
+    return _progress(pool_id=judging.pool_id, rater_id=user.pk, topic_id=topic_id, tallied=tallied)
+
+
+#: The pool's own figures of `progress`: its bar, whoever reads it.
+POOL_KEYS = ("need", "done", "fraction", "percent")
+
+
+def pool_share(*, pool_id: int, tallied: bool = True) -> dict[str, Any]:
+    """The pool's bar of `progress` (`need`, `done`, `fraction`, `percent`), read for no rater by the same
+    statement: judgements made of those needed, over selected items, an item counting at most its
+    `required_judgements` (a gold item every rater judges does not overfill it, nor does an item judged
+    beyond its need, and an unselected item of an adaptive pool counts nothing). What the manager's
+    dashboard shows as judgements done, as the judging page and the API's `progress.fraction` do."""
+    counts = _progress(pool_id=pool_id, rater_id=_NO_RATER, topic_id=None, tallied=tallied)
+    return {key: counts[key] for key in POOL_KEYS}
+
+
+_NO_RATER = -1  # no account has this id: the rater's counts of `progress` are then zero
+
+
+def _progress(*, pool_id: int, rater_id: int, topic_id: int | None, tallied: bool) -> dict[str, Any]:
+    params: dict[str, Any] = {
+        "pool": pool_id,
+        "rater": rater_id,
         "topic": topic_id if topic_id is not None else -1,
         "now": timezone.now(),
     }

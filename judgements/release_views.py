@@ -101,16 +101,19 @@ def _releases_context(pool: Pool) -> dict[str, Any]:
 
 
 def pool_state_counts(pool: Pool) -> dict[str, int]:
-    """Items judged enough / still pending right now (the release decides judged vs unrateable)."""
+    """Items judged enough / still pending right now (the release decides judged vs unrateable): the
+    selected and judged items as every progress figure counts them (`pooling.stats.ITEM_COUNTS`), and of
+    the others those with a judgement already, in one aggregate."""
     from django.db.models import Count, Q
 
-    counts = pool.items.filter(selected=True).aggregate(
-        items=Count("id"),
-        complete=Count("id", filter=JUDGED),
-        started=Count("id", filter=Q(~JUDGED, num_judgements__gt=0)),
+    from pooling.stats import ITEM_COUNTS
+
+    row = pool.items.aggregate(
+        **ITEM_COUNTS, started=Count("id", filter=Q(~JUDGED, selected=True, num_judgements__gt=0))
     )
+    counts = {"items": row["n_selected"], "complete": row["n_judged"], "started": row["started"]}
     counts["untouched"] = counts["items"] - counts["complete"] - counts["started"]
-    counts["unselected"] = pool.items.filter(selected=False).count()
+    counts["unselected"] = row["n"] - row["n_selected"]
     return counts
 
 

@@ -20,7 +20,8 @@ from django.db.models import Count
 from judgements.models import Assignment, GoldLabel, Judgement, Judging
 from judgements.progress import progress
 from judgements.rater_quality import known_seconds
-from pooling.models import JUDGED, Pool, PoolItem
+from pooling import stats as pool_stats
+from pooling.models import Pool, PoolItem
 
 
 @dataclass
@@ -186,16 +187,15 @@ class Progress:
 
 def pool_progress(*, judging: Judging, rater: User) -> Progress:
     """The `Progress` of the pool `judging` sets up, with `mine` and `left_for_me` for `rater`: the rater's
-    counts and the pool's bar as `judgements.progress` gives them, the items and judgements made beside."""
+    counts and the pool's bar as `judgements.progress` gives them; the items, complete items and judgements
+    made as the pool's page and statistics give them (`pooling.stats.judgement_totals`)."""
     counts = progress(judging=judging, user=rater, topic_id=None)
-    totals = PoolItem.objects.filter(pool_id=judging.pool_id, selected=True).aggregate(
-        items=Count("id"), complete=Count("id", filter=JUDGED)
-    )
+    totals = pool_stats.judgement_totals(judging.pool)
     return Progress(
-        items=totals["items"] or 0,
-        complete=totals["complete"] or 0,
+        items=totals["selected"],
+        complete=totals["judged"],
         required=counts["need"],
-        judgements=Judgement.objects.filter(item__pool_id=judging.pool_id).count(),
+        judgements=totals["judgements_done"],
         fraction=counts["fraction"],
         mine=counts["mine"],
         left_for_me=counts["left"],

@@ -42,11 +42,7 @@ def estimate_pool(
         )
         by_topic = {int(topic_id): int(count) for topic_id, count in cursor.fetchall()}
     candidates = sum(by_topic.values())
-    items = min(candidates, pool.budget) if pool.adaptive and pool.budget else candidates
-    per_item: float = pool.judgements_per_item
-    if pool.double_judge_fraction is not None:
-        per_item = 1 + (pool.judgements_per_item - 1) * pool.double_judge_fraction
-    judgements = round(items * per_item)
+    items, judgements = planned_judgements(pool=pool, candidates=candidates)
     estimate: dict[str, Any] = {
         "candidates": candidates,
         "items": items,
@@ -59,6 +55,19 @@ def estimate_pool(
             ({"qid": qids[pk], "items": count} for pk, count in by_topic.items()), key=lambda t: t["qid"]
         )
     return estimate
+
+
+def planned_judgements(*, pool: Pool, candidates: int) -> tuple[int, int]:
+    """The items and judgements `pool`'s plan asks for among `candidates` items: an adaptive pool judges at
+    most `budget` of them, a depth pool all; an item needs `judgements_per_item` judgements, or, with a
+    double-judge fraction f, the expected ``1 + (judgements_per_item - 1) × f``; judgements rounded. The
+    estimate before the build and an adaptive pool's judgements required after it
+    (`stats.judgement_totals`) both read it."""
+    items = min(candidates, pool.budget) if pool.adaptive and pool.budget else candidates
+    per_item: float = pool.judgements_per_item
+    if pool.double_judge_fraction is not None:
+        per_item = 1 + (pool.judgements_per_item - 1) * pool.double_judge_fraction
+    return items, round(items * per_item)
 
 
 def estimate_added_runs(*, pool: Pool, runs: Iterable[Run]) -> dict[str, Any]:

@@ -15,7 +15,8 @@ Definitions (TREC pooling statistics):
   which is what the build will contribute for a depth pool.
 - **judgements required**: for a depth pool, the sum of ``required_judgements`` of the selected items;
   for an adaptive pool, ``min(budget, candidates) × J`` where J is the judgements per item (with a
-  double-judge fraction f, J is the expected ``1 + (judgements_per_item - 1) × f``), rounded.
+  double-judge fraction f, J is the expected ``1 + (judgements_per_item - 1) × f``), rounded: the plan
+  the estimate before the build reads too (`pool_reads.planned_judgements`).
   **Estimated cost** = judgements required × price per judgement.
 """
 
@@ -29,6 +30,7 @@ from django.db import connection
 from django.db.models import Count, Q, Sum
 
 from pooling.models import JUDGED, Pool, PoolItem, PoolRun, Provenance, Run, RunRow
+from pooling.pool_reads import planned_judgements
 
 __all__ = [
     "PoolStatistics",
@@ -233,10 +235,7 @@ def judgement_totals(pool: Pool) -> dict[str, Any]:
         n_done=Sum("num_judgements"),
     )
     if pool.adaptive:
-        per_item = float(pool.judgements_per_item)
-        if pool.double_judge_fraction is not None:
-            per_item = 1 + (pool.judgements_per_item - 1) * pool.double_judge_fraction
-        required = round(min(pool.budget or 0, totals["n"]) * per_item)
+        required = planned_judgements(pool=pool, candidates=totals["n"])[1]
     else:
         required = int(totals["n_required"] or 0)
     price = Decimal(str(pool.price_per_judgement))
