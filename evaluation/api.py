@@ -24,6 +24,10 @@ from pooling.models import Pool
 from pooling.permissions import IsManager, managed_pool
 
 
+class PolicySerializer(serializers.Serializer):
+    policy = serializers.CharField(default="majority")
+
+
 class TwoStageSerializer(serializers.Serializer):
     candidate = serializers.CharField()
     reranked = serializers.CharField()
@@ -45,7 +49,9 @@ class ReportSerializer(serializers.Serializer):
     policy = serializers.CharField(default="majority")
     gain = serializers.ChoiceField(choices=["linear", "exp"], default="linear")
     judge = serializers.CharField(
-        required=False, allow_blank=True, help_text="an admitted model judge whose labels fill unjudged items"
+        required=False,
+        allow_blank=True,
+        help_text="an admitted model judge whose labels fill the items people left pending",
     )
 
     def validate_judge(self, value: str) -> str | None:
@@ -81,14 +87,10 @@ class EvaluationViewSet(viewsets.ViewSet):
     def report(self, request: Request, name: str | None = None) -> Response:
         return self._answer(name, "report", services.pool_report, _query(ReportSerializer, request))
 
-    @extend_schema(
-        parameters=[OpenApiParameter("policy", str, default="majority")],
-        responses={200: PoolBiasSerializer},
-    )
+    @extend_schema(parameters=[PolicySerializer], responses={200: PoolBiasSerializer})
     @action(detail=True, methods=["get"], url_path="pool-bias")
     def pool_bias(self, request: Request, name: str | None = None) -> Response:
-        policy = request.query_params.get("policy", "majority")
-        return self._answer(name, "bias", services.pool_bias, {"policy": policy})
+        return self._answer(name, "bias", services.pool_bias, _query(PolicySerializer, request))
 
     @extend_schema(parameters=[TwoStageSerializer], responses={200: TwoStageReportSerializer})
     @action(detail=True, methods=["get"], url_path="two-stage")

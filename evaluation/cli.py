@@ -46,7 +46,8 @@ mean, -c included, and named on stderr: nobody observed a failure there, so a 0 
 (trec_eval would average them as 0, or abort when such a topic sorts first).
 
 QRELS is a qrels file (qid iter docid rel; .gz read transparently) or pool:NAME (that pool's current
-labels under the majority policy, -1 for every pending or unrateable item, as an explicit release).
+labels under the majority policy, -1 for every pending or unrateable item, as an explicit release; scored
+at the pool's relevance level unless -l says otherwise, as the pool's report is).
 Measures, trec_eval's syntax: -m map -m P.5,10 -m ndcg_cut.10 -m iprec_at_recall.0.5 -m set_F.0.5, a
 bare family for its default parameters (-m P), nicknames official (the default), all_trec and set. The
 first parameters given for a family win, as in trec_eval (-m P.5 -m P.20 prints P_5). pytrec_eval's
@@ -75,7 +76,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="condensed lists: drop unjudged documents and re-rank (trec_eval -J)",
     )
-    parser.add_argument("-l", dest="level", type=int, default=1, help="relevance level (default 1)")
+    parser.add_argument(
+        "-l",
+        dest="level",
+        type=int,
+        default=None,
+        help="relevance level (default 1, trec_eval's; for pool:NAME the pool's relevance level)",
+    )
     parser.add_argument("-M", dest="depth", type=int, default=None, help="evaluate the top DEPTH only")
     parser.add_argument("-n", dest="no_summary", action="store_true", help="no 'all' lines (trec_eval -n)")
     parser.add_argument(
@@ -127,12 +134,23 @@ def resolve_qrels(spec: str) -> QrelsTable | dict[str, dict[str, int]]:
     """The qrels named on the command line: a file path, or ``pool:NAME`` — that pool's current labels
     under the default (majority) policy, with -1 for every pending or unrateable item, exactly as an
     explicit release would write them (this one needs the database, and sets Django up if needed)."""
+    return _resolve(spec)[0]
+
+
+#: trec_eval's relevance level when -l is not given (a qrels file's; a pool has its own).
+DEFAULT_LEVEL = 1
+
+
+def _resolve(spec: str) -> tuple[QrelsTable | dict[str, dict[str, int]], int]:
+    """`resolve_qrels`, with the relevance level to score at when -l is not given: the pool's for
+    ``pool:NAME`` (the level its report, its releases' manifests and the offline tracker score at),
+    trec_eval's default for a file."""
     if spec.startswith("pool:"):
         return _pool_qrels(spec.removeprefix("pool:"))
-    return _read(read_qrels, spec, other=(read_run, "a run"))
+    return _read(read_qrels, spec, other=(read_run, "a run")), DEFAULT_LEVEL
 
 
-def _pool_qrels(name: str) -> dict[str, dict[str, int]]:
+def _pool_qrels(name: str) -> tuple[dict[str, dict[str, int]], int]:
     from django.apps import apps
 
     if not apps.ready:
@@ -148,7 +166,7 @@ def _pool_qrels(name: str) -> dict[str, dict[str, int]]:
     if pool is None:
         raise EvaluateError(f"no pool named {name!r}")
     try:
-        return current_qrels(pool=pool)
+        return current_qrels(pool=pool), pool.relevance_level
     except JudgingError as exc:
         raise EvaluateError(str(exc)) from None
 
@@ -185,7 +203,7 @@ def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
         raise EvaluateError(str(exc)) from None
     if options["depth"] is not None and options["depth"] < 1:
         raise EvaluateError("-M must be a positive integer")
-    if options["level"] < 0:
+    if options["level"] is not None and options["level"] < 0:
         raise EvaluateError("-l must be >= 0")
     version: metrics.Version = "9" if options.get("trec_eval") == "9" else "10"
     targets = None  # with -o: the file of each run's output
@@ -199,12 +217,12 @@ def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
         if not out_dir.is_dir():
             raise EvaluateError(f"-o {out_dir}: not a directory")
         targets = [out_dir / f"{name}.eval" for name in names]
-    qrels = resolve_qrels(options["qrels"])
+    qrels, level = _resolve(options["qrels"])
     if not isinstance(qrels, QrelsTable):
         qrels = QrelsTable.from_dict(qrels)  # once, not once per run
     runs = [(path, _read(read_run, path, other=(read_qrels, "a qrels file"))) for path in options["runs"]]
     settings: dict[str, Any] = {
-        "relevance_level": options["level"],
+        "relevance_level": level if options["level"] is None else options["level"],
         "gain": options["gain"],
         "unjudged": "condensed" if options["condensed"] else "nonrelevant",
         "depth": options["depth"],

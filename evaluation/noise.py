@@ -257,9 +257,6 @@ def rater_labels(votes: Votes, n_items: int, keep: np.ndarray, *, policy: str = 
         for column, times in enumerate(row.tolist()):
             vote = None if column == 0 else column - 1
             ballot += [(len(ballot) + j, vote) for j in range(times)]
-        result = aggregation.aggregate(ballot, policy=policy)
-        decided[k] = (
-            result.grade if result.state == aggregation.JUDGED and result.grade is not None else UNJUDGED
-        )
+        decided[k] = aggregation.aggregate(ballot, policy=policy).qrels_grade  # UNJUDGED unless judged
     labels[voted] = decided[np.asarray(inverse).ravel()]
     return labels

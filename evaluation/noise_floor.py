@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -51,15 +51,17 @@ class Campaign:
         gain: metrics.Gain = "linear",
         unjudged: metrics.Unjudged = "nonrelevant",
         depth: int | None = None,
+        topics: Iterable[str] = (),
     ) -> Campaign:
         """``consensus`` is ``{qid: {docid: grade}}`` with -1 for pending or unrateable items (the
         platform's current qrels); ``votes`` ``{(qid, docid): [(rater, grade or None), ...]}``; ``fixed``
-        the adjudicated items, whose label no resample changes."""
+        the adjudicated items, whose label no resample changes; ``topics`` every topic of the campaign
+        (one with no item in ``consensus`` is one nobody judged, as ``metrics.split_judged`` counts it)."""
         items = Items.of(consensus)
         scorer = Scorer(
             runs, items, measures, relevance_level=relevance_level, gain=gain, unjudged=unjudged, depth=depth
         )
-        not_judged = metrics.split_judged(consensus).not_judged
+        not_judged = metrics.split_judged(consensus, topics=topics).not_judged
         return cls(scorer, items.labels(consensus), Votes.of(items, votes, fixed), not_judged)
 
 

@@ -68,7 +68,13 @@ def pool_noise_floor(
         if run_dict:
             runs[run.name] = run_dict
     campaign = noise_floor.Campaign.of(
-        runs, consensus, votes, measures=measures, fixed=fixed, relevance_level=pool.relevance_level
+        runs,
+        consensus,
+        votes,
+        measures=measures,
+        fixed=fixed,
+        relevance_level=pool.relevance_level,
+        topics=topics,
     )
     posterior = model_posterior(pool=pool, policy=policy, campaign=campaign, votes=votes, fixed=fixed)
     data = noise_floor.report(

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from evaluation import metrics
-from judgements.releases import current_qrels
+from judgements.releases import current_labels, current_qrels
 from pooling.errors import Refused
 from pooling.models import Pool, Provenance, Run, RunRow
 
@@ -64,20 +64,20 @@ def pool_report(
     did not help make, and its judged@10 says how far to trust that. Topics nobody judged
     (`split_judged`) are listed apart, per segment too, and left out of every mean and test.
 
-    With `judge` (an admitted model judge of the pool) the items people have not judged take its labels,
-    and every run's `model_10` says how much of its score rests on them: the share of its top 10 documents
-    (per topic, averaged over the judged topics) whose label is the model's. Without, `model_10` is 0."""
+    With `judge` (an admitted model judge of the pool) the items people left pending take its labels, as
+    a release with that judge holds them (`releases.current_labels`), and every run's `model_10` says how
+    much of its score rests on them: the share of its top 10 documents (per topic, averaged over the
+    judged topics) whose label is the model's. Without, `model_10` is 0."""
     topics = {topic.qid: topic.segments or [] for topic in pool.topics()}
-    labels = current_qrels(pool=pool, policy=policy)
-    from_model: set[tuple[str, str]] = set()
+    current = current_labels(pool=pool, policy=policy, judge=judge)
+    from_model = current.from_model
     judge_info: dict[str, Any] | None = None
     if judge:
-        from judgements.judges import admitted_judge, fill_from_judge
+        from judgements.judges import admitted_judge
 
         found = admitted_judge(pool=pool, name=judge)
-        from_model = fill_from_judge(judge=found, qrels=labels)
         judge_info = {"name": found.name, "labels": len(from_model), "reason": found.gate.get("reason", "")}
-    split = metrics.split_judged(labels, topics=topics)
+    split = metrics.split_judged(current.qrels, topics=topics)
     qrels = split.qrels
     contributing = set(pool.pool_runs.values_list("run__name", flat=True))
     names = list(dict.fromkeys([*measures, "judged_10"]))
@@ -152,7 +152,10 @@ def pool_report(
 
 
 def _model_share(
-    run_dict: dict[str, dict[str, float]], qids: Sequence[str], from_model: set[tuple[str, str]], k: int = 10
+    run_dict: dict[str, dict[str, float]],
+    qids: Sequence[str],
+    from_model: frozenset[tuple[str, str]],
+    k: int = 10,
 ) -> float:
     """Mean over `qids` of the share of the run's top `k` (trec_eval order) whose label is a model's."""
     if not from_model or not qids:

@@ -42,6 +42,8 @@ def report_rows(data: dict[str, Any], columns: list[tuple[str, str, str]]) -> li
 
 
 def _policy(request: HttpRequest) -> str:
+    """The aggregation policy a page's labels are read under (`?policy=`, majority by default), for every
+    evaluation page: the report, the pool bias, the two-stage diagnosis and the noise floor."""
     return request.GET.get("policy", "majority").strip() or "majority"
 
 
@@ -196,8 +198,9 @@ def two_stage(request: HttpRequest, name: str) -> HttpResponse:
     if candidate and reranked:
         try:
             data = cached_for_pool(
-                pool, "two-stage", services.two_stage, candidate=candidate, reranked=reranked, k=k
-            )
+                pool, "two-stage", services.two_stage, candidate=candidate, reranked=reranked, k=k,
+                policy=_policy(request),
+            )  # fmt: skip
         except services.PARAMETER_ERRORS as exc:
             error = str(exc)
     if data and data["topics"]:
@@ -212,5 +215,5 @@ def two_stage(request: HttpRequest, name: str) -> HttpResponse:
             y_range=(0.0, 1.0),
         )
     context = {"pool": pool, "runs": runs, "candidate": candidate, "reranked": reranked, "k": k,
-               "data": data, "error": error, "figure": figure}  # fmt: skip
+               "policy": _policy(request), "data": data, "error": error, "figure": figure}  # fmt: skip
     return render(request, "evaluation/two_stage.html", context, status=400 if error else 200)

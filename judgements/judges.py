@@ -19,7 +19,7 @@ from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import transaction
 
-from judgements import membership
+from judgements import aggregation, membership
 from judgements.errors import JudgingError
 from judgements.models import Judge, Judgement, Judging
 from pooling.models import Job, Pool, PoolItem
@@ -260,33 +260,29 @@ def admitted_judge(*, pool: Pool, name: str) -> Judge:
     return judge
 
 
-def fill_from_judge(*, judge: Judge, qrels: dict[str, dict[str, int]]) -> set[tuple[str, str]]:
-    """Give every unjudged item of `qrels` (grade -1: pending or unrateable for people) the grade of
-    `judge`, in place, and return the (qid, docid) pairs so filled: the labels that rest on the model.
-    People's grades are never replaced."""
-    rows = Judgement.all_kinds.filter(rater=judge.user_id, kind=Judge.Kind.MODEL, grade__isnull=False)
-    filled: set[tuple[str, str]] = set()
-    for qid, docid, grade in rows.values_list("item__topic__qid", "item__document__docid", "grade"):
-        topic = qrels.get(qid)
-        if topic is not None and topic.get(docid, 0) < 0 and grade is not None:
-            topic[docid] = int(grade)
-            filled.add((qid, docid))
-    return filled
-
-
 @dataclass(frozen=True)
 class ModelFill:
-    """What a release takes from an admitted judge: its labels by (qid, docid), its source name as the
-    release writes it (`model:NAME`), and the gate figures the manifest carries."""
+    """What a release or a report takes from an admitted judge: its labels by (qid, docid), its source name
+    as the release writes it (`model:NAME`), and the gate figures the manifest carries."""
 
     source: str
     labels: dict[tuple[str, str], int]
     gate: dict[str, Any]
 
+    def grade_for(self, qid: str, docid: str, consensus: aggregation.Aggregate) -> int | None:
+        """The judge's grade for the item (qid, docid) whose people's `consensus` is `consensus`, or None
+        when it takes none: the one rule of which items a judge fills, for a release
+        (`release_files.write_qrels_and_judgements`) and the current labels a report scores
+        (`releases.current_labels`). Only a pending item (people have not judged it) takes the judge's
+        grade: people's grades are never replaced, and neither is an item people judged unrateable."""
+        if consensus.state != aggregation.PENDING:
+            return None
+        return self.labels.get((qid, docid))
+
 
 def model_fill(*, pool: Pool, name: str) -> ModelFill:
-    """The labels of the pool's admitted judge `name` for a release to fill unjudged items with
-    (JudgingError, naming `judge`, if it is not admitted)."""
+    """The labels of the pool's admitted judge `name` for a release or a report to fill the items people
+    left pending with (`ModelFill.grade_for`; JudgingError, naming `judge`, if it is not admitted)."""
     judge = admitted_judge(pool=pool, name=name)
     rows = Judgement.all_kinds.filter(rater=judge.user_id, kind=Judge.Kind.MODEL, grade__isnull=False)
     labels = {

@@ -243,8 +243,9 @@ def write_qrels_and_judgements(
     these; the bytes are those one process writes.
 
     With `fill` (`judges.ModelFill` of an admitted judge) an item people have not judged (pending) that
-    the judge labelled is judged with the judge's grade, and its label is a line of `judgements.jsonl`
-    whose `source` is the judge's (`model:NAME`); every people's line has `source` `human`.
+    the judge labelled is judged with the judge's grade (`ModelFill.grade_for`), and its label is a line
+    of `judgements.jsonl` whose `source` is the judge's (`model:NAME`); every people's line has `source`
+    `human`.
 
     Every line is encoded in Python (`release_jsonl.JudgementLines`), on every database: the text of a
     line has this one home. (A PostgreSQL path that built the lines in SQL was tried: it used less Python
@@ -333,8 +334,8 @@ def _write_lines(
         add_qrels, add_judgements, lines = qrels.add_line, judgements.add, judgements.lines
         for done, (fields, rows) in enumerate(stream, 1):
             outcome = consensus(fields, rows)
-            if fill is not None and not outcome.judged and outcome.result.state == "pending":
-                grade = fill.labels.get((fields[QID], fields[DOCID]))
+            if fill is not None and not outcome.judged:
+                grade = fill.grade_for(fields[QID], fields[DOCID], outcome.result)
                 if grade is not None:  # counted as the judge's, not as pending
                     outcome.count -= 1
                     filled = aggregation.Aggregate("judged", grade)

@@ -8,6 +8,7 @@ import contextlib
 import os
 import shutil
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -233,15 +234,43 @@ def _free_directory(root: Path, release_id: int, *, warnings: list[str]) -> Path
 def current_qrels(*, pool: Pool, policy: str = "majority") -> dict[str, dict[str, int]]:
     """The pool's labels right now under `policy`, as `{qid: {docid: grade}}`, with -1 for every pending or
     unrateable item (trec_eval's "in the pool, unjudged"), exactly as an explicit release would write them."""
+    return current_labels(pool=pool, policy=policy).qrels
+
+
+@dataclass(frozen=True)
+class CurrentLabels:
+    """The pool's labels right now (`current_labels`): `qrels` as `current_qrels`, and the (qid, docid) of
+    the items whose label is a model judge's."""
+
+    qrels: dict[str, dict[str, int]]
+    from_model: frozenset[tuple[str, str]]
+
+
+def current_labels(*, pool: Pool, policy: str = "majority", judge: str | None = None) -> CurrentLabels:
+    """`current_qrels`; with `judge` (an admitted model judge of the pool, `judges.model_fill`; JudgingError
+    otherwise) the items people left pending take its labels, exactly as a release with that judge writes
+    them (`ModelFill.grade_for`, the one rule of which items a judge fills)."""
     parsed = fit_policy(check_policy(pool=pool, policy=policy), pool=pool)
+    fill = None
+    if judge:
+        from judgements.judges import model_fill
+
+        fill = model_fill(pool=pool, name=judge)
     qrels: dict[str, dict[str, int]] = {}
+    from_model: set[tuple[str, str]] = set()
     with transaction.atomic(), contextlib.closing(stream_items(pool=pool, copy=True)) as items:
         for item, _rows in items:
             result = aggregation.aggregate(
                 item.votes, policy=parsed, required=item.required, adjudicated=item.adjudicated
             )
-            qrels.setdefault(item.qid, {})[item.docid] = result.qrels_grade
-    return qrels
+            grade = result.qrels_grade
+            if fill is not None:
+                model = fill.grade_for(item.qid, item.docid, result)
+                if model is not None:
+                    grade = model
+                    from_model.add((item.qid, item.docid))
+            qrels.setdefault(item.qid, {})[item.docid] = grade
+    return CurrentLabels(qrels, frozenset(from_model))
 
 
 def release_file_response(release: Release, filename: str) -> FileResponse:

@@ -9,6 +9,7 @@ from django.conf import settings
 from django.core.management.base import CommandError, CommandParser
 
 from judgements import aggregation, releases
+from judgements.models import Release
 from pooling.management.commands._base import ServiceCommand, get_pool, given, output_directory
 from pooling.terminal_progress import ProgressBar
 
@@ -26,7 +27,7 @@ class Command(ServiceCommand):
         )
         parser.add_argument(
             "--unjudged",
-            choices=["explicit", "omit"],
+            choices=Release.Unjudged.values,
             default="explicit",
             help="explicit: pending and unrateable items as -1; omit: left out (default: %(default)s)",
         )
