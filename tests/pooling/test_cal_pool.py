@@ -74,7 +74,7 @@ def test_it_leases_a_batch_in_blind_order_and_selects_the_next_once_it_is_judged
     for first, last in ((1, 2), (4, 5), (6, 8), (9, 12)):
         batch = [docid for docid in seen if first <= by_order[docid] <= last]
         assert batch == sorted(batch, key=blind.__getitem__)
-    assert consensus_outcomes(items).keys() == set(seen)
+    assert consensus_outcomes(pool=pool, items=items).keys() == set(seen)
 
 
 def test_it_offers_cal_as_a_pool_strategy() -> None:
