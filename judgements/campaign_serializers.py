@@ -99,10 +99,9 @@ class JudgingUpdateSerializer(serializers.Serializer):
     """What may change in a pool's judging set-up: the rubric, lease minutes and adjudication gap."""
 
     rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all(), required=False)
-    lease_minutes = serializers.IntegerField(required=False, min_value=1, max_value=Judging.MAX_LEASE_MINUTES)
-    adjudication_gap = serializers.IntegerField(
-        required=False, min_value=1, max_value=Judging.MAX_ADJUDICATION_GAP
-    )
+    # Bounds: the columns' (`Judging.MAX_*`), which `membership.setup_judging` checks (a 400 on the field).
+    lease_minutes = serializers.IntegerField(required=False)
+    adjudication_gap = serializers.IntegerField(required=False)
 
 
 class JudgingSetupSerializer(JudgingUpdateSerializer):

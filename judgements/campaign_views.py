@@ -13,6 +13,7 @@ from django import forms
 from django.conf import settings
 from django.contrib import messages
 from django.contrib.auth import get_user_model
+from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -60,14 +61,9 @@ class SetupForm(forms.Form):
     # the judgement plan, as the pool form asks for it (one definition of its bounds and wording)
     judgements_per_item = PoolForm.base_fields["judgements_per_item"]
     double_judge_fraction = PoolForm.base_fields["double_judge_fraction"]
-    lease_minutes = forms.IntegerField(
-        min_value=1, max_value=Judging.MAX_LEASE_MINUTES, help_text="How long a rater holds a document."
-    )
-    adjudication_gap = forms.IntegerField(
-        min_value=1,
-        max_value=Judging.MAX_ADJUDICATION_GAP,
-        help_text="Grades this far apart on one item go to adjudication.",
-    )
+    # Bounds: the columns' (`Judging.MAX_*`), which `membership.setup_judging` checks beside the field.
+    lease_minutes = forms.IntegerField(help_text="How long a rater holds a document.")
+    adjudication_gap = forms.IntegerField(help_text="Grades this far apart on one item go to adjudication.")
 
     def __init__(self, *args: Any, pool: Pool, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -158,18 +154,19 @@ def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
     if action == "setup" and setup.is_valid():
         data = setup.cleaned_data
         try:
-            if not setup.fields["judgements_per_item"].disabled:
-                pooling_pool_build.set_judgement_plan(
+            with transaction.atomic():  # the plan and the set-up, or neither
+                if not setup.fields["judgements_per_item"].disabled:
+                    pooling_pool_build.set_judgement_plan(
+                        pool=pool,
+                        judgements_per_item=data["judgements_per_item"],
+                        double_judge_fraction=data["double_judge_fraction"],
+                    )
+                membership.setup_judging(
                     pool=pool,
-                    judgements_per_item=data["judgements_per_item"],
-                    double_judge_fraction=data["double_judge_fraction"],
+                    rubric=data["rubric"],
+                    lease_minutes=data["lease_minutes"],
+                    adjudication_gap=data["adjudication_gap"],
                 )
-            membership.setup_judging(
-                pool=pool,
-                rubric=data["rubric"],
-                lease_minutes=data["lease_minutes"],
-                adjudication_gap=data["adjudication_gap"],
-            )
         except pooling_errors.Refused as exc:
             exc.add_to(setup)
         else:

@@ -55,6 +55,12 @@ def setup_judging(
     labels as the full set."""
     from django.conf import settings
 
+    for name, value in (("lease_minutes", lease_minutes), ("adjudication_gap", adjudication_gap)):
+        if value is not None:  # the column's bounds (`Judging.MAX_*`), for every caller
+            try:
+                Judging._meta.get_field(name).run_validators(value)  # type: ignore[union-attr]  # a model field
+            except ValidationError as exc:
+                raise JudgingError("; ".join(exc.messages), field=name) from None
     judging, _ = Judging.objects.get_or_create(
         pool=pool,
         defaults={

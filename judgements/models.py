@@ -9,6 +9,7 @@ from typing import Any
 
 from django.conf import settings
 from django.contrib.auth.models import User
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
@@ -85,15 +86,20 @@ class JudgingQuerySet(models.QuerySet["Judging"]):
 class Judging(models.Model):
     """How a pool is judged: its rubric, its raters, lease length and the adjudication gap."""
 
-    #: The bounds every form and API endpoint puts on a lease (minutes) and on the adjudication gap (grades).
+    #: The bounds of a lease (minutes) and of the adjudication gap (grades): the columns' validators, which
+    #: `membership.setup_judging` runs for every page, API call and command, and the admin's form too.
     MAX_LEASE_MINUTES = 24 * 60
     MAX_ADJUDICATION_GAP = 1000
 
     pool = models.OneToOneField(Pool, on_delete=models.CASCADE, related_name="judging")
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="+")
     raters = models.ManyToManyField(settings.AUTH_USER_MODEL, related_name="judging_pools", blank=True)
-    lease_minutes = models.PositiveIntegerField(default=10)
-    adjudication_gap = models.PositiveSmallIntegerField(default=2)
+    lease_minutes = models.PositiveIntegerField(
+        default=10, validators=[MinValueValidator(1), MaxValueValidator(MAX_LEASE_MINUTES)]
+    )
+    adjudication_gap = models.PositiveSmallIntegerField(
+        default=2, validators=[MinValueValidator(1), MaxValueValidator(MAX_ADJUDICATION_GAP)]
+    )
     gate_kappa = models.FloatField(
         null=True,
         blank=True,

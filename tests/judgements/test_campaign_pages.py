@@ -193,3 +193,41 @@ def test_it_holds_the_judgement_plan_to_the_rules_of_a_new_pool_beside_each_fiel
         assert shown == on_new_pool.context["form"].errors[field], (field, value)
     pool.refresh_from_db()
     assert (pool.judgements_per_item, pool.double_judge_fraction) == (1, None)
+
+
+def test_the_lease_and_the_adjudication_gap_have_the_columns_bounds_everywhere(people):
+    """One rule for the bounds of a lease and of the adjudication gap (`Judging.MAX_*`, the columns'
+    validators, run by `membership.setup_judging`): the set-up page shows the message beside the field and
+    changes nothing, not even the judgement plan it was given with them; the API answers it on the field;
+    the service refuses a 0 it once replaced silently with the default."""
+    from judgements import membership
+    from judgements.errors import JudgingError
+    from tests.conftest import client_for
+
+    pool = make_pool(name="draft", managers=[people["owner"]], build=False)
+    url = reverse("judging-setup:judging", kwargs={"name": "draft"})
+    rubric = Judging.objects.get(pool=pool).rubric
+    owner = client_as(people["owner"])
+    for field, value, message in (
+        ("lease_minutes", 0, "Ensure this value is greater than or equal to 1."),
+        ("lease_minutes", Judging.MAX_LEASE_MINUTES + 1, "Ensure this value is less than or equal to 1440."),
+        (
+            "adjudication_gap",
+            Judging.MAX_ADJUDICATION_GAP + 1,
+            "Ensure this value is less than or equal to 1000.",
+        ),
+    ):
+        fields = {"action": "setup", "rubric": rubric.pk, "judgements_per_item": 3, "lease_minutes": 15}
+        response = owner.post(url, {**fields, "adjudication_gap": 1, field: value})
+        assert response.status_code == 200 and response.context["setup"].errors[field] == [message], field
+        answer = client_for(people["owner"]).patch(
+            f"/api/judging/{pool.name}/", {field: value}, format="json"
+        )
+        assert answer.status_code == 400 and answer.json() == {field: [message]}, field
+        with pytest.raises(JudgingError) as refused:
+            membership.setup_judging(pool=pool, **{field: value})
+        assert refused.value.field == field
+    pool.refresh_from_db()
+    assert pool.judgements_per_item == 1  # the plan posted beside a refused lease was not kept
+    judging = Judging.objects.get(pool=pool)
+    assert (judging.lease_minutes, judging.adjudication_gap) != (0, Judging.MAX_ADJUDICATION_GAP + 1)
