@@ -19,7 +19,7 @@ from rest_framework.response import Response
 
 from labeling.api import validated
 from labeling.parsers import JSONParser
-from online import jobs, services
+from online import jobs, relevance, services
 from online.logformats import MAX_POSITION
 from online.models import ClickLabel, ClickLabelSet, ClickLog, PropensityEstimate, QueryMapping
 from pooling.api import JobSerializer
@@ -66,12 +66,12 @@ class PropensitySerializer(serializers.ModelSerializer):
 class PropensityRequestSerializer(serializers.Serializer):
     method = serializers.ChoiceField(choices=list(jobs.METHODS))
     theta = serializers.ListField(child=serializers.FloatField(), required=False, max_length=MAX_POSITION)
-    n = serializers.IntegerField(required=False, min_value=1, max_value=1000)
+    n = serializers.IntegerField(required=False, min_value=1, max_value=MAX_POSITION)
     name = serializers.CharField(required=False, allow_blank=True, max_length=100)
 
 
 class LabelRequestSerializer(serializers.Serializer):
-    estimator = serializers.ChoiceField(choices=["ips", "ratio", "coec"])
+    estimator = serializers.ChoiceField(choices=list(relevance.ESTIMATORS))
     propensity = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=2**63 - 1)
     tau = serializers.FloatField(required=False, allow_null=True, min_value=1.0)
     thresholds = serializers.CharField(

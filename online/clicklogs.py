@@ -12,6 +12,9 @@ not the number of impressions.
 Queries map to topics by qid, or (a page that logs query text) by exact normalised text: Unicode NFKC,
 case-folded, runs of whitespace collapsed (`normalise_query`). An unmapped query is recorded as a
 `QueryMapping` without a topic, with its impressions, and reported in the log's counts and warnings.
+An impression is one document shown at one position, in every format and every count (a cell's, a
+query's, the log's `impressions` and `unmapped_impressions`): a page of 3 results is 3 impressions, as
+the counts format's rows would give them.
 Object ids map to docids: the document whose docid is the object id, or (with `object_field`) whose
 metadata[object_field] is; a shown object that is no document of the collection is counted and left
 out of the counts (warned), its position still taken by it.
@@ -204,7 +207,7 @@ class _Importer:
                 self.topic_of(page.query, page.by_qid)
                 entry = queries[page.query]
             clicks = page.clicks
-            entry[2] += 1
+            entry[2] += n  # impressions: documents shown, as a counts row's (one rule for every format)
             entry[3] += len(clicks)
             topic = entry[0]
             if topic < 0:

@@ -28,7 +28,7 @@ from rest_framework.response import Response
 
 from labeling.pagination import PagedViewSetMixin
 from labeling.throttling import UserThrottle
-from online import experiment_input, experiments, preference, serving, tracking
+from online import experiment_input, experiments, interleaving, preference, serving, tracking
 from online.experiment_models import InterleavingExperiment, InterleavingResult, TrackedExperiment
 from online.experiment_serializers import (
     CorrelationGroupSerializer,
@@ -65,8 +65,13 @@ class ImpressionSerializer(serializers.Serializer):
     qid = serializers.CharField(max_length=100)
     user = serializers.CharField(max_length=200)
     session = serializers.CharField(max_length=200, allow_blank=True, default="")
-    docids = serializers.ListField(child=serializers.CharField(max_length=255), max_length=100)
-    teams = serializers.ListField(child=serializers.ChoiceField(choices=["A", "B", "-"]), max_length=100)
+    docids = serializers.ListField(
+        child=serializers.CharField(max_length=255), max_length=experiments.MAX_LENGTH
+    )
+    teams = serializers.ListField(
+        child=serializers.ChoiceField(choices=["A", "B", interleaving.NO_TEAM]),
+        max_length=experiments.MAX_LENGTH,
+    )
     clicks = serializers.ListField(child=serializers.IntegerField(min_value=1), default=list, max_length=100)
 
 
@@ -77,11 +82,14 @@ class ResultSerializer(serializers.Serializer):
 
 
 class PowerSerializer(serializers.Serializer):
-    delta = serializers.FloatField(min_value=-0.4999, max_value=0.4999)
-    tie_share = serializers.FloatField(min_value=0.0, max_value=0.99, default=0.0)
-    click_rate = serializers.FloatField(min_value=0.0001, max_value=1.0, default=1.0)
-    alpha = serializers.FloatField(min_value=0.0001, max_value=0.5, default=0.05)
-    power = serializers.FloatField(min_value=0.05, max_value=0.9999, default=0.8)
+    """Numbers only: what can be planned is `preference.plan_power`'s to say (its `PlanError` names the
+    field), as for the page and the command."""
+
+    delta = serializers.FloatField(help_text="the Δ_AB to detect: above -0.5, below 0.5, not 0")
+    tie_share = serializers.FloatField(default=0.0, help_text="at least 0, below 1")
+    click_rate = serializers.FloatField(default=1.0, help_text="above 0, at most 1")
+    alpha = serializers.FloatField(default=0.05, help_text="above 0, below 1")
+    power = serializers.FloatField(default=0.8, help_text="above 0, below 1")
 
 
 def experiment_dict(experiment: InterleavingExperiment) -> dict[str, Any]:
@@ -212,8 +220,8 @@ class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
         params.is_valid(raise_exception=True)
         try:
             plan = preference.plan_power(**params.validated_data)
-        except ValueError as exc:
-            raise ValidationError({"delta": [str(exc)]}) from None
+        except preference.PlanError as exc:
+            raise ValidationError({exc.field: [str(exc)]}) from None
         return Response(dataclasses.asdict(plan))
 
 

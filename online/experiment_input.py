@@ -32,7 +32,9 @@ class ExperimentCreateSerializer(serializers.Serializer):
     run_a = serializers.CharField(max_length=200)
     run_b = serializers.CharField(max_length=200)
     method = serializers.ChoiceField(choices=list(interleaving.METHODS), default="team_draft")
-    length = serializers.IntegerField(min_value=1, max_value=experiments.MAX_LENGTH, default=10)
+    length = serializers.IntegerField(
+        min_value=1, max_value=experiments.MAX_LENGTH, default=interleaving.DEFAULT_LENGTH
+    )
     identical_prefix = serializers.BooleanField(default=True)
     clients = serializers.ListField(child=serializers.CharField(max_length=150), default=list, max_length=100)
     description = serializers.CharField(allow_blank=True, default="", max_length=2000)

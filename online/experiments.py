@@ -16,7 +16,6 @@ from typing import Any
 import numpy as np
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
-from django.core.validators import validate_slug
 from django.db import transaction
 
 from online import archive, interleaving, preference, serving
@@ -48,8 +47,8 @@ def create_experiment(
 ) -> InterleavingExperiment:
     """A new interleaving experiment of runs `run_a` and `run_b` (names in `collection`)."""
     errors: dict[str, list[str]] = {}
-    try:
-        validate_slug(name)  # it goes in URLs, from the command too
+    try:  # the model field's own rules (a slug: it goes in URLs; its length), for every caller
+        InterleavingExperiment._meta.get_field("name").clean(name, None)
     except ValidationError as exc:
         errors["name"] = list(exc.messages)
     if name in RESERVED_NAMES:
@@ -191,7 +190,18 @@ def compute_result_from_click_log(
     team of each position as logged: `team_a` is the experiment's run A, `team_b` its run B, any other
     team name none), credited by the same rules as logged impressions (`credit_team_draft`'s, vectorised
     here over the archive's arrays: one point per clicked position to its team), stored as a new result
-    naming the log. Pages without teams are not interleaved and are left out."""
+    naming the log. Pages without teams are not interleaved and are left out. A balanced experiment is
+    refused: its logged impressions are credited by the runs' ranks (`credit_balanced`), not by teams, and
+    crediting its pages by teams would be another rule under its name."""
+    if experiment.method != "team_draft":
+        raise ValidationError(
+            {
+                "click_log": [
+                    f"a click log's pages are credited by their teams (team draft); a {experiment.method} "
+                    "experiment's are credited by the runs' ranks: log its impressions back instead"
+                ]
+            }
+        )
     if log.collection_id != experiment.collection_id:
         raise ValidationError({"click_log": ["the click log is of another collection"]})
     if not log.archive_dir:
@@ -285,6 +295,7 @@ def result_dict(result: InterleavingResult) -> dict[str, Any]:
 
 
 def _preferred(result: InterleavingResult) -> str:
-    if result.delta_ab is None or result.delta_ab == 0:
-        return "neither"
-    return result.experiment.run_a.name if result.delta_ab > 0 else result.experiment.run_b.name
+    """The run a result prefers (`preference.preferred`), by name."""
+    side = preference.preferred(result.delta_ab)
+    experiment = result.experiment
+    return {"A": experiment.run_a.name, "B": experiment.run_b.name}.get(side, side)

@@ -55,11 +55,15 @@ class Counts:
 
     @property
     def preferred(self) -> str:
-        """``"A"``, ``"B"`` or ``"neither"`` (Δ_AB of 0 or undefined)."""
-        delta = self.delta_ab
-        if delta is None or delta == 0:
-            return "neither"
-        return "A" if delta > 0 else "B"
+        """``"A"``, ``"B"`` or ``"neither"`` (`preferred`)."""
+        return preferred(self.delta_ab)
+
+
+def preferred(delta: float | None) -> str:
+    """The side a Δ_AB prefers: ``"A"`` above 0, ``"B"`` below, ``"neither"`` at 0 or undefined."""
+    if delta is None or delta == 0:
+        return "neither"
+    return "A" if delta > 0 else "B"
 
 
 def count(outcomes: Iterable[Outcome]) -> Counts:
@@ -307,6 +311,18 @@ def _no_power_below(win_share: float, alpha: float, power: float, most: int) -> 
     return _first(start, most, lambda n: _one_sided_power(n, win_share, alpha / 2) + slack >= power)
 
 
+#: Most impressions a plan may ask for: what a count holds (the click logs' `logformats.MAX_COUNT`).
+MAX_IMPRESSIONS = 2**63 - 1
+
+
+class PlanError(ValueError):
+    """An argument `plan_power` cannot plan with; `field` names it (where the API's 400 puts it)."""
+
+    def __init__(self, field: str, message: str) -> None:
+        super().__init__(message)
+        self.field = field
+
+
 def plan_power(
     delta: float,
     *,
@@ -324,26 +340,31 @@ def plan_power(
 
     The exact power saw-tooths in n (it falls while the critical count stays, jumps when it grows), so the
     first n that reaches `power` is not found by stepping: every n is tried, from a bound below which none
-    can reach it (`_no_power_below`), a block at a time."""
+    can reach it (`_no_power_below`), a block at a time.
+
+    The one home of what can be planned: the page, the API and the command all ask this, and a
+    `PlanError` (a ValueError naming its argument) is their refusal."""
     if not 0 < abs(delta) < 0.5:
-        raise ValueError("delta must be between -0.5 and 0.5, and not 0")
+        raise PlanError("delta", "delta must be between -0.5 and 0.5, and not 0")
     if not 0 <= tie_share < 1:
-        raise ValueError("tie_share must be at least 0 and below 1")
+        raise PlanError("tie_share", "tie_share must be at least 0 and below 1")
     if not 0 < click_rate <= 1:
-        raise ValueError("click_rate must be above 0 and at most 1")
+        raise PlanError("click_rate", "click_rate must be above 0 and at most 1")
     if not 0 < alpha < 1:
-        raise ValueError("alpha must be between 0 and 1")
+        raise PlanError("alpha", "alpha must be between 0 and 1")
     if not 0 < power < 1:
-        raise ValueError("power must be between 0 and 1")
+        raise PlanError("power", "power must be between 0 and 1")
     win_share = 0.5 + abs(delta) / (1 - tie_share)
     if win_share >= 1:
-        raise ValueError("delta is too large for this tie_share: A would win every decisive impression")
+        raise PlanError(
+            "delta", "delta is too large for this tie_share: A would win every decisive impression"
+        )
     low = _no_power_below(win_share, alpha, power, max_decisive)
     block = max(1024, low // 512)  # the bound is within a few tenths of a percent of n, mostly: one block
     n = 0
     while not n:
         if low > max_decisive:
-            raise ValueError(f"more than {max_decisive:,} decisive impressions would be needed")
+            raise PlanError("delta", f"more than {max_decisive:,} decisive impressions would be needed")
         candidates = np.arange(low, min(low + block, max_decisive + 1), dtype=np.int64)
         reached = np.flatnonzero(_powers(candidates, win_share, alpha) >= power)
         if len(reached):
@@ -351,12 +372,19 @@ def plan_power(
         low += block
     achieved = sign_test_power(n, win_share, alpha)
     clicked = math.ceil(n / (1 - tie_share))
+    needed = clicked / click_rate  # infinite for a click_rate of a few ulps
+    impressions = math.ceil(needed) if math.isfinite(needed) else MAX_IMPRESSIONS + 1
+    if impressions > MAX_IMPRESSIONS:
+        raise PlanError(
+            "click_rate",
+            f"click_rate is too small: more than {MAX_IMPRESSIONS:,} impressions would be needed",
+        )
     return PowerPlan(
         delta_ab=delta,
         win_share=win_share,
         decisive=n,
         clicked=clicked,
-        impressions=math.ceil(clicked / click_rate),
+        impressions=impressions,
         alpha=alpha,
         power=power,
         achieved_power=achieved,

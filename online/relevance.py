@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from online.logformats import MAX_POSITION
 from online.propensity import Counts
 
 ESTIMATORS = ("ips", "ratio", "coec")
@@ -139,6 +140,7 @@ def bootstrap(
     chunks: Callable[[], Iterator[dict[str, np.ndarray]]],
     *,
     n_docs: int,
+    n_loggers: int,
     theta_of: Callable[[Counts], Sequence[float] | None],
     estimator: str,
     tau: float | None = None,
@@ -150,18 +152,19 @@ def bootstrap(
     """Percentile intervals of each pair's score over `replicates` session resamples (Poisson bootstrap:
     each session weighted by an independent Poisson(1) count), θ re-estimated by `theta_of` on each
     replicate's counts. Reads the archive `chunks()` once per batch of replicates. Returns (pair ids,
-    low, high, warnings); pair id = topic index * n_docs + document index."""
+    low, high, warnings); pair id = topic index * n_docs + document index. `n_loggers`: the archive's
+    loggers (its meta's), each chunk's logger index below it."""
     kmax = 0
     keys_list = []
     for chunk in chunks():
-        keys, _ = _chunk_cells(chunk, n_docs)
+        keys, _ = _chunk_cells(chunk, n_docs, n_loggers)
         keys_list.append(np.unique(keys))
         kmax = max(kmax, int(chunk["length"].max(initial=0)))
     if not keys_list:
         return np.zeros(0, dtype=np.int64), np.zeros(0), np.zeros(0), ["no sessions to resample"]
     cells = np.unique(np.concatenate(keys_list))
-    logger, rest = cells % 1024, cells // 1024
-    position, pair = rest % 1001, rest // 1001
+    logger, rest = cells % n_loggers, cells // n_loggers
+    position, pair = rest % MAX_POSITION + 1, rest // MAX_POSITION
     draws: list[tuple[np.ndarray, np.ndarray]] = []
     warnings: list[str] = []
     failed = 0
@@ -170,7 +173,7 @@ def bootstrap(
         imp = np.zeros((len(reps), len(cells)))
         clk = np.zeros((len(reps), len(cells)))
         for chunk in chunks():
-            keys, page_of_cell = _chunk_cells(chunk, n_docs)
+            keys, page_of_cell = _chunk_cells(chunk, n_docs, n_loggers)
             index = np.searchsorted(cells, keys)
             clicked = chunk["click"][chunk["doc"] >= 0].astype(np.float64)
             for row, r in enumerate(reps):
@@ -207,9 +210,10 @@ def bootstrap(
     return pairs, low, high, warnings
 
 
-def _chunk_cells(chunk: dict[str, np.ndarray], n_docs: int) -> tuple[np.ndarray, np.ndarray]:
-    """Cell keys ((pair * 1001 + position) * 1024 + logger) of a chunk's known documents, and the page of
-    each."""
+def _chunk_cells(chunk: dict[str, np.ndarray], n_docs: int, n_loggers: int) -> tuple[np.ndarray, np.ndarray]:
+    """Cell keys ((pair * MAX_POSITION + position − 1) * n_loggers + logger) of a chunk's known documents,
+    and the page of each: every logger, position and pair its own key, within the key space the import
+    checked (`clicklogs.KEY_SPACE`: topics × documents × MAX_POSITION × loggers)."""
     length = chunk["length"].astype(np.int64)
     n = int(length.sum())
     page = np.repeat(np.arange(len(length)), length)
@@ -220,7 +224,7 @@ def _chunk_cells(chunk: dict[str, np.ndarray], n_docs: int) -> tuple[np.ndarray,
     topic = chunk["topic"].astype(np.int64)[page]
     logger = chunk["logger"].astype(np.int64)[page]
     pair = topic * n_docs + doc
-    keys = (pair * 1001 + position) * 1024 + logger
+    keys = (pair * MAX_POSITION + position - 1) * n_loggers + logger
     return keys[known], page[known]
 
 

@@ -286,6 +286,7 @@ def _intervals(
     pairs, low, high, warnings = relevance.bootstrap(
         lambda: archive.chunks(log.archive_dir),
         n_docs=n_docs,
+        n_loggers=max(len(meta["loggers"]), 1),
         theta_of=theta_of,
         estimator=estimator,
         tau=tau,

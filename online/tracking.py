@@ -134,6 +134,11 @@ def track_experiment(
 ) -> TrackedExperiment:
     """A new tracked experiment: its offline delta is computed now (`offline_delta`); its online delta is
     the value given, the interleaving result's, or left to fill in later (`set_online_delta`)."""
+    name = name.strip()  # as the API's field trims it, and as `import_online_deltas` reads names
+    try:  # the model field's own rules (not blank, its length), for every caller
+        TrackedExperiment._meta.get_field("name").clean(name, None)
+    except ValidationError as exc:
+        raise ValidationError({"name": list(exc.messages)}) from None
     if release.pool.collection_id != collection.pk:
         raise ValidationError({"release": [f"release {release.pk} is not of collection {collection.name!r}"]})
     if TrackedExperiment.objects.filter(collection=collection, name=name).exists():

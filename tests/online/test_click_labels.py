@@ -134,6 +134,7 @@ def test_bootstrap_re_estimates_theta_and_its_interval_covers_the_truth(tmp_path
     pairs, low, high, warnings = relevance.bootstrap(
         chunks,
         n_docs=6,
+        n_loggers=int(sim.logger.max()) + 1,
         theta_of=lambda c: propensity.em(c).theta,
         estimator="ips",
         replicates=40,

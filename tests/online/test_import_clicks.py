@@ -68,7 +68,8 @@ def test_it_counts_and_reports_unmapped_queries_and_unknown_objects(tmp_path) ->
         [page(), page(qid="nope"), page(qid=None, query="never seen"), page(docids=["d001", "zzz"])],
     )
     log = import_click_log(collection=collection, name="w", format="jsonl", paths=[path])
-    assert log.counts["unmapped_queries"] == 2 and log.counts["unmapped_impressions"] == 2
+    # two unmapped pages of 3 results: 6 impressions (documents shown), the unit of every count
+    assert log.counts["unmapped_queries"] == 2 and log.counts["unmapped_impressions"] == 6
     assert QueryMapping.objects.filter(log=log, topic=None).count() == 2
     assert any("map to no topic" in w for w in log.warnings)
     assert any("zzz" in w for w in log.warnings)

@@ -9,7 +9,7 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
-from online import services
+from online import relevance, services
 from online.management.commands._online import get_click_log
 from online.models import PropensityEstimate
 from pooling.management.commands._base import ServiceCommand, given
@@ -20,7 +20,7 @@ class Command(ServiceCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("log", type=int, help="click log id")
-        parser.add_argument("--estimator", choices=["ips", "ratio", "coec"], default="ips")
+        parser.add_argument("--estimator", choices=relevance.ESTIMATORS, default="ips")
         parser.add_argument("--propensity", type=int, help="propensity estimate id (ips and ratio need one)")
         parser.add_argument("--tau", type=float, help="clip 1/θ at τ")
         parser.add_argument("--thresholds", default="", help='score:grade, ascending: "0.1:1,0.3:2,0.6:3"')

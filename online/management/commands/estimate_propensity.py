@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from online import services
+from online import jobs, services
 from online.logformats import MAX_POSITION
 from online.management.commands._online import get_click_log
 from pooling.management.commands._base import ServiceCommand
@@ -17,7 +17,7 @@ class Command(ServiceCommand):
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("log", type=int, help="click log id")
-        parser.add_argument("--method", choices=["given", "randtop", "swap", "em", "harvest"], default="em")
+        parser.add_argument("--method", choices=jobs.METHODS, default="em")
         parser.add_argument("--theta", help="given θ, comma separated, position 1 first")
         parser.add_argument("--n", type=int, help=f"RandTop-n: the randomised depth, 1 to {MAX_POSITION}")
         parser.add_argument("--name", default="")

@@ -9,6 +9,7 @@ from typing import Any
 from django.core.management.base import CommandParser
 
 from online.clicklogs import import_click_log
+from online.jobs import UPLOAD_FORMATS
 from pooling.management.commands._base import ServiceCommand, get_collection, get_pool, given
 from pooling.terminal_progress import ProgressBar
 
@@ -20,7 +21,7 @@ class Command(ServiceCommand):
         parser.add_argument("collection")
         parser.add_argument("files", nargs="+")
         parser.add_argument("--name", required=True, help="the log's name in the collection")
-        parser.add_argument("--format", choices=["jsonl", "counts", "ubi"], default="jsonl")
+        parser.add_argument("--format", choices=UPLOAD_FORMATS, default="jsonl")
         parser.add_argument("--pool", help="the pool whose human judgements click labels are compared with")
         parser.add_argument("--object-field", default="", help="map object ids by this document metadata key")
         parser.add_argument(
