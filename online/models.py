@@ -66,7 +66,8 @@ class ClickLog(Authored):
     name = models.SlugField(max_length=100)
     format = models.CharField(max_length=10, choices=Format.choices)
     source_file = models.CharField(max_length=500, blank=True)
-    # impressions, clicks, sessions, queries, unmapped_queries, unmapped_impressions, unknown_docs
+    # What the import counted (`clicklogs.import_click_log` writes them, in this order): pages, impressions,
+    # clicks, cells, queries, unmapped_queries, unmapped_impressions, unknown_objects, and the loggers' names
     counts = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     max_position = models.PositiveIntegerField(default=0)
