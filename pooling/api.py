@@ -19,7 +19,7 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from pooling import deletion, imports, ownership
+from pooling import deletion, formats, imports, ownership
 from pooling import errors as pooling_errors
 from pooling.jobs import retry_job, start_import
 from pooling.models import Collection, Document, Job, Run, Topic
@@ -27,6 +27,8 @@ from pooling.permissions import IsManager
 
 
 class CollectionSerializer(serializers.ModelSerializer):
+    # no rule of its own: `imports.collection_name_problems`, the page's and the command's
+    name = serializers.CharField(allow_blank=True)
     documents = serializers.IntegerField(source="num_documents", read_only=True)
     topics = serializers.IntegerField(source="num_topics", read_only=True)
     runs = serializers.IntegerField(source="num_runs", read_only=True)
@@ -35,6 +37,11 @@ class CollectionSerializer(serializers.ModelSerializer):
         model = Collection
         fields = ["id", "name", "description", "created_at", "documents", "topics", "runs"]
         read_only_fields = ["id", "created_at"]
+
+    def validate_name(self, name: str) -> str:
+        if problems := imports.collection_name_problems(name):
+            raise serializers.ValidationError(problems)
+        return name
 
 
 class TopicSerializer(serializers.ModelSerializer):
@@ -101,8 +108,9 @@ class JobSerializer(serializers.ModelSerializer):
 class ImportSerializer(serializers.Serializer):
     kind = serializers.ChoiceField(choices=["documents", "topics", "run"])
     file = serializers.FileField()
-    format = serializers.ChoiceField(choices=["jsonl", "tsv", "trec"], required=False)
-    name = serializers.CharField(required=False, max_length=200)
+    format = serializers.ChoiceField(choices=formats.FILE_FORMATS, required=False)
+    # blank: the file's name; no rule of its own (`imports.check_run_name`'s, in `validate`), as the form
+    name = serializers.CharField(required=False, allow_blank=True)
     description = serializers.CharField(required=False, allow_blank=True)
     replace = serializers.BooleanField(required=False, default=False)
     skip_unknown_topics = serializers.BooleanField(required=False, default=False)

@@ -9,7 +9,7 @@ from typing import Any
 
 from django import forms
 
-from pooling import imports, pool_build
+from pooling import formats, imports, pool_build
 from pooling.errors import PoolError
 from pooling.models import Collection, Job, Pool, Run, Topic
 from pooling.pool_build import PoolOptions
@@ -19,17 +19,23 @@ UPLOAD_KINDS = [
     (Job.Kind.TOPICS, "Topics"),
     (Job.Kind.RUN, "A run"),
 ]
-FORMATS = [("", "detect from the name"), ("jsonl", "JSON lines"), ("tsv", "TSV"), ("trec", "TREC SGML")]
+FORMAT_LABELS = {"jsonl": "JSON lines", "tsv": "TSV", "trec": "TREC SGML"}
+#: The readers' formats (`formats.FILE_FORMATS`, as the API and the commands offer them), or none: guessed.
+FORMATS = [
+    ("", "detect from the name"),
+    *((name, FORMAT_LABELS.get(name, name)) for name in formats.FILE_FORMATS),
+]
 
 
 class CollectionForm(forms.Form):
-    name = forms.SlugField(max_length=100, help_text="Letters, digits, - and _; it appears in URLs.")
+    name = forms.CharField(required=False, help_text="Letters, digits, - and _; it appears in URLs.")
     description = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 2}))
 
     def clean_name(self) -> str:
+        """The service's rule (`imports.collection_name_problems`), beside the field."""
         name = self.cleaned_data["name"]
-        if Collection.objects.filter(name=name).exists():
-            raise forms.ValidationError(f"a collection named {name!r} already exists")
+        if problems := imports.collection_name_problems(name):
+            raise forms.ValidationError(problems)
         return name
 
 
@@ -39,8 +45,7 @@ class UploadForm(forms.Form):
     kind = forms.ChoiceField(choices=UPLOAD_KINDS)
     file = forms.FileField(help_text="Plain or gzipped (.gz).")
     format = forms.ChoiceField(choices=FORMATS, required=False, help_text="Documents and topics only.")
-    name = forms.CharField(
-        max_length=200,
+    name = forms.CharField(  # no limit of its own: `imports.check_run_name`'s, in `clean`
         required=False,
         help_text="A run's name (default: its file's name without the extension); no spaces, ',' or '/'.",
     )

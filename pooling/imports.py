@@ -110,14 +110,24 @@ def _file_import(
     summary.seconds = time.monotonic() - started
 
 
+def collection_name_problems(name: str) -> list[str]:
+    """Why a new collection may not be named `name` (already trimmed, as a form's field trims it), or
+    nothing: not a slug (`Collection.name_problems`), or taken. The one rule the page's form, the API and
+    `create_collection` (the command) ask."""
+    if problems := Collection.name_problems(name):
+        return problems
+    if Collection.objects.filter(name=name).exists():
+        return [f"collection {name!r} already exists"]
+    return []
+
+
 def create_collection(*, name: str, description: str = "", created_by: Any = None) -> Collection:
     """Create an empty collection whose first manager is `created_by` (None: only admins manage it,
-    e.g. from the command line without `--owner`); a name that is not a slug (`Collection.name_problems`) or
-    a duplicate one is refused with ImportFailed."""
-    if problems := Collection.name_problems(name):
+    e.g. from the command line without `--owner`); `name`, less the whitespace around it, by the rule of
+    `collection_name_problems`, else refused with ImportFailed."""
+    name = name.strip()
+    if problems := collection_name_problems(name):
         raise ImportFailed(problems)
-    if Collection.objects.filter(name=name).exists():
-        raise ImportFailed([f"collection {name!r} already exists"])
     with transaction.atomic():
         collection = Collection.objects.create(name=name, description=description)
         if created_by is not None:
@@ -217,19 +227,21 @@ def _run_name_fault(name: str, limit: int) -> str | None:
 
 
 def check_run_name(*, name: str | None, file_name: str) -> str:
-    """The name of a run imported from the file `file_name`: `name`, or without one the file's name less
-    its extension (and ``.gz``). The one rule of a run's name (every import, whoever calls it: the command,
-    the page's and the API's uploads, which check it before a job starts, and the admin's change form) is
-    RUN_NAME_RULE; a name outside it is refused with PoolError naming the field ``name`` (for a name taken
-    from the file, saying how to give one)."""
+    """The name of a run imported from the file `file_name`: `name` less the whitespace around it (as a
+    form's field trims it), or without one (blank) the file's name less its extension (and ``.gz``, in any
+    case: `formats.without_gz`). The one rule of a run's name (every import, whoever calls it: the
+    command, the page's and the API's uploads, which check it before a job starts, and the admin's change
+    form; none of them has a limit or a trim of its own) is RUN_NAME_RULE; a name outside it is refused with
+    PoolError naming the field ``name`` (for a name taken from the file, saying how to give one)."""
     limit = Run._meta.get_field("name").max_length or 200
-    chosen = name or Path(file_name).name.removesuffix(".gz").rsplit(".", 1)[0]
+    given = (name or "").strip()
+    chosen = given or formats.without_gz(Path(file_name).name).rsplit(".", 1)[0]
     fault = _run_name_fault(chosen, limit)
     if fault is None:
         return chosen
     shown = chosen if len(chosen) <= 40 else f"{chosen[:40]}…"
     rule = RUN_NAME_RULE.format(limit=limit)
-    if name:
+    if given:
         message = f"the run name {shown!r} {fault}: {rule}"
     else:
         message = (

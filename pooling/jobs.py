@@ -233,19 +233,27 @@ def start_add_runs(*, pool: Pool, runs: list[Run], user: Any = None) -> Job:
     )
 
 
-def retry_job(*, job: Job, user: Any = None) -> Job:
-    """Start a failed job again, as a new job with the same kind, parameters and upload (`retry_of` says
-    which). PermissionDenied unless `user` may start it now (`Job.objects.retryable_by`: who may read a job
-    may not always start it again); refused (JobRefused) unless the job failed, or while a build of the
-    same pool is under way."""
+def retry_refusal(*, job: Job, user: Any = None) -> PermissionDenied | JobRefused | None:
+    """Why `job` may not be started again now (None: it may), the one rule `retry_job` keeps and a job's
+    page asks before it offers Retry: PermissionDenied unless `user` may start it now
+    (`Job.objects.retryable_by`: who may read a job may not always start it again; no user: no check);
+    JobRefused unless the job failed, or while a build of the same pool is under way."""
     if user is not None and not Job.objects.retryable_by(user).filter(pk=job.pk).exists():
-        raise PermissionDenied(f"job {job.pk} is not yours to start again: manage its pool or collection")
+        return PermissionDenied(f"job {job.pk} is not yours to start again: manage its pool or collection")
     if job.status != Job.Status.FAILED:
-        raise JobRefused(f"job {job.pk} is {job.status}: only a failed job can be retried")
+        return JobRefused(f"job {job.pk} is {job.status}: only a failed job can be retried")
     if job.kind == Job.Kind.BUILD_POOL:
         running = Job.objects.filter(kind=job.kind, params__pool=job.params.get("pool"), status__in=ACTIVE)
         if running.exists():
-            raise JobRefused(f"the pool of job {job.pk} is being built already")
+            return JobRefused(f"the pool of job {job.pk} is being built already")
+    return None
+
+
+def retry_job(*, job: Job, user: Any = None) -> Job:
+    """Start a failed job again, as a new job with the same kind, parameters and upload (`retry_of` says
+    which); refused (PermissionDenied, JobRefused) as `retry_refusal` says."""
+    if (refusal := retry_refusal(job=job, user=user)) is not None:
+        raise refusal
     return start_job(
         kind=job.kind,
         collection=job.collection,

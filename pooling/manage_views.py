@@ -76,7 +76,9 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
         },
         "runs": collection.runs.order_by("name"),
         "pools": collection.pools.managed_by(request.user).order_by("name"),
-        "jobs": Job.objects.filter(collection=collection)
+        # only the jobs whose page the user may open (`visible_to`): a pool's of a pool they manage
+        "jobs": Job.objects.visible_to(request.user)
+        .filter(collection=collection)
         .exclude(kind=Job.Kind.BUILD_POOL)
         .order_by("-created_at", "-pk")[:RECENT_JOBS],
     }

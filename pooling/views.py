@@ -187,8 +187,10 @@ def _shown(value: object) -> object:
 
 def render_job(request: HttpRequest, job: Job, *, status: int = 200) -> HttpResponse:
     """The page of one job: status, live progress (the page reloads itself while the job runs), counts,
-    errors, warnings, and a retry button once it failed."""
+    errors, warnings, and a retry button once it failed, for a viewer who may retry it (`jobs.retry_refusal`,
+    what `retry_job` refuses)."""
     live = job.live()
+    visible = Job.objects.visible_to(request.user)
     context = {
         "job": job,
         "percent": round(100 * float(live.get("progress", 0.0))),
@@ -197,7 +199,10 @@ def render_job(request: HttpRequest, job: Job, *, status: int = 200) -> HttpResp
         # a list, not `job.counts.items` in the template: a release's counts have a key named "items"; in
         # the order the job's summary gave them, not the order PostgreSQL's jsonb keeps them in
         "counts": [(key, _shown(value)) for key, value in job.ordered_counts()],
-        "retries": job.retries.order_by("-created_at", "-pk"),
+        # the retries, and the job this one retried, whose pages the viewer may open (`visible_to`)
+        "retries": visible.filter(retry_of=job).order_by("-created_at", "-pk"),
+        "retry_of": visible.filter(pk=job.retry_of_id).first() if job.retry_of_id else None,
+        "may_retry": jobs.retry_refusal(job=job, user=request.user) is None,
         "refresh": None if job.finished else REFRESH_SECONDS,
     }
     return render(request, "pooling/job_detail.html", context, status=status)

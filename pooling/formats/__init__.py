@@ -47,7 +47,8 @@ Identifiers (qids and docids) must be non-empty and contain no whitespace: runs 
 whitespace-separated, so such an identifier could never be matched. A topics or documents file's qid is
 at most 100 characters and its docid 255 (``reader.MAX_ID_LENGTH``: what a collection keeps).
 
-``.gz`` files are read transparently (recognised by their magic bytes, or by the ``.gz`` suffix).
+``.gz`` files are read transparently (recognised by their magic bytes, or by the ``.gz`` suffix in any
+case: ``gzip_named``, ``without_gz``).
 """
 
 from __future__ import annotations
@@ -66,21 +67,28 @@ from pooling.formats.opening import (
     Source,
     client_name,
     current_limits,
+    gzip_named,
     limits,
     open_binary,
     open_lines,
     open_path,
     source_name,
+    without_gz,
 )
 from pooling.formats.reader import _id_problem as _id_problem
 from pooling.formats.reader import _Reader as _Reader
 from pooling.formats.reader import guess_format
 from pooling.formats.topics import TOPIC_FORMATS, read_topics
 
+#: The formats a documents or topics file may be in, what an upload's form, the API and the import commands
+#: offer (the readers' own: `DOCUMENT_FORMATS`, `TOPIC_FORMATS`).
+FILE_FORMATS = tuple(dict.fromkeys((*DOCUMENT_FORMATS, *TOPIC_FORMATS)))
+
 # The ``_name as _name`` imports re-export the private helpers online.logformats and online.ubi take
 # from here (their log readers share this bookkeeping and these JSON checks); they stay out of __all__.
 __all__ = [
     "DOCUMENT_FORMATS",
+    "FILE_FORMATS",
     "SHOWN_ERRORS",
     "TOPIC_FORMATS",
     "DocumentEntry",
@@ -94,6 +102,7 @@ __all__ = [
     "client_name",
     "current_limits",
     "guess_format",
+    "gzip_named",
     "limits",
     "line_too_long",
     "nul_message",
@@ -103,4 +112,5 @@ __all__ = [
     "read_documents",
     "read_topics",
     "source_name",
+    "without_gz",
 ]

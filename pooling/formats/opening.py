@@ -74,6 +74,18 @@ def source_name(source: Source) -> str:
     return str(name) if name not in (None, "") else "<stream>"
 
 
+def gzip_named(name: str) -> bool:
+    """Whether a file's name says it is gzipped: it ends in ``.gz``, in any case (the one rule of a
+    ``.gz`` name: :func:`open_binary` decompresses such a file, :func:`without_gz` drops the suffix)."""
+    return name.lower().endswith(".gz")
+
+
+def without_gz(name: str) -> str:
+    """``name`` less its ``.gz`` suffix (any case, :func:`gzip_named`): the name of what the gzipped file
+    holds, whose extension tells its format (``guess_format``) and its run's name (``check_run_name``)."""
+    return name[: -len(".gz")] if gzip_named(name) else name
+
+
 def client_name(path: str | os.PathLike[str]) -> str:
     """The name a client (a page, the API, a job's errors or parameters) is given for a file the server
     stored or read: the file's own name, never the folders it is kept in (an upload is stored under the
@@ -171,7 +183,7 @@ def open_binary(source: Source) -> Opened:
             raise TypeError("the readers need a binary file object (open it with 'rb')")
         buffered = io.BufferedReader(_ReadAdapter(source))
     try:
-        is_gzip = buffered.peek(2)[:2] == b"\x1f\x8b" or name.lower().endswith(".gz")
+        is_gzip = buffered.peek(2)[:2] == b"\x1f\x8b" or gzip_named(name)
     except OSError as exc:
         if owned is not None:
             owned.close()

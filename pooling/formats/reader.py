@@ -12,7 +12,7 @@ from typing import TypeVar
 
 from pooling.formats.entries import DocumentEntry, TopicEntry
 from pooling.formats.errors import FormatError, LineError
-from pooling.formats.opening import Source, open_lines, source_name
+from pooling.formats.opening import Source, open_lines, source_name, without_gz
 
 
 def guess_format(path: str, kind: str) -> str:
@@ -23,10 +23,7 @@ def guess_format(path: str, kind: str) -> str:
     - topics: ``.jsonl``/``.json`` → ``"jsonl"``; ``.tsv`` → ``"tsv"``; anything else → ``"trec"``.
     - run, qrels: always ``"trec"`` (there is only one format, read by ``pooling.trec_io``).
     """
-    name = source_name(path).lower()
-    if name.endswith(".gz"):
-        name = name[: -len(".gz")]
-    ext = os.path.splitext(name)[1]
+    ext = os.path.splitext(without_gz(source_name(path)).lower())[1]
     if kind == "documents":
         if ext in (".jsonl", ".json"):
             return "jsonl"

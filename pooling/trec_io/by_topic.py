@@ -12,7 +12,7 @@ from typing import Any
 
 import numpy as np
 
-from pooling.formats import Source
+from pooling.formats import Source, gzip_named
 from pooling.trec_io.chunks import _RUN_LINES, _iter_rows
 from pooling.trec_io.errors import ErrorLog
 from pooling.trec_io.keys import KeyIndex, hash_bytes
@@ -34,7 +34,7 @@ def _topic_groups(source: Source) -> int:
         size = os.stat(source).st_size
     except OSError:
         return 1
-    if str(source).endswith(".gz"):
+    if gzip_named(os.fspath(source)):
         size *= 4
     return max(1, min(256, -(-size // TOPIC_GROUP_BYTES)))
 
