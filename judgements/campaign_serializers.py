@@ -8,7 +8,7 @@ from typing import Any
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from judgements import dashboard, labels, membership, stats
+from judgements import crowd_import, dashboard, labels, membership, stats
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
 from judgements.serializers import (
     JUDGEMENT_LABEL,
@@ -240,7 +240,9 @@ class CrowdImportSerializer(serializers.Serializer):
 
     file = serializers.FileField(help_text="CSV or TSV with a header: worker, qid, docid, label[, seconds].")
     duplicates = serializers.ChoiceField(
-        choices=["last", "revisions"], default="last", help_text="the same (worker, item) twice in the file"
+        choices=crowd_import.DUPLICATE_RULES,
+        default="last",
+        help_text="the same (worker, item) twice in the file",
     )
     unrateable_labels = serializers.CharField(
         required=False, allow_blank=True, max_length=200, default="",

@@ -22,6 +22,10 @@ from pooling.permissions import manager_required
 RECENT_IMPORTS = 10
 
 
+#: How the page names each of the import's rules for a (worker, item) given twice (`DUPLICATE_RULES`).
+DUPLICATE_LABELS = {"last": "the last row wins", "revisions": "keep every row, as revisions"}
+
+
 class CrowdImportForm(forms.Form):
     """A crowd file and the options of `crowd_import.import_crowd_judgements` (the API's fields, too)."""
 
@@ -29,7 +33,7 @@ class CrowdImportForm(forms.Form):
         help_text="CSV or TSV with a header: worker, qid, docid, label[, seconds]; .gz read."
     )
     duplicates = forms.ChoiceField(
-        choices=[("last", "the last row wins"), ("revisions", "keep every row, as revisions")],
+        choices=[(rule, DUPLICATE_LABELS[rule]) for rule in crowd_import.DUPLICATE_RULES],
         initial="last",
         help_text="The same (worker, item) more than once in the file.",
     )

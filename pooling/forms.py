@@ -54,6 +54,12 @@ class UploadForm(forms.Form):
         help_text="A run only: if the collection has a run of that name, replace its rows (the pools that "
         "use it keep their items).",
     )
+    skip_unknown_topics = forms.BooleanField(
+        required=False,
+        help_text="A run only: leave out, and count, the rows of topics the collection does not have "
+        "(otherwise they refuse the file).",
+    )
+    description = forms.CharField(required=False, help_text="A run only: what it is (for managers).")
 
     def clean(self) -> dict[str, Any]:
         """A run's name (given, or its file's) by the import's rule (`imports.check_run_name`), beside the
@@ -69,9 +75,10 @@ class UploadForm(forms.Form):
     def params(self) -> dict[str, Any]:
         """The job's parameters, as the API's import takes them."""
         data = self.cleaned_data
-        if data["kind"] == Job.Kind.RUN:
-            run = {"name": data["name"]} if data["name"] else {}
-            return {**run, "replace": True} if data.get("replace") else run
+        if data["kind"] == Job.Kind.RUN:  # the options given, as the API's import would record them
+            given = {"name": data["name"], "description": data.get("description")}
+            flags = {"replace": data.get("replace"), "skip_unknown_topics": data.get("skip_unknown_topics")}
+            return {**{k: v for k, v in given.items() if v}, **{k: True for k, v in flags.items() if v}}
         return {"format": data["format"]} if data["format"] else {}
 
 

@@ -313,3 +313,37 @@ def test_the_page_holds_a_new_pool_to_the_rules_the_api_does_no_more_no_fewer(ca
         Pool.objects.get(name="fresh-pool").judgements_per_item,
         Pool.objects.get(name="fresh-pool").depth,
     ) == (150, 200_000)
+
+
+def test_the_upload_page_takes_a_runs_options_as_the_api_does(
+    campaign, people, django_capture_on_commit_callbacks
+):
+    """A run whose file ranks documents for topics the collection lacks: the page, like the API and the
+    command, may skip those rows (counted, warned) instead of refusing the file, and keeps a description."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.conftest import client_for
+
+    body = b"q1 Q0 d001 1 2.0 x\nq1 Q0 d002 2 1.0 x\nq99 Q0 d003 1 5.0 x\n"
+    owner = client_as(people["owner"])
+    url = reverse("setup:collection", kwargs={"name": "news"})
+    refused = owner.post(url, {"kind": "run", "file": SimpleUploadedFile("strict.run", body)})
+    assert refused.status_code == 200 and not Run.objects.filter(name="strict").exists()
+    options = {"skip_unknown_topics": "on", "description": "BM25, k1=0.9"}
+    with django_capture_on_commit_callbacks(execute=True):
+        page = owner.post(url, {"kind": "run", "file": SimpleUploadedFile("lenient.run", body), **options})
+        api = client_for(people["owner"]).post(
+            "/api/collections/news/imports/",
+            {"kind": "run", "file": SimpleUploadedFile("viaapi.run", body), "skip_unknown_topics": True,
+             "description": "BM25, k1=0.9"},
+            format="multipart",
+        )  # fmt: skip
+    assert page.status_code == 302 and api.status_code in (201, 202), api.content
+    by_page, by_api = Job.objects.get(upload_name="lenient.run"), Job.objects.get(upload_name="viaapi.run")
+    assert by_page.status == by_api.status == Job.Status.DONE
+    timeless = [{k: v for k, v in job.counts.items() if k != "seconds"} for job in (by_page, by_api)]
+    assert timeless[0] == timeless[1] == {"rows": 2, "topics": 1} and by_page.warnings == [
+        w.replace("viaapi", "lenient") for w in by_api.warnings
+    ]
+    run = Run.objects.get(collection=campaign.collection, name="lenient")
+    assert run.description == "BM25, k1=0.9" and run.rows.count() == 2
