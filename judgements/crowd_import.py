@@ -56,7 +56,7 @@ from judgements.errors import JudgingError
 from judgements.labels import MAX_SECONDS, revise_judgement
 from judgements.models import Judgement, Judging
 from pooling import errors as pooling_errors
-from pooling import formats
+from pooling import formats, upload_checks
 from pooling import imports as pooling_imports
 from pooling.job_summary import JobSummary
 from pooling.models import Job, Pool, PoolItem
@@ -359,8 +359,8 @@ def start_crowd_import(
 
     Refused before any job exists: a bad option (CrowdOptionError, naming it), and a file up to
     IMPORT_CHECK_MAX_BYTES that would fail — it is first imported in a transaction that is rolled back
-    (`pooling.imports.refuse_failing_upload`), so `ImportFailed` carries its errors by line and nothing is
-    stored (no job, no file). A larger file is checked by its job."""
+    (`pooling.upload_checks.refuse_failing_upload`), so `ImportFailed` carries its errors by line and
+    nothing is stored (no job, no file). A larger file is checked by its job."""
     from pooling import jobs
 
     check_options(pool=pool, duplicates=duplicates, unrateable_labels=unrateable_labels)
@@ -375,7 +375,7 @@ def start_crowd_import(
     name = formats.client_name(upload.name)
     job = Job(kind=Job.Kind.JUDGEMENTS, params=params, upload_name=name)
     job.upload.save(name, upload, save=False)
-    pooling_imports.refuse_failing_upload(job=job, size=upload.size, work=lambda: import_job_file(job))
+    upload_checks.refuse_failing_upload(job=job, size=upload.size, work=lambda: import_job_file(job))
     return jobs.start_job(
         kind=Job.Kind.JUDGEMENTS, params=params, user=user, upload=job.upload.name or "", upload_name=name
     )

@@ -15,9 +15,9 @@ from online import clicklogs
 from online.models import ClickLog, PropensityEstimate
 from pooling.errors import Refused
 from pooling.formats import client_name
-from pooling.imports import rehearsed
 from pooling.jobs import start_job
 from pooling.models import Collection, Job, Pool
+from pooling.upload_checks import rehearsed
 
 METHODS = ("given", "randtop", "swap", "em", "harvest")
 

@@ -155,12 +155,12 @@ def start_import(*, collection: Collection, kind: str, upload: Any, params: dict
     fail, `Refused` carries the errors by line and nothing is stored (no job, no file). A larger file is
     checked by its job.
     """
-    from pooling import imports
+    from pooling import imports, upload_checks
 
     name = client_name(upload.name)
     job = Job(kind=kind, collection=collection, params=params, upload_name=name)
     job.upload.save(name, upload, save=False)
-    imports.refuse_failing_upload(
+    upload_checks.refuse_failing_upload(
         job=job,
         size=upload.size,
         work=lambda: imports.import_file(
