@@ -188,3 +188,9 @@ def test_every_evaluation_page_reads_the_labels_under_the_policy_the_api_does(db
     assert (
         client_for(manager).get(f"/api/evaluation/{pool.name}/pool-bias/?policy=loudest").status_code == 400
     )
+    # the report's links keep a policy other than the default (and add nothing for the default)
+    report = page(manager, f"/evaluation/{pool.name}/?policy=rater:alice")
+    assert f'href="/evaluation/{pool.name}/two-stage/?policy=rater%3Aalice"' in report
+    assert f'href="/evaluation/{pool.name}/pool-bias/?policy=rater%3Aalice"' in report
+    plain = page(manager, f"/evaluation/{pool.name}/")
+    assert f'href="/evaluation/{pool.name}/two-stage/"' in plain
