@@ -25,7 +25,7 @@ from judgements.models import (
     Rubric,
 )
 from judgements.rubrics import default_rubric
-from pooling.models import Pool
+from pooling.models import Pool, column_problems
 
 
 def may_rate() -> QuerySet[User]:
@@ -56,11 +56,9 @@ def setup_judging(
     from django.conf import settings
 
     for name, value in (("lease_minutes", lease_minutes), ("adjudication_gap", adjudication_gap)):
-        if value is not None:  # the column's bounds (`Judging.MAX_*`), for every caller
-            try:
-                Judging._meta.get_field(name).run_validators(value)  # type: ignore[union-attr]  # a model field
-            except ValidationError as exc:
-                raise JudgingError("; ".join(exc.messages), field=name) from None
+        # the column's bounds (`Judging.MAX_*`), for every caller
+        if value is not None and (messages := column_problems(Judging, name, value)):
+            raise JudgingError("; ".join(messages), field=name)
     judging, _ = Judging.objects.get_or_create(
         pool=pool,
         defaults={
@@ -148,12 +146,9 @@ def check_username(username: str) -> str:
     name = users.normalize_username(username.strip())
     if not name:
         raise AccountRefused("username", "a username is needed")
-    field = users._meta.get_field(users.USERNAME_FIELD)
-    try:
-        field.run_validators(name)  # type: ignore[union-attr]  # a model field, not a relation
-    except ValidationError as exc:
+    if messages := column_problems(users, users.USERNAME_FIELD, name):
         shown = name if len(name) <= 40 else f"{name[:40]}…"
-        raise AccountRefused("username", f"username {shown!r} refused: {' '.join(exc.messages)}") from None
+        raise AccountRefused("username", f"username {shown!r} refused: {' '.join(messages)}")
     if name in DOT_SEGMENTS:
         raise AccountRefused(
             "username", f"username {name!r} refused: a URL cannot carry it (browsers drop '.' and '..')"

@@ -34,7 +34,6 @@ from zlib import crc32
 
 import numpy as np
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, models, transaction
 
 from online import archive
@@ -44,7 +43,7 @@ from online.ubi import read_ubi
 from pooling.errors import ImportFailed, Refused
 from pooling.formats import FormatError, client_name
 from pooling.imports import _open_source, reading_limits
-from pooling.models import Collection, Document, Pool, Topic
+from pooling.models import Collection, Document, Pool, Topic, column_problems
 
 CHUNK_PAGES = 10_000
 #: Most distinct loggers (ranker names) one log may have: the archive keeps a page's logger in an int16.
@@ -323,10 +322,8 @@ def check_click_log(*, collection: Collection, name: str, format: str, pool: Poo
     one the collection's logs already have; an unknown format; a pool of another collection. Checked by
     `import_click_log` before it touches anything, and by the upload's job starter before it stores a file.
     """
-    try:
-        ClickLog._meta.get_field("name").clean(name, None)
-    except ValidationError as exc:
-        raise Refused(f"name {name!r}: {' '.join(exc.messages)}", field="name") from None
+    if messages := column_problems(ClickLog, "name", name):
+        raise Refused(f"name {name!r}: {' '.join(messages)}", field="name")
     if ClickLog.objects.filter(collection=collection, name=name).exists():
         raise _name_taken(collection, name)
     if format not in FILES:

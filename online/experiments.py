@@ -21,7 +21,7 @@ from django.db import transaction
 from online import archive, interleaving, preference, serving
 from online.experiment_models import InterleavedImpression, InterleavingExperiment, InterleavingResult
 from online.models import ClickLog
-from pooling.models import Collection, Run, Topic
+from pooling.models import Collection, Run, Topic, column_problems
 
 MAX_LENGTH = 100
 
@@ -47,10 +47,9 @@ def create_experiment(
 ) -> InterleavingExperiment:
     """A new interleaving experiment of runs `run_a` and `run_b` (names in `collection`)."""
     errors: dict[str, list[str]] = {}
-    try:  # the model field's own rules (a slug: it goes in URLs; its length), for every caller
-        InterleavingExperiment._meta.get_field("name").clean(name, None)
-    except ValidationError as exc:
-        errors["name"] = list(exc.messages)
+    # the model field's own rules (a slug: it goes in URLs; its length), for every caller
+    if messages := column_problems(InterleavingExperiment, "name", name):
+        errors["name"] = messages
     if name in RESERVED_NAMES:
         errors["name"] = [f"{name!r} is the name of an API route (/api/interleaving/{name}/)"]
     elif InterleavingExperiment.objects.filter(name=name).exists():

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from online.interleaving import OUTCOMES, Outcome
+from online.logformats import MAX_COUNT
 
 
 @dataclass(frozen=True)
@@ -311,8 +312,8 @@ def _no_power_below(win_share: float, alpha: float, power: float, most: int) -> 
     return _first(start, most, lambda n: _one_sided_power(n, win_share, alpha / 2) + slack >= power)
 
 
-#: Most impressions a plan may ask for: what a count holds (the click logs' `logformats.MAX_COUNT`).
-MAX_IMPRESSIONS = 2**63 - 1
+#: Most impressions a plan may ask for: what a count holds (the click logs' own limit).
+MAX_IMPRESSIONS = MAX_COUNT
 
 
 class PlanError(ValueError):

@@ -29,7 +29,7 @@ from judgements.models import Release
 from online import tracker
 from online.experiment_models import InterleavingResult, TrackedExperiment
 from pooling.formats import FormatError, client_name, open_path
-from pooling.models import Collection, Run
+from pooling.models import Collection, Run, column_problems
 from pooling.trec_io import read_qrels
 
 INTERLEAVING_METRIC = "interleaving Δ"
@@ -135,10 +135,9 @@ def track_experiment(
     """A new tracked experiment: its offline delta is computed now (`offline_delta`); its online delta is
     the value given, the interleaving result's, or left to fill in later (`set_online_delta`)."""
     name = name.strip()  # as the API's field trims it, and as `import_online_deltas` reads names
-    try:  # the model field's own rules (not blank, its length), for every caller
-        TrackedExperiment._meta.get_field("name").clean(name, None)
-    except ValidationError as exc:
-        raise ValidationError({"name": list(exc.messages)}) from None
+    # the model field's own rules (not blank, its length), for every caller
+    if messages := column_problems(TrackedExperiment, "name", name):
+        raise ValidationError({"name": messages})
     if release.pool.collection_id != collection.pk:
         raise ValidationError({"release": [f"release {release.pk} is not of collection {collection.name!r}"]})
     if TrackedExperiment.objects.filter(collection=collection, name=name).exists():

@@ -65,7 +65,7 @@ class PoolError(Refused):
             return super().add_to(form)
         for field, messages in self.fields.items():
             for message in messages:
-                form.add_error(field if field in form.fields else None, message)
+                Refused(message, field=field).add_to(form)
 
 
 class UnknownRuns(PoolError, ValueError):

@@ -76,9 +76,8 @@ class UploadForm(forms.Form):
         """The job's parameters, as the API's import takes them."""
         data = self.cleaned_data
         if data["kind"] == Job.Kind.RUN:  # the options given, as the API's import would record them
-            given = {"name": data["name"], "description": data.get("description")}
-            flags = {"replace": data.get("replace"), "skip_unknown_topics": data.get("skip_unknown_topics")}
-            return {**{k: v for k, v in given.items() if v}, **{k: True for k, v in flags.items() if v}}
+            given = ("name", "description", "replace", "skip_unknown_topics")
+            return {option: data[option] for option in given if data.get(option)}
         return {"format": data["format"]} if data["format"] else {}
 
 

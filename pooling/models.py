@@ -25,6 +25,17 @@ if TYPE_CHECKING:
 # admin view and file download scopes through these, by way of `pooling.permissions`.
 
 
+def column_problems(model: type[models.Model], column: str, value: Any) -> list[str]:
+    """What `model`'s column `column` says of `value` (its field's checks and validators: blank, length, a
+    slug, a range), or nothing: the one way a service asks a column what it takes, for the callers that
+    have no form (the command line) as for those that do."""
+    try:
+        model._meta.get_field(column).clean(value, None)  # type: ignore[union-attr]  # a column, not a relation
+    except ValidationError as exc:
+        return list(exc.messages)
+    return []
+
+
 def _sees_everything(user: Any) -> bool:
     """Superusers (admins) see and change every collection and pool."""
     return bool(user.is_authenticated and user.is_active and user.is_superuser)
@@ -101,12 +112,8 @@ class Owned(models.Model):
         which has no form: a name a URL cannot carry would leave the object out of every page."""
         if not name:
             return [f"a {cls._meta.verbose_name} needs a name"]
-        try:
-            cls._meta.get_field("name").run_validators(name)  # type: ignore[union-attr]  # a model field
-        except ValidationError as exc:
-            shown = name if len(name) <= 40 else f"{name[:40]}…"
-            return [f"name {shown!r}: {message}" for message in exc.messages]
-        return []
+        shown = name if len(name) <= 40 else f"{name[:40]}…"
+        return [f"name {shown!r}: {message}" for message in column_problems(cls, "name", name)]
 
 
 def managers_field(*, related_name: str, help_text: str) -> models.ManyToManyField[User, Any]:

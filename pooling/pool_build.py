@@ -14,14 +14,24 @@ from decimal import Decimal
 from typing import Any
 
 from django.conf import settings
-from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
 from pooling.errors import PoolError
 from pooling.imports import Progress
 from pooling.job_summary import JobSummary
-from pooling.models import Collection, Document, Pool, PoolItem, PoolRun, Provenance, Run, RunRow, Topic
+from pooling.models import (
+    Collection,
+    Document,
+    Pool,
+    PoolItem,
+    PoolRun,
+    Provenance,
+    Run,
+    RunRow,
+    Topic,
+    column_problems,
+)
 from pooling.pg_settings import local_settings
 
 
@@ -119,11 +129,13 @@ def pool_problems(
         problem("segment", f"no topic of collection {collection.name!r} has segment {o.segment!r}")
     for column in ("depth", "budget", "seed", "judgements_per_item"):
         value = getattr(o, column)
-        if value is not None and column not in problems:  # what its column can hold
-            try:
-                Pool._meta.get_field(column).run_validators(value)  # type: ignore[union-attr]  # a model field
-            except ValidationError as exc:
-                problems[column] = [f"{column.replace('_', ' ')}: {message}" for message in exc.messages]
+        # what its column can hold
+        if (
+            value is not None
+            and column not in problems
+            and (messages := column_problems(Pool, column, value))
+        ):
+            problems[column] = [f"{column.replace('_', ' ')}: {message}" for message in messages]
     return problems
 
 
