@@ -41,7 +41,9 @@ def load_clicks(*, pool: Pool, runs: tuple[str, ...], data_dir: Path, log: Calla
             qid, _, docid, grade = line.split()
             seed_grades[(qid, docid)] = int(grade)
     rankers = [Run.objects.get(collection=pool.collection_id, name=name) for name in runs]
-    qids, candidates, rankings = [], [], [[] for _ in rankers]  # type: ignore[var-annotated]
+    qids: list[str] = []
+    candidates: list[list[str]] = []
+    rankings: list[list[list[int]]] = [[] for _ in rankers]  # per logger, per topic: indexes into the union
     for topic in pool.topics():
         lists = [[docid for docid, _ in run.ranked_list(topic)[:K]] for run in rankers]
         if any(len(found) < K for found in lists):
