@@ -9,7 +9,7 @@ import functools
 from collections.abc import Callable
 from typing import Any
 
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -19,7 +19,7 @@ from rest_framework.response import Response
 
 from labeling.api import validated
 from labeling.parsers import JSONParser
-from online import jobs, relevance, services
+from online import jobs, propensity, relevance, services
 from online.logformats import MAX_POSITION
 from online.models import ClickLabel, ClickLabelSet, ClickLog, PropensityEstimate, QueryMapping
 from pooling.api import JobSerializer
@@ -36,6 +36,13 @@ class ClickLogSerializer(serializers.ModelSerializer):
         model = ClickLog
         fields = ["id", "collection", "pool", "name", "format", "source_file", "counts", "warnings",
                   "max_position", "created_at"]  # fmt: skip
+        extra_kwargs = {
+            "counts": {
+                "help_text": "What the import counted: pages (result pages whose query maps to a topic; null "
+                "for the counts format, which has no pages: its rows read are `rows`), impressions, clicks, "
+                "cells, queries, unmapped_queries, unmapped_impressions, unknown_objects, loggers."
+            }
+        }
 
 
 class ClickLogUploadSerializer(serializers.Serializer):
@@ -63,10 +70,16 @@ class PropensitySerializer(serializers.ModelSerializer):
         fields = ["id", "log", "name", "method", "theta", "params", "diagnostics", "warnings", "created_at"]
 
 
+@extend_schema_field(serializers.IntegerField(min_value=1, max_value=propensity.MAX_DEPTH))
+class DepthField(serializers.IntegerField):
+    """RandTop's `n`: any whole number here; what depth can be shuffled is `propensity.depth_problem`'s to say
+    (`jobs.start_propensity` asks it: a 400 on `n` with its message), its bounds the schema's."""
+
+
 class PropensityRequestSerializer(serializers.Serializer):
     method = serializers.ChoiceField(choices=list(jobs.METHODS))
     theta = serializers.ListField(child=serializers.FloatField(), required=False, max_length=MAX_POSITION)
-    n = serializers.IntegerField(required=False, min_value=1, max_value=MAX_POSITION)
+    n = DepthField(required=False)
     name = serializers.CharField(required=False, allow_blank=True, max_length=100)
 
 
@@ -197,7 +210,7 @@ class ClickLogViewSet(viewsets.ReadOnlyModelViewSet):
         params: dict[str, Any] = {}
         if data["method"] == "given":
             params["theta"] = data.get("theta") or []
-        if data.get("n"):
+        if data.get("n") is not None:
             params["n"] = data["n"]
         try:
             return jobs.start_propensity(

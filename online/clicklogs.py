@@ -15,6 +15,9 @@ case-folded, runs of whitespace collapsed (`normalise_query`). An unmapped query
 An impression is one document shown at one position, in every format and every count (a cell's, a
 query's, the log's `impressions` and `unmapped_impressions`): a page of 3 results is 3 impressions, as
 the counts format's rows would give them.
+A page is one result list shown once, and the log's `pages` counts those whose query maps to a topic, in
+every format that has pages (`PAGED_FORMATS`); the counts format has none, so its `pages` is unknown
+(None, never its rows: those are its own count, `rows`).
 Object ids map to docids: the document whose docid is the object id, or (with `object_field`) whose
 metadata[object_field] is; a shown object that is no document of the collection is counted and left
 out of the counts (warned), its position still taken by it.
@@ -54,6 +57,8 @@ MAX_LOGGERS = 2**15 - 1
 KEY_SPACE = 2**63
 #: How many files each format takes (UBI: the queries export, then the events export).
 FILES = {"jsonl": 1, "counts": 1, "ubi": 2}
+#: The formats whose logs know their result pages (`pages`); a pre-aggregated counts file does not.
+PAGED_FORMATS = frozenset({"jsonl", "ubi"})
 _CLICKS = operator.attrgetter("clicks")
 
 Progress = Callable[[float, str], None]
@@ -149,7 +154,9 @@ class _Importer:
         self.cells = _Cells()
         self.n_topics = max(len(topics), 1)
         self.n_docs = max(len(pairs), 1)
-        self.pages = self.clicks = self.unknown_objects = 0
+        # result pages whose query maps to a topic; None where the format has no pages (module docstring)
+        self.pages: int | None = 0 if log.format in PAGED_FORMATS else None
+        self.rows = self.clicks = self.unknown_objects = 0  # rows: of a counts file, every one read
         self.unknown_names: dict[str, int] = {}
 
     def topic_of(self, query: str, by_qid: bool) -> int:
@@ -224,6 +231,7 @@ class _Importer:
         self.clicks += sum(map(len, map(_CLICKS, pages)))
         if not p_topic:
             return
+        assert self.pages is not None  # pages come from a paged format's reader only
         self.pages += len(p_topic)
         for name in dict.fromkeys(p_logger):  # indices in order of first appearance
             self.logger_index(name)
@@ -305,7 +313,7 @@ class _Importer:
             )
             imp.append(row.impressions)
             clk.append(row.clicks)
-        self.pages += len(rows)
+        self.rows += len(rows)
         if keys:
             self.cells.add(np.array(keys, dtype=np.int64), np.array(imp), np.array(clk))
 
@@ -409,7 +417,7 @@ def import_click_log(
             if format == "counts":
                 for rows in _chunks(read_counts(opened(0)), CHUNK_PAGES):
                     importer.add_counts(rows)
-                    report(-1, f"{importer.pages:,} rows read")
+                    report(-1, f"{importer.rows:,} rows read")
             else:
                 pages = (
                     read_impressions(opened(0))
@@ -437,7 +445,7 @@ def import_click_log(
         if owned:
             _discard(root)
         raise
-    report(1.0, f"imported {importer.pages:,} pages")
+    report(1.0, f"imported {summary(log)}")
     return log
 
 
@@ -454,6 +462,15 @@ def _archive_root(collection: Collection, name: str) -> Path:
             field="name",
         )
     return root
+
+
+def summary(log: ClickLog) -> str:
+    """What an import of `log` read, as the command and the job's progress say it: its pages (whose query
+    maps to a topic), or for a format without pages (counts) its rows, never as pages."""
+    counts = log.counts
+    if counts.get("pages") is None:
+        return f"{counts.get('rows', 0):,} rows (pages unknown: a {log.format} log has none)"
+    return f"{counts['pages']:,} pages"
 
 
 def insert_rows(model: type[models.Model], columns: Sequence[str], rows: Iterable[tuple[Any, ...]]) -> None:
@@ -541,7 +558,8 @@ def _store(log: ClickLog, importer: _Importer, ubi: UbiStats) -> None:
             "query_response_hit_ids nor impression events, so what was shown is not known"
         )
     log.counts = {
-        "pages": importer.pages,
+        "pages": importer.pages,  # None for a format without pages (counts): unknown, not 0
+        **({} if importer.pages is not None else {"rows": importer.rows}),
         "impressions": int(cells.impressions.sum()),
         "clicks": int(cells.clicks.sum()),
         "cells": len(keys),

@@ -165,10 +165,8 @@ class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
         experiment = self._experiment(name, change=True)
         params = ExperimentUpdateSerializer(data=request.data)
         params.is_valid(raise_exception=True)
-        data = dict(params.validated_data)
-        if "clients" in data:
-            data["clients"] = experiment_input.users(data["clients"], "clients")
-        experiments.update_experiment(experiment=experiment, **data)
+        # clients as usernames: the service refuses one that is no account's (`experiments._accounts`)
+        experiments.update_experiment(experiment=experiment, **params.validated_data)
         return Response(experiment_dict(experiment))
 
     @extend_schema(
@@ -220,8 +218,8 @@ class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
         params.is_valid(raise_exception=True)
         try:
             plan = preference.plan_power(**params.validated_data)
-        except preference.PlanError as exc:
-            raise ValidationError({exc.field: [str(exc)]}) from None
+        except preference.PlanError as exc:  # a Refused: its message on the field it names
+            raise ValidationError(exc.as_data()) from None
         return Response(dataclasses.asdict(plan))
 
 

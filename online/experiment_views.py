@@ -13,8 +13,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.exceptions import ValidationError as DRFValidationError
 
-from online import experiment_input, experiments, preference, serving, tracker, tracking
+from online import experiment_input, experiments, serving, tracker, tracking
 from online.experiment_models import InterleavingExperiment, TrackedExperiment
+from online.forms import PowerPlanForm
 from pooling import charts
 from pooling.models import Collection, Run
 from pooling.permissions import manager_required
@@ -38,13 +39,6 @@ def interleaving_list(request: HttpRequest) -> HttpResponse:
         )
     ]
     return render(request, "online/interleaving_list.html", {"rows": rows})
-
-
-def _float(request: HttpRequest, name: str, default: float) -> float:
-    try:
-        return float(request.GET.get(name, default))
-    except ValueError:
-        return default
 
 
 @manager_required
@@ -75,22 +69,13 @@ def interleaving_detail(request: HttpRequest, name: str) -> HttpResponse:
     clicked = (data["wins_a"] + data["wins_b"] + data["ties"]) if data else 0
     tie_default = round(data["ties"] / clicked, 3) if data and clicked else 0.0
     click_default = round(clicked / data["impressions"], 3) if data and data["impressions"] else 1.0
-    plan_inputs = {
-        "delta": _float(request, "delta", 0.02),
-        "tie_share": _float(request, "tie_share", min(tie_default, 0.95)),
-        "click_rate": _float(request, "click_rate", max(click_default, 0.001)),
-    }
-    plan, plan_error = None, ""
-    try:
-        plan = preference.plan_power(
-            plan_inputs["delta"], tie_share=plan_inputs["tie_share"], click_rate=plan_inputs["click_rate"]
-        )
-    except ValueError as exc:
-        plan_error = str(exc)
+    defaults = {"delta": 0.02, "tie_share": min(tie_default, 0.95), "click_rate": max(click_default, 0.001)}
+    plan_form = PowerPlanForm({**defaults, **request.GET.dict()})  # a field not given takes its default
+    plan = plan_form.plan()
     # a reader of the collection (a manager of a pool built on it) sees the result, and no button
     may_change = InterleavingExperiment.objects.managed_by(request.user).filter(pk=experiment.pk).exists()
     context = {"experiment": experiment, "data": data, "figure": figure, "queries": queries,
-               "plan": plan, "plan_inputs": plan_inputs, "plan_error": plan_error,
+               "plan": plan, "plan_form": plan_form,
                "unmapped": serving.unmapped_queries(experiment), "may_change": may_change}  # fmt: skip
     return render(request, "online/interleaving_detail.html", context)
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.db import transaction
@@ -41,12 +42,18 @@ def create_experiment(
     method: str = "team_draft",
     length: int = interleaving.DEFAULT_LENGTH,
     identical_prefix: bool = True,
-    clients: Sequence[User] = (),
+    clients: Sequence[User | str] = (),
     description: str = "",
     created_by: User | None = None,
 ) -> InterleavingExperiment:
-    """A new interleaving experiment of runs `run_a` and `run_b` (names in `collection`)."""
+    """A new interleaving experiment of runs `run_a` and `run_b` (names in `collection`), served to the
+    API accounts `clients` (accounts, or their usernames: one that no account has is refused on `clients`
+    with the other fields' refusals, by `_accounts`, for every caller); refused (a ValidationError by field)
+    having stored nothing."""
     errors: dict[str, list[str]] = {}
+    accounts, unknown = _accounts(clients)
+    if unknown:
+        errors["clients"] = unknown
     # the model field's own rules (a slug: it goes in URLs; its length), for every caller
     if messages := column_problems(InterleavingExperiment, "name", name):
         errors["name"] = messages
@@ -78,19 +85,37 @@ def create_experiment(
             description=description,
             created_by=created_by,
         )
-        experiment.clients.set(clients)
+        experiment.clients.set(accounts)
     return experiment
+
+
+def _accounts(clients: Sequence[User | str]) -> tuple[list[User], list[str]]:
+    """The accounts `clients` stands for (an account as it is, a username looked up), and the refusal's
+    message when some username is no account's (none: an empty list). The one check of an experiment's
+    clients: `create_experiment` and `update_experiment` make it, for the pages, the API and the commands."""
+    names = [c for c in clients if isinstance(c, str)]
+    found = list(get_user_model().objects.filter(username__in=names)) if names else []
+    missing = sorted(set(names) - {u.username for u in found})
+    if missing:
+        return [], [f"no user named {', '.join(map(repr, missing))}"]
+    return [c for c in clients if not isinstance(c, str)] + found, []
 
 
 def update_experiment(
     *,
     experiment: InterleavingExperiment,
     active: bool | None = None,
-    clients: Sequence[User] | None = None,
+    clients: Sequence[User | str] | None = None,
     description: str | None = None,
 ) -> InterleavingExperiment:
-    """Switch an experiment on or off, set its clients or its description (what is given). The search
-    path of other processes sees it within ACCESS_SECONDS (this process at once)."""
+    """Switch an experiment on or off, set its clients (accounts or usernames, checked as
+    `create_experiment` checks them) or its description (what is given); refused on `clients`, changing
+    nothing, for a username no account has. The search path of other processes sees it within
+    ACCESS_SECONDS (this process at once)."""
+    if clients is not None:
+        clients, unknown = _accounts(clients)
+        if unknown:
+            raise ValidationError({"clients": unknown})
     with transaction.atomic():
         if active is not None:
             experiment.active = active

@@ -1,7 +1,9 @@
-"""The forms of the online app's uploads: a click log, from the manager's page (`views.log_upload`) and the
+"""The forms of the online app: a click log's upload, from the manager's page (`views.log_upload`) and the
 admin's upload (`admin.ClickLogAdmin.upload_view`) alike. The fields are the API upload's
 (`api.ClickLogUploadSerializer`); what the import refuses is refused by the import's own checks
-(`clicklogs.check_click_log`, run by `jobs.start_click_import`), shown beside the field it names."""
+(`clicklogs.check_click_log`, run by `jobs.start_click_import`), shown beside the field it names. And the
+interleaving page's power planner (`PowerPlanForm`), whose refusals are the planner's own `PlanError`,
+shown the same way (`Refused.add_to`)."""
 
 from __future__ import annotations
 
@@ -9,7 +11,7 @@ from typing import Any
 
 from django import forms
 
-from online import jobs
+from online import jobs, preference
 from online.models import ClickLog
 from pooling.errors import ImportFailed, Refused
 from pooling.models import Collection, Job, Pool
@@ -72,3 +74,28 @@ class ClickLogUploadForm(forms.Form):
         except Refused as exc:
             exc.add_to(self)
         return None
+
+
+class PowerPlanForm(forms.Form):
+    """The numbers the interleaving page's planner plans with (the API's `GET /api/interleaving/power/` and
+    `manage.py plan_interleaving` take them too). Numbers only: what can be planned is
+    `preference.plan_power`'s to say, and its `PlanError` is shown beside the field it names, as every
+    service's refusal is (`Refused.add_to`)."""
+
+    delta = forms.FloatField(label="Δ_AB to detect")
+    tie_share = forms.FloatField(label="share of clicked impressions that tie")
+    click_rate = forms.FloatField(label="share of impressions with a click")
+
+    def plan(self) -> preference.PowerPlan | None:
+        """The plan for a valid form; None with the errors on the form else."""
+        if not self.is_valid():
+            return None
+        try:
+            return preference.plan_power(
+                self.cleaned_data["delta"],
+                tie_share=self.cleaned_data["tie_share"],
+                click_rate=self.cleaned_data["click_rate"],
+            )
+        except preference.PlanError as exc:
+            exc.add_to(self)
+            return None

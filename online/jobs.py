@@ -112,16 +112,20 @@ def click_files(job: Job) -> list[str]:
 def start_propensity(
     *, log: ClickLog, method: str, params: dict[str, Any], name: str = "", user: Any = None
 ) -> Job:
-    """Start estimating θ for `log` by `method`; a given θ is checked at once."""
+    """Start estimating θ for `log` by `method`; a given θ and RandTop's `n` are checked at once (by the
+    estimators' own rules: `propensity.validate`, `propensity.depth_problem`), refused naming the field."""
+    from online import propensity
+
     if method not in METHODS:
         raise Refused(f"method must be one of {', '.join(METHODS)}", field="method")
     if method == "given":
-        from online import propensity
-
         try:
             propensity.validate(params.get("theta") or [])
         except propensity.PropensityError as exc:
             raise Refused(str(exc), field="theta") from None
+    # a depth given is RandTop's, whatever the method (as the command's --n): a bad one is a mistake to say
+    if params.get("n") is not None and (problem := propensity.depth_problem(params["n"])):
+        raise Refused(problem, field="n")
     return start_job(
         kind=Job.Kind.PROPENSITY,
         collection=log.collection,

@@ -66,8 +66,10 @@ class ClickLog(Authored):
     name = models.SlugField(max_length=100)
     format = models.CharField(max_length=10, choices=Format.choices)
     source_file = models.CharField(max_length=500, blank=True)
-    # What the import counted (`clicklogs.import_click_log` writes them, in this order): pages, impressions,
-    # clicks, cells, queries, unmapped_queries, unmapped_impressions, unknown_objects, and the loggers' names
+    # What the import counted (`clicklogs.import_click_log` writes them, in this order): pages (the result
+    # pages whose query maps to a topic; null for a format without pages, the counts format, whose rows read
+    # are `rows` instead), impressions, clicks, cells, queries, unmapped_queries, unmapped_impressions,
+    # unknown_objects, and the loggers' names
     counts = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     max_position = models.PositiveIntegerField(default=0)

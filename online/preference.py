@@ -26,6 +26,7 @@ import numpy as np
 
 from online.interleaving import OUTCOMES, Outcome
 from online.logformats import MAX_COUNT
+from pooling.errors import Refused
 
 
 @dataclass(frozen=True)
@@ -316,12 +317,14 @@ def _no_power_below(win_share: float, alpha: float, power: float, most: int) -> 
 MAX_IMPRESSIONS = MAX_COUNT
 
 
-class PlanError(ValueError):
-    """An argument `plan_power` cannot plan with; `field` names it (where the API's 400 puts it)."""
+class PlanError(Refused, ValueError):
+    """An argument `plan_power` cannot plan with; `field` names it. A `Refused`, so it is shown as every
+    service's refusal is (`as_data` the API's 400 on the field, `add_to` beside the field of a page's form,
+    the commands' error); a ValueError too, as a bad argument of a pure function is. (`pooling.errors` is
+    as pure as this module: no Django.)"""
 
     def __init__(self, field: str, message: str) -> None:
-        super().__init__(message)
-        self.field = field
+        super().__init__(message, field=field)
 
 
 def plan_power(
@@ -344,7 +347,7 @@ def plan_power(
     can reach it (`_no_power_below`), a block at a time.
 
     The one home of what can be planned: the page, the API and the command all ask this, and a
-    `PlanError` (a ValueError naming its argument) is their refusal."""
+    `PlanError` (a `Refused` and a ValueError, naming its argument) is their refusal."""
     if not 0 < abs(delta) < 0.5:
         raise PlanError("delta", "delta must be between -0.5 and 0.5, and not 0")
     if not 0 <= tie_share < 1:

@@ -37,8 +37,22 @@ FloatArray = NDArray[np.float64]
 IntArray = NDArray[np.int64]
 
 
+#: RandTop's deepest randomised depth `n`: a page shows at most MAX_POSITION positions.
+MAX_DEPTH = MAX_POSITION
+
+
 class PropensityError(ValueError):
-    """A propensity that cannot be used (outside (0, 1], not finite, or no data to estimate it)."""
+    """A propensity that cannot be used (outside (0, 1], not finite, or no data to estimate it), or an
+    argument an estimator cannot take (RandTop's `n` outside 1..MAX_DEPTH)."""
+
+
+def depth_problem(n: Any) -> str | None:
+    """What is wrong with RandTop's `n`, the depth it shuffled (None: nothing): a whole number from 1 to
+    MAX_DEPTH. The one rule: `randtop` refuses with it, and the API, the log page and the command ask it
+    before they start."""
+    if isinstance(n, bool) or not isinstance(n, int | np.integer) or not 1 <= n <= MAX_DEPTH:
+        return f"n must be a whole number from 1 to {MAX_DEPTH} (the depth it shuffled), not {n}"
+    return None
 
 
 @dataclass
@@ -122,10 +136,12 @@ def _normalise(theta: FloatArray) -> list[float]:
 
 
 def randtop(counts: Counts, n: int | None = None) -> Estimate:
-    """RandTop-n: θ_k/θ_1 = CTR_k / CTR_1 for k ≤ n (n defaults to the deepest position logged)."""
-    if n is not None and n < 1:
-        raise PropensityError(f"n must be at least 1 (the randomised depth), not {n}")
-    n = n or counts.max_position
+    """RandTop-n: θ_k/θ_1 = CTR_k / CTR_1 for k ≤ n (n defaults to the deepest position logged; a given n
+    is 1 to MAX_DEPTH, `depth_problem`, a PropensityError else)."""
+    if n is None:
+        n = counts.max_position
+    elif problem := depth_problem(n):
+        raise PropensityError(problem)
     if n < 1:
         raise PropensityError("no impressions")
     keep = counts.position <= n

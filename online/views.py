@@ -18,7 +18,7 @@ from django.utils.html import format_html
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from judgements.releases import current_qrels
-from online import jobs, relevance, services
+from online import jobs, propensity, relevance, services
 from online.forms import ClickLogUploadForm
 from online.models import ClickLabelSet, ClickLog, PropensityEstimate
 from pooling import charts
@@ -49,7 +49,7 @@ def _start_job(request: HttpRequest, log: ClickLog, form: str, start: Callable[[
 
 #: The fields of the log page's two forms (templates/online/log_detail.html), where a refusal is shown.
 LOG_FORM_FIELDS = {
-    "estimate": {"method", "theta"},
+    "estimate": {"method", "theta", "n"},
     "derive": {"estimator", "propensity", "tau", "thresholds", "replicates"},
 }
 
@@ -71,6 +71,15 @@ def _number(request: HttpRequest, name: str, kind: Callable[[str], Any], what: s
         raise Refused(f"{name}: {what}", field=name) from None
 
 
+def _whole(text: str) -> int | str:
+    """`text` as a whole number when it is one, else as it is: the service's check that refuses it (by the
+    rule it breaks, with that rule's message) is the one to say what it should be."""
+    try:
+        return int(text)
+    except ValueError:
+        return text
+
+
 def _log_context(log: ClickLog) -> dict[str, Any]:
     return {
         "log": log,
@@ -78,6 +87,7 @@ def _log_context(log: ClickLog) -> dict[str, Any]:
         "propensities": log.propensities.all(),
         "label_sets": log.label_sets.all(),
         "methods": jobs.METHODS,
+        "max_depth": propensity.MAX_DEPTH,  # the depth input's bound (the check is `depth_problem`)
         "estimators": relevance.ESTIMATORS,
     }
 
@@ -120,6 +130,9 @@ def estimate(request: HttpRequest, log_id: int) -> HttpResponse:
             params["theta"] = _numbers(
                 request, "theta", float, "give the propensities as numbers, position 1 first"
             )
+        depth = request.POST.get("n", "").strip()
+        if method == "randtop" and depth:  # blank: the deepest position logged
+            params["n"] = _whole(depth)
         return jobs.start_propensity(log=log, method=method, params=params, user=request.user)
 
     return _start_job(request, log, "estimate", start)

@@ -133,7 +133,7 @@ def test_create_interleaving_stores_the_experiment_and_how_to_serve_it(world):
 
 
 def test_create_interleaving_refuses_an_unknown_client_and_stores_nothing(world):
-    with pytest.raises(CommandError, match="unknown users among nobody"):
+    with pytest.raises(CommandError, match="clients: no user named 'nobody'"):
         run("create_interleaving", "ab", "--collection", "news", "--a", "alpha", "--b", "beta",
             "--clients", "nobody")  # fmt: skip
     assert not InterleavingExperiment.objects.exists()

@@ -6,8 +6,7 @@ from typing import Any
 
 from django.core.management.base import CommandError, CommandParser
 
-from online import jobs, services
-from online.logformats import MAX_POSITION
+from online import jobs, propensity, services
 from online.management.commands._online import get_click_log
 from pooling.management.commands._base import ServiceCommand
 
@@ -19,7 +18,9 @@ class Command(ServiceCommand):
         parser.add_argument("log", type=int, help="click log id")
         parser.add_argument("--method", choices=jobs.METHODS, default="em")
         parser.add_argument("--theta", help="given θ, comma separated, position 1 first")
-        parser.add_argument("--n", type=int, help=f"RandTop-n: the randomised depth, 1 to {MAX_POSITION}")
+        parser.add_argument(
+            "--n", type=int, help=f"RandTop-n: the randomised depth, 1 to {propensity.MAX_DEPTH}"
+        )
         parser.add_argument("--name", default="")
 
     def handle(self, *args: Any, **options: Any) -> None:
@@ -41,7 +42,8 @@ class Command(ServiceCommand):
 
 
 def _depth(n: int) -> int:
-    """RandTop's --n: what the API's `n` takes (a position, 1 to MAX_POSITION), or a CommandError."""
-    if not 1 <= n <= MAX_POSITION:
-        raise CommandError(f"--n must be a whole number from 1 to {MAX_POSITION} (the depth it shuffled)")
+    """RandTop's --n: what the API's `n` takes (`propensity.depth_problem`, the one rule), or a CommandError
+    with its message (for any method: a depth given with another is a mistake worth saying)."""
+    if problem := propensity.depth_problem(n):
+        raise CommandError(f"--{problem}")
     return n

@@ -8,6 +8,7 @@ from typing import Any
 
 from django.core.management.base import CommandParser
 
+from online import clicklogs
 from online.clicklogs import import_click_log
 from online.jobs import UPLOAD_FORMATS
 from pooling.management.commands._base import ServiceCommand, get_collection, get_pool, given
@@ -45,7 +46,7 @@ class Command(ServiceCommand):
             )
         counts = log.counts
         self.stdout.write(
-            f"click log {log.name} (id {log.pk}): {counts['pages']:,} pages, "
+            f"click log {log.name} (id {log.pk}): {clicklogs.summary(log)}, "
             f"{counts['impressions']:,} impressions, {counts['clicks']:,} clicks, {counts['cells']:,} cells; "
             f"{counts['unmapped_queries']} unmapped queries"
         )

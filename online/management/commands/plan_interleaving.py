@@ -10,7 +10,6 @@ from pooling.management.commands._base import ServiceCommand, given
 
 class Command(ServiceCommand):
     help = "Impressions an interleaving experiment needs to detect a given Δ_AB (exact sign test)."
-    refusals = (ValueError,)  # what `plan_power` raises for a delta, share or level it cannot plan
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--delta", type=float, required=True, help="the Δ_AB to detect, e.g. 0.02")
