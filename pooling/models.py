@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models, transaction
+from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models import Exists, ExpressionWrapper, F, OuterRef, Q
 from django.db.models.expressions import RawSQL
 from django.utils import timezone
@@ -29,10 +31,19 @@ def column_problems(model: type[models.Model], column: str, value: Any) -> list[
     """What `model`'s column `column` says of `value` (its field's checks and validators: blank, length, a
     slug, a range), or nothing: the one way a service asks a column what it takes, for the callers that
     have no form (the command line) as for those that do."""
+    field = model._meta.get_field(column)
     try:
-        model._meta.get_field(column).clean(value, None)  # type: ignore[union-attr]  # a column, not a relation
+        field.clean(value, None)  # type: ignore[union-attr]  # a column, not a relation
     except ValidationError as exc:
         return list(exc.messages)
+    # An integer column's range is PostgreSQL's (the production database's) on every database: SQLite
+    # would take any 64-bit value, which the same campaign could not hold in production.
+    low, high = BaseDatabaseOperations.integer_field_ranges.get(field.get_internal_type(), (None, None))
+    for validator in (MinValueValidator(low), MaxValueValidator(high)) if low is not None else ():
+        try:
+            validator(value)
+        except ValidationError as exc:
+            return list(exc.messages)
     return []
 
 
