@@ -19,24 +19,25 @@ from evaluation.serializers import (
     TwoStageReportSerializer,
 )
 from judgements.queries import cached_for_pool
+from judgements.release_policy import PolicyField
 from pooling.errors import Refused, UnknownRuns
 from pooling.models import Pool
 from pooling.permissions import IsManager, managed_pool
 
 
 class PolicySerializer(serializers.Serializer):
-    policy = serializers.CharField(default="majority")
+    policy = PolicyField()
 
 
 class TwoStageSerializer(serializers.Serializer):
     candidate = serializers.CharField()
     reranked = serializers.CharField()
     k = serializers.IntegerField(min_value=1, max_value=10000, default=100)
-    policy = serializers.CharField(default="majority")
+    policy = PolicyField()
 
 
 class NoiseFloorSerializer(serializers.Serializer):
-    policy = serializers.CharField(default="majority")
+    policy = PolicyField()
     seed = serializers.IntegerField(min_value=0, max_value=2**31 - 1, default=0)
     topic_samples = serializers.IntegerField(
         min_value=10, max_value=noise_pool.MAX_TOPIC_SAMPLES, default=1000
@@ -46,7 +47,7 @@ class NoiseFloorSerializer(serializers.Serializer):
 
 
 class ReportSerializer(serializers.Serializer):
-    policy = serializers.CharField(default="majority")
+    policy = PolicyField()
     gain = serializers.ChoiceField(choices=["linear", "exp"], default="linear")
     judge = serializers.CharField(
         required=False,

@@ -232,7 +232,9 @@ def verdict(measure: str, delta: float, *, raters: float | None, topics: float |
 # Variants of the labels from the votes
 
 
-def rater_labels(votes: Votes, n_items: int, keep: np.ndarray, *, policy: str = "majority") -> np.ndarray:
+def rater_labels(
+    votes: Votes, n_items: int, keep: np.ndarray, *, policy: str = aggregation.DEFAULT_POLICY
+) -> np.ndarray:
     """One label per item from the votes of the raters in ``keep`` (and every fixed vote), aggregated by
     ``judgements.aggregation.aggregate`` under ``policy`` (``required`` 1); -1 where they left the item
     unjudged. Items are grouped by their multiset of votes, so the policy runs once per distinct multiset."""

@@ -18,6 +18,7 @@ import numpy as np
 
 from evaluation import metrics, noise
 from evaluation.resample import Items, RunLike, Scorer, Votes, run_means
+from judgements.aggregation import DEFAULT_POLICY
 
 TOPIC_STREAM, LABEL_STREAM, SPLIT_STREAM = 1, 2, 3
 DEFAULT_MEASURES = (
@@ -90,7 +91,7 @@ def _taus(reference: np.ndarray, other: np.ndarray) -> tuple[float, float]:
 
 
 def stability(
-    campaign: Campaign, *, n_splits: int, max_raters: int, seed: int, policy: str = "majority"
+    campaign: Campaign, *, n_splits: int, max_raters: int, seed: int, policy: str = DEFAULT_POLICY
 ) -> dict[str, Any]:
     """Ranking stability across raters, for each measure: each rater's own qrels (the ``max_raters``
     raters with most votes) against the consensus on the topics that rater judged, and ``n_splits`` random
@@ -194,7 +195,7 @@ def report(
     alpha: float = noise.ALPHA,
     power: float = noise.POWER,
     posterior: np.ndarray | None = None,
-    policy: str = "majority",
+    policy: str = DEFAULT_POLICY,
     planner_deltas: Sequence[float] = noise.PLANNER_DELTAS,
 ) -> dict[str, Any]:
     """The whole noise-floor report (JSON-ready): runs with their rater intervals, every pair of runs with

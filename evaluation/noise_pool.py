@@ -48,7 +48,7 @@ def pool_votes(
 def pool_noise_floor(
     *,
     pool: Pool,
-    policy: str = "majority",
+    policy: str = aggregation.DEFAULT_POLICY,
     measures: Sequence[str] = noise_floor.DEFAULT_MEASURES,
     seed: int = 0,
     topic_samples: int = 1000,
@@ -84,7 +84,7 @@ def pool_noise_floor(
         n_splits=splits,
         seed=seed,
         posterior=posterior,
-        policy=policy if policy in ("majority", "median", "mean") else "majority",
+        policy=policy if policy in aggregation.RULES else aggregation.DEFAULT_POLICY,
     )
     return {"pool": pool.name, "policy": policy, "topics": len(topics), **data}
 

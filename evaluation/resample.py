@@ -9,8 +9,8 @@ the metrics of :mod:`evaluation.metrics` (the one implementation of every measur
 The labels of a variant are one integer per pool item (:class:`Items`): a grade >= 0; ``UNJUDGED`` (-1:
 pending or unrateable, trec_eval's "in the pool, unjudged"); or ``ABSENT`` (-2: not in this variant's
 qrels at all, e.g. an item a rater never judged in their own qrels). A topic is scored in a variant only
-if the variant judged it (``metrics.split_judged``'s rule: at least one grade >= 0) and the run has it;
-every other cell is NaN, so it never enters a mean as a zero.
+if the variant judged it (``judgements.release_topics``, ``metrics.split_judged``'s rule: at least one
+grade >= 0) and the run has it; every other cell is NaN, so it never enters a mean as a zero.
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import numpy as np
 
 from evaluation import metrics
 from evaluation.metrics.measures import _measure_function
+from judgements.release_topics import is_judged, judged_topics
 from pooling.trec_io import QrelsTable, RunTable
 
 UNJUDGED = -1
@@ -61,8 +62,9 @@ class Items:
         return out
 
     def judged_topics(self, labels: np.ndarray) -> np.ndarray:
-        """Per topic: whether the variant judged it (``metrics.split_judged``'s rule on the label vector)."""
-        return np.bincount(self.topic[labels >= 0], minlength=len(self.topics)) > 0
+        """Per topic: whether the variant judged it (``judgements.release_topics.judged_topics``, the rule
+        ``metrics.split_judged`` calls too, on the label vector)."""
+        return judged_topics(self.topic, labels, len(self.topics))
 
 
 #: Measures whose value depends only on the first k rows of each list and the first k documents of the
@@ -208,15 +210,16 @@ class Scorer:
         """Scores on one label variant: shape (measures, runs, topics), NaN where the run lacks the topic,
         the variant judged nothing in it, or ``topics`` (a boolean mask) leaves it out."""
         # The ideal ranking's material: each topic's judged grades, descending.
-        judged_items = np.flatnonzero(labels >= 0)
+        judged = is_judged(labels)
+        judged_items = np.flatnonzero(judged)
         order = np.lexsort((-labels[judged_items], self.items.topic[judged_items]))
         grades = labels[judged_items[order]]
         per_topic = np.bincount(self.items.topic[judged_items], minlength=self.n_topics)
-        valid = self.present & (per_topic > 0)[None, :]
+        valid = self.present & self.items.judged_topics(labels)[None, :]
         if topics is not None:
             valid &= topics[None, :]
         # Each item's label as a ranked row carries it: a grade, UNJUDGED, or UNPOOLED when ABSENT.
-        codes = np.where(labels >= 0, labels, np.where(labels == ABSENT, metrics.UNPOOLED, metrics.UNJUDGED))
+        codes = np.where(judged, labels, np.where(labels == ABSENT, metrics.UNPOOLED, metrics.UNJUDGED))
         out = np.empty((len(self.measures), self.n_runs, self.n_topics))
         for cut, functions in self._groups.items():
             ranked = self._ranked(codes, cut, (grades, per_topic))

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from judgements.release_policy import PolicyField
 from judgements.report_serializers import undefined_number
 
 
@@ -50,7 +51,7 @@ class EvaluationReportSerializer(serializers.Serializer):
     """`services.pool_report`."""
 
     pool = serializers.CharField()
-    policy = serializers.CharField()
+    policy = PolicyField(read_only=True)
     gain = serializers.CharField()
     relevance_level = serializers.IntegerField()
     measures = serializers.ListField(child=serializers.CharField())
@@ -94,7 +95,7 @@ class PoolBiasSerializer(serializers.Serializer):
 
     pool = serializers.CharField()
     measure = serializers.CharField()
-    policy = serializers.CharField()
+    policy = PolicyField(read_only=True)
     noise_p = serializers.FloatField()
     topics = serializers.IntegerField()
     judged_topics = serializers.IntegerField()
@@ -220,7 +221,7 @@ class NoiseFloorReportSerializer(serializers.Serializer):
     """`noise_pool.pool_noise_floor`."""
 
     pool = serializers.CharField()
-    policy = serializers.CharField()
+    policy = PolicyField(read_only=True)
     topics = serializers.IntegerField()
     measures = serializers.ListField(child=serializers.CharField())
     key_measure = serializers.CharField(allow_null=True)

@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from typing import Any
 
 from evaluation import metrics
+from judgements.aggregation import DEFAULT_POLICY
 from judgements.releases import current_labels, current_qrels
 from pooling.errors import Refused
 from pooling.models import Pool, Provenance, Run, RunRow
@@ -50,7 +51,7 @@ def _runs(pool: Pool, names: Sequence[str] | None) -> list[Run]:
 def pool_report(
     *,
     pool: Pool,
-    policy: str = "majority",
+    policy: str = DEFAULT_POLICY,
     gain: metrics.Gain = "linear",
     measures: Sequence[str] = MEASURES,
     runs: Sequence[str] | None = None,
@@ -201,7 +202,7 @@ def unique_items(*, pool: Pool) -> dict[str, set[tuple[str, str]]]:
 
 
 def pool_bias(
-    *, pool: Pool, policy: str = "majority", measure: str = KEY_MEASURE, gain: metrics.Gain = "linear"
+    *, pool: Pool, policy: str = DEFAULT_POLICY, measure: str = KEY_MEASURE, gain: metrics.Gain = "linear"
 ) -> dict[str, Any]:
     """Leave-one-run-out (Zobel 1998): for each contributing run, the items only it contributed become
     unjudged; the run is re-scored, and the system ranking with that score is compared with the full one
@@ -300,7 +301,7 @@ def two_stage(
     candidate: str,
     reranked: str,
     k: int = 100,
-    policy: str = "majority",
+    policy: str = DEFAULT_POLICY,
     recall_threshold: float = 0.5,
     ndcg_threshold: float = 0.5,
 ) -> dict[str, Any]:

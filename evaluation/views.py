@@ -10,6 +10,7 @@ from django.shortcuts import render
 
 from evaluation import noise_pool, services
 from judgements.queries import cached_for_pool
+from judgements.release_policy import DEFAULT_POLICY, read_policy
 from pooling import charts
 from pooling.charts import decimals_apart
 from pooling.models import Run
@@ -42,9 +43,10 @@ def report_rows(data: dict[str, Any], columns: list[tuple[str, str, str]]) -> li
 
 
 def _policy(request: HttpRequest) -> str:
-    """The aggregation policy a page's labels are read under (`?policy=`, majority by default), for every
-    evaluation page: the report, the pool bias, the two-stage diagnosis and the noise floor."""
-    return request.GET.get("policy", "majority").strip() or "majority"
+    """The aggregation policy a page's labels are read under (`?policy=`, read by `read_policy`: absent
+    or blank is the default), for every evaluation page: the report, the pool bias, the two-stage
+    diagnosis and the noise floor. JudgingError (a `services.PARAMETER_ERRORS`) for one it refuses."""
+    return read_policy(request.GET.get("policy"))
 
 
 @login_required
@@ -100,6 +102,7 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
         "segments": segments,
         "segment_not_judged": [data["segments_not_judged"].get(s, 0) for s in segment_names],
         "significance": significance,
+        "default_policy": DEFAULT_POLICY,  # links carry ?policy= only for another
     }
     return render(request, "evaluation/report.html", context)
 
@@ -195,14 +198,16 @@ def two_stage(request: HttpRequest, name: str) -> HttpResponse:
     except ValueError:
         k = 100
     data, error, figure = None, "", ""
-    if candidate and reranked:
-        try:
+    policy = request.GET.get("policy", "")  # as asked, for the form, until read
+    try:
+        policy = _policy(request)
+        if candidate and reranked:
             data = cached_for_pool(
                 pool, "two-stage", services.two_stage, candidate=candidate, reranked=reranked, k=k,
-                policy=_policy(request),
+                policy=policy,
             )  # fmt: skip
-        except services.PARAMETER_ERRORS as exc:
-            error = str(exc)
+    except services.PARAMETER_ERRORS as exc:
+        error = str(exc)
     if data and data["topics"]:
         figure = charts.scatter(
             [(t["recall"], t["ndcg_10"]) for t in data["topics"]],
@@ -215,5 +220,6 @@ def two_stage(request: HttpRequest, name: str) -> HttpResponse:
             y_range=(0.0, 1.0),
         )
     context = {"pool": pool, "runs": runs, "candidate": candidate, "reranked": reranked, "k": k,
-               "policy": _policy(request), "data": data, "error": error, "figure": figure}  # fmt: skip
+               "policy": policy, "data": data, "error": error, "figure": figure,
+               "default_policy": DEFAULT_POLICY}  # fmt: skip
     return render(request, "evaluation/two_stage.html", context, status=400 if error else 200)

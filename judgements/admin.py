@@ -4,6 +4,8 @@
   on its page, or the list action) copies it as version n+1 through `rubrics.update_rubric`, which is
   then edited in place until it too is judged; an unjudged rubric is validated by the same rules;
 - removing raters from a pool releases their live leases (`membership.remove_rater`);
+- user accounts (`user_admin`): one that has judged is deactivated, never deleted; deleting one ends its
+  live leases first (`lease_ends.end_lease`);
 - gold labels are set and removed with `adjudication.set_gold` / `adjudication.remove_gold` (which also
   mark the item as gold, so that it is served to every rater);
 - assignments, judgements (with their revisions), adjudications and model judges are shown, never edited
@@ -25,7 +27,14 @@ from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from judgements import adjudication, errors, lease_ends, membership, rubrics
+from judgements import (
+    adjudication,
+    errors,
+    lease_ends,
+    membership,
+    rubrics,
+    user_admin,  # noqa: F401  (registers the user accounts' admin)
+)
 from judgements.models import (
     Adjudication,
     Assignment,

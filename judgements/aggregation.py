@@ -204,3 +204,6 @@ RULES: dict[str, Callable[[list[int], int], tuple[int, bool]]] = {
     "median": median,
     "mean": mean,
 }
+#: The policy of a release, a report or a read that names none (a request's absent or blank `policy`:
+#: `release_policy.read_policy`).
+DEFAULT_POLICY = "majority"

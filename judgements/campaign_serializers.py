@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.db.models.manager import BaseManager
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
@@ -45,6 +46,16 @@ class ProgressSerializer(serializers.Serializer):
     left_for_me = serializers.IntegerField()
 
 
+class JudgingListSerializer(serializers.ListSerializer):
+    """A list of pools' judging: the figures of every row are read beforehand (`JudgingSerializer.
+    read_figures`), in a number of statements that does not grow with the rows."""
+
+    def to_representation(self, data: Any) -> list[Any]:
+        rows = list(data.all() if isinstance(data, BaseManager) else data)
+        self.child.read_figures(rows)
+        return super().to_representation(rows)
+
+
 class JudgingSerializer(serializers.ModelSerializer):
     """A pool's judging setup with its progress (for the requesting user); `raters` and `stranded` for
     managers only."""
@@ -58,6 +69,7 @@ class JudgingSerializer(serializers.ModelSerializer):
 
     class Meta:
         model = Judging
+        list_serializer_class = JudgingListSerializer
         # No pool description: a manager may have written run names in it (raters never see runs);
         # the pool's `instructions` are what is written for raters.
         fields = [
@@ -75,11 +87,25 @@ class JudgingSerializer(serializers.ModelSerializer):
             self.context["managed_pools"] = set(managed)
         return judging.pool_id in self.context["managed_pools"]
 
+    def read_figures(self, judgings: list[Judging]) -> None:
+        """Read the progress of `judgings` for the requesting user (`stats.pool_progress_of`) and the
+        stranded items of those the user manages (`dashboard.stranded_of`) into the context, which every
+        row of a list shares: a few statements for all of them, the same figures one pool's answer has."""
+        request = self.context["request"]
+        progress = stats.pool_progress_of(judgings=judgings, rater=request.user)
+        managed = [judging.pool for judging in judgings if self._manages(judging)]
+        self.context.setdefault("judging_progress", {}).update(progress)
+        self.context.setdefault("judging_stranded", {}).update(dashboard.stranded_of(pools=managed))
+
+    def _figures(self, judging: Judging) -> None:
+        if judging.pool_id not in self.context.get("judging_progress", {}):
+            self.read_figures([judging])
+
     def get_raters(self, judging: Judging) -> list[str] | None:
         """Usernames of the pool's raters (null unless the caller manages this pool)."""
         if not self._manages(judging):
             return None
-        return sorted(judging.raters.values_list("username", flat=True))
+        return sorted(rater.username for rater in judging.raters.all())
 
     @extend_schema_field(serializers.IntegerField(allow_null=True))
     def get_stranded(self, judging: Judging) -> int | None:
@@ -87,12 +113,15 @@ class JudgingSerializer(serializers.ModelSerializer):
         manager's dashboard counts them; null unless the caller manages this pool."""
         if not self._manages(judging):
             return None
-        return dashboard.stranded(pool=judging.pool)["items"]
+        self._figures(judging)
+        stranded: int = self.context["judging_stranded"][judging.pool_id]["items"]
+        return stranded
 
     @extend_schema_field(ProgressSerializer)
     def get_progress(self, judging: Judging) -> dict[str, Any]:
-        request = self.context["request"]
-        return stats.pool_progress(judging=judging, rater=request.user).as_dict()
+        self._figures(judging)
+        progress: dict[str, Any] = self.context["judging_progress"][judging.pool_id].as_dict()
+        return progress
 
 
 class JudgingUpdateSerializer(serializers.Serializer):
@@ -245,8 +274,9 @@ class CrowdImportSerializer(serializers.Serializer):
         help_text="the same (worker, item) twice in the file",
     )
     unrateable_labels = serializers.CharField(
-        required=False, allow_blank=True, max_length=200, default="",
-        help_text="labels that mean unrateable, comma-separated (e.g. -2); other negative labels are skipped",
+        required=False, allow_blank=True, default="",
+        help_text="labels that mean unrateable, comma-separated (e.g. -2); other negative labels are "
+        f"skipped; at most {crowd_import.MAX_LABELS_TEXT} characters",
     )  # fmt: skip
     skip_unpooled = serializers.BooleanField(default=False, help_text="skip (and count) unpooled rows")
     create_raters = serializers.BooleanField(default=False, help_text="an account for each unknown worker")

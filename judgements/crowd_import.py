@@ -73,6 +73,8 @@ DUPLICATE_RULES = ("last", "revisions")
 PROGRESS_EVERY = 2000
 #: Workers named in the warnings at most (``raters_renamed`` counts them all).
 MAX_WARNINGS = 20
+#: The longest ``unrateable_labels`` text an import takes (`parse_labels`).
+MAX_LABELS_TEXT = 200
 
 
 class CrowdOptionError(JudgingError):
@@ -85,7 +87,13 @@ class CrowdOptionError(JudgingError):
 
 def parse_labels(text: str) -> list[int]:
     """The special labels of ``--unrateable-labels`` / the form's and API's ``unrateable_labels``:
-    integers separated by commas (``-2,9``); CrowdOptionError otherwise."""
+    integers separated by commas (``-2,9``), at most ``MAX_LABELS_TEXT`` characters (leading and trailing
+    spaces aside); CrowdOptionError otherwise. The one check of the option for the command, the form and
+    the API."""
+    if len(text.strip()) > MAX_LABELS_TEXT:
+        raise CrowdOptionError(
+            "unrateable_labels", f"at most {MAX_LABELS_TEXT} characters, not {len(text.strip())}"
+        )
     try:
         return sorted({int(part) for part in text.split(",") if part.strip()})
     except ValueError:

@@ -6,17 +6,20 @@ from __future__ import annotations
 from typing import Any
 
 from judgements import rater_quality
+from judgements.aggregation import DEFAULT_POLICY
 from judgements.exclusions import excluded_rater_ids
 from judgements.models import GoldLabel, Judgement, Judging
 from judgements.releases import current_qrels
 from pooling.models import Pool, PoolItem
 
 
-def pool_rater_quality(*, pool: Pool, policy: str = "majority") -> dict[str, Any]:
+def pool_rater_quality(*, pool: Pool, policy: str = DEFAULT_POLICY) -> dict[str, Any]:
     """Every rater who judged in the pool: confusion matrices and exact accuracy against gold and against
     the consensus under `policy` (which leaves excluded raters out), κ with the consensus and with the
     other raters (excluded ones left out), the flags, and whether the rater is excluded now. Excluded
-    raters are measured too."""
+    raters are measured too. Accuracy against gold is the one rule's (`rater_quality.gold_accuracy`, as
+    the rater statistics give it: every answer to a gold item, an unrateable one a miss); κ and the
+    confusion matrices compare grades, over the graded answers."""
     judging = Judging.objects.select_related("rubric").get(pool=pool)
     labels = sorted(judging.rubric.labels)
     key_of = {

@@ -39,7 +39,7 @@ class CrowdImportForm(forms.Form):
     )
     unrateable_labels = forms.CharField(
         required=False,
-        max_length=200,
+        widget=forms.TextInput(attrs={"maxlength": crowd_import.MAX_LABELS_TEXT}),  # checked by parse_labels
         help_text="Labels that mean unrateable, comma-separated (e.g. -2 for a broken page); other "
         "negative labels are skipped and counted.",
     )

@@ -8,8 +8,9 @@ Definitions:
 - **done / needed**: judgements done, as the judging page's pool bar and the API's `progress` count them
   (`judgements.progress.pool_share`: over selected items, an item counting at most its required
   judgements, so a gold item judged by every rater or an item judged beyond its need does not fill what
-  another item lacks) / judgements required (`pooling.stats.judgement_totals`, where an adaptive pool
-  needs its budget × judgements per item); per topic, judged items / selected items.
+  another item lacks) / judgements required (`pooling.pool_reads.judgements_required`, as the statistics
+  and the API's `progress.required` give them: an adaptive pool needs its plan, budget × the expected
+  judgements per item, however few items it has selected so far); per topic, judged items / selected items.
 - **pace**: judgements made in the last `PACE_WINDOW` divided by the hours from the first of them to now
   (at least `MIN_SPAN`, so one judgement a minute ago is not "3,600 an hour"); None without any.
 - **stranded**: selected items that lack more judgements than the pool's current raters can still give
@@ -32,6 +33,7 @@ Definitions:
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
@@ -106,9 +108,31 @@ def pace_per_hour(*, pool: Pool, now: datetime) -> float | None:
 def stranded(*, pool: Pool) -> dict[str, int]:
     """The pool's stranded items (`items`) and the judgements they lack (`judgements`, net of live
     leases), in one aggregate over `PoolItem.objects.stranded` (module docstring)."""
+    return stranded_of(pools=[pool])[pool.pk]
+
+
+#: Pools a statement of `stranded_of` reads at most (SQLite's compound SELECT has at most 500 terms).
+STRANDED_CHUNK = 200
+
+
+def stranded_of(*, pools: Iterable[Pool]) -> dict[int, dict[str, int]]:
+    """`stranded` of each of `pools`, by pool id: one statement for up to `STRANDED_CHUNK` pools, a UNION
+    ALL of each pool's aggregate over `PoolItem.objects.stranded` (where the rule is written), as the
+    judging API's list of pools reads them."""
+    pools = list(pools)
+    out = {pool.pk: {"items": 0, "judgements": 0} for pool in pools}
     lacking = F("required_judgements") - F("num_judgements") - F("active_leases")
-    totals = PoolItem.objects.stranded(pool).aggregate(n=Count("pk"), lacking=Sum(lacking))
-    return {"items": totals["n"] or 0, "judgements": int(totals["lacking"] or 0)}
+    for start in range(0, len(pools), STRANDED_CHUNK):
+        first, *rest = [
+            PoolItem.objects.stranded(pool)
+            .values("pool_id")
+            .annotate(n=Count("pk"), lacking=Sum(lacking))
+            .order_by()
+            for pool in pools[start : start + STRANDED_CHUNK]
+        ]
+        for row in first.union(*rest, all=True) if rest else first:
+            out[row["pool_id"]] = {"items": row["n"], "judgements": int(row["lacking"] or 0)}
+    return out
 
 
 def pool_dashboard(*, pool: Pool, now: datetime | None = None) -> PoolDashboard:

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db.models import Q, QuerySet
+from django.contrib.auth import get_user_model
+from django.db.models import Prefetch, Q, QuerySet
 from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_view
 from rest_framework import mixins, status, viewsets
@@ -93,8 +94,11 @@ class JudgingViewSet(
         if getattr(self, "swagger_fake_view", False):
             return Judging.objects.none()
         user = self.request.user
+        # a list's rows read their raters prefetched, and their figures in a few statements for them all
+        # (`JudgingSerializer.read_figures`): the queries of a list do not grow with its pools
+        raters = Prefetch("raters", queryset=get_user_model().objects.only("pk", "username"))
         queryset = Judging.objects.select_related("pool", "rubric").prefetch_related(
-            "rubric__grades", "rubric__facets"
+            "rubric__grades", "rubric__facets", raters
         )
         managed = Pool.objects.managed_by(user).values("pk")
         if self.action in MANAGER_ACTIONS:

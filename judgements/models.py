@@ -13,6 +13,7 @@ from django.core.validators import MaxValueValidator, MinValueValidator
 from django.db import models
 from django.utils import timezone
 
+from judgements.aggregation import DEFAULT_POLICY
 from pooling.models import Authored, Pool, PoolItem
 
 
@@ -227,8 +228,10 @@ class Judgement(models.Model):
 
     # No index of their own on `item` and `rater`: (item, rater) and (rater, updated_at) lead with them.
     item = models.ForeignKey(PoolItem, on_delete=models.CASCADE, related_name="judgements", db_index=False)
+    # PROTECT: a judgement is evidence behind releases and counted in its item's `num_judgements` (and the
+    # progress tallies): a rater who has judged is deactivated, never deleted (`judgements.user_admin`).
     rater = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="judgements", db_index=False
+        settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="judgements", db_index=False
     )
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="+")
     grade = models.IntegerField(null=True, blank=True)
@@ -266,7 +269,7 @@ class JudgementRevision(models.Model):
     """One change of a judgement: who, when, the old and the new label."""
 
     judgement = models.ForeignKey(Judgement, on_delete=models.CASCADE, related_name="revisions")
-    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="+")
+    changed_by = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="+")
     changed_at = models.DateTimeField(default=timezone.now)
     old_grade = models.IntegerField(null=True, blank=True)
     old_unrateable = models.BooleanField(default=False)
@@ -343,7 +346,7 @@ class Release(Published):
         OMIT = "omit", "omitted"
 
     pool = models.ForeignKey(Pool, on_delete=models.PROTECT, related_name="releases")
-    policy = models.CharField(max_length=120, default="majority")
+    policy = models.CharField(max_length=120, default=DEFAULT_POLICY)
     unjudged = models.CharField(max_length=10, choices=Unjudged.choices, default=Unjudged.EXPLICIT)
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="+")
     counts = models.JSONField(default=dict)

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from judgements.agreement import Records, Weights
 
 #: Bumped when a cached page's shape changes, so no page reads a cached value of the old shape.
-PAGE_VERSION = 3
+PAGE_VERSION = 4
 
 
 def data_stamp(pool: Pool) -> tuple[Any, ...]:

@@ -1,6 +1,11 @@
 """Per-rater quality in a crowd (pure: no Django): confusion matrices against gold and against the
 consensus, exact accuracy, Cohen's κ with the consensus and with the other raters, and automatic flags.
 
+Accuracy against gold has one rule, `gold_accuracy` (every page, API and report reads it): every answer
+to a gold item counts, and an unrateable one is a miss (a gold label is always a grade), so a rater
+cannot dodge the gold checks by answering unrateable. κ and the confusion matrix against gold compare
+grades, so they are over the graded answers only (`versus_gold`).
+
 Flags, each with the number behind it (thresholds below, all on graded votes):
 
 - ``constant`` — one grade in ≥ ``CONSTANT_SHARE`` of the rater's votes; ``near-constant`` — in ≥
@@ -23,7 +28,7 @@ from __future__ import annotations
 import math
 import statistics
 from collections import defaultdict
-from collections.abc import Collection, Hashable, Mapping, Sequence
+from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -43,7 +48,8 @@ Record = tuple[Hashable, Hashable, int | None, float | None]  # (item, rater, gr
 @dataclass
 class Versus:
     """The rater's grades against reference grades on the items both have: ``confusion[i][j]`` counts
-    items whose reference is ``labels[i]`` and the rater's grade ``labels[j]``."""
+    items whose reference is ``labels[i]`` and the rater's grade ``labels[j]``. Against gold (`versus_gold`)
+    `n` and `accuracy` count the unrateable answers too (as misses), which the matrix and κ leave out."""
 
     n: int
     accuracy: float | None
@@ -53,6 +59,43 @@ class Versus:
     def as_dict(self) -> dict[str, Any]:
         return {"n": self.n, "accuracy": _round(self.accuracy), "kappa": _round(self.kappa),
                 "confusion": self.confusion}  # fmt: skip
+
+
+@dataclass
+class GoldAccuracy:
+    """A rater's answers to gold items under the one rule of gold accuracy (`gold_accuracy`): `n` every
+    answer, `exact` those whose grade equals the gold grade, `within_one` those whose grade is at most one
+    from it. An unrateable answer is in `n` and in neither of the others."""
+
+    n: int = 0
+    exact: int = 0
+    within_one: int = 0
+
+    @property
+    def exact_rate(self) -> float | None:
+        """exact / n, or None when the rater has answered no gold item."""
+        return self.exact / self.n if self.n else None
+
+    @property
+    def within_one_rate(self) -> float | None:
+        """within_one / n, or None when the rater has answered no gold item."""
+        return self.within_one / self.n if self.n else None
+
+
+def gold_accuracy(answers: Iterable[tuple[int, int | None]]) -> GoldAccuracy:
+    """Accuracy against gold of one rater's answers ``(gold grade, the rater's grade or None when they
+    answered unrateable)``, one per gold item they answered: the one rule, which the rater statistics
+    (`judgements.stats.gold_accuracy`), the quality report (`versus_gold`), the dashboard's gold misses
+    and the APIs read. Every answer counts in `n`; an unrateable answer is a miss, never a hit: a gold
+    label is a grade (`GoldLabel.grade` cannot be null), so "unrateable" is never its right answer, and
+    leaving such answers out would let a rater dodge the gold checks by answering unrateable."""
+    out = GoldAccuracy()
+    for gold, grade in answers:
+        out.n += 1
+        if grade is not None:
+            out.exact += int(grade == gold)
+            out.within_one += int(abs(grade - gold) <= 1)
+    return out
 
 
 @dataclass
@@ -101,6 +144,16 @@ def versus(pairs: Sequence[tuple[int, int]], labels: Sequence[int]) -> Versus:
     return Versus(n, observed, kappa, confusion.tolist())
 
 
+def versus_gold(answers: Sequence[tuple[int, int | None]], labels: Sequence[int]) -> Versus:
+    """A rater against gold from their answers ``(gold grade, grade or None when unrateable)``: `n` and
+    exact `accuracy` by the one rule (`gold_accuracy`: every answer, an unrateable one a miss); κ and the
+    confusion matrix over the graded answers only (they compare grades), so the matrix sums to `n` less
+    the unrateable answers."""
+    graded = versus([(gold, grade) for gold, grade in answers if grade is not None], labels)
+    accuracy = gold_accuracy(answers)
+    return Versus(accuracy.n, accuracy.exact_rate, graded.kappa, graded.confusion)
+
+
 def rater_quality(
     records: Sequence[Record],
     *,
@@ -111,7 +164,9 @@ def rater_quality(
 ) -> list[RaterQuality]:
     """Every rater's quality (in order of first appearance) from their current judgements ``records``;
     ``consensus`` holds the judged items' grades under the pool's policy, ``gold`` the gold grades;
-    the ``excluded`` raters' votes are left out of every other rater's "others" reference.
+    the ``excluded`` raters' votes are left out of every other rater's "others" reference. Against gold,
+    `n` and accuracy count every answer (an unrateable one a miss), κ and the confusion matrix the graded
+    ones (`versus_gold`); against the consensus and the others, the graded answers only.
     Cohen's κ here is computed from the confusion matrix over ``labels`` (the same value as
     ``sklearn.metrics.cohen_kappa_score(..., labels=labels)``)."""
     by_rater: dict[Hashable, list[Record]] = defaultdict(list)
@@ -141,7 +196,7 @@ def rater_quality(
             unrateable=len(rows) - len(graded),
             modal_share=modal,
             median_seconds=medians[rater],
-            gold=versus([(gold[item], g) for item, g in graded if item in gold], labels),
+            gold=versus_gold([(gold[item], g) for item, _, g, _ in rows if item in gold], labels),
             consensus=versus([(consensus[item], g) for item, g in graded if item in consensus], labels),
             others=versus(others_pairs, labels),
         )

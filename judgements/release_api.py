@@ -15,6 +15,7 @@ from judgements import queries, releases
 from judgements.api import refusal
 from judgements.errors import JudgingError
 from judgements.models import Judging, Release
+from judgements.release_policy import PolicyField
 from judgements.releases import release_file_response
 from judgements.report_serializers import AgreementSerializer
 from pooling.api import JobSerializer
@@ -36,7 +37,7 @@ class ReleaseRequestSerializer(serializers.Serializer):
     a 400 on `policy` before any job."""
 
     pool = ManagedNameField(queryset=Pool.objects.all())
-    policy = serializers.CharField(default="majority", max_length=120)
+    policy = PolicyField()
     unjudged = serializers.ChoiceField(choices=Release.Unjudged.values, default="explicit")
     judge = serializers.CharField(
         required=False,

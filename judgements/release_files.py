@@ -35,6 +35,7 @@ from judgements.release_rows import (
     UNRATEABLE,
     stream_items,
 )
+from judgements.release_topics import is_judged, topic_is_judged
 from judgements.release_values import iso, json_text
 from pooling.models import Pool
 
@@ -98,13 +99,14 @@ class Outcome:
     """The consensus of the items that share a vote key (`Consensus`), what their lines start with, and
     how many items of the pass had it since it was last counted into the tally."""
 
-    __slots__ = ("result", "pairs", "judged", "grade", "head", "count")
+    __slots__ = ("result", "pairs", "judged", "qrels_grade", "grade", "head", "count")
 
     def __init__(self, result: aggregation.Aggregate, pairs: Pairs) -> None:
         self.result = result
         self.pairs = pairs
-        self.judged = result.state == "judged"
-        self.grade = str(result.qrels_grade)  # the item's qrels grade, as its line writes it
+        self.qrels_grade = result.qrels_grade  # the item's qrels grade (-1 unless judged)
+        self.judged = is_judged(self.qrels_grade)
+        self.grade = str(self.qrels_grade)  # as its line writes it
         self.head = f'{{"consensus": {json_text(result.state)}, "created_at": '  # its judgements' lines
         self.count = 0
 
@@ -175,10 +177,11 @@ class Consensus:
 class QrelsFiles:
     """`qrels.txt` and `qrels.unjudged.txt`, fed item by item in qrels order.
 
-    One topic's lines wait until the topic ends: they go to `qrels.txt` if any item of the topic is judged
-    (grade >= 0), else to `qrels.unjudged.txt` (on a topic whose every line is -1 trec_eval aborts and
-    pytrec_eval scores 0 or crashes). With `explicit`, pending and unrateable items are written with grade
-    -1; without, they are left out (and a topic with no judged item has no line)."""
+    One topic's lines wait until the topic ends: they go to `qrels.txt` if the topic is judged
+    (`release_topics.topic_is_judged` of its items' qrels grades: the rule every score reads too), else
+    to `qrels.unjudged.txt` (on a topic whose every line is -1 trec_eval aborts and pytrec_eval scores 0
+    or crashes). With `explicit`, pending and unrateable items are written with grade -1; without, they
+    are left out (and a topic with no judged item has no line)."""
 
     def __init__(self, qrels: HashedFile, unjudged: HashedFile, *, explicit: bool, tally: Tally) -> None:
         self.files = {"qrels.txt": qrels, UNJUDGED_TOPICS_FILE: unjudged}
@@ -186,26 +189,26 @@ class QrelsFiles:
         self.tally = tally
         self.pending: dict[str, list[str]] = {"qrels.txt": [], UNJUDGED_TOPICS_FILE: []}
         self.topic: list[str] = []
+        self.grades: list[int] = []  # the qrels grades of the topic's items
         self.qid: str | None = None
-        self.judged = False
         self.waiting = 0  # lines in `pending`
 
-    def add_line(self, qid: str, docid: str, judged: bool, grade: str) -> None:
-        """The line of an item, `grade` its qrels grade (-1 unless `judged`)."""
+    def add_line(self, qid: str, docid: str, outcome: Outcome) -> None:
+        """The line of an item whose consensus is `outcome`."""
         if qid != self.qid:
             self.end_topic()
-            self.qid, self.judged = qid, False
-        if judged:
-            self.judged = True
-        elif not self.explicit:
-            return
-        self.topic.append(f"{qid} 0 {docid} {grade}\n")
+            self.qid = qid
+        self.grades.append(outcome.qrels_grade)
+        if outcome.judged or self.explicit:
+            self.topic.append(f"{qid} 0 {docid} {outcome.grade}\n")
 
     def end_topic(self) -> None:
         if self.qid is None:
             return
-        name = "qrels.txt" if self.judged else UNJUDGED_TOPICS_FILE
-        self.tally.topics["judged" if self.judged else "not_judged"] += 1
+        judged = topic_is_judged(self.grades)
+        self.grades.clear()
+        name = "qrels.txt" if judged else UNJUDGED_TOPICS_FILE
+        self.tally.topics["judged" if judged else "not_judged"] += 1
         self.pending[name].extend(self.topic)
         self.tally.lines[name] += len(self.topic)
         self.waiting += len(self.topic)
@@ -342,7 +345,7 @@ def _write_lines(
                     tally.count(filled, outcome.pairs, 1, source=fill.source)
                     judgements.add_model(fields, fill.source, grade)
                     outcome = Outcome(filled, outcome.pairs)
-            add_qrels(fields[QID], fields[DOCID], outcome.judged, outcome.grade)
+            add_qrels(fields[QID], fields[DOCID], outcome)
             if rows:
                 add_judgements(fields, outcome.head, rows)
             if len(lines) >= FLUSH_LINES or qrels.waiting >= FLUSH_LINES:

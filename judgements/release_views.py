@@ -15,6 +15,7 @@ from judgements import aggregation, queries
 from judgements.campaign_views import JudgingNotSetUp
 from judgements.errors import JudgingError
 from judgements.models import Judge, Judging, Release
+from judgements.release_policy import DEFAULT_POLICY, read_policy
 from judgements.releases import release_file_response, start_release
 from pooling import charts
 from pooling.models import JUDGED, Job, Pool
@@ -95,7 +96,7 @@ def _releases_context(pool: Pool) -> dict[str, Any]:
         ),
         "rules": list(aggregation.RULES),
         "model_policies": aggregation.MODEL_POLICIES,
-        "chosen": {"policy": "majority", "unjudged": "explicit", "judge": ""},
+        "chosen": {"policy": DEFAULT_POLICY, "unjudged": "explicit", "judge": ""},
         "errors": {},
     }
 
@@ -121,10 +122,11 @@ def pool_state_counts(pool: Pool) -> dict[str, int]:
 @require_POST
 def create_release(request: HttpRequest, name: str) -> HttpResponse:
     pool = managed_pool(request, name)
-    policy = request.POST.get("policy", "majority").strip() or "majority"
+    policy = request.POST.get("policy", "")  # as sent, until read
     unjudged = request.POST.get("unjudged", "explicit")
     judge = request.POST.get("judge", "").strip() or None
     try:
+        policy = read_policy(policy)
         job = start_release(pool=pool, policy=policy, unjudged=unjudged, user=request.user, judge=judge)
     except JudgingError as exc:
         # the form again, as it was sent, with the refusal beside the field it is about (else above it)

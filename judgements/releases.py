@@ -68,7 +68,7 @@ def by_rater_id(parsed: aggregation.Policy, *, pool: Pool) -> aggregation.Policy
 def create_release(
     *,
     pool: Pool,
-    policy: str = "majority",
+    policy: str = aggregation.DEFAULT_POLICY,
     unjudged: str = "explicit",
     by: User | None = None,
     progress: Any = None,
@@ -231,7 +231,7 @@ def _free_directory(root: Path, release_id: int, *, warnings: list[str]) -> Path
     return free
 
 
-def current_qrels(*, pool: Pool, policy: str = "majority") -> dict[str, dict[str, int]]:
+def current_qrels(*, pool: Pool, policy: str = aggregation.DEFAULT_POLICY) -> dict[str, dict[str, int]]:
     """The pool's labels right now under `policy`, as `{qid: {docid: grade}}`, with -1 for every pending or
     unrateable item (trec_eval's "in the pool, unjudged"), exactly as an explicit release would write them."""
     return current_labels(pool=pool, policy=policy).qrels
@@ -246,7 +246,9 @@ class CurrentLabels:
     from_model: frozenset[tuple[str, str]]
 
 
-def current_labels(*, pool: Pool, policy: str = "majority", judge: str | None = None) -> CurrentLabels:
+def current_labels(
+    *, pool: Pool, policy: str = aggregation.DEFAULT_POLICY, judge: str | None = None
+) -> CurrentLabels:
     """`current_qrels`; with `judge` (an admitted model judge of the pool, `judges.model_fill`; JudgingError
     otherwise) the items people left pending take its labels, exactly as a release with that judge writes
     them (`ModelFill.grade_for`, the one rule of which items a judge fills)."""
@@ -301,7 +303,7 @@ def remove_stale_release_workdirs() -> list[Path]:
 def start_release(
     *,
     pool: Pool,
-    policy: str = "majority",
+    policy: str = aggregation.DEFAULT_POLICY,
     unjudged: str = "explicit",
     user: Any = None,
     judge: str | None = None,

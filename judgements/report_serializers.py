@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from judgements.release_policy import PolicyField
+
 
 def undefined_number() -> serializers.FloatField:
     """A statistic that may be undefined (NaN, no pair, no topic, nothing to test): null then. The one
@@ -131,6 +133,14 @@ class VersusSerializer(serializers.Serializer):
     confusion = _matrix()
 
 
+class GoldVersusSerializer(VersusSerializer):
+    """A rater against gold (`rater_quality.versus_gold`): `n` and `accuracy` by the one rule of gold
+    accuracy (`rater_quality.gold_accuracy`, the rater statistics' `gold` too: an unrateable answer is a
+    miss); `kappa` and `confusion` over the graded answers only."""
+
+    n = serializers.IntegerField(help_text="every answer to a gold item, unrateable ones included")
+
+
 class RaterFlagSerializer(serializers.Serializer):
     flag = serializers.CharField()
     why = serializers.CharField()
@@ -144,7 +154,7 @@ class RaterQualityRowSerializer(serializers.Serializer):
     unrateable = serializers.IntegerField()
     modal_share = undefined_number()
     median_seconds = undefined_number()
-    gold = VersusSerializer()
+    gold = GoldVersusSerializer()
     consensus = VersusSerializer()
     others = VersusSerializer()
     flags = RaterFlagSerializer(many=True)
@@ -163,7 +173,7 @@ class RaterQualitySerializer(serializers.Serializer):
     """`crowd_quality.pool_rater_quality`."""
 
     pool = serializers.CharField()
-    policy = serializers.CharField()
+    policy = PolicyField(read_only=True)
     labels = serializers.ListField(child=serializers.IntegerField())
     raters = RaterQualityRowSerializer(many=True)
     thresholds = QualityThresholdsSerializer()

@@ -17,34 +17,12 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db.models import Count
 
+from judgements import rater_quality
 from judgements.models import Assignment, GoldLabel, Judgement, Judging
-from judgements.progress import progress
-from judgements.rater_quality import known_seconds
+from judgements.progress import progress_of
+from judgements.rater_quality import GoldAccuracy, known_seconds
 from pooling import stats as pool_stats
 from pooling.models import Pool, PoolItem
-
-
-@dataclass
-class GoldAccuracy:
-    """A rater's agreement with the gold labels of one pool.
-
-    `n` counts the rater's judgements of gold items (an unrateable answer counts, and is wrong); `exact`
-    those whose grade equals the gold grade; `within_one` those whose grade differs from it by at most 1.
-    """
-
-    n: int = 0
-    exact: int = 0
-    within_one: int = 0
-
-    @property
-    def exact_rate(self) -> float | None:
-        """exact / n, or None when the rater has judged no gold item."""
-        return self.exact / self.n if self.n else None
-
-    @property
-    def within_one_rate(self) -> float | None:
-        """within_one / n, or None when the rater has judged no gold item."""
-        return self.within_one / self.n if self.n else None
 
 
 @dataclass
@@ -58,7 +36,7 @@ class RaterStats:
       grade of the pool's rubric is present, with 0 when unused);
     - `unrateable`: how many judgements said "unrateable"; `unrateable_share` = unrateable / judgements;
     - `skips`: items the rater skipped in this pool;
-    - `gold`: accuracy against the pool's gold labels;
+    - `gold`: accuracy against the pool's gold labels (`gold_accuracy`);
     - `member`: whether the rater is still a rater of the pool (removed raters keep their judgements).
     """
 
@@ -97,22 +75,21 @@ class RaterStats:
 
 
 def gold_accuracy(*, pool: Pool, rater: User | None = None) -> dict[int, GoldAccuracy]:
-    """rater id → accuracy against the gold labels of `pool` (only raters who judged a gold item).
+    """rater id → accuracy against the gold labels of `pool` (only raters who answered a gold item), by
+    the one rule (`rater_quality.gold_accuracy`: every answer counts in `n`, an unrateable one is a miss),
+    as the quality report's gold column gives it.
 
     A judgement counts when its item has a gold label now; the grade compared is the judgement's current
-    grade (after revisions). Unrateable answers count in `n` and in neither `exact` nor `within_one`.
-    """
+    grade (after revisions)."""
     rows = Judgement.objects.filter(item__pool=pool, item__gold_label__isnull=False)
     if rater is not None:
         rows = rows.filter(rater=rater)
-    accuracy: dict[int, GoldAccuracy] = defaultdict(GoldAccuracy)
-    for rater_id, grade, gold in rows.values_list("rater_id", "grade", "item__gold_label__grade"):
-        entry = accuracy[rater_id]
-        entry.n += 1
-        if grade is not None:
-            entry.exact += int(grade == gold)
-            entry.within_one += int(abs(grade - gold) <= 1)
-    return dict(accuracy)
+    answers: dict[int, list[tuple[int, int | None]]] = defaultdict(list)
+    for rater_id, grade, unrateable, gold in rows.values_list(
+        "rater_id", "grade", "unrateable", "item__gold_label__grade"
+    ):
+        answers[rater_id].append((gold, None if unrateable else grade))
+    return {rater_id: rater_quality.gold_accuracy(mine) for rater_id, mine in answers.items()}
 
 
 def rater_statistics(*, pool: Pool) -> list[RaterStats]:
@@ -164,7 +141,8 @@ class Progress:
     rater's own are `judgements.progress`'s, which the judging page and the rater's home page show).
 
     - `items`: items selected for judging; `complete`: those with at least their required judgements;
-    - `required`: the sum of required judgements over selected items; `judgements`: judgements made;
+    - `required`: the pool's judgements required (`pooling.pool_reads.judgements_required`: an adaptive
+      pool's plan, a depth pool's sum of required judgements over selected items); `judgements`: made;
     - `fraction`: the share of the required judgements made, an item counting at most its required number
       (a gold item every rater is shown does not overfill it): the page's pool bar; 0 while none is required;
     - `mine`: the items of the pool the rater has judged;
@@ -189,17 +167,28 @@ def pool_progress(*, judging: Judging, rater: User) -> Progress:
     """The `Progress` of the pool `judging` sets up, with `mine` and `left_for_me` for `rater`: the rater's
     counts and the pool's bar as `judgements.progress` gives them; the items, complete items and judgements
     made as the pool's page and statistics give them (`pooling.stats.judgement_totals`)."""
-    counts = progress(judging=judging, user=rater, topic_id=None)
-    totals = pool_stats.judgement_totals(judging.pool)
-    return Progress(
-        items=totals["selected"],
-        complete=totals["judged"],
-        required=counts["need"],
-        judgements=totals["judgements_done"],
-        fraction=counts["fraction"],
-        mine=counts["mine"],
-        left_for_me=counts["left"],
-    )
+    return pool_progress_of(judgings=[judging], rater=rater)[judging.pool_id]
+
+
+def pool_progress_of(*, judgings: Iterable[Judging], rater: User) -> dict[int, Progress]:
+    """`pool_progress` of each of `judgings` (with their pools loaded), by pool id: two statements whatever
+    their number (`progress.progress_of`, a pass over their items as `progress` with `tallied=False`;
+    `pooling.stats.judgement_totals_of`), as the judging API's list of pools reads them."""
+    pools = [judging.pool for judging in judgings]
+    counts = progress_of(pool_ids=[pool.pk for pool in pools], user=rater)
+    totals = pool_stats.judgement_totals_of(pools)
+    return {
+        pool.pk: Progress(
+            items=totals[pool.pk]["selected"],
+            complete=totals[pool.pk]["judged"],
+            required=counts[pool.pk]["need"],
+            judgements=totals[pool.pk]["judgements_done"],
+            fraction=counts[pool.pk]["fraction"],
+            mine=counts[pool.pk]["mine"],
+            left_for_me=counts[pool.pk]["left"],
+        )
+        for pool in pools
+    }
 
 
 @dataclass

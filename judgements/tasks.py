@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from judgements import lease_ends, releases
+from judgements.aggregation import DEFAULT_POLICY
 from labeling.celery import shared_task
 from pooling import jobs
 from pooling.job_summary import JobSummary, RecordCounts
@@ -27,7 +28,7 @@ def create_release(job: Job) -> RecordCounts:
     pool = Pool.objects.get(pk=job.params["pool"])
     release = releases.create_release(
         pool=pool,
-        policy=job.params.get("policy", "majority"),
+        policy=job.params.get("policy", DEFAULT_POLICY),
         unjudged=job.params.get("unjudged", "explicit"),
         judge=job.params.get("judge"),
         by=job.created_by,

@@ -62,12 +62,23 @@ def planned_judgements(*, pool: Pool, candidates: int) -> tuple[int, int]:
     most `budget` of them, a depth pool all; an item needs `judgements_per_item` judgements, or, with a
     double-judge fraction f, the expected ``1 + (judgements_per_item - 1) × f``; judgements rounded. The
     estimate before the build and an adaptive pool's judgements required after it
-    (`stats.judgement_totals`) both read it."""
+    (`judgements_required`) both read it."""
     items = min(candidates, pool.budget) if pool.adaptive and pool.budget else candidates
     per_item: float = pool.judgements_per_item
     if pool.double_judge_fraction is not None:
         per_item = 1 + (pool.judgements_per_item - 1) * pool.double_judge_fraction
     return items, round(items * per_item)
+
+
+def judgements_required(*, pool: Pool, candidates: int, selected_need: int) -> int:
+    """The judgements `pool` requires, as every page, endpoint and command shows it (the statistics, the
+    manager's dashboard, the judging page's and the API's progress): for an adaptive pool, its plan
+    (`planned_judgements` among its `candidates`, the pool's items), however few items its strategy has
+    selected so far; for a depth pool, `selected_need`, the sum of `required_judgements` over its selected
+    items. Only an adaptive pool's figure reads `candidates`."""
+    if pool.adaptive:
+        return planned_judgements(pool=pool, candidates=candidates)[1]
+    return selected_need
 
 
 def estimate_added_runs(*, pool: Pool, runs: Iterable[Run]) -> dict[str, Any]:

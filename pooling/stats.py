@@ -16,12 +16,15 @@ Definitions (TREC pooling statistics):
 - **judgements required**: for a depth pool, the sum of ``required_judgements`` of the selected items;
   for an adaptive pool, ``min(budget, candidates) × J`` where J is the judgements per item (with a
   double-judge fraction f, J is the expected ``1 + (judgements_per_item - 1) × f``), rounded: the plan
-  the estimate before the build reads too (`pool_reads.planned_judgements`).
+  the estimate before the build reads too (`pool_reads.planned_judgements`). The rule is
+  `pool_reads.judgements_required`, which every figure of judgements required calls (the judging page's
+  and the API's progress, the manager's dashboard).
   **Estimated cost** = judgements required × price per judgement.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from decimal import Decimal
 from typing import Any
@@ -30,13 +33,14 @@ from django.db import connection
 from django.db.models import Count, Q, Sum
 
 from pooling.models import JUDGED, Pool, PoolItem, PoolRun, Provenance, Run, RunRow
-from pooling.pool_reads import planned_judgements
+from pooling.pool_reads import judgements_required
 
 __all__ = [
     "PoolStatistics",
     "RunContribution",
     "TopicCount",
     "judgement_totals",
+    "judgement_totals_of",
     "overlap_matrix",
     "pool_progress",
     "pool_statistics",
@@ -229,15 +233,32 @@ def _topk_overlap(pool: Pool, names: list[str]) -> list[list[float]]:
 
 def judgement_totals(pool: Pool) -> dict[str, Any]:
     """Items, selected, judged, judgements required and done, and the estimated cost (module docstring)."""
-    totals = PoolItem.objects.filter(pool=pool).aggregate(
-        **ITEM_COUNTS,
-        n_required=Sum("required_judgements", filter=Q(selected=True)),
-        n_done=Sum("num_judgements"),
+    return judgement_totals_of([pool])[pool.pk]
+
+
+def judgement_totals_of(pools: Iterable[Pool]) -> dict[int, dict[str, Any]]:
+    """`judgement_totals` of each of `pools`, by pool id: one GROUP BY over their items, whatever their
+    number (the judging API's list of pools reads them so)."""
+    pools = list(pools)
+    rows = (
+        PoolItem.objects.filter(pool_id__in=[pool.pk for pool in pools])
+        .values("pool_id")
+        .annotate(
+            **ITEM_COUNTS,
+            n_required=Sum("required_judgements", filter=Q(selected=True)),
+            n_done=Sum("num_judgements"),
+        )
+        .order_by()
     )
-    if pool.adaptive:
-        required = planned_judgements(pool=pool, candidates=totals["n"])[1]
-    else:
-        required = int(totals["n_required"] or 0)
+    by_pool: dict[int, dict[str, Any]] = {row["pool_id"]: dict(row) for row in rows}
+    none = {"n": 0, "n_selected": 0, "n_judged": 0, "n_required": None, "n_done": None}
+    return {pool.pk: _totals(pool, by_pool.get(pool.pk, none)) for pool in pools}
+
+
+def _totals(pool: Pool, totals: dict[str, Any]) -> dict[str, Any]:
+    required = judgements_required(
+        pool=pool, candidates=totals["n"], selected_need=int(totals["n_required"] or 0)
+    )
     price = Decimal(str(pool.price_per_judgement))
     return {
         "items": totals["n"],

@@ -18,6 +18,7 @@ from typing import Literal
 import numpy as np
 
 from evaluation.metrics.join import _join
+from judgements.release_topics import is_judged, judged_topics
 from pooling.trec_io import QrelsTable, RunTable, trec_order
 
 Gain = Literal["linear", "exp"]
@@ -83,6 +84,13 @@ class Ranked:
     def relevant(self) -> Rows:
         """Retrieved relevant documents: grade >= the relevance level."""
         return self.select(self.label >= self.relevance_level)
+
+    @cached_property
+    def judged_topics(self) -> np.ndarray:
+        """Per topic: whether anyone judged it (``judgements.release_topics.judged_topics`` over its judged
+        qrels lines, ``judged``)."""
+        topic = np.repeat(np.arange(self.n_topics), np.diff(self.judged_offsets))
+        return judged_topics(topic, self.judged, self.n_topics)
 
     @cached_property
     def judged_rows(self) -> Rows:
@@ -241,7 +249,7 @@ def rank_lists(
         offsets = np.concatenate(([0], np.cumsum(np.bincount(run_topic[keep], minlength=n_topics))))
 
     # The ideal ranking's material: every judged grade (>= 0) per topic, descending.
-    judged_rows = np.flatnonzero(qt.grade >= 0) if len(qt) else np.zeros(0, dtype=np.intp)
+    judged_rows = np.flatnonzero(is_judged(qt.grade)) if len(qt) else np.zeros(0, dtype=np.intp)
     jt = qrels_topic[judged_rows]
     jg = qt.grade[judged_rows]
     jorder = _by_topic_then_grade_descending(jt, jg, n_topics)

@@ -23,6 +23,7 @@ from evaluation.metrics.ranked import (
     _as_run,
     rank_lists,
 )
+from judgements.release_topics import topic_is_judged
 from pooling.trec_io import QrelsTable, RunTable
 
 MIN_GEO_MEAN = 0.00001  # trec_eval's MIN_GEO_MEAN
@@ -124,12 +125,12 @@ class JudgedSplit:
 
 
 def split_judged(qrels: Mapping[str, Mapping[str, int]], *, topics: Iterable[str] = ()) -> JudgedSplit:
-    """The platform's one rule for topics nobody judged: a topic is *judged* when at least one of its
-    documents has a grade >= 0; any other topic (only pending or unrateable items, -1, or none at all,
-    such as the extra qids in `topics`) is *not judged*. Not judged topics are counted and shown apart
-    and never scored: trec_eval would give them 0 on every measure, a failure nobody observed.
-    Both tuples are in qid order."""
-    judged = sorted(q for q, docs in qrels.items() if any(g >= 0 for g in docs.values()))
+    """The platform's one rule for topics nobody judged (``judgements.release_topics``, which the release
+    and every score call): a topic is *judged* when at least one of its documents has a grade >= 0; any
+    other topic (only pending or unrateable items, -1, or none at all, such as the extra qids in
+    `topics`) is *not judged*. Not judged topics are counted and shown apart and never scored: trec_eval
+    would give them 0 on every measure, a failure nobody observed. Both tuples are in qid order."""
+    judged = sorted(q for q, docs in qrels.items() if topic_is_judged(docs.values()))
     kept = set(judged)
     not_judged = sorted(set(qrels).union(topics) - kept)
     return JudgedSplit({q: dict(qrels[q]) for q in judged}, tuple(judged), tuple(not_judged))
@@ -187,7 +188,7 @@ def evaluate(
             done[function] = function(ranked)
         values_all[m.name] = done[function]
 
-    nobody = np.diff(ranked.judged_offsets) == 0 if skip_unjudged_topics else np.zeros(ranked.n_topics, bool)
+    nobody = ~ranked.judged_topics if skip_unjudged_topics else np.zeros(ranked.n_topics, bool)
     unjudged_topics = tuple(ranked.topics[i] for i in np.flatnonzero(nobody).tolist())
     missing = tuple(
         t

@@ -63,9 +63,8 @@ def same_on_pages_and_api(manager, pool) -> dict:
     done, needed, percent = dashboard_line(manager, pool)
     assert (done, needed, percent) == (board.done, board.needed, board.percent)
     assert needed == statistics["judgements_required"]
-    if not pool.adaptive:  # an adaptive pool needs its budget's judgements, the rater's bar its selected
-        assert needed == progress["required"]
-        assert percent == round(100 * progress["fraction"])
+    assert needed == progress["required"]  # an adaptive pool's plan on both (`judgements_required`)
+    assert percent == round(100 * progress["fraction"])
     assert done == round(progress["fraction"] * progress["required"])
     assert board.spent == round(statistics["judgements_done"] * float(pool.price_per_judgement), 2)
     assert board.estimate == statistics["cost"]

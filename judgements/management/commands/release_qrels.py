@@ -10,6 +10,7 @@ from django.core.management.base import CommandError, CommandParser
 
 from judgements import aggregation, releases
 from judgements.models import Release
+from judgements.release_policy import DEFAULT_POLICY, read_policy
 from pooling.management.commands._base import ServiceCommand, get_pool, given, output_directory
 from pooling.terminal_progress import ProgressBar
 
@@ -21,7 +22,7 @@ class Command(ServiceCommand):
         parser.add_argument("pool")
         parser.add_argument(
             "--policy",
-            default="majority",
+            default=DEFAULT_POLICY,
             help=f"{', '.join(aggregation.RULES)}, rater:USERNAME, or a model fitted on the whole pool: "
             f"{', '.join(aggregation.MODEL_POLICIES)} (default: %(default)s)",
         )
@@ -42,7 +43,10 @@ class Command(ServiceCommand):
         directory = output_directory("-o", options["output"]) if options["output"] else nullcontext(None)
         with directory as target, ProgressBar("release") as bar:
             release = releases.create_release(
-                pool=pool, progress=bar, **given(options, "policy", "unjudged", "judge")
+                pool=pool,
+                progress=bar,
+                policy=read_policy(options["policy"]),
+                **given(options, "unjudged", "judge"),
             )
         source = Path(settings.MEDIA_ROOT) / release.directory
         where = source
