@@ -19,16 +19,9 @@ from judgements.progress import live_progress, pool_share, progress
 from pooling.models import PoolItem
 from tests.conftest import client_for
 from tests.factories import lease_for, make_manager, make_pool, make_user, submit_for
+from tests.judgements.test_counting_rules import _text
 
 pytestmark = pytest.mark.django_db
-
-
-def _text(user, url: str) -> str:
-    client = Client()
-    client.force_login(user)
-    response = client.get(url)
-    assert response.status_code == 200
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.content.decode()))
 
 
 def required_everywhere(*, manager, rater, pool) -> dict[str, int]:
