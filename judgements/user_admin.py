@@ -14,14 +14,15 @@ This is the only path that deletes users: no service, command or view of the pla
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 from django.contrib import admin, messages
 from django.contrib.auth.admin import UserAdmin
 from django.contrib.auth.models import User
+from django.core.exceptions import PermissionDenied
 from django.db import transaction
-from django.db.models import Count, QuerySet
+from django.db.models import Count, ProtectedError, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html
@@ -112,14 +113,20 @@ class AccountAdmin(UserAdmin):
         return deleted, counts, perms_needed, protected
 
     def delete_model(self, request: HttpRequest, obj: User) -> None:
-        with transaction.atomic():
-            end_live_leases([obj])
-            super().delete_model(request, obj)
+        self._delete([obj], lambda: super(AccountAdmin, self).delete_model(request, obj))
 
     def delete_queryset(self, request: HttpRequest, queryset: QuerySet[User]) -> None:
-        with transaction.atomic():
-            end_live_leases(queryset)
-            super().delete_queryset(request, queryset)
+        self._delete(list(queryset), lambda: super(AccountAdmin, self).delete_queryset(request, queryset))
+
+    def _delete(self, users: list[User], delete: Callable[[], None]) -> None:
+        """End the users' live leases and delete them, in one transaction; a user who judged between the
+        confirmation's check and the delete is refused with a 403 (nothing deleted), not a 500."""
+        try:
+            with transaction.atomic():
+                end_live_leases(users)
+                delete()
+        except ProtectedError:
+            raise PermissionDenied(refusal(users)) from None
 
 
 admin.site.unregister(User)

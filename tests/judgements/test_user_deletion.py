@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.db.models import ProtectedError
 from django.test import Client
 
-from judgements import labels, leasing, submission
+from judgements import labels, leasing, submission, user_admin
 from judgements.models import Assignment, Judgement, JudgementRevision
 from pooling.models import PoolItem
 from tests.factories import make_pool, make_user
@@ -119,3 +119,18 @@ def test_it_lists_a_raters_judgements_as_one_counted_link_not_one_line_each(admi
     html = admin_client(admin_user).get(f"/admin/auth/user/{alice.pk}/delete/").content.decode()
     assert html.count('href="/admin/judgements/judgement/?') == 1  # the sidebar's link has no query
     assert f'href="/admin/judgements/judgement/?q=alice">{judged} judgements</a>' in html
+
+
+def test_it_refuses_with_a_403_not_a_500_a_rater_who_judged_after_the_confirmation(admin_user, monkeypatch):
+    alice = make_user("alice")
+    pool = make_pool(raters=[alice], name="race")
+    lease = leasing.lease_next(pool=pool, rater=alice)
+    assert lease is not None
+    submission.submit_label(assignment=lease.assignment, rater=alice, grade=2)
+    # the confirmation found nothing in the way (alice judged between its check and the delete)
+    monkeypatch.setattr(user_admin.AccountAdmin, "get_deleted_objects", lambda *args: ([], {}, set(), []))
+    client = admin_client(admin_user)
+    client.raise_request_exception = False
+    response = delete_one(client, alice)
+    assert response.status_code == 403  # the house's 403 page, not a 500
+    assert User.objects.filter(pk=alice.pk).exists() and Judgement.objects.filter(rater=alice).count() == 1
