@@ -11,16 +11,11 @@ the columns ``worker`` (or ``rater``), ``qid`` (or ``topic``), ``docid`` (or ``d
 - **Special labels** — a label in ``unrateable_labels`` (e.g. -2 for "broken", or 9 for "cannot judge")
   becomes an unrateable judgement; any other negative label is skipped (counted under ``negative label``).
   A special label may not be a grade of the rubric (refused as a bad option).
-- **Workers** — a row is credited only to its worker's account: one a crowd import made for that worker
-  id and marked so (`judgements.models.CrowdWorker`, read by :func:`judgements.membership.worker_accounts`),
-  never to a person's or a model judge's account whose username happens to be the id (a worker ``admin``
-  is not the user ``admin``). With ``create_raters`` a new worker gets an account
-  (:func:`judgements.membership.create_worker_account`: no usable password, they never log in) named by
-  their id, or ``crowd-<id>`` when another account has that name (counted in ``raters_renamed``, each
-  named in the warnings). Such a file is imported, not refused: the ids are the crowd platform's, which
-  the manager cannot change, and a clash with some account of the installation should not stop a
-  campaign. Either way the worker keeps one account, found by their id in every later import into this
-  pool or any other, so agreement and quality stats follow them.
+- **Workers** — a row is credited only to its worker's account (`CrowdWorker`, read by
+  :func:`judgements.membership.worker_accounts`), never to another account whose username is the id. With
+  ``create_raters`` a new worker gets one (:func:`judgements.membership.create_worker_account`) named by
+  their id, or ``crowd-<id>`` when that name is taken (``raters_renamed``): the ids are the crowd
+  platform's, so a clash does not stop a campaign. The worker keeps that account in every later import.
 - **Skipped rows** — counted by reason: ``negative label``, ``unpooled`` (with ``skip_unpooled``; otherwise
   an unpooled row is an error), ``unknown worker`` (a worker with no worker account, and no
   ``create_raters`` to make one).
