@@ -84,6 +84,6 @@ def test_a_task_is_sent_through_the_project_app_without_it_imported_first() -> N
         "from django.conf import settings\n"
         "print(json.dumps({'main': send_email.app.main,"
         " 'eager': send_email.app.conf.task_always_eager == settings.CELERY_TASK_ALWAYS_EAGER,"
-        " 'broker': send_email.app.conf.broker_url == (settings.CELERY_BROKER_URL or None)}))\n"
+        " 'broker': send_email.app.conf.broker_url == settings.CELERY_BROKER_URL}))\n"
     )
     assert found == {"main": "labeling", "eager": True, "broker": True}

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client
 
 from judgements import crowd_import, releases
@@ -41,6 +42,13 @@ GOOD = Path(__file__).resolve().parent.parent / "data" / "good"
 RUN = "q1 Q0 d001 1 3.0 gamma\nq1 Q0 d007 2 2.0 gamma\nq2 Q0 d010 1 1.0 gamma\n"
 
 pytestmark = pytest.mark.django_db
+
+
+def reordered(stored: list[str], written: list[str]) -> bool:
+    """Whether the database keeps these keys in another order than they were written, as PostgreSQL's
+    jsonb does (by length, then bytes): what shows that a page's order is the summary's, not the row's.
+    SQLite keeps the written order, so there the page's order is shown by the page alone."""
+    return stored != written if connection.vendor == "postgresql" else stored == written
 
 
 def upload(name: str, data: bytes | str) -> SimpleUploadedFile:
@@ -126,7 +134,7 @@ def start(kind: str, pool: Pool, manager: User, capture: Any, tmp_path: Path) ->
         own = ["items", "judged", "unrateable", "pending", "ties", "judgements", "unselected_candidates",
                "grades", "sources"]  # fmt: skip
         stored = Release.objects.get(pk=job.result["release"]).counts
-        assert set(own) == set(stored) and list(stored) != own
+        assert set(own) == set(stored) and reordered(list(stored), own)
         return job, own
     if kind == "judgements":
         job = finished(
@@ -140,7 +148,7 @@ def start(kind: str, pool: Pool, manager: User, capture: Any, tmp_path: Path) ->
         log = click_log()
         own = ["pages", "impressions", "clicks", "cells", "queries", "unmapped_queries",
                "unmapped_impressions", "unknown_objects"]  # fmt: skip
-        assert set(own) == set(log.counts) - {"loggers"} and list(log.counts) != [*own, "loggers"]
+        assert set(own) == set(log.counts) - {"loggers"} and reordered(list(log.counts), [*own, "loggers"])
         return Job.objects.get(kind=kind), own  # in the order the import wrote them, not jsonb's
     if kind == "propensity":
         return estimate(click_log()), ["positions"]
@@ -204,7 +212,7 @@ def test_it_lists_a_documents_imports_counts_in_the_order_its_summary_declares(
 ) -> None:
     job, _ = start("documents", campaign, manager, django_capture_on_commit_callbacks, tmp_path)
     declared = ["rows", "created", "updated", "seconds"]
-    assert list(job.counts) != declared  # the job row (jsonb) keeps them by length, then bytes
+    assert reordered(list(job.counts), declared)  # the job row (jsonb) keeps them by length, then bytes
     assert [key for key, _ in shown_counts(browse(manager, job))] == declared
 
 
