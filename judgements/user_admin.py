@@ -37,7 +37,11 @@ DEACTIVATE = (
 )
 
 
-def _held(users: Iterable[User]) -> list[tuple[str, int, int]]:
+#: (username, judgements, revisions) of each user in the way of a deletion (`held`).
+Held = list[tuple[str, int, int]]
+
+
+def held(users: Iterable[User]) -> Held:
     """(username, judgements, revisions) of those of `users` who have judged or revised a judgement (which
     PROTECT keeps): two grouped counts, whatever the number of judgements."""
     ids = [user.pk for user in users]
@@ -65,25 +69,22 @@ def _counted(judgements: int, revisions: int) -> str:
     )
 
 
-def refusal(users: Iterable[User]) -> str | None:
-    """Why these users cannot be deleted (those of them with a judgement or a revision of one, which
-    PROTECT keeps), or None if none has either."""
-    held = _held(users)
-    if not held:
-        return None
-    what = _counted(sum(row[1] for row in held), sum(row[2] for row in held))
-    names = ", ".join(name for name, _, _ in held)
-    return DEACTIVATE.format(names=names, verb="has" if len(held) == 1 else "have", what=what)
+def refusal(in_the_way: Held) -> str:
+    """Why the users `in_the_way` (`held`: a judgement or a revision of one, which PROTECT keeps) cannot
+    be deleted."""
+    what = _counted(sum(row[1] for row in in_the_way), sum(row[2] for row in in_the_way))
+    names = ", ".join(name for name, _, _ in in_the_way)
+    return DEACTIVATE.format(names=names, verb="has" if len(in_the_way) == 1 else "have", what=what)
 
 
-def evidence(users: Iterable[User]) -> list[str]:
+def evidence(in_the_way: Held) -> list[str]:
     """The protected objects as the delete page lists them: one line per user who has judged, with their
     counts and a link to their judgements in the admin (not one line per judgement, which for a rater of
     a real campaign would be a page of tens of thousands of links)."""
     url = reverse("admin:judgements_judgement_changelist")
     return [
         format_html('{}: <a href="{}?{}">{}</a>', name, url, urlencode({"q": name}), _counted(n, revised))
-        for name, n, revised in _held(users)
+        for name, n, revised in in_the_way
     ]
 
 
@@ -100,12 +101,12 @@ class AccountAdmin(UserAdmin):
     """Django's user admin; see the module docstring for deletion."""
 
     def get_deleted_objects(self, objs: Any, request: HttpRequest) -> Any:
-        why = refusal(objs)
-        if why is not None:
+        in_the_way = held(objs)
+        if in_the_way:
             # refused before Django collects every related row (a rater's judgements may be tens of
             # thousands): the page lists, as protected, each user's counts with a link to their judgements
-            messages.error(request, why)
-            return [], {}, set(), evidence(objs)
+            messages.error(request, refusal(in_the_way))
+            return [], {}, set(), evidence(in_the_way)
         deleted, counts, perms_needed, protected = super().get_deleted_objects(objs, request)
         # assignments are read-only in the admin, but a deleted account's go with it (its live leases
         # given back first, `delete_model`): no permission is lacking for them
@@ -126,7 +127,7 @@ class AccountAdmin(UserAdmin):
                 end_live_leases(users)
                 delete()
         except ProtectedError:
-            raise PermissionDenied(refusal(users)) from None
+            raise PermissionDenied(refusal(held(users))) from None
 
 
 admin.site.unregister(User)

@@ -36,6 +36,12 @@ def delete_selected(client: Client, users: list[User]):
     )
 
 
+def judge_one(pool, rater) -> None:
+    lease = leasing.lease_next(pool=pool, rater=rater)
+    assert lease is not None
+    submission.submit_label(assignment=lease.assignment, rater=rater, grade=2)
+
+
 def counters(pool) -> list[tuple[int, int, int, bool]]:
     return list(
         PoolItem.objects.filter(pool=pool)
@@ -47,9 +53,7 @@ def counters(pool) -> list[tuple[int, int, int, bool]]:
 def test_it_refuses_to_delete_a_rater_who_has_judged_and_changes_nothing(admin_user):
     alice, bob = make_user("alice"), make_user("bob")
     pool = make_pool(raters=[alice, bob], name="evidence")
-    lease = leasing.lease_next(pool=pool, rater=alice)
-    assert lease is not None
-    submission.submit_label(assignment=lease.assignment, rater=alice, grade=2)
+    judge_one(pool, alice)
     leasing.lease_next(pool=pool, rater=alice)  # and a live lease
     before = (counters(pool), Judgement.objects.count(), Assignment.objects.count())
     client = admin_client(admin_user)
@@ -71,9 +75,7 @@ def test_it_refuses_to_delete_a_rater_who_has_judged_and_changes_nothing(admin_u
 def test_it_refuses_to_delete_a_user_who_revised_a_judgement(admin_user, manager):
     alice = make_user("alice")
     pool = make_pool(raters=[alice], name="revised")
-    lease = leasing.lease_next(pool=pool, rater=alice)
-    assert lease is not None
-    submission.submit_label(assignment=lease.assignment, rater=alice, grade=2)
+    judge_one(pool, alice)
     labels.revise_judgement(judgement=Judgement.objects.get(rater=alice), by=manager, grade=1)
     response = delete_one(admin_client(admin_user), manager)
     assert response.status_code == 200 and "manager has judged (1 revision)" in response.content.decode()
@@ -124,9 +126,7 @@ def test_it_lists_a_raters_judgements_as_one_counted_link_not_one_line_each(admi
 def test_it_refuses_with_a_403_not_a_500_a_rater_who_judged_after_the_confirmation(admin_user, monkeypatch):
     alice = make_user("alice")
     pool = make_pool(raters=[alice], name="race")
-    lease = leasing.lease_next(pool=pool, rater=alice)
-    assert lease is not None
-    submission.submit_label(assignment=lease.assignment, rater=alice, grade=2)
+    judge_one(pool, alice)
     # the confirmation found nothing in the way (alice judged between its check and the delete)
     monkeypatch.setattr(user_admin.AccountAdmin, "get_deleted_objects", lambda *args: ([], {}, set(), []))
     client = admin_client(admin_user)
