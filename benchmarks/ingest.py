@@ -247,7 +247,7 @@ def copy_floor(copy_path: Path) -> float:
                 copy.write(chunk)
         conn.commit()
         elapsed = time.perf_counter() - started
-        (count,) = conn.execute("SELECT count(*) FROM copy_floor").fetchone()  # type: ignore[misc]
+        (count,) = conn.execute("SELECT count(*) FROM copy_floor").fetchone()  # type: ignore[misc]  # count(*): one row
         conn.execute("DROP TABLE copy_floor")
         conn.commit()
     return elapsed if count else float("nan")
@@ -263,13 +263,13 @@ def sqlite_reference(tmp: Path, docs: Path, queries: Path, slice_path: Path) -> 
     manage(env, "import_topics", COLLECTION, str(queries))
     manage(env, "import_documents", COLLECTION, str(docs))
     elapsed, out = manage(env, "import_run", COLLECTION, str(slice_path), "--name", "slice")
-    rows = int(re.match(r"run: (\d+) rows", out).group(1))  # type: ignore[union-attr]
+    rows = int(re.match(r"run: (\d+) rows", out).group(1))  # type: ignore[union-attr]  # the command prints it
     return rows, elapsed, service_seconds(out)
 
 
 def service_seconds(summary: str) -> float:
     """The seconds the import service reports on its summary line (`run: N rows, T topics, S s`)."""
-    return float(re.search(r", ([\d.]+) s$", summary.strip()).group(1))  # type: ignore[union-attr]
+    return float(re.search(r", ([\d.]+) s$", summary.strip()).group(1))  # type: ignore[union-attr]  # the command prints it
 
 
 def profile_in_process(run_path: Path, limit: int) -> None:

@@ -119,7 +119,7 @@ def child_numpy(path: str) -> dict[str, float]:
                 page = json.loads(line)
                 q = qindex.setdefault(page["qid"], len(qindex))
                 base = len(pairs)
-                pairs.extend(dindex.setdefault((q, d), len(dindex)) for d in page["docids"])  # type: ignore[arg-type]
+                pairs.extend(dindex.setdefault((q, d), len(dindex)) for d in page["docids"])  # type: ignore[arg-type]  # a page's docids are a list
                 clicked.extend(base + p - 1 for p in page["clicks"])
             pair = np.array(pairs, dtype=np.int64)
             click = np.zeros(len(pair))

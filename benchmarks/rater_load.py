@@ -664,7 +664,7 @@ def check_database(acked: list[int]) -> dict[str, int]:
     with psycopg.connect(f"{SERVER}/{DATABASE}") as conn:
 
         def one(sql: str, *params: Any) -> int:
-            return int(conn.execute(sql, params).fetchone()[0] or 0)  # type: ignore[index]
+            return int(conn.execute(sql, params).fetchone()[0] or 0)  # type: ignore[index]  # an aggregate: one row
 
         return {
             "judgements": one("SELECT count(*) FROM judgements_judgement"),

@@ -312,7 +312,7 @@ def copy_floor(pool_name: str, out_dir: Path) -> tuple[float, dict[str, int]]:
     out_dir.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
     with psycopg.connect(f"{SERVER}/{DATABASE}") as conn, conn.cursor() as cur:
-        (pool_id,) = cur.execute("SELECT id FROM pooling_pool WHERE name = %s", [pool_name]).fetchone()  # type: ignore[misc]
+        (pool_id,) = cur.execute("SELECT id FROM pooling_pool WHERE name = %s", [pool_name]).fetchone()  # type: ignore[misc]  # the pool exists: one row
         for name, sql in (("qrels.tsv", FLOOR_QRELS), ("judgements.tsv", FLOOR_JUDGEMENTS)):
             with open(out_dir / name, "wb") as out, cur.copy(sql.format(pool=int(pool_id))) as copy:
                 for block in copy:

@@ -165,25 +165,25 @@ def depth(value: Any) -> int:
 
 
 def check_document(entry: formats.DocumentEntry) -> None:
-    assert 0 < len(entry.docid) <= Document._meta.get_field("docid").max_length  # type: ignore[operator]
-    assert len(entry.url) <= Document._meta.get_field("url").max_length  # type: ignore[operator]
+    assert 0 < len(entry.docid) <= Document._meta.get_field("docid").max_length  # type: ignore[operator]  # a CharField's max_length is set
+    assert len(entry.url) <= Document._meta.get_field("url").max_length  # type: ignore[operator]  # a CharField's max_length is set
     # NaN and Infinity in metadata are read (as the json module reads them) and refused by the import
     storable_text(entry.docid, entry.title, entry.text, entry.url, entry.metadata, allow_nan=True)
     assert depth(entry.metadata) <= MAX_JSON_DEPTH
 
 
 def check_topic(entry: formats.TopicEntry) -> None:
-    assert 0 < len(entry.qid) <= Topic._meta.get_field("qid").max_length  # type: ignore[operator]
+    assert 0 < len(entry.qid) <= Topic._meta.get_field("qid").max_length  # type: ignore[operator]  # a CharField's max_length is set
     storable_text(entry.qid, entry.query, entry.description, entry.narrative, list(entry.segments))
 
 
 def check_page(page: logformats.Page) -> None:
-    assert len(page.logger) <= ClickCount._meta.get_field("logger").max_length  # type: ignore[operator]
+    assert len(page.logger) <= ClickCount._meta.get_field("logger").max_length  # type: ignore[operator]  # a CharField's max_length is set
     storable_text(page.query, page.session, page.user, page.logger, page.shown, page.teams)
 
 
 def check_count(row: logformats.CountRow) -> None:
-    assert len(row.logger) <= ClickCount._meta.get_field("logger").max_length  # type: ignore[operator]
+    assert len(row.logger) <= ClickCount._meta.get_field("logger").max_length  # type: ignore[operator]  # a CharField's max_length is set
     storable_text(row.qid, row.docid, row.logger)
 
 
@@ -260,7 +260,7 @@ def test_fuzzed_crowd_files_are_refused_or_read(steps: list[tuple[str, float, in
     errors: list[str] = []
     with formats.limits(line_bytes=LINE_BYTES):
         try:
-            rows = crowd_import._rows(Named(data, "crowd.csv"), "crowd.csv", errors)  # type: ignore[arg-type]
+            rows = crowd_import._rows(Named(data, "crowd.csv"), "crowd.csv", errors)  # type: ignore[arg-type]  # a named text stream, as the reader takes
         except ImportFailed as exc:
             assert exc.errors[0].startswith("crowd.csv:")
             return

@@ -396,7 +396,7 @@ def test_it_reads_qrels_with_negative_labels(tmp_path: Path) -> None:
 )
 def test_it_reports_bad_files_as_file_line_message(name: str, reader: object, message: str) -> None:
     with pytest.raises(FormatError) as caught:
-        reader(BAD / name)  # type: ignore[operator]
+        reader(BAD / name)  # type: ignore[operator]  # the readers, each callable
     assert str(caught.value.errors[0]).startswith(str(BAD / name))
     assert message in str(caught.value.errors[0])
 

@@ -78,7 +78,7 @@ if os.environ.get("FAULT_SPLIT_RELEASES"):
         real_append(self, files, tally)
         (FAULT_DIR / f"split-{self.first[1]}").write_text(str(os.getpid()))
 
-    release_halves.SecondHalf.append = append  # type: ignore[method-assign]
+    release_halves.SecondHalf.append = append  # type: ignore[method-assign]  # a fault injected into the class for this worker
 
 if __name__ == "__main__":
     queue = sys.argv[1]

@@ -878,7 +878,7 @@ def test_the_pool_options_are_the_pools_columns_with_their_defaults(two_runs: li
 
     for option in fields(pool_build.PoolOptions):
         column = Pool._meta.get_field(option.name)
-        default = column.default if column.default is not NOT_PROVIDED else (None if column.null else "")  # type: ignore[union-attr]
+        default = column.default if column.default is not NOT_PROVIDED else (None if column.null else "")  # type: ignore[union-attr]  # a column, not a relation
         assert option.default == default, option.name
     collection = two_runs[0].collection
     pool = pool_build.create_pool(name="defaults", collection=collection, runs=two_runs)

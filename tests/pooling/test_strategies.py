@@ -286,7 +286,7 @@ def test_it_rejects_unknown_strategies_and_bad_parameters() -> None:
     with pytest.raises(ValueError, match="relevance_level"):
         make_chooser("mtf", {}, depth=5, seed=1, relevance_level=0)
     with pytest.raises(ValueError, match="seed"):
-        make_chooser("mtf", {}, depth=5, seed=None)  # type: ignore[arg-type]
+        make_chooser("mtf", {}, depth=5, seed=None)  # type: ignore[arg-type]  # a wrong argument on purpose
     assert STRATEGIES == ("depth", "mtf", "bandit-maxmean", "bandit-thompson", "cal")
 
 

@@ -113,7 +113,7 @@ def three_ways(
             continue
         with capture(execute=True):  # the job runs once its row is committed
             outcome = (by_api if way == "api" else by_page)(manager, collection, kind, path, fields)
-        outcomes[way] = _finished(outcome[1], collection) if outcome[0] == "job" else outcome  # type: ignore[arg-type]
+        outcomes[way] = _finished(outcome[1], collection) if outcome[0] == "job" else outcome  # type: ignore[arg-type]  # a job outcome's second item is its id
     return outcomes
 
 
@@ -191,7 +191,7 @@ def test_a_run_name_over_the_limit_is_refused_by_the_one_rule_everywhere(
         django_capture_on_commit_callbacks,
     )  # fmt: skip
     status, messages = outcomes["command"]
-    assert status == "refused" and "is 201 characters long: a run's name is at most 200" in messages[0]  # type: ignore[index]
+    assert status == "refused" and "is 201 characters long: a run's name is at most 200" in messages[0]  # type: ignore[index]  # a refusal's second item is its messages
     assert outcomes["api"] == outcomes["page"] == outcomes["command"]
 
 
@@ -216,7 +216,7 @@ def test_the_formats_offered_are_the_readers() -> None:
     """The formats the form, the API and the commands offer are the readers' own (`DOCUMENT_FORMATS`,
     `TOPIC_FORMATS`), not lists of their own."""
     readers = set(formats.DOCUMENT_FORMATS) | set(formats.TOPIC_FORMATS)
-    offered = {value for value, _ in UploadForm.base_fields["format"].choices if value}  # type: ignore[attr-defined]
+    offered = {value for value, _ in UploadForm.base_fields["format"].choices if value}  # type: ignore[attr-defined]  # a ChoiceField's choices
     assert offered == set(ImportSerializer().fields["format"].choices) == readers
     assert import_documents.Command.formats == formats.DOCUMENT_FORMATS
     assert import_topics.Command.formats == formats.TOPIC_FORMATS
