@@ -9,8 +9,9 @@ Definitions:
   (`judgements.progress.pool_share`: over selected items, an item counting at most its required
   judgements, so a gold item judged by every rater or an item judged beyond its need does not fill what
   another item lacks) / judgements required (`pooling.pool_reads.judgements_required`, as the statistics
-  and the API's `progress.required` give them: an adaptive pool needs its plan, budget × the expected
-  judgements per item, however few items it has selected so far); per topic, judged items / selected items.
+  and the API's `progress.required` give them: an adaptive pool needs what its selected items need plus
+  its plan, the expected judgements per item, for the rest of its budget); per topic, judged items /
+  selected items.
 - **pace**: judgements made in the last `PACE_WINDOW` divided by the hours from the first of them to now
   (at least `MIN_SPAN`, so one judgement a minute ago is not "3,600 an hour"); None without any.
 - **stranded**: selected items that lack more judgements than the pool's current raters can still give

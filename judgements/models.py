@@ -392,14 +392,15 @@ class RaterExclusion(models.Model):
 
 class ProgressTally(models.Model):
     """Sums over a topic's selected items of a pool, kept by PostgreSQL triggers on the item table
-    (migrations 0007 and 0008: per statement on inserts and deletes, per row on an update that changes a
-    row's counts, whichever code writes them): `need`
-    (required judgements), `done` (judgements made, at most `required` an item) and `needing` (items that
-    may be leased to one more rater, NEEDS_JUDGEMENT). Each database session adds to its own `slot` (its
-    backend's pid modulo 32), so that two sessions' counts never wait on one row; a topic's figure is the
-    sum over its slots. The judging page's progress (`judgements.progress`) reads these instead of a pass
-    over every item of the pool. Plain ids, not foreign keys: a pool's rows outlive it at zero harmlessly
-    (its items' deletion counts them down). PostgreSQL only: elsewhere the progress counts the items."""
+    (migrations 0007, 0008, 0010 and 0015: per statement on inserts and deletes, per row on an update
+    that changes a row's counts, whichever code writes them): `need` (required judgements), `done`
+    (judgements made, at most `required` an item), `needing` (items that may be leased to one more rater,
+    `pooling.models.LEASABLE`) and `items` (the selected items themselves). Each database session adds to
+    its own `slot` (its backend's pid modulo 32), so that two sessions' counts never wait on one row; a
+    topic's figure is the sum over its slots. The judging page's progress (`judgements.progress`) reads
+    these instead of a pass over every item of the pool. Plain ids, not foreign keys: a pool's rows outlive
+    it at zero harmlessly (its items' deletion counts them down). PostgreSQL only: elsewhere the progress
+    counts the items."""
 
     pool_id = models.BigIntegerField()
     topic_id = models.BigIntegerField()
@@ -407,6 +408,7 @@ class ProgressTally(models.Model):
     need = models.BigIntegerField(default=0)
     done = models.BigIntegerField(default=0)
     needing = models.BigIntegerField(default=0)
+    items = models.BigIntegerField(default=0)
 
     class Meta:
         constraints = [

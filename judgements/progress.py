@@ -7,8 +7,9 @@ assignments and judgements: its cost follows the pool's topics and the rater's w
 items (a pass over 21,000 items took 17-40 ms, on each rater's refresh every 5 s). Elsewhere, one pass
 over the pool's selected items (`_PROGRESS_SQL`), which tests compare the tallied figures with, and which
 reads many pools at once (`progress_of`). Either reads the pool's plan in the same statement: the
-pool's judgements required (`need`) are `pooling.pool_reads.judgements_required`, an adaptive pool's
-plan rather than what its selected items need so far, as its statistics and the manager's dashboard say."""
+pool's judgements required (`need`) are `pooling.pool_reads.judgements_required` of its selected items
+(`selected`) and, for an adaptive pool, its plan for the rest of its budget, as its statistics and the
+manager's dashboard say."""
 
 from __future__ import annotations
 
@@ -24,7 +25,7 @@ from judgements.prepared import PAGES_SQL, one_row
 from pooling.models import OPEN_FOR_JOINED_SQL, Pool
 from pooling.pool_reads import judgements_required
 
-# The pool's plan, which an adaptive pool's judgements required are (`pool_reads.judgements_required`),
+# The pool's plan, which an adaptive pool's judgements required read (`pool_reads.judgements_required`),
 # read once per pool: its own fields, and its candidates (its items), counted for an adaptive pool only
 # (`Pool.adaptive`: a depth pool's figure does not read them); `{cap}` is where the tallied statement caps
 # that count (`_TALLIED_PLAN_SQL`).
@@ -49,6 +50,7 @@ SELECT
   COUNT(CASE WHEN pi.topic_id = %(topic)s THEN j.id END),
   COUNT(CASE WHEN a.state = 'active' AND a.expires_at > %(now)s THEN 1 END),
   COUNT(CASE WHEN {open_for_joined} THEN 1 END),
+  COUNT(pi.id),
   {plan}
 FROM pooling_pool p
 LEFT JOIN pooling_poolitem pi ON pi.pool_id = p.id AND pi.selected
@@ -57,7 +59,9 @@ LEFT JOIN judgements_judgement j ON j.item_id = pi.id AND j.rater_id = %(rater)s
 WHERE p.id IN ({pools})
 GROUP BY p.id, p.strategy, p.budget, p.judgements_per_item, p.double_judge_fraction
 """.replace("{open_for_joined}", OPEN_FOR_JOINED_SQL).replace("{plan}", _PLAN_SQL.replace("{cap}", ""))
-_PROGRESS_KEYS = ("need", "done", "topic_need", "topic_done", "mine", "mine_topic", "live", "open")
+_PROGRESS_KEYS = (
+    "need", "done", "topic_need", "topic_done", "mine", "mine_topic", "live", "open", "selected",
+)  # fmt: skip
 # The same counts: the pool's from its tallies (summed over the sessions' slots), the rater's from their
 # judgements (`mine`) and their assignments not expired (`held`) on the pool's selected items. `open` is
 # the items needing a judgement less those the rater holds, skipped or judged (OPEN_FOR_JOINED_SQL's
@@ -76,7 +80,8 @@ held AS (
 tally AS (
   SELECT SUM(t.need) AS need, SUM(t.done) AS done,
     SUM(t.need) FILTER (WHERE t.topic_id = {topic}) AS topic_need,
-    SUM(t.done) FILTER (WHERE t.topic_id = {topic}) AS topic_done, SUM(t.needing) AS needing
+    SUM(t.done) FILTER (WHERE t.topic_id = {topic}) AS topic_done, SUM(t.needing) AS needing,
+    SUM(t.items) AS items
   FROM judgements_progresstally t WHERE t.pool_id = {pool}
 ),
 plan AS (SELECT {plan} FROM pooling_pool p WHERE p.id = {pool})
@@ -85,6 +90,7 @@ SELECT tally.need, tally.done, tally.topic_need, tally.topic_done,
   (SELECT count(*) FROM held WHERE state = 'active' AND expires_at > %(now)s),
   COALESCE(tally.needing, 0)
     - (SELECT count(*) FROM (SELECT id FROM mine WHERE needs UNION SELECT id FROM held WHERE needs) x),
+  tally.items,
   plan.*,
   {columns}{pages}
 FROM tally LEFT JOIN plan ON TRUE{where}
@@ -128,9 +134,10 @@ def progress(*, judging: Judging, user: Any, topic_id: int | None, tallied: bool
 
     - `done`/`need`: judgements made in the pool, where an item counts at most its
       `required_judgements` (a gold item shown to everyone does not overfill the bar) / the pool's
-      judgements required (`judgements_required`: an adaptive pool's plan, a depth pool's selected items'
-      required judgements); `topic_done`/`topic_need` within `topic_id`, over its selected items;
-      `fraction` = done / need (0 while nothing is needed), `percent`/`topic_percent` in whole percent.
+      judgements required (`judgements_required`: the selected items' required judgements, and an adaptive
+      pool's plan for the rest of its budget); `selected`: the pool's selected items;
+      `topic_done`/`topic_need` within `topic_id`, over its selected items; `fraction` = done / need (0
+      while nothing is needed), `percent`/`topic_percent` in whole percent.
     - `mine`: items this user has judged in the pool; `mine_topic` within the topic.
     - `live`: the user's live leases; `open`: items open for them (`PoolItem.objects.open_for`, as
       OPEN_FOR_JOINED_SQL over the joins below), which `lease_next` could still lease them; `left` =
@@ -230,7 +237,10 @@ def _counts(row: Any) -> dict[str, Any]:
             strategy=strategy, budget=budget, judgements_per_item=per_item, double_judge_fraction=fraction
         )
         counts["need"] = judgements_required(
-            pool=plan, candidates=int(candidates or 0), selected_need=counts["need"]
+            pool=plan,
+            candidates=int(candidates or 0),
+            selected_need=counts["need"],
+            selected_items=counts["selected"],
         )
     counts["left"] = counts["open"] + counts["live"]
     counts["fraction"] = counts["done"] / counts["need"] if counts["need"] else 0.0

@@ -141,8 +141,9 @@ class Progress:
     rater's own are `judgements.progress`'s, which the judging page and the rater's home page show).
 
     - `items`: items selected for judging; `complete`: those with at least their required judgements;
-    - `required`: the pool's judgements required (`pooling.pool_reads.judgements_required`: an adaptive
-      pool's plan, a depth pool's sum of required judgements over selected items); `judgements`: made;
+    - `required`: the pool's judgements required (`pooling.pool_reads.judgements_required`: the sum of
+      required judgements over selected items, and an adaptive pool's plan for the rest of its budget);
+      `judgements`: made;
     - `fraction`: the share of the required judgements made, an item counting at most its required number
       (a gold item every rater is shown does not overfill it): the page's pool bar; 0 while none is required;
     - `mine`: the items of the pool the rater has judged;

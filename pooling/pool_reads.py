@@ -61,24 +61,32 @@ def planned_judgements(*, pool: Pool, candidates: int) -> tuple[int, int]:
     """The items and judgements `pool`'s plan asks for among `candidates` items: an adaptive pool judges at
     most `budget` of them, a depth pool all; an item needs `judgements_per_item` judgements, or, with a
     double-judge fraction f, the expected ``1 + (judgements_per_item - 1) × f``; judgements rounded. The
-    estimate before the build and an adaptive pool's judgements required after it
-    (`judgements_required`) both read it."""
+    estimate before the build reads it, and an adaptive pool's judgements required after it
+    (`judgements_required`) for the items its strategy has yet to select."""
     items = min(candidates, pool.budget) if pool.adaptive and pool.budget else candidates
-    per_item: float = pool.judgements_per_item
+    return items, round(items * _per_item(pool))
+
+
+def _per_item(pool: Pool) -> float:
+    """The judgements an item of `pool` is expected to need before its draw (`planned_judgements`)."""
     if pool.double_judge_fraction is not None:
-        per_item = 1 + (pool.judgements_per_item - 1) * pool.double_judge_fraction
-    return items, round(items * per_item)
+        return 1 + (pool.judgements_per_item - 1) * pool.double_judge_fraction
+    return float(pool.judgements_per_item)
 
 
-def judgements_required(*, pool: Pool, candidates: int, selected_need: int) -> int:
+def judgements_required(*, pool: Pool, candidates: int, selected_need: int, selected_items: int) -> int:
     """The judgements `pool` requires, as every page, endpoint and command shows it (the statistics, the
-    manager's dashboard, the judging page's and the API's progress): for an adaptive pool, its plan
-    (`planned_judgements` among its `candidates`, the pool's items), however few items its strategy has
-    selected so far; for a depth pool, `selected_need`, the sum of `required_judgements` over its selected
-    items. Only an adaptive pool's figure reads `candidates`."""
-    if pool.adaptive:
-        return planned_judgements(pool=pool, candidates=candidates)[1]
-    return selected_need
+    manager's dashboard, the judging page's and the API's progress): `selected_need`, the sum of
+    `required_judgements` over its `selected_items` selected items, and for an adaptive pool also the plan
+    for the items its strategy has yet to select (`planned_judgements` among its `candidates`, the pool's
+    items, less those selected, at the expected judgements per item). So a fresh adaptive pool needs its
+    plan, and one whose strategy has selected its whole budget needs exactly what those items need: with a
+    double-judge fraction, the draw of which items are judged several times, not its expectation, and a
+    finished pool reads 100%. Only an adaptive pool's figure reads `candidates` and `selected_items`."""
+    if not pool.adaptive:
+        return selected_need
+    planned_items = planned_judgements(pool=pool, candidates=candidates)[0]
+    return selected_need + round(max(planned_items - selected_items, 0) * _per_item(pool))
 
 
 def estimate_added_runs(*, pool: Pool, runs: Iterable[Run]) -> dict[str, Any]:

@@ -14,9 +14,11 @@ Definitions (TREC pooling statistics):
   overlap is then that of the runs' top-k (rank <= depth) over the pool's topics, read from the run rows,
   which is what the build will contribute for a depth pool.
 - **judgements required**: for a depth pool, the sum of ``required_judgements`` of the selected items;
-  for an adaptive pool, ``min(budget, candidates) × J`` where J is the judgements per item (with a
-  double-judge fraction f, J is the expected ``1 + (judgements_per_item - 1) × f``), rounded: the plan
-  the estimate before the build reads too (`pool_reads.planned_judgements`). The rule is
+  for an adaptive pool, that sum plus ``(min(budget, candidates) - selected) × J`` for the items its
+  strategy has yet to select, where J is the judgements per item (with a double-judge fraction f, J is
+  the expected ``1 + (judgements_per_item - 1) × f``), rounded: the plan the estimate before the build
+  reads (`pool_reads.planned_judgements`) while nothing is selected, what the selected items need once
+  the budget is. The rule is
   `pool_reads.judgements_required`, which every figure of judgements required calls (the judging page's
   and the API's progress, the manager's dashboard).
   **Estimated cost** = judgements required × price per judgement.
@@ -257,7 +259,10 @@ def judgement_totals_of(pools: Iterable[Pool]) -> dict[int, dict[str, Any]]:
 
 def _totals(pool: Pool, totals: dict[str, Any]) -> dict[str, Any]:
     required = judgements_required(
-        pool=pool, candidates=totals["n"], selected_need=int(totals["n_required"] or 0)
+        pool=pool,
+        candidates=totals["n"],
+        selected_need=int(totals["n_required"] or 0),
+        selected_items=totals["n_selected"],
     )
     price = Decimal(str(pool.price_per_judgement))
     return {

@@ -175,4 +175,5 @@ def test_an_adaptive_pool_needs_after_its_build_the_judgements_its_estimate_said
     assert statistics["judgements_required"] == estimate["judgements"]
     assert (statistics["cost"], pool_dashboard(pool=pool).needed) == (estimate["cost"], 8)
     page = _text(manager, f"/pools/{pool.name}/")
-    assert re.search(r"Judgements required \(budget × judgements per item\) 8 ", page)
+    label = r"Judgements required \(selected items' need \+ the plan for the rest of the budget\)"
+    assert re.search(label + " 8 ", page)

@@ -1,9 +1,10 @@
 """A pool's judgements required are one figure wherever it is shown (`pool_reads.judgements_required`): an
-adaptive pool's plan (budget × the expected judgements per item), not what the items its strategy has
-selected so far need — on the statistics API and the pool page, the manager's dashboard, the judging API's
-`progress.required` and `fraction`, the rater's home page and judging page (and its refresh after a key
-press), on SQLite and on PostgreSQL's tallied path alike; a depth pool's figure is what its selected items
-need, as before."""
+adaptive pool's need is what the items its strategy has selected need plus its plan (the expected
+judgements per item) for the rest of its budget — its plan while nothing is selected, exactly what its
+selected items need once the budget is, so a finished pool reads 100% — on the statistics API and the pool
+page, the manager's dashboard, the judging API's `progress.required` and `fraction`, the rater's home page
+and judging page (and its refresh after a key press), on SQLite and on PostgreSQL's tallied path alike; a
+depth pool's figure is what its selected items need, as before."""
 
 from __future__ import annotations
 
@@ -60,23 +61,47 @@ def required_everywhere(*, manager, rater, pool) -> dict[str, int]:
     }
 
 
-def test_it_gives_an_adaptive_pools_plan_as_its_judgements_required_everywhere():
+def selected_need(pool) -> tuple[int, int]:
+    """(selected items, their required judgements) of `pool`, from its items."""
+    selected = PoolItem.objects.filter(pool=pool, selected=True)
+    return selected.count(), sum(selected.values_list("required_judgements", flat=True))
+
+
+def test_it_gives_an_adaptive_pools_plan_then_what_its_selected_items_need_everywhere():
     """A fresh `mtf` pool, budget 4, 3 judgements per item for half of them: 4 × (1 + 2 × 0.5) = 8
-    required everywhere (the API said 0: no item selected yet), and one judgement is 1/8 of the work, not
-    all of what the items selected so far need."""
+    required everywhere (the API said 0: no item selected yet); after a judgement, the selected items'
+    need plus 2 for each item of the budget still to select; judged to the end by three raters, exactly
+    what the 4 selected items drew (a double-judge fraction is an expectation, the draw is not) and 100%
+    everywhere, where the plan alone left a finished pool short of or beyond it."""
     manager, alice = make_manager("manager"), make_user("alice")
+    others = [make_user("bob"), make_user("carol")]
     pool = make_pool(
-        name="adaptive", raters=[alice], strategy="mtf", budget=4, judgements_per_item=3,
+        name="adaptive", raters=[alice, *others], strategy="mtf", budget=4, judgements_per_item=3,
         double_judge_fraction=0.5, managers=[manager],
     )  # fmt: skip
     assert not PoolItem.objects.filter(pool=pool, selected=True).exists()
     assert set(required_everywhere(manager=manager, rater=alice, pool=pool).values()) == {8}
     submit_for(assignment=lease_for(pool=pool, rater=alice), grade=2)
-    assert set(required_everywhere(manager=manager, rater=alice, pool=pool).values()) == {8}
+    selected, need = selected_need(pool)
+    expected = need + round((4 - selected) * 2)
+    assert 0 < selected < 4
+    assert set(required_everywhere(manager=manager, rater=alice, pool=pool).values()) == {expected}
     api = client_for(alice).get(f"/api/judging/{pool.name}/").json()["progress"]
-    assert api["fraction"] == round(1 / 8, 4)
-    assert "pool 1 / 8 judgements (12%)" in _text(alice, "/")
-    assert "1 / 8 · 12%" in _text(alice, f"/judge/{pool.name}/")
+    assert api["fraction"] == round(1 / expected, 4)
+    percent = round(100 / expected)
+    assert f"pool 1 / {expected} judgements ({percent}%)" in _text(alice, "/")
+    assert f"1 / {expected} · {percent}%" in _text(alice, f"/judge/{pool.name}/")
+
+    for rater in [alice, *others] * 8:  # judged to the end
+        assignment = lease_for(pool=pool, rater=rater)
+        if assignment is not None:
+            submit_for(assignment=assignment, grade=1)
+    selected, need = selected_need(pool)
+    assert selected == 4 and need in range(4, 13) and need != 8  # this draw is not the plan's 8
+    assert set(required_everywhere(manager=manager, rater=alice, pool=pool).values()) == {need}
+    assert client_for(manager).get(f"/api/judging/{pool.name}/").json()["progress"]["fraction"] == 1.0
+    assert f"pool {need} / {need} judgements (100%)" in _text(alice, "/")
+    assert pool_dashboard(pool=pool).needed == need
 
 
 def test_it_leaves_a_depth_pools_judgements_required_as_its_selected_items_need():

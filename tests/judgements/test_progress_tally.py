@@ -5,9 +5,11 @@ topic."""
 
 from __future__ import annotations
 
+import importlib
 from datetime import timedelta
 
 import pytest
+from django.db import connection
 from django.db.models import F, Sum
 from django.utils import timezone
 
@@ -85,8 +87,33 @@ def test_the_tallied_progress_is_the_pass_over_the_items_after_every_change():
 
     pool.delete()  # its tallies count down to nothing
     assert ProgressTally.objects.filter(pool_id=pool.pk).aggregate(
-        need=Sum("need"), done=Sum("done"), needing=Sum("needing")
-    ) in ({"need": 0, "done": 0, "needing": 0}, {"need": None, "done": None, "needing": None})
+        need=Sum("need"), done=Sum("done"), needing=Sum("needing"), items=Sum("items")
+    ) in (
+        {"need": 0, "done": 0, "needing": 0, "items": 0},
+        {"need": None, "done": None, "needing": None, "items": None},
+    )
+
+
+def test_the_tallies_count_selected_items_and_the_migration_that_added_them_counts_those_before_it():
+    """`items`, the selected items an adaptive pool's need reads: kept as selection changes, and counted
+    by migration 0015 for the tallies it found (here: tallies whose items count was lost)."""
+    require_services()
+    rater = make_user("items1")
+    pool = make_pool(raters=[rater], name="items", strategy="mtf", budget=6, judgements_per_item=2)
+    judging = Judging.objects.get(pool=pool)
+    assert progress(judging=judging, user=rater, topic_id=None)["selected"] == 0
+    leasing.lease_next(pool=pool, rater=rater)  # the strategy selects
+    selected = PoolItem.objects.filter(pool=pool, selected=True).count()
+    assert selected > 0
+    assert progress(judging=judging, user=rater, topic_id=None)["selected"] == selected
+    same_progress(pool, [rater])
+    ProgressTally.objects.filter(pool_id=pool.pk).update(items=0)
+    assert progress(judging=judging, user=rater, topic_id=None)["selected"] == 0
+    migration = importlib.import_module("judgements.migrations.0015_progress_tally_items")
+    with connection.cursor() as cursor:
+        cursor.execute(migration.FORWARD)
+    assert progress(judging=judging, user=rater, topic_id=None)["selected"] == selected
+    same_progress(pool, [rater])
 
 
 def test_the_page_refresh_counts_for_a_rater_of_the_pool_on_the_topic_of_their_live_lease():
