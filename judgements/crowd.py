@@ -14,10 +14,12 @@ rater's reliability from the whole pool, then decide each item from its votes we
 - ``glad`` — GLAD (Whitehill et al. 2009): each rater has an expertise, each item a difficulty, and the
   chance of a right answer grows with their product (``crowdkit.aggregation.GLAD``, EM; deterministic).
   Its M-step is a numerical optimisation: the slowest policy here (about 30 s of CPU for 9,000 labels).
-- ``gold-weighted`` — weighted majority, each rater weighed by their exact accuracy on the pool's gold
-  items (``crowdkit.aggregation.GoldMajorityVote``'s skills); a rater who answered no gold item gets the
-  median weight of those who did (every rater 1 when nobody did, which is plain majority), and no
-  weight is below ``GOLD_WEIGHT_FLOOR``.
+- ``gold-weighted`` — weighted majority (``crowdkit.aggregation.MajorityVote`` with skills), each rater
+  weighed by their exact accuracy on the pool's gold items by the one rule of gold accuracy
+  (``judgements.rater_quality.gold_accuracy``: an unrateable answer is a miss, so it is the "Gold exact"
+  their statistics show; without unrateable answers, ``GoldMajorityVote``'s skills); a rater who
+  answered no gold item gets the median weight of those who did (every rater 1 when nobody did, which is
+  plain majority), and no weight is below ``GOLD_WEIGHT_FLOOR``.
 
 Only graded votes enter a model; the rules common to every policy (adjudication first, ``required``, an
 unrateable majority) stay in :func:`judgements.aggregation.aggregate`. Each model's posterior of an item is
@@ -108,7 +110,7 @@ def fit(
     """Fit ``policy`` (one of ``MODEL_POLICIES``) on every item's votes ``[(rater, grade or None), ...]``
     (``items[i]``), over the rubric's ``grades``. ``gold`` maps an index of ``items`` to its gold grade
     (for ``gold-weighted``). ValueError for an unknown policy."""
-    from crowdkit.aggregation import GLAD, MACE, DawidSkene, GoldMajorityVote, MajorityVote
+    from crowdkit.aggregation import GLAD, MACE, DawidSkene, MajorityVote
 
     if policy not in MODEL_POLICIES:
         raise ValueError(f"unknown model policy {policy!r}; expected one of {', '.join(MODEL_POLICIES)}")
@@ -138,17 +140,20 @@ def fit(
     else:
         import pandas as pd
 
-        truth = pd.Series(dict(gold or {}), dtype="int64")
-        on_gold = frame[frame["task"].isin(truth.index)]
-        skills: Any = (
-            GoldMajorityVote().fit(on_gold, truth).skills_ if len(on_gold) else pd.Series(dtype=float)
-        )
-        workers = frame["worker"].unique()
-        fill = float(skills.median()) if len(skills) else 1.0
+        from judgements.rater_quality import gold_accuracy
+
+        # Each rater's answers on gold items, unrateable ones too: their weight is their exact accuracy
+        # by the one rule of gold accuracy (an unrateable answer a miss), the "Gold exact" of their
+        # statistics, where crowd-kit's GoldMajorityVote would see their graded answers only.
+        answers: dict[str, list[tuple[int, int | None]]] = {}
+        for task, truth in (gold or {}).items():
+            for rater, grade in items[task]:
+                answers.setdefault(str(rater), []).append((int(truth), grade))
+        skills = {w: gold_accuracy(a).exact_rate or 0.0 for w, a in answers.items()}
+        fill = float(np.median(list(skills.values()))) if skills else 1.0
         # A floor keeps an item whose every rater failed the gold decidable (by those raters, equally).
-        weights = pd.Series(
-            {w: max(float(skills.get(w, fill)), GOLD_WEIGHT_FLOOR) for w in workers.tolist()}, name="skill"
-        )
+        workers = frame["worker"].unique().tolist()
+        weights = pd.Series({w: max(skills.get(w, fill), GOLD_WEIGHT_FLOOR) for w in workers}, name="skill")
         probas = MajorityVote().fit(frame, weights).probas_
         raters = dict(weights.items())
     assert probas is not None  # every crowd-kit model sets it in fit

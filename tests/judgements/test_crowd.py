@@ -136,3 +136,36 @@ def test_a_release_under_a_model_policy_records_it_in_its_manifest(db, policy):
     qrels = releases.current_qrels(pool=pool, policy=policy)
     assert qrels["q1"]["d001"] == 3  # two raters who agree with each other (and the gold) outweigh carol
     assert qrels["q1"]["d004"] == -1  # pending stays explicit
+
+
+def test_gold_weights_are_gold_majority_votes_skills_and_an_unrateable_gold_answer_is_a_miss():
+    """Without unrateable answers, the weights are crowd-kit's GoldMajorityVote skills (the reference);
+    with them, each rater's weight is their "Gold exact" by the one rule (`rater_quality.gold_accuracy`):
+    a rater who answers unrateable on the gold items they cannot get right weighs no more than their
+    right answers earn, where counting graded answers only gave them a perfect weight."""
+    import pandas as pd
+    from crowdkit.aggregation import GoldMajorityVote
+
+    from judgements.rater_quality import gold_accuracy
+
+    truth, items = simulate_crowd(seed=1, n_items=120)
+    gold = {i: int(truth[i]) for i in range(30)}
+    fitted = crowd.fit("gold-weighted", items, grades=GRADES, gold=gold)
+    rows = [(t, str(r), g) for t in gold for r, g in items[t]]
+    frame = pd.DataFrame(rows, columns=["task", "worker", "label"])
+    reference = GoldMajorityVote().fit(frame, pd.Series(gold)).skills_
+    assert set(fitted.raters) == set(reference.index)
+    for worker, skill in reference.items():
+        assert fitted.raters[worker] == pytest.approx(max(float(skill), crowd.GOLD_WEIGHT_FLOOR))
+
+    # w1 answers unrateable wherever they were wrong on gold: 100% of their graded gold answers are right
+    dodged = [
+        [(r, None if (r == "w1" and t in gold and g != gold[t]) else g) for r, g in votes]
+        for t, votes in enumerate(items)
+    ]
+    answers = [(gold[t], g) for t in gold for r, g in dodged[t] if r == "w1"]
+    assert any(g is None for _, g in answers) and all(g == t for t, g in answers if g is not None)
+    weighted = crowd.fit("gold-weighted", dodged, grades=GRADES, gold=gold)
+    assert weighted.raters["w1"] == pytest.approx(gold_accuracy(answers).exact_rate)
+    assert weighted.raters["w1"] < 1.0
+    assert weighted.raters["w1"] == pytest.approx(fitted.raters["w1"])  # as if they had answered wrong
