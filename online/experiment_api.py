@@ -88,8 +88,8 @@ class PowerSerializer(serializers.Serializer):
     delta = serializers.FloatField(help_text="the Δ_AB to detect: above -0.5, below 0.5, not 0")
     tie_share = serializers.FloatField(default=0.0, help_text="at least 0, below 1")
     click_rate = serializers.FloatField(default=1.0, help_text="above 0, at most 1")
-    alpha = serializers.FloatField(default=0.05, help_text="above 0, below 1")
-    power = serializers.FloatField(default=0.8, help_text="above 0, below 1")
+    alpha = serializers.FloatField(default=preference.ALPHA, help_text="above 0, below 1")
+    power = serializers.FloatField(default=preference.POWER, help_text="above 0, below 1")
 
 
 def experiment_dict(experiment: InterleavingExperiment) -> dict[str, Any]:

@@ -13,7 +13,7 @@ from django.urls import reverse
 from django.views.decorators.http import require_http_methods, require_POST
 from rest_framework.exceptions import ValidationError as DRFValidationError
 
-from online import experiment_input, experiments, serving, tracker, tracking
+from online import experiment_input, experiments, preference, serving, tracker, tracking
 from online.experiment_models import InterleavingExperiment, TrackedExperiment
 from online.forms import PowerPlanForm
 from pooling import charts
@@ -69,7 +69,8 @@ def interleaving_detail(request: HttpRequest, name: str) -> HttpResponse:
     clicked = (data["wins_a"] + data["wins_b"] + data["ties"]) if data else 0
     tie_default = round(data["ties"] / clicked, 3) if data and clicked else 0.0
     click_default = round(clicked / data["impressions"], 3) if data and data["impressions"] else 1.0
-    defaults = {"delta": 0.02, "tie_share": min(tie_default, 0.95), "click_rate": max(click_default, 0.001)}
+    defaults = {"delta": 0.02, "tie_share": min(tie_default, 0.95), "click_rate": max(click_default, 0.001),
+                "alpha": preference.ALPHA, "power": preference.POWER}  # fmt: skip
     plan_form = PowerPlanForm({**defaults, **request.GET.dict()})  # a field not given takes its default
     plan = plan_form.plan()
     # a reader of the collection (a manager of a pool built on it) sees the result, and no button

@@ -85,6 +85,8 @@ class PowerPlanForm(forms.Form):
     delta = forms.FloatField(label="Δ_AB to detect")
     tie_share = forms.FloatField(label="share of clicked impressions that tie")
     click_rate = forms.FloatField(label="share of impressions with a click")
+    alpha = forms.FloatField(label="α, the test's level")
+    power = forms.FloatField(label="power to reach")
 
     def plan(self) -> preference.PowerPlan | None:
         """The plan for a valid form; None with the errors on the form else."""
@@ -95,6 +97,8 @@ class PowerPlanForm(forms.Form):
                 self.cleaned_data["delta"],
                 tie_share=self.cleaned_data["tie_share"],
                 click_rate=self.cleaned_data["click_rate"],
+                alpha=self.cleaned_data["alpha"],
+                power=self.cleaned_data["power"],
             )
         except preference.PlanError as exc:
             exc.add_to(self)

@@ -327,13 +327,18 @@ class PlanError(Refused, ValueError):
         super().__init__(message, field=field)
 
 
+#: The planner's level and power when none is given (the page's, the API's and the command's defaults).
+ALPHA = 0.05
+POWER = 0.8
+
+
 def plan_power(
     delta: float,
     *,
     tie_share: float = 0.0,
     click_rate: float = 1.0,
-    alpha: float = 0.05,
-    power: float = 0.8,
+    alpha: float = ALPHA,
+    power: float = POWER,
     max_decisive: int = 10_000_000,
 ) -> PowerPlan:
     """Impressions needed for the exact sign test to detect a true Δ_AB of `delta` (either sign) with

@@ -4,6 +4,7 @@ answers 400 on that field (`Refused.as_data`), the command says it; nothing answ
 
 from __future__ import annotations
 
+import dataclasses
 import io
 
 import pytest
@@ -22,6 +23,8 @@ CASES = [
     ({"delta": "0.1", "tie_share": "1"}, "tie_share"),
     ({"delta": "0.05", "click_rate": "5e-324"}, "click_rate"),
     ({"delta": "0.05", "click_rate": "0"}, "click_rate"),
+    ({"delta": "0.05", "alpha": "1"}, "alpha"),
+    ({"delta": "0.05", "power": "0"}, "power"),
 ]
 
 
@@ -32,6 +35,8 @@ def refusal(params: dict[str, str]) -> preference.PlanError:
             shares["delta"],
             tie_share=shares.get("tie_share", 0.0),
             click_rate=shares.get("click_rate", 1.0),
+            alpha=shares.get("alpha", preference.ALPHA),
+            power=shares.get("power", preference.POWER),
         )
     return refused.value
 
@@ -52,7 +57,8 @@ def test_a_plan_error_is_a_refused_naming_its_field(params, field) -> None:
     exc = refusal(params)
     assert isinstance(exc, Refused) and isinstance(exc, ValueError)
     assert exc.field == field and exc.as_data() == {field: [str(exc)]}
-    form = PowerPlanForm({"delta": "0.02", "tie_share": "0", "click_rate": "1", **params})
+    numbers = {"delta": "0.02", "tie_share": "0", "click_rate": "1", "alpha": "0.05", "power": "0.8"}
+    form = PowerPlanForm({**numbers, **params})
     assert form.plan() is None
     assert form.errors == {field: [str(exc)]}
 
@@ -96,3 +102,22 @@ def test_the_command_says_the_refusal(params, field) -> None:
     with pytest.raises(CommandError) as refused:
         call_command("plan_interleaving", *argv, stdout=io.StringIO())
     assert str(refused.value) == str(refusal(params))
+
+
+def test_the_page_plans_at_the_level_and_power_given_as_the_api_and_the_command_do(page, manager) -> None:
+    """α and power are the page's to set too (the API's and the command's were): the same plan from all
+    three, and not the defaults' (which the page shows in its fields when none is given)."""
+    params = {"delta": "0.03", "tie_share": "0.2", "click_rate": "0.4", "alpha": "0.01", "power": "0.9"}
+    shown = page.get("/online/interleaving/ab/", params)
+    plan = shown.context["plan"]
+    assert plan is not None and (plan.alpha, plan.power) == (0.01, 0.9)
+    assert plan != preference.plan_power(0.03, tie_share=0.2, click_rate=0.4)
+    assert client_for(manager).get("/api/interleaving/power/", params).json() == dataclasses.asdict(plan)
+    out = io.StringIO()
+    argv = [f"--{k.replace('_', '-')}={v}" for k, v in params.items()]
+    call_command("plan_interleaving", *argv, stdout=out)
+    assert out.getvalue().startswith(f"{plan.impressions:,} impressions")
+    html = shown.content.decode()
+    assert f"{plan.impressions} impressions" in html and "at α = 0.01" in html
+    defaults = page.get("/online/interleaving/ab/").content.decode()
+    assert 'name="alpha" value="0.05"' in defaults and 'name="power" value="0.8"' in defaults

@@ -17,8 +17,12 @@ class Command(ServiceCommand):
             "--tie-share", type=float, default=0.0, help="share of clicked impressions that tie"
         )
         parser.add_argument("--click-rate", type=float, default=1.0, help="share of impressions with a click")
-        parser.add_argument("--alpha", type=float, default=0.05)
-        parser.add_argument("--power", type=float, default=0.8)
+        parser.add_argument(
+            "--alpha", type=float, default=preference.ALPHA, help="the test's level (default: %(default)s)"
+        )
+        parser.add_argument(
+            "--power", type=float, default=preference.POWER, help="the power to reach (default: %(default)s)"
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         plan = preference.plan_power(
