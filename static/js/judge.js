@@ -262,11 +262,19 @@
   var progressEvery = config.progress_every_ms || 0;  // JUDGE_PROGRESS_REFRESH_SECONDS
   var progressAt = -Infinity;           // when the last refresh was asked for
   var progressTimer = null;
+  var progressUrgent = false;           // a new topic came while a refresh was under way
 
   // The progress bars, fetched after the next item is on screen: at most once per progressEvery ms (a
   // count over the whole pool costs the server more than the judgement itself), the last key press of
-  // a burst refreshed when the interval is over; one request at a time.
-  function refreshProgress() {
+  // a burst refreshed when the interval is over; one request at a time. `urgent` (the next item is of
+  // another topic) refreshes at once, interval or not: the topic bar would otherwise show the previous
+  // topic's counts under the new topic for up to an interval.
+  function refreshProgress(urgent) {
+    if (urgent) {
+      if (progressTimer !== null) { clearTimeout(progressTimer); progressTimer = null; }
+      progressAt = -Infinity;
+      if (progressBusy) { progressUrgent = true; progressAgain = true; return; }
+    }
     if (progressTimer !== null) return;  // a refresh is already due
     var wait = progressAt + progressEvery - now();
     if (wait > 0) {
@@ -286,7 +294,12 @@
           state.parts.progress = data.progress;
           if (itemBefore) itemBefore.parts.progress = data.progress;
         }
-        if (progressAgain) { progressAgain = false; refreshProgress(); }
+        if (progressAgain) {
+          var again = progressUrgent;
+          progressAgain = false;
+          progressUrgent = false;
+          refreshProgress(again);
+        }
       });
   }
 
@@ -296,10 +309,11 @@
     request(url, { method: "POST", body: JSON.stringify(fields),
                    headers: { "Content-Type": "application/json" } }, function (result) {
       if (result.status === 201 && result.data.next) {
+        var topicBefore = state.topic;
         render(itemState(result.data.next));
         showError("");
         flash(flashText);
-        refreshProgress();
+        refreshProgress(state.topic !== topicBefore);
       } else if (result.status === 201) {
         post(urls.judge, {}).then(function () { flash(flashText); });  // nothing left: the page says so
       } else {

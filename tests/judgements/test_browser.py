@@ -263,6 +263,24 @@ def test_it_refreshes_the_progress_bars_at_most_once_per_interval(page, live_ser
     assert asked[1] - asked[0] >= 2.9
 
 
+def test_the_topic_bar_follows_a_new_topic_at_once_whatever_the_interval(page, live_server, settings):
+    """The refresh waits for its interval except when the next document is of another topic: the topic
+    bar then shows the new topic's counts at once, not the previous topic's for up to an interval."""
+    settings.JUDGE_PROGRESS_REFRESH_SECONDS = 60
+    rater = make_user("tia", password=PASSWORD)
+    make_browser_pool(name="topics", topics=2, per_topic=3, raters=[rater])
+    log_in(page, live_server, "tia")
+    page.goto(f"{live_server.url}/judge/topics/")
+    page.wait_for_selector("#judge[data-mode=item]")
+    shown = page.inner_text("#slot-topic")
+    for _press in range(3):  # the first topic's three documents; the third press shows the second topic
+        press_and_wait_for_next(page, "2")
+    assert page.inner_text("#slot-topic") != shown, "the fourth document should be of another topic"
+    # well within the 60 s interval: the new topic's bar says none of its 3 judgements is made
+    page.wait_for_function("() => document.querySelector('#progress-topic').textContent.trim() === '0 / 3'")
+    assert page.inner_text("#progress-pool").startswith("3 / 6")
+
+
 def test_it_runs_no_script_from_a_document(page, live_server):
     rater = make_user("lee", password=PASSWORD)
     make_browser_pool(name="hostile", topics=1, per_topic=3, raters=[rater])
