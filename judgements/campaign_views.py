@@ -8,6 +8,7 @@ is not set up yet: it says what to do next (`JudgingNotSetUp`, answered by `Judg
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import urlencode
 
 from django import forms
 from django.conf import settings
@@ -141,8 +142,10 @@ def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
     pool = managed_pool(request, name)
     judging = Judging.objects.filter(pool=pool).select_related("rubric").first()
     action = request.POST.get("action") if request.method == "POST" else None
+    chosen = request.GET.get("rubric", "")  # back from the new-rubric page: that rubric offered chosen
+    new_rubric = Rubric.objects.filter(pk=chosen).first() if chosen.isdigit() else None
     initial = {
-        "rubric": judging.rubric if judging else default_rubric(),
+        "rubric": new_rubric or (judging.rubric if judging else default_rubric()),
         "judgements_per_item": pool.judgements_per_item,
         "double_judge_fraction": pool.double_judge_fraction,
         "lease_minutes": judging.lease_minutes if judging else settings.LEASE_MINUTES,
@@ -202,5 +205,6 @@ def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
         "add": add,
         "new": new,
         "login_url": request.build_absolute_uri(reverse("login")),
+        "new_rubric_url": f"{reverse('judging-setup:rubric-create')}?{urlencode({'next': request.path})}",
     }
     return render(request, "setup/judging.html", context)

@@ -509,6 +509,13 @@ ROUTES: dict[str, list[Call]] = {
     "setup:add-runs": [Call("get", "/pools/{pool}/runs/add/", PAGE_A)],
     "setup:add-runs-preview": [Call("get", "/pools/{pool}/runs/preview/", PAGE_A)],
     "judging-setup:judging": [Call("get", "/pools/{pool}/judging/", PAGE_A)],
+    # rubrics are shared by every manager, as in the API
+    "judging-setup:rubrics": [Call("get", "/rubrics/", MANAGER_PAGE)],
+    "judging-setup:rubric": [Call("get", "/rubrics/{rubric}/", MANAGER_PAGE)],
+    "judging-setup:rubric-create": [
+        Call("get", "/rubrics/new/", MANAGER_PAGE),
+        Call("post", "/rubrics/new/", "L 403 403 403 302 302 302", data={"name": "fresh"}),
+    ],
     "judging-manage:index": [Call("get", "/manage/", MANAGER_PAGE)],
     "judging-manage:dashboard": [Call("get", "/manage/dashboard/", MANAGER_PAGE)],
     "judging-manage:stats": [Call("get", "/manage/pools/{pool}/", PAGE_A)],
