@@ -22,7 +22,8 @@ def write_verdicts(
     stderr: IO[str],
 ) -> None:
     """Print ``# noise floor: A vs B: <verdict>`` for each pair, on the first measure asked for (nDCG@10
-    when only nicknames such as ``official`` were given)."""
+    when only nicknames such as ``official`` were given), under the scores' settings: with -c a judged
+    topic a run lacks counts 0, so the verdict's Δ is the difference of the -c means printed."""
     if len(runs) < 2:
         stderr.write("# noise floor: give two runs or more to compare\n")
         return
@@ -49,6 +50,7 @@ def write_verdicts(
         gain=settings["gain"],
         unjudged=settings["unjudged"],
         depth=settings["depth"],
+        average=settings["average"],  # -c: a judged topic a run lacks is 0 in the verdict's Δ too
     )
     seed = int(options.get("seed") or 0)
     data = noise_floor.report(campaign, seed=seed)

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 
 from evaluation import metrics, noise
-from evaluation.resample import Items, RunLike, Scorer, Votes, run_means
+from evaluation.resample import Items, RunLike, Scorer, Votes, pair_means, run_means
 from judgements.aggregation import DEFAULT_POLICY
 
 TOPIC_STREAM, LABEL_STREAM, SPLIT_STREAM = 1, 2, 3
@@ -53,14 +53,24 @@ class Campaign:
         unjudged: metrics.Unjudged = "nonrelevant",
         depth: int | None = None,
         topics: Iterable[str] = (),
+        average: metrics.Average = "common",
     ) -> Campaign:
         """``consensus`` is ``{qid: {docid: grade}}`` with -1 for pending or unrateable items (the
         platform's current qrels); ``votes`` ``{(qid, docid): [(rater, grade or None), ...]}``; ``fixed``
         the adjudicated items, whose label no resample changes; ``topics`` every topic of the campaign
-        (one with no item in ``consensus`` is one nobody judged, as ``metrics.split_judged`` counts it)."""
+        (one with no item in ``consensus`` is one nobody judged, as ``metrics.split_judged`` counts it);
+        ``average`` as in ``metrics.evaluate``: ``all`` (trec_eval -c) scores a judged topic a run lacks 0,
+        in its mean and in every comparison of it."""
         items = Items.of(consensus)
         scorer = Scorer(
-            runs, items, measures, relevance_level=relevance_level, gain=gain, unjudged=unjudged, depth=depth
+            runs,
+            items,
+            measures,
+            relevance_level=relevance_level,
+            gain=gain,
+            unjudged=unjudged,
+            depth=depth,
+            average=average,
         )
         not_judged = metrics.split_judged(consensus, topics=topics).not_judged
         return cls(scorer, items.labels(consensus), Votes.of(items, votes, fixed), not_judged)
@@ -127,19 +137,18 @@ def stability(
     rng = _rng(seed, SPLIT_STREAM)
     done = 0
     if n_raters >= 2:
-        a = np.array([p[0] for p in pairs], dtype=np.intp)
-        b = np.array([p[1] for p in pairs], dtype=np.intp)
         for _ in range(n_splits):
             half = np.zeros(n_raters, dtype=bool)
             half[rng.permutation(n_raters)[: n_raters // 2]] = True
-            left = run_means(scorer.score(noise.rater_labels(votes, n_items, half, policy=policy)))
-            right = run_means(scorer.score(noise.rater_labels(votes, n_items, ~half, policy=policy)))
+            left_scores = scorer.score(noise.rater_labels(votes, n_items, half, policy=policy))
+            right_scores = scorer.score(noise.rater_labels(votes, n_items, ~half, policy=policy))
+            left, right = run_means(left_scores), run_means(right_scores)
+            if pairs:  # a swap: the paired difference (over the topics both runs have) changes sign
+                swaps += np.sign(pair_means(left_scores, pairs)) != np.sign(pair_means(right_scores, pairs))
             for m in range(len(measures)):
                 tau, tap = _taus(left[m], right[m])
                 taus[m].append(tau)
                 taps[m].append(tap)
-                if pairs:
-                    swaps[m] += np.sign(left[m][a] - left[m][b]) != np.sign(right[m][a] - right[m][b])
             done += 1
     names = scorer.names
     return {
@@ -167,11 +176,15 @@ def stability(
 
 def label_samples(
     campaign: Campaign, *, n_samples: int, seed: int, posterior: np.ndarray | None = None
-) -> np.ndarray:
-    """Every run's mean on ``n_samples`` re-drawn label vectors: shape (samples, measures, runs)."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """On ``n_samples`` re-drawn label vectors: every run's mean, shape (samples, measures, runs), and
+    every pair's paired difference (``resample.pair_means``, the pairs in ``itertools.combinations``
+    order), shape (samples, measures, pairs)."""
     rng = _rng(seed, LABEL_STREAM)
     scorer = campaign.scorer
+    pairs = list(itertools.combinations(range(scorer.n_runs), 2))
     out = np.empty((n_samples, len(scorer.measures), scorer.n_runs))
+    paired = np.empty((n_samples, len(scorer.measures), len(pairs)))
     batch = 16  # label vectors drawn a batch at a time: bounded memory, same stream
     for start in range(0, n_samples, batch):
         size = min(batch, n_samples - start)
@@ -180,8 +193,11 @@ def label_samples(
         else:
             drawn = campaign.votes.sample_posterior(campaign.consensus, posterior, rng, size)
         for k in range(size):
-            out[start + k] = run_means(scorer.score(drawn[k]))
-    return out
+            scores = scorer.score(drawn[k])
+            out[start + k] = run_means(scores)
+            if pairs:
+                paired[start + k] = pair_means(scores, pairs)
+    return out, paired
 
 
 def report(
@@ -210,9 +226,11 @@ def report(
     weights = noise.bootstrap_weights(len(topic_index), n_topic_samples, _rng(seed, TOPIC_STREAM))
     # Rater noise needs an item with two votes or more (a qrels file has none: raters not measured).
     disagreement_possible = bool((campaign.votes.counts >= 2).any())
-    samples = None
+    samples = paired_samples = None
     if n_label_samples and disagreement_possible:
-        samples = label_samples(campaign, n_samples=n_label_samples, seed=seed, posterior=posterior)
+        samples, paired_samples = label_samples(
+            campaign, n_samples=n_label_samples, seed=seed, posterior=posterior
+        )
     steady = stability(campaign, n_splits=n_splits, max_raters=max_raters, seed=seed, policy=policy)
     lo_q, hi_q = 100 * alpha / 2, 100 * (1 - alpha / 2)
 
@@ -236,16 +254,13 @@ def report(
     for m, measure in enumerate(measures):
         boot = noise.topic_bootstrap(base[m][:, topic_index], weights, alpha=alpha)
         rater_hw = np.full(len(boot.pairs), math.nan)
-        if samples is not None and boot.pairs:
-            a = np.array([p[0] for p in boot.pairs], dtype=np.intp)
-            b = np.array([p[1] for p in boot.pairs], dtype=np.intp)
-            deltas = samples[:, m, a] - samples[:, m, b]
-            lo, hi = noise.percentiles(deltas, [lo_q, hi_q], axis=0)
+        if paired_samples is not None and boot.pairs:
+            lo, hi = noise.percentiles(paired_samples[:, m, :], [lo_q, hi_q], axis=0)
             rater_hw = (hi - lo) / 2.0
         swap = steady["swap_rate"][measure]
         rows = []
         for k, (i, j) in enumerate(boot.pairs):
-            delta = float(means[m, i] - means[m, j])
+            delta = float(boot.delta[k])  # paired: over the topics both runs have, as the interval
             rows.append(
                 {
                     "a": names[i],

@@ -95,7 +95,9 @@ class Scorer:
     the unjudged policy (``condensed`` drops the rows unjudged *in each variant* before the metric, as
     trec_eval -J would on that variant's qrels); ``depth`` is trec_eval -M. ``gain`` and
     ``relevance_level`` as in ``metrics.evaluate``; the scores equal ``metrics.evaluate`` on the variant's
-    qrels, topic by topic (tests/evaluation/test_noise.py checks it for every shortcut above).
+    qrels, topic by topic (tests/evaluation/test_noise.py checks it for every shortcut above). ``average``
+    as there: ``common`` leaves a topic the run lacks out (NaN), ``all`` (trec_eval -c) scores it 0 when
+    the variant judged it.
     """
 
     def __init__(
@@ -108,8 +110,12 @@ class Scorer:
         gain: metrics.Gain = "linear",
         unjudged: metrics.Unjudged = "nonrelevant",
         depth: int | None = None,
+        average: metrics.Average = "common",
     ) -> None:
+        if average not in ("common", "all"):
+            raise ValueError(f"average must be 'common' or 'all', not {average!r}")
         self.items = items
+        self.average = average
         self.names = tuple(runs)
         self.relevance_level = relevance_level
         self.unjudged = unjudged
@@ -207,17 +213,19 @@ class Scorer:
         )
 
     def score(self, labels: np.ndarray, *, topics: np.ndarray | None = None) -> np.ndarray:
-        """Scores on one label variant: shape (measures, runs, topics), NaN where the run lacks the topic,
-        the variant judged nothing in it, or ``topics`` (a boolean mask) leaves it out."""
+        """Scores on one label variant: shape (measures, runs, topics), NaN where the run lacks the topic
+        (under ``common``), the variant judged nothing in it, or ``topics`` (a boolean mask) leaves it out."""
         # The ideal ranking's material: each topic's judged grades, descending.
         judged = is_judged(labels)
         judged_items = np.flatnonzero(judged)
         order = np.lexsort((-labels[judged_items], self.items.topic[judged_items]))
         grades = labels[judged_items[order]]
         per_topic = np.bincount(self.items.topic[judged_items], minlength=self.n_topics)
-        valid = self.present & self.items.judged_topics(labels)[None, :]
+        valid = np.broadcast_to(self.items.judged_topics(labels)[None, :], self.present.shape)
+        if self.average == "common":
+            valid = valid & self.present
         if topics is not None:
-            valid &= topics[None, :]
+            valid = valid & topics[None, :]
         # Each item's label as a ranked row carries it: a grade, UNJUDGED, or UNPOOLED when ABSENT.
         codes = np.where(judged, labels, np.where(labels == ABSENT, metrics.UNPOOLED, metrics.UNJUDGED))
         out = np.empty((len(self.measures), self.n_runs, self.n_topics))
@@ -236,6 +244,15 @@ def run_means(scores: np.ndarray) -> np.ndarray:
     n = valid.sum(axis=-1)
     with np.errstate(invalid="ignore", divide="ignore"):
         return np.where(n > 0, total / np.maximum(n, 1), np.nan)
+
+
+def pair_means(scores: np.ndarray, pairs: Sequence[tuple[int, int]]) -> np.ndarray:
+    """Each pair (a, b) of runs compared: the mean of a − b over the topics both have (a cell NaN in
+    either left out, as ``noise.topic_bootstrap`` pairs them): shape (measures, pairs), NaN with no topic
+    in common. Never the difference of the runs' means, each over its own topics."""
+    a = np.array([p[0] for p in pairs], dtype=np.intp)
+    b = np.array([p[1] for p in pairs], dtype=np.intp)
+    return run_means(scores[:, a] - scores[:, b])
 
 
 @dataclass(frozen=True)

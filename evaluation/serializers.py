@@ -25,7 +25,13 @@ def _qids() -> serializers.ListField:
 class ReportRunSerializer(serializers.Serializer):
     run = serializers.CharField()
     contributing = serializers.BooleanField(help_text="the run helped make the pool")
-    topics = serializers.IntegerField()
+    topics = serializers.IntegerField(help_text="the judged topics the run's means are over: those it has")
+    missing_topics = serializers.ListField(
+        child=serializers.CharField(), help_text="judged topics the run has no results for: not in its means"
+    )
+    warnings = serializers.ListField(
+        child=serializers.CharField(), help_text="metrics.evaluate's notes (the judged topics the run lacks)"
+    )
     nonrelevant = _by_measure()
     condensed = _by_measure()
     judged_10 = undefined_number()
@@ -61,6 +67,10 @@ class EvaluationReportSerializer(serializers.Serializer):
         child=serializers.DictField(child=_by_measure()),
         help_text="by run, then by segment: num_q, the key measure and judged_10",
     )
+    segments_missing = serializers.DictField(
+        child=serializers.DictField(child=_qids()),
+        help_text="by run, then by segment: the segment's judged topics the run has no results for",
+    )
     segments_not_judged = serializers.DictField(child=serializers.IntegerField(), help_text="by segment")
     significance = SignificanceSerializer(many=True)
     topics = serializers.IntegerField()
@@ -76,6 +86,10 @@ class PoolBiasRunSerializer(serializers.Serializer):
     run = serializers.CharField()
     unique_items = serializers.IntegerField()
     unique_relevant = serializers.IntegerField()
+    missing_topics = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="judged topics the run has no results for: left out of every run's comparison",
+    )
     topics_unjudged_left_out = serializers.IntegerField(
         help_text="Topics nobody judged once the run's own items are left out: out of its comparison."
     )
@@ -100,6 +114,9 @@ class PoolBiasSerializer(serializers.Serializer):
     topics = serializers.IntegerField()
     judged_topics = serializers.IntegerField()
     not_judged_topics = _qids()
+    compared_topics = serializers.IntegerField(
+        help_text="the judged topics every run has: the runs are scored and ranked over these"
+    )
     runs = PoolBiasRunSerializer(many=True)
 
 
@@ -130,6 +147,14 @@ class TwoStageReportSerializer(serializers.Serializer):
     topics = TwoStageTopicSerializer(many=True)
     not_judged_topics = _qids()
     no_relevant_topics = _qids()
+    candidate_missing = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="topics with a relevant judged document the candidate run has no results for: recall 0",
+    )
+    reranked_missing = serializers.ListField(
+        child=serializers.CharField(),
+        help_text="topics with a relevant judged document the reranked run has no results for: nDCG 0",
+    )
 
 
 # ------------------------------------------------------------------------------------- noise floor

@@ -65,6 +65,11 @@ def pool_report(
     did not help make, and its judged@10 says how far to trust that. Topics nobody judged
     (`split_judged`) are listed apart, per segment too, and left out of every mean and test.
 
+    A run's means are over the judged topics it has results for (trec_eval's default): `topics` counts
+    them, `missing_topics` names the judged topics it lacks and `warnings` carries `metrics.evaluate`'s
+    note saying so; per segment, `segments_missing` names them (a segment whose judged topics the run
+    all lacks has no mean for it, not a "not judged"). Every paired test is over the topics both runs have.
+
     With `judge` (an admitted model judge of the pool) the items people left pending take its labels, as
     a release with that judge holds them (`releases.current_labels`), and every run's `model_10` says how
     much of its score rests on them: the share of its top 10 documents (per topic, averaged over the
@@ -85,6 +90,7 @@ def pool_report(
     rows: list[dict[str, Any]] = []
     per_topic: dict[str, dict[str, float]] = {}
     segments: dict[str, dict[str, dict[str, float | None]]] = {}
+    segments_missing: dict[str, dict[str, list[str]]] = {}
     for run in _runs(pool, runs):
         run_dict = run_as_dict(run=run, qids=topics)
         if not run_dict:
@@ -101,6 +107,8 @@ def pool_report(
                 "run": run.name,
                 "contributing": run.name in contributing,
                 "topics": len(base.topics),
+                "missing_topics": list(base.missing_topics),
+                "warnings": list(base.warnings),
                 "nonrelevant": {m: _clean(v) for m, v in base.means.items()},
                 "condensed": {m: _clean(v) for m, v in scored["condensed"].means.items()},
                 "judged_10": _clean(base.means["judged_10"]),
@@ -113,6 +121,11 @@ def pool_report(
             seg: {m: _clean(v) for m, v in means.items() if m in ("num_q", KEY_MEASURE, "judged_10")}
             for seg, means in by_segment.items()
         }
+        lacking: dict[str, list[str]] = {}
+        for qid in base.missing_topics:
+            for seg in dict.fromkeys(topics.get(qid, ())):
+                lacking.setdefault(seg, []).append(qid)
+        segments_missing[run.name] = lacking
     segments_not_judged: dict[str, int] = {}
     for qid in split.not_judged:
         for seg in dict.fromkeys(topics.get(qid, ())):
@@ -143,6 +156,7 @@ def pool_report(
         "key_measure": KEY_MEASURE,
         "runs": rows,
         "segments": segments,
+        "segments_missing": segments_missing,
         "segments_not_judged": segments_not_judged,
         "significance": tests,
         "topics": len(topics),
@@ -171,7 +185,7 @@ def _model_share(
 
 
 class _quiet:
-    """Silence the missing-topics warning: reports show the topic counts instead."""
+    """Silence the missing-topics warning: reports carry it (`Result.warnings`) and the topic counts."""
 
     def __enter__(self) -> None:
         import warnings
@@ -215,7 +229,11 @@ def pool_bias(
     comparison (`topics_unjudged_left_out`), never scored 0. The change is paired, over the topics judged
     both ways; `left_out` is the full mean plus that change, so that it ranks among the other runs' full
     means. A change is `within_noise` when the paired randomisation test of the run's per-topic scores,
-    full against left out, has p >= `NOISE_P` (or the change is 0): the topics cannot tell it from chance."""
+    full against left out, has p >= `NOISE_P` (or the change is 0): the topics cannot tell it from chance.
+
+    The runs are ranked against each other, so over the same topics: the judged topics every one of them
+    has results for (`compared_topics`); a run's `missing_topics` are the judged topics it lacks, which
+    leave every run's `full` (and its change) without them."""
     from pooling import strategies
 
     qids = {topic.qid for topic in pool.topics()}
@@ -234,7 +252,9 @@ def pool_bias(
     def mean(values: dict[str, float]) -> float:
         return sum(values.values()) / len(values) if values else float("nan")
 
-    per_topic = {name: score(run_dict, qrels) for name, run_dict in runs.items() if run_dict}
+    scored = {name: score(run_dict, qrels) for name, run_dict in runs.items() if run_dict}
+    shared = set(split.judged).intersection(*scored.values()) if scored else set()
+    per_topic = {name: {q: v for q, v in values.items() if q in shared} for name, values in scored.items()}
     full = {name: mean(values) for name, values in per_topic.items()}
     rows: list[dict[str, Any]] = []
     for name in sorted(full):
@@ -249,7 +269,9 @@ def pool_bias(
             if grade >= pool.relevance_level:
                 relevant_removed += 1
         unjudged_now = set(metrics.split_judged(reduced).not_judged)
-        left_out_topics = {q: v for q, v in score(runs[name], reduced).items() if q not in unjudged_now}
+        left_out_topics = {
+            q: v for q, v in score(runs[name], reduced).items() if q in shared and q not in unjudged_now
+        }
         full_topics = {q: per_topic[name][q] for q in left_out_topics}
         change = mean(left_out_topics) - mean(full_topics)
         left_out = full[name] + change
@@ -270,6 +292,7 @@ def pool_bias(
                 "run": name,
                 "unique_items": len(removed),
                 "unique_relevant": relevant_removed,
+                "missing_topics": sorted(set(split.judged) - set(scored[name])),
                 "topics_unjudged_left_out": len(set(per_topic[name]) & unjudged_now),
                 "full": _clean(full[name]),
                 "left_out": _clean(left_out),
@@ -291,6 +314,7 @@ def pool_bias(
         "topics": len(split.judged) + len(split.not_judged),
         "judged_topics": len(split.judged),
         "not_judged_topics": list(split.not_judged),
+        "compared_topics": len(shared),
         "runs": rows,
     }
 
@@ -311,7 +335,10 @@ def two_stage(
 
     Only topics with a relevant judged document get a verdict and count in the means. A topic nobody
     judged (`split_judged`) is "not judged", and a judged topic without any relevant document has
-    nothing to retrieve or rank: both are listed apart, never as failures."""
+    nothing to retrieve or rank: both are listed apart, never as failures. A topic with a relevant judged
+    document that a run has no results for scores 0 for it (`average="all"`, trec_eval -c): the candidate
+    retrieved nothing (recall 0, a retrieval problem), the reranked run ranked nothing (nDCG 0); such
+    topics are diagnosed like the others and named in `candidate_missing` and `reranked_missing`."""
     qids = {topic.qid for topic in pool.topics()}
     split = metrics.split_judged(current_qrels(pool=pool, policy=policy), topics=qids)
     qrels = split.qrels
@@ -326,12 +353,14 @@ def two_stage(
             run_as_dict(run=runs[candidate], qids=qids),
             [f"recall_{k}"],
             relevance_level=pool.relevance_level,
+            average="all",
         )
         ndcg = metrics.evaluate(
             scored,
             run_as_dict(run=runs[reranked], qids=qids),
             ["ndcg_cut_10"],
             relevance_level=pool.relevance_level,
+            average="all",
         )
     recall_by_topic = recall.topic_values(f"recall_{k}")
     ndcg_by_topic = ndcg.topic_values("ndcg_cut_10")
@@ -349,7 +378,7 @@ def two_stage(
     mean_recall = sum(t["recall"] for t in topics) / len(topics) if topics else None
     mean_ndcg = sum(t["ndcg_10"] for t in topics) / len(topics) if topics else None
     if not topics:
-        overall = "no topic has a relevant judged document in both runs: nothing to diagnose yet"
+        overall = "no topic has a relevant judged document: nothing to diagnose yet"
     elif verdicts["ranking problem"] > verdicts["retrieval problem"]:
         overall = "mostly a ranking problem: the candidates hold relevant documents the reranker leaves low"
     elif verdicts["retrieval problem"] > 0:
@@ -369,4 +398,6 @@ def two_stage(
         "topics": topics,
         "not_judged_topics": list(split.not_judged),
         "no_relevant_topics": no_relevant,
+        "candidate_missing": list(recall.missing_topics),
+        "reranked_missing": list(ndcg.missing_topics),
     }

@@ -88,7 +88,14 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
         {seg for segs in data["segments"].values() for seg in segs} | set(data["segments_not_judged"])
     )
     segments = [
-        {"run": run, "cells": [data["segments"][run].get(seg, {}) for seg in segment_names]} for run in names
+        {
+            "run": run,
+            "cells": [
+                {**data["segments"][run].get(seg, {}), "missing": data["segments_missing"][run].get(seg, [])}
+                for seg in segment_names
+            ],
+        }
+        for run in names
     ]
     context = {
         "pool": pool,

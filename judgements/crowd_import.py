@@ -39,7 +39,7 @@ import math
 import time
 from collections import Counter
 from collections.abc import Collection
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -165,6 +165,10 @@ def _rows(
     """(line, worker, qid, docid, label, seconds) of every good row; problems appended to `errors`."""
     problems: list[formats.LineError] = []
     lines = formats.open_lines(path, errors=problems, max_errors=50)
+
+    def named() -> list[str]:  # the reader names the path it opened (an upload's storage path): `display`
+        return [str(replace(p, path=display)) for p in problems]
+
     out: list[tuple[int, str, str, str, int, float | None]] = []
     columns: dict[str, int] | None = None
     delimiter = "\t"
@@ -173,7 +177,7 @@ def _rows(
             continue
         if columns is None:
             if problems:  # the header line itself could not be read (not UTF-8): not the next line
-                errors.extend(f"{p}; it would be the header line, nothing else can be read" for p in problems)
+                errors.extend(f"{p}; it would be the header line, nothing else can be read" for p in named())
                 return []
             delimiter = "\t" if "\t" in text else ","
         try:
@@ -211,7 +215,7 @@ def _rows(
                 )
                 continue
         out.append((number, worker, qid, docid, grade, seconds))
-    errors.extend(str(p) for p in problems)
+    errors.extend(named())
     if columns is None and not errors:
         errors.append(f"{display}: empty file (a header line is needed)")
     elif not out and not errors:

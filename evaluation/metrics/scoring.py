@@ -207,8 +207,9 @@ def evaluate(
         keep = np.flatnonzero(ranked.present & ~nobody)
         if missing:
             notes.append(
-                f"the run has no results for {len(missing)} of {len(ranked.topics)} qrels topics, "
-                f"left out of the means (use average='all' / -c to count them as 0): {_shown(missing)}"
+                f"the run has no results for {len(missing)} of {len(ranked.topics) - len(unjudged_topics)} "
+                f"qrels topics ({_shown(missing)}): its means are over the {len(keep)} it has "
+                "(average='all', trec_eval -c, counts them as 0)"
             )
             warnings.warn(notes[-1], MissingTopicsWarning, stacklevel=2)
     else:
