@@ -2,16 +2,17 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import transaction
-from django.db.models import Count, F, Max, Min, Q, QuerySet
+from django.db.models import Count, F, Max, Min, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
 from judgements.errors import JudgingError
-from judgements.exclusions import counted_judgements
+from judgements.exclusions import counted_judgements, counted_judgements_of
 from judgements.labels import clean_note, validate_label
 from judgements.models import (
     Adjudication,
@@ -44,22 +45,46 @@ def queue_rows(*, pool: Pool, gap: int | None = None) -> QuerySet[Judgement, Any
     at least `gap` (default: the pool's setting), not yet adjudicated,
     largest spread first, then by item id. Unrateable beside a grade counts as a disagreement of any
     size; an item all unrateable has a spread of 0. Each row is `{"item_id", "spread",
-    "unrateable_votes"}`; `stats.queue_entries` gives a page of rows its details."""
+    "unrateable_votes"}`; `stats.queue_entries` gives a page of rows its details. `queue_counts_of` counts
+    the queues of many pools at once."""
     gap = pool.judging.adjudication_gap if gap is None else gap
+    # an excluded rater's vote makes no disagreement: releases ignore it
+    return _queue(counted_judgements(pool=pool), Value(gap)).values("item_id", "spread", "unrateable_votes")
+
+
+def queue_counts_of(*, pools: Iterable[Pool]) -> dict[int, int]:
+    """`queue_rows(pool=pool).count()` of each of `pools` (pools with judging set up), by pool id, each at
+    its own pool's gap: one statement whatever their number (`exclusions.counted_judgements_of`)."""
+    pools = list(pools)
+    out = dict.fromkeys((pool.pk for pool in pools), 0)
+    if not pools:
+        return out
+    queue = _queue(counted_judgements_of(pools=pools), F("item__pool__judging__adjudication_gap"))
+    counts = (
+        PoolItem.objects.filter(pk__in=queue.values("item_id"))
+        .values("pool_id")
+        .annotate(n=Count("pk"))
+        .order_by()
+    )
+    out.update((row["pool_id"], row["n"]) for row in counts)
+    return out
+
+
+def _queue(judgements: QuerySet[Judgement, Any], gap: Value | F) -> QuerySet[Any, Any]:
+    """The items of `queue_rows` among `judgements`, grouped by item, in its order, where `gap` is the
+    least spread that disputes an item (of the item's row: a value, or its pool's setting)."""
     graded = Q(unrateable=False)
     return (
-        counted_judgements(pool=pool)  # an excluded rater's vote makes no disagreement: releases ignore it
-        .filter(item__adjudication__isnull=True)
-        .values("item_id")
+        judgements.filter(item__adjudication__isnull=True)
+        .values("item_id", least=gap)
         .annotate(
             votes=Count("id"),
             rated=Count("id", filter=graded),
             spread=Coalesce(Max("grade", filter=graded) - Min("grade", filter=graded), 0),
         )
         .annotate(unrateable_votes=F("votes") - F("rated"))
-        .filter(Q(spread__gte=gap) | Q(rated__gt=0, unrateable_votes__gt=0), votes__gte=2)
+        .filter(Q(spread__gte=F("least")) | Q(rated__gt=0, unrateable_votes__gt=0), votes__gte=2)
         .order_by("-spread", "item_id")
-        .values("item_id", "spread", "unrateable_votes")
     )
 
 

@@ -3,15 +3,20 @@ rater), the pace and when it will end at that pace, money spent against the esti
 and what needs the manager (items the raters cannot complete, disputes to adjudicate, leases about to
 expire, answers that miss the gold).
 
+Every figure is read for all the manager's pools at once (`_boards`), by the batch form of its one-pool
+rule (`judgement_totals_of`, `pool_shares`, `stranded_of`, `queue_counts_of`, `gold_accuracy_of`,
+`pace_of`, `topic_counts_of`) or in one query grouped by pool: the page's queries do not grow with the
+number of pools, and one pool's board (`pool_dashboard`) is the same reading of one pool.
+
 Definitions:
 
 - **done / needed**: judgements done, as the judging page's pool bar and the API's `progress` count them
-  (`judgements.progress.pool_share`: over selected items, an item counting at most its required
-  judgements, so a gold item judged by every rater or an item judged beyond its need does not fill what
-  another item lacks) / judgements required (`pooling.pool_reads.judgements_required`, as the statistics
-  and the API's `progress.required` give them: an adaptive pool needs what its selected items need plus
-  its plan, the expected judgements per item, for the rest of its budget); per topic, judged items /
-  selected items.
+  (`judgements.progress.pool_share`, of every pool at once `pool_shares`: over selected items, an item
+  counting at most its required judgements, so a gold item judged by every rater or an item judged beyond
+  its need does not fill what another item lacks) / judgements required
+  (`pooling.pool_reads.judgements_required`, as the statistics and the API's `progress.required` give
+  them: an adaptive pool needs what its selected items need plus its plan, the expected judgements per
+  item, for the rest of its budget); per topic, judged items / selected items.
 - **pace**: judgements made in the last `PACE_WINDOW` divided by the hours from the first of them to now
   (at least `MIN_SPAN`, so one judgement a minute ago is not "3,600 an hour"); None without any.
 - **stranded**: selected items that lack more judgements than the pool's current raters can still give
@@ -34,6 +39,7 @@ Definitions:
 
 from __future__ import annotations
 
+from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
@@ -42,10 +48,10 @@ from typing import Any
 from django.db.models import Count, F, Max, Min, Q, Sum
 from django.utils import timezone
 
-from judgements.adjudication import queue_rows
+from judgements.adjudication import queue_counts_of
 from judgements.models import Assignment, Judgement, Judging
-from judgements.progress import pool_share
-from judgements.stats import gold_accuracy
+from judgements.progress import pool_shares
+from judgements.stats import gold_accuracy_of
 from pooling import stats
 from pooling.models import Pool, PoolItem
 
@@ -98,12 +104,18 @@ class PoolDashboard:
 
 def pace_per_hour(*, pool: Pool, now: datetime) -> float | None:
     """Judgements per hour over the last `PACE_WINDOW` (module docstring); None without any."""
-    window = Judgement.objects.filter(item__pool=pool, created_at__gte=now - PACE_WINDOW, imported=False)
-    recent = window.aggregate(n=Count("id"), first=Min("created_at"))
-    if not recent["n"]:
-        return None
-    span = max(now - recent["first"], MIN_SPAN)
-    return recent["n"] / (span.total_seconds() / 3600)
+    return pace_of(pools=[pool], now=now)[pool.pk]
+
+
+def pace_of(*, pools: Iterable[Pool], now: datetime) -> dict[int, float | None]:
+    """`pace_per_hour` of each of `pools`, by pool id: one GROUP BY over their recent judgements."""
+    pools = list(pools)
+    out: dict[int, float | None] = dict.fromkeys((pool.pk for pool in pools), None)
+    window = Judgement.objects.filter(item__pool__in=pools, created_at__gte=now - PACE_WINDOW, imported=False)
+    for recent in window.values("item__pool_id").annotate(n=Count("id"), first=Min("created_at")).order_by():
+        span = max(now - recent["first"], MIN_SPAN)
+        out[recent["item__pool_id"]] = recent["n"] / (span.total_seconds() / 3600)
+    return out
 
 
 def stranded(*, pool: Pool) -> dict[str, int]:
@@ -137,66 +149,96 @@ def stranded_of(*, pools: Iterable[Pool]) -> dict[int, dict[str, int]]:
 
 
 def pool_dashboard(*, pool: Pool, now: datetime | None = None) -> PoolDashboard:
-    """Everything the dashboard shows for one pool (module docstring), in a dozen aggregate queries."""
-    now = now or timezone.now()
-    totals = stats.judgement_totals(pool)
-    price = float(pool.price_per_judgement)
-    judging = Judging.objects.filter(pool=pool).first()
-    live = Assignment.objects.filter(pool=pool, state=Assignment.State.ACTIVE, expires_at__gt=now)
-    leasing = set(live.values_list("rater_id", flat=True))
-    per_rater = (
-        Judgement.objects.filter(item__pool=pool)
-        .values("rater_id", "rater__username")
+    """Everything the dashboard shows for one pool (module docstring): `manager_dashboard`'s reading of
+    one pool."""
+    return _boards([pool], now or timezone.now())[0]
+
+
+def _boards(pools: list[Pool], now: datetime) -> list[PoolDashboard]:
+    """The `PoolDashboard` of each of `pools`, in their order: a dozen aggregate queries whatever their
+    number, each grouped by pool (the batch forms of the one-pool rules)."""
+    if not pools:
+        return []
+    totals = stats.judgement_totals_of(pools)
+    shares = pool_shares(pool_ids=[pool.pk for pool in pools])
+    # the pools with judging set up, with their raters (a row without any for a judging without raters)
+    members: dict[int, dict[int, str]] = {}
+    for pool_id, pk, username in Judging.objects.filter(pool__in=pools).values_list(
+        "pool_id", "raters__id", "raters__username"
+    ):
+        members.setdefault(pool_id, {})
+        if pk is not None:
+            members[pool_id][pk] = username
+    judged = [pool for pool in pools if pool.pk in members]
+    leasing: dict[int, set[int]] = defaultdict(set)
+    expiring: dict[int, int] = defaultdict(int)
+    for lease in (
+        Assignment.objects.filter(pool__in=pools, state=Assignment.State.ACTIVE, expires_at__gt=now)
+        .values("pool_id", "rater_id")
+        .annotate(expiring=Count("id", filter=Q(expires_at__lte=now + EXPIRING_WITHIN)))
+        .order_by()
+    ):
+        leasing[lease["pool_id"]].add(lease["rater_id"])
+        expiring[lease["pool_id"]] += lease["expiring"]
+    per_rater: dict[int, list[dict[str, Any]]] = defaultdict(list)
+    for judged_by in (
+        Judgement.objects.filter(item__pool__in=pools)
+        .values("item__pool_id", "rater_id", "rater__username")
         # imported judgements count, but were not made here: they make no rater active, as no pace
         .annotate(n=Count("id"), last=Max("created_at", filter=Q(imported=False)))
-        .order_by("rater__username")
-    )
-    members = dict(judging.raters.values_list("pk", "username")) if judging else {}
-    misses = {rater: acc.n - acc.within_one for rater, acc in gold_accuracy(pool=pool).items()}
-    lines: dict[int, RaterLine] = {}
-    for row in per_rater:
-        active = row["rater_id"] in leasing or (
-            row["last"] is not None and row["last"] >= now - ACTIVE_WINDOW
+        .order_by()
+    ):
+        per_rater[judged_by["item__pool_id"]].append(dict(judged_by))
+    gold = gold_accuracy_of(pools=pools)
+    paces = pace_of(pools=pools, now=now)
+    stuck_of = stranded_of(pools=judged)
+    queues = queue_counts_of(pools=judged)
+    topics = stats.topic_counts_of(pools)
+    boards = []
+    for pool in pools:
+        live = leasing[pool.pk]
+        misses = {rater: acc.n - acc.within_one for rater, acc in gold[pool.pk].items()}
+        lines: dict[int, RaterLine] = {}
+        for row in per_rater[pool.pk]:
+            active = row["rater_id"] in live or (
+                row["last"] is not None and row["last"] >= now - ACTIVE_WINDOW
+            )
+            lines[row["rater_id"]] = RaterLine(
+                row["rater__username"], row["n"], row["last"], active, misses.get(row["rater_id"], 0)
+            )
+        for pk, username in members.get(pool.pk, {}).items():
+            lines.setdefault(pk, RaterLine(username, 0, None, pk in live))
+        raters = sorted(lines.values(), key=lambda line: line.username)
+        done, needed = shares[pool.pk]["done"], totals[pool.pk]["judgements_required"]
+        pace = paces[pool.pk]
+        left = max(needed - done, 0)
+        stuck = stuck_of.get(pool.pk, {"items": 0, "judgements": 0})
+        rest = max(left - stuck["judgements"], 0)
+        eta_rest = now + timedelta(hours=rest / pace) if pace and rest else None
+        board = PoolDashboard(
+            pool=pool,
+            judging=pool.pk in members,
+            done=done,
+            needed=needed,
+            items_judged=totals[pool.pk]["judged"],
+            items_selected=totals[pool.pk]["selected"],
+            topics=topics[pool.pk],
+            raters=raters,
+            pace=pace,
+            eta=None if stuck["items"] else eta_rest,
+            spent=round(totals[pool.pk]["judgements_done"] * float(pool.price_per_judgement), 2),
+            estimate=totals[pool.pk]["cost"],
+            active_raters=sum(1 for line in raters if line.active),
+            adjudication=queues.get(pool.pk, 0),
+            expiring_leases=expiring[pool.pk],
+            gold_misses=sum(misses.values()),
+            stranded=stuck["items"],
+            stranded_judgements=stuck["judgements"],
+            eta_rest=eta_rest,
         )
-        lines[row["rater_id"]] = RaterLine(
-            row["rater__username"], row["n"], row["last"], active, misses.get(row["rater_id"], 0)
-        )
-    for pk, username in members.items():
-        lines.setdefault(pk, RaterLine(username, 0, None, pk in leasing))
-    raters = sorted(lines.values(), key=lambda line: line.username)
-    done, needed = pool_share(pool_id=pool.pk)["done"], totals["judgements_required"]
-    pace = pace_per_hour(pool=pool, now=now)
-    left = max(needed - done, 0)
-    stuck = stranded(pool=pool) if judging else {"items": 0, "judgements": 0}
-    rest = max(left - stuck["judgements"], 0)
-    eta_rest = now + timedelta(hours=rest / pace) if pace and rest else None
-    eta = None if stuck["items"] else eta_rest
-    queue = queue_rows(pool=pool).count() if judging else 0
-    expiring = live.filter(expires_at__lte=now + EXPIRING_WITHIN).count()
-    gold_misses = sum(misses.values())
-    board = PoolDashboard(
-        pool=pool,
-        judging=judging is not None,
-        done=done,
-        needed=needed,
-        items_judged=totals["judged"],
-        items_selected=totals["selected"],
-        topics=stats.topic_counts(pool),
-        raters=raters,
-        pace=pace,
-        eta=eta,
-        spent=round(totals["judgements_done"] * price, 2),
-        estimate=totals["cost"],
-        active_raters=sum(1 for line in raters if line.active),
-        adjudication=queue,
-        expiring_leases=expiring,
-        gold_misses=gold_misses,
-        stranded=stuck["items"],
-        stranded_judgements=stuck["judgements"],
-        eta_rest=eta_rest,
-    )
-    board.attention = _attention(board)
-    return board
+        board.attention = _attention(board)
+        boards.append(board)
+    return boards
 
 
 def _attention(board: PoolDashboard) -> list[str]:
@@ -227,7 +269,8 @@ def _attention(board: PoolDashboard) -> list[str]:
 
 
 def manager_dashboard(*, user: Any, now: datetime | None = None) -> list[PoolDashboard]:
-    """The dashboard of every pool `user` manages (`Pool.objects.managed_by`), by name."""
+    """The dashboard of every pool `user` manages (`Pool.objects.managed_by`), by name: the same dozen
+    aggregate queries whatever the number of pools (`_boards`)."""
     now = now or timezone.now()
     pools = Pool.objects.managed_by(user).select_related("collection").order_by("name")
-    return [pool_dashboard(pool=pool, now=now) for pool in pools]
+    return _boards(list(pools), now)

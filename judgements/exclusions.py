@@ -6,6 +6,8 @@ and leaves them out there); the judgements themselves stay, so restoring brings 
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
 from django.db.models import Exists, OuterRef, QuerySet
@@ -32,13 +34,25 @@ def excluded_rater_ids(*, pool: Pool) -> set[int]:
 
 def counted_judgements(*, pool: Pool) -> QuerySet[Judgement]:
     """The judgements of `pool` that count: people's (`Judgement.objects`) of raters not excluded now, as a
-    release reads them (`release_rows.current_judgements_join` is this rule in SQL, for its readers)."""
-    excluded = _excluded(pool).values("rater_id")
-    return Judgement.objects.filter(item__pool=pool).exclude(rater_id__in=excluded)
+    release reads them (`release_rows.current_judgements_join` is this rule in SQL, for its readers):
+    `counted_judgements_of` one pool."""
+    return counted_judgements_of(pools=[pool])
+
+
+def counted_judgements_of(*, pools: Iterable[Pool]) -> QuerySet[Judgement]:
+    """`counted_judgements` of all of `pools` in one query set: each pool's judgements but those of the
+    raters excluded from that pool now (the manager's dashboard counts every pool's disputes so)."""
+    excluded = _excluded_now().filter(pool_id=OuterRef("item__pool_id"), rater_id=OuterRef("rater_id"))
+    return Judgement.objects.filter(item__pool__in=list(pools)).exclude(Exists(excluded))
 
 
 def _excluded(pool: Pool) -> QuerySet[RaterExclusion]:
-    return RaterExclusion.objects.filter(pool=pool, restored_at__isnull=True)
+    return _excluded_now().filter(pool=pool)
+
+
+def _excluded_now() -> QuerySet[RaterExclusion]:
+    """The exclusions in force: not restored."""
+    return RaterExclusion.objects.filter(restored_at__isnull=True)
 
 
 @transaction.atomic

@@ -156,10 +156,18 @@ def pool_share(*, pool_id: int, tallied: bool = True) -> dict[str, Any]:
     statement: judgements made over selected items, an item counting at most its `required_judgements`
     (a gold item every rater judges does not overfill it, nor does an item judged beyond its need, and an
     unselected item of an adaptive pool counts nothing), of the pool's judgements required
-    (`judgements_required`). What the manager's dashboard shows as judgements done, as the judging page
-    and the API's `progress.fraction` do."""
+    (`judgements_required`). What the manager's dashboard shows as judgements done (`pool_shares`, the
+    same figures of many pools in one pass), as the judging page and the API's `progress.fraction` do."""
     counts = _progress(pool_id=pool_id, rater_id=_NO_RATER, topic_id=None, tallied=tallied)
     return {key: counts[key] for key in POOL_KEYS}
+
+
+def pool_shares(*, pool_ids: Iterable[int]) -> dict[int, dict[str, Any]]:
+    """`pool_share` of each pool of `pool_ids`, by pool id: one pass over their selected items, in one
+    statement whatever their number (the figures of `pool_share` with `tallied=False`, which the tallied
+    ones equal)."""
+    passes = _passes(pool_ids=list(pool_ids), rater_id=_NO_RATER, topic_id=None)
+    return {pool_id: {key: counts[key] for key in POOL_KEYS} for pool_id, counts in passes.items()}
 
 
 _NO_RATER = -1  # no account has this id: the rater's counts of `progress` are then zero

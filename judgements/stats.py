@@ -80,16 +80,29 @@ def gold_accuracy(*, pool: Pool, rater: User | None = None) -> dict[int, GoldAcc
     as the quality report's gold column gives it.
 
     A judgement counts when its item has a gold label now; the grade compared is the judgement's current
-    grade (after revisions)."""
-    rows = Judgement.objects.filter(item__pool=pool, item__gold_label__isnull=False)
+    grade (after revisions). `gold_accuracy_of` reads many pools at once."""
+    return gold_accuracy_of(pools=[pool], rater=rater)[pool.pk]
+
+
+def gold_accuracy_of(
+    *, pools: Iterable[Pool], rater: User | None = None
+) -> dict[int, dict[int, GoldAccuracy]]:
+    """`gold_accuracy` of each of `pools`, by pool id: one query whatever their number."""
+    pools = list(pools)
+    rows = Judgement.objects.filter(item__pool__in=pools, item__gold_label__isnull=False)
     if rater is not None:
         rows = rows.filter(rater=rater)
-    answers: dict[int, list[tuple[int, int | None]]] = defaultdict(list)
-    for rater_id, grade, unrateable, gold in rows.values_list(
-        "rater_id", "grade", "unrateable", "item__gold_label__grade"
+    answers: dict[int, dict[int, list[tuple[int, int | None]]]] = {
+        pool.pk: defaultdict(list) for pool in pools
+    }
+    for pool_id, rater_id, grade, unrateable, gold in rows.values_list(
+        "item__pool_id", "rater_id", "grade", "unrateable", "item__gold_label__grade"
     ):
-        answers[rater_id].append((gold, None if unrateable else grade))
-    return {rater_id: rater_quality.gold_accuracy(mine) for rater_id, mine in answers.items()}
+        answers[pool_id][rater_id].append((gold, None if unrateable else grade))
+    return {
+        pool_id: {rater_id: rater_quality.gold_accuracy(mine) for rater_id, mine in by_rater.items()}
+        for pool_id, by_rater in answers.items()
+    }
 
 
 def rater_statistics(*, pool: Pool) -> list[RaterStats]:

@@ -169,10 +169,15 @@ class Document(models.Model):
         return f"{self.title}\n{self.text}" if self.title else self.text
 
 
+def tagged(topics: Iterable[Topic], segment: str) -> list[Topic]:
+    """The topics tagged with `segment` (segments are a JSON list; filtered in Python for SQLite too)."""
+    return [topic for topic in topics if segment in (topic.segments or [])]
+
+
 class TopicQuerySet(models.QuerySet["Topic"]):
     def in_segment(self, segment: str) -> list[Topic]:
-        """Topics tagged with `segment` (segments are a JSON list; filtered in Python for SQLite too)."""
-        return [topic for topic in self if segment in (topic.segments or [])]
+        """These topics tagged with `segment` (`tagged`)."""
+        return tagged(self, segment)
 
     def segment_names(self) -> list[str]:
         """The segments these topics are tagged with, sorted (what a pool may be restricted to)."""
@@ -499,10 +504,25 @@ class Pool(Owned):
         return self.strategy != self.Strategy.DEPTH
 
     def topics(self) -> list[Topic]:
-        topics = Topic.objects.filter(collection=self.collection_id).order_by("qid")
-        if self.segment:
-            return topics.in_segment(self.segment)
-        return list(topics)
+        """The pool's topics: its collection's, those in its segment if it has one, by qid (`topics_of`)."""
+        return Pool.topics_of([self])[0]
+
+    @staticmethod
+    def topics_of(pools: Iterable[Pool]) -> list[list[Topic]]:
+        """`topics` of each of `pools`, in their order: one query over their collections' topics."""
+        pools = list(pools)
+        by_collection: dict[int, list[Topic]] = {pool.collection_id: [] for pool in pools}
+        if by_collection:
+            for topic in Topic.objects.filter(collection__in=list(by_collection)).order_by(
+                "collection", "qid"
+            ):
+                by_collection[topic.collection_id].append(topic)
+        return [
+            tagged(by_collection[pool.collection_id], pool.segment)
+            if pool.segment
+            else list(by_collection[pool.collection_id])
+            for pool in pools
+        ]
 
 
 class PoolRun(models.Model):

@@ -48,6 +48,7 @@ __all__ = [
     "pool_statistics",
     "run_contributions",
     "topic_counts",
+    "topic_counts_of",
 ]
 
 
@@ -104,20 +105,45 @@ class PoolStatistics:
 
 def topic_counts(pool: Pool) -> list[TopicCount]:
     """Items, selected and judged items of every topic of the pool (zeros for a topic without items),
-    in qid order. One GROUP BY over the pool's items."""
-    rows = PoolItem.objects.filter(pool=pool).values("topic_id").annotate(**ITEM_COUNTS).order_by()
-    by_topic: dict[int, dict[str, Any]] = {row["topic_id"]: dict(row) for row in rows}
-    out = []
-    for topic in pool.topics():
-        row = by_topic.pop(topic.id, {"n": 0, "n_selected": 0, "n_judged": 0})
-        out.append(TopicCount(topic.qid, row["n"], row["n_selected"], row["n_judged"]))
-    if by_topic:  # items of topics that left the segment since the build: still items of the pool
+    in qid order. One GROUP BY over the pool's items (`topic_counts_of`)."""
+    return topic_counts_of([pool])[pool.pk]
+
+
+def topic_counts_of(pools: Iterable[Pool]) -> dict[int, list[TopicCount]]:
+    """`topic_counts` of each of `pools`, by pool id: one GROUP BY over their items and one query of
+    their topics (`Pool.topics_of`), whatever their number, and one more for the topics of items that
+    left a pool's segment since its build, if any."""
+    pools = list(pools)
+    if not pools:
+        return {}
+    rows = (
+        PoolItem.objects.filter(pool_id__in=[pool.pk for pool in pools])
+        .values("pool_id", "topic_id")
+        .annotate(**ITEM_COUNTS)
+        .order_by()
+    )
+    by_topic: dict[int, dict[int, dict[str, Any]]] = {pool.pk: {} for pool in pools}
+    for counted in rows:
+        by_topic[counted["pool_id"]][counted["topic_id"]] = dict(counted)
+    out: dict[int, list[TopicCount]] = {}
+    for pool, topics in zip(pools, Pool.topics_of(pools), strict=True):
+        counts = by_topic[pool.pk]
+        out[pool.pk] = []
+        for topic in topics:
+            row = counts.pop(topic.id, {"n": 0, "n_selected": 0, "n_judged": 0})
+            out[pool.pk].append(TopicCount(topic.qid, row["n"], row["n_selected"], row["n_judged"]))
+    # items of topics that left the segment since the build: still items of the pool
+    if strays := {topic_id for counts in by_topic.values() for topic_id in counts}:
         from pooling.models import Topic
 
-        qids = dict(Topic.objects.filter(pk__in=by_topic).values_list("id", "qid"))
-        for topic_id, row in by_topic.items():
-            out.append(TopicCount(qids[topic_id], row["n"], row["n_selected"], row["n_judged"]))
-        out.sort(key=lambda t: t.qid)
+        qids = dict(Topic.objects.filter(pk__in=strays).values_list("id", "qid"))
+        for pool_id, counts in by_topic.items():
+            if counts:
+                out[pool_id].extend(
+                    TopicCount(qids[topic_id], row["n"], row["n_selected"], row["n_judged"])
+                    for topic_id, row in counts.items()
+                )
+                out[pool_id].sort(key=lambda t: t.qid)
     return out
 
 
