@@ -23,7 +23,7 @@ from judgements import leasing
 from judgements.models import Judging
 from judgements.prepared import PAGES_SQL, one_row
 from pooling.models import OPEN_FOR_JOINED_SQL, Pool
-from pooling.pool_reads import judgements_required
+from pooling.pool_reads import items_to_select, judgements_required
 
 # The pool's plan, which an adaptive pool's judgements required read (`pool_reads.judgements_required`),
 # read once per pool: its own fields, and its candidates (its items), counted for an adaptive pool only
@@ -141,7 +141,8 @@ def progress(*, judging: Judging, user: Any, topic_id: int | None, tallied: bool
     - `mine`: items this user has judged in the pool; `mine_topic` within the topic.
     - `live`: the user's live leases; `open`: items open for them (`PoolItem.objects.open_for`, as
       OPEN_FOR_JOINED_SQL over the joins below), which `lease_next` could still lease them; `left` =
-      `open` + `live`.
+      `open` + `live`; `to_select`: the items an adaptive pool's strategy has yet to select
+      (`pool_reads.items_to_select`), which `lease_next` asks it for when nothing selected is open.
 
     The joins are one row per item: (item, rater) is unique for assignments and for judgements."""
     return _progress(pool_id=judging.pool_id, rater_id=user.pk, topic_id=topic_id, tallied=tallied)
@@ -240,6 +241,7 @@ def _counts(row: Any) -> dict[str, Any]:
         key: int(value or 0) for key, value in zip(_PROGRESS_KEYS, row[:keys], strict=True)
     }
     strategy, budget, per_item, fraction, candidates = row[keys:]
+    counts["to_select"] = 0
     if strategy is not None:  # (None: no such pool)
         plan = Pool(
             strategy=strategy, budget=budget, judgements_per_item=per_item, double_judge_fraction=fraction
@@ -249,6 +251,9 @@ def _counts(row: Any) -> dict[str, Any]:
             candidates=int(candidates or 0),
             selected_need=counts["need"],
             selected_items=counts["selected"],
+        )
+        counts["to_select"] = items_to_select(
+            pool=plan, candidates=int(candidates or 0), selected_items=counts["selected"]
         )
     counts["left"] = counts["open"] + counts["live"]
     counts["fraction"] = counts["done"] / counts["need"] if counts["need"] else 0.0

@@ -104,8 +104,8 @@ def state(
 ) -> dict[str, Any]:
     """The page's state: `mode` ('item', 'revise', 'start' or 'done'), the id the next POST names, the
     rendered parts, and in revise mode the judgement's current label (to highlight its grade). With
-    `start` and no item, the mode is 'start' while something is left for the rater (nothing was leased:
-    the page asks for an item by POST)."""
+    `start` and no item, the mode is 'start' while something is left for the rater or the pool's strategy
+    has items to select (nothing was leased: the page asks for an item by POST)."""
     item = judgement.item if judgement is not None else assignment.item if assignment is not None else None
     context = item_context(
         judging=judging,
@@ -114,7 +114,9 @@ def state(
         document=item.document if item else None,
     )
     mode = "revise" if judgement is not None else "item" if assignment is not None else "done"
-    if mode == "done" and start and context["progress"]["left"]:
+    # an adaptive pool's next items are selected when a rater asks for one (`leasing.lease_next`): while
+    # its strategy has items to select, the page asks for one too, even with nothing selected left
+    if mode == "done" and start and (context["progress"]["left"] or context["progress"]["to_select"]):
         mode = "start"
     context["mode"] = mode
     label = None

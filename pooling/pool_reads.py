@@ -83,10 +83,19 @@ def judgements_required(*, pool: Pool, candidates: int, selected_need: int, sele
     plan, and one whose strategy has selected its whole budget needs exactly what those items need: with a
     double-judge fraction, the draw of which items are judged several times, not its expectation, and a
     finished pool reads 100%. Only an adaptive pool's figure reads `candidates` and `selected_items`."""
+    to_select = items_to_select(pool=pool, candidates=candidates, selected_items=selected_items)
+    return selected_need + round(to_select * _per_item(pool)) if to_select else selected_need
+
+
+def items_to_select(*, pool: Pool, candidates: int, selected_items: int) -> int:
+    """The items an adaptive `pool`'s strategy has yet to select: its plan's items (`planned_judgements`
+    among its `candidates`) less the `selected_items` it has selected; 0 for a depth pool, which selects
+    every item when it is built. While it is above 0 a rater may be given an item that nobody sees yet
+    (leasing asks the strategy when nothing selected is open: `leasing.lease_next`), so the judging page
+    offers to start, not "all done"."""
     if not pool.adaptive:
-        return selected_need
-    planned_items = planned_judgements(pool=pool, candidates=candidates)[0]
-    return selected_need + round(max(planned_items - selected_items, 0) * _per_item(pool))
+        return 0
+    return max(planned_judgements(pool=pool, candidates=candidates)[0] - selected_items, 0)
 
 
 def estimate_added_runs(*, pool: Pool, runs: Iterable[Run]) -> dict[str, Any]:

@@ -14,6 +14,7 @@ import statistics
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -99,7 +100,13 @@ def paragraphs(n: int, seed: int) -> str:
 
 
 def make_browser_pool(
-    *, name: str, topics: int, per_topic: int, raters: list[User], judgements_per_item: int = 1
+    *,
+    name: str,
+    topics: int,
+    per_topic: int,
+    raters: list[User],
+    judgements_per_item: int = 1,
+    **options: Any,
 ) -> Pool:
     """`topics` topics; three runs per topic whose top lists overlap so that each topic pools `per_topic`
     distinct documents with realistic plain-text bodies."""
@@ -131,6 +138,7 @@ def make_browser_pool(
         depth=per_topic,
         raters=raters,
         judgements_per_item=judgements_per_item,
+        **options,
     )
 
 
@@ -279,6 +287,18 @@ def test_the_topic_bar_follows_a_new_topic_at_once_whatever_the_interval(page, l
     # well within the 60 s interval: the new topic's bar says none of its 3 judgements is made
     page.wait_for_function("() => document.querySelector('#progress-topic').textContent.trim() === '0 / 3'")
     assert page.inner_text("#progress-pool").startswith("3 / 6")
+
+
+def test_a_rater_starts_a_fresh_adaptive_pool_from_the_page(page, live_server):
+    """Nothing is selected in a fresh adaptive pool until a rater asks: the page asks, and shows the
+    first document (it said "All done" and never asked)."""
+    rater = make_user("ada", password=PASSWORD)
+    make_browser_pool(name="adaptive", topics=2, per_topic=4, raters=[rater], strategy="mtf", budget=4)
+    log_in(page, live_server, "ada")
+    page.goto(f"{live_server.url}/judge/adaptive/")
+    page.wait_for_selector("#judge[data-mode=item]")
+    press_and_wait_for_next(page, "2")
+    assert page.get_attribute("#judge", "data-mode") == "item"
 
 
 def test_it_runs_no_script_from_a_document(page, live_server):

@@ -624,3 +624,33 @@ def test_it_serves_the_progress_bars_the_page_refreshes_after_a_key_press(rater,
     assert client_for(outsider).get(url("progress", pool)).status_code == 404
     assert client_for(None).get(url("progress", pool)).status_code == 302
     assert client.post(url("progress", pool)).status_code == 405
+
+
+def test_a_fresh_adaptive_pool_offers_to_start_and_its_first_request_leases(rater):
+    """An adaptive pool selects its items as raters ask for them (`leasing.lease_next`): with nothing
+    selected yet, nothing is 'left' for the rater, but its strategy has its budget to select — the page
+    offers to start (its script then asks by POST), the home page says 'Start judging', not 'Open' and
+    'All done' (a dead end found in the browser: the page never asked for the first item)."""
+    pool = blind_pool(name="adaptive", raters=[rater], strategy="mtf", budget=6)
+    assert not PoolItem.objects.filter(pool=pool, selected=True).exists()
+    client = client_for(rater)
+    page = client.get(url("judge", pool)).content.decode()
+    assert 'data-mode="start"' in page and "All done" not in page
+    assert "the pool's strategy selects up to 6 more as judgements come in" in page
+    home = re.sub(r"\s+", " ", client.get("/").content.decode())
+    assert re.search(r'class="button primary start"[^>]*>Start judging<', home)
+    assert "(the pool's strategy selects up to 6 more as judgements come in)" in home
+    state = lease(client, pool)  # what the script does in start mode
+    assert state["mode"] == "item" and PoolItem.objects.filter(pool=pool, selected=True).exists()
+
+
+def test_a_depth_pool_judged_to_the_end_is_all_done(rater):
+    """The start offer is for items still to come: a depth pool with nothing left says 'All done'."""
+    pool = blind_pool(name="finished", raters=[rater])
+    client = client_for(rater)
+    state = lease(client, pool)
+    while state["mode"] == "item":
+        assert submit(client, pool, state["assignment"], grade=1, seconds="1").status_code == 200
+        state = lease(client, pool)
+    page = client.get(url("judge", pool)).content.decode()
+    assert 'data-mode="done"' in page and "All done" in page and "strategy selects" not in page
