@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from django.http import FileResponse, Http404
-from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.request import Request
@@ -24,12 +25,28 @@ from pooling.permissions import IsManager, ManagedNameField, managed_pool
 
 
 class ReleaseSerializer(serializers.ModelSerializer):
+    """A release: `files` is each file's SHA-256 by name, `downloads` each file's address by name (the
+    `files/<name>/` action, so a client need not build it)."""
+
     pool = serializers.SlugRelatedField(slug_field="name", read_only=True)
     rubric = serializers.StringRelatedField()
+    downloads = serializers.SerializerMethodField()
 
     class Meta:
         model = Release
-        fields = ["id", "pool", "policy", "unjudged", "rubric", "files", "counts", "manifest", "created_at"]
+        fields = [
+            "id", "pool", "policy", "unjudged", "rubric", "files", "downloads", "counts", "manifest",
+            "created_at",
+        ]  # fmt: skip
+
+    @extend_schema_field({"type": "object", "additionalProperties": {"type": "string", "format": "uri"}})
+    def get_downloads(self, release: Release) -> dict[str, str]:
+        request = self.context.get("request")
+        out = {}
+        for name in release.files:
+            path = reverse("release-files", kwargs={"pk": release.pk, "filename": name})
+            out[name] = request.build_absolute_uri(path) if request is not None else path
+        return out
 
 
 class ReleaseRequestSerializer(serializers.Serializer):

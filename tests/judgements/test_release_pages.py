@@ -100,6 +100,23 @@ def test_the_downloaded_qrels_are_the_release_file(campaign, manager):
     assert web(manager).get(f"/campaigns/campaign/releases/{release.pk}/secrets.txt").status_code == 404
 
 
+def test_the_api_gives_each_files_address_and_each_address_gives_the_file(campaign, manager):
+    """`downloads`: a client reads the addresses instead of building them (a guessed address without the
+    router's trailing slash was a 404); each gives the file whose SHA-256 `files` holds."""
+    import hashlib
+
+    _, _, release = campaign
+    client = client_for(manager)
+    answer = client.get(f"/api/releases/{release.pk}/").json()
+    assert set(answer["downloads"]) == set(answer["files"]) and "qrels.txt" in answer["downloads"]
+    for name, address in answer["downloads"].items():
+        assert address.startswith("http://testserver/api/releases/") and address.endswith(f"/{name}/")
+        body = b"".join(client.get(address).streaming_content)
+        assert hashlib.sha256(body).hexdigest() == answer["files"][name]
+    listed = client.get("/api/releases/").json()["results"]
+    assert [row["downloads"] for row in listed if row["id"] == release.pk] == [answer["downloads"]]
+
+
 def test_a_manager_makes_a_release_from_the_page_and_the_api(
     campaign, manager, django_capture_on_commit_callbacks
 ):
