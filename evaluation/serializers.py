@@ -35,7 +35,10 @@ class ReportRunSerializer(serializers.Serializer):
     nonrelevant = _by_measure()
     condensed = _by_measure()
     judged_10 = undefined_number()
-    model_10 = serializers.FloatField(help_text="share of the top 10 whose label is the model judge's")
+    model_10 = serializers.FloatField(
+        allow_null=True,
+        help_text="share of the top 10 whose label is the model judge's (null: no judged topic to score)",
+    )
 
 
 class SignificanceSerializer(serializers.Serializer):

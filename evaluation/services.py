@@ -37,7 +37,7 @@ def run_as_dict(*, run: Run, qids: Iterable[str] | None = None) -> dict[str, dic
     return result
 
 
-def _clean(value: float) -> float | None:
+def _clean(value: float | None) -> float | None:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else round(value, 6)
 
 
@@ -73,7 +73,8 @@ def pool_report(
     With `judge` (an admitted model judge of the pool) the items people left pending take its labels, as
     a release with that judge holds them (`releases.current_labels`), and every run's `model_10` says how
     much of its score rests on them: the share of its top 10 documents (per topic, averaged over the
-    judged topics) whose label is the model's. Without, `model_10` is 0."""
+    judged topics) whose label is the model's. Without, `model_10` is 0; None for a run with no judged
+    topic."""
     topics = {topic.qid: topic.segments or [] for topic in pool.topics()}
     current = current_labels(pool=pool, policy=policy, judge=judge)
     from_model = current.from_model
@@ -171,9 +172,12 @@ def _model_share(
     qids: Sequence[str],
     from_model: frozenset[tuple[str, str]],
     k: int = 10,
-) -> float:
-    """Mean over `qids` of the share of the run's top `k` (trec_eval order) whose label is a model's."""
-    if not from_model or not qids:
+) -> float | None:
+    """Mean over `qids` of the share of the run's top `k` (trec_eval order) whose label is a model's; None
+    over no topic (a run with no judged topic has no score for it to rest on)."""
+    if not qids:
+        return None
+    if not from_model:
         return 0.0
     from pooling.strategies import trec_order
 

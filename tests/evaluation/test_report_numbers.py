@@ -183,6 +183,16 @@ def test_two_stage_with_nothing_judged_says_so_instead_of_a_retrieval_problem(db
     assert result["not_judged_topics"] == ["q1", "q2"]
 
 
+def test_a_report_with_nothing_judged_rests_no_score_on_a_model(db, manager):
+    """No judged topic, no score: the model-label share is null (a dash on the page), not 0.00 beside
+    scores that are all dashes."""
+    make_pool(raters=[make_user("carol")], name="fresh", managers=[manager])
+    api = client_for(manager).get("/api/evaluation/fresh/report/").json()
+    assert api["runs"] and all(row["model_10"] is None and row["topics"] == 0 for row in api["runs"])
+    for cells in tables(page(manager, "/evaluation/fresh/"))["scores"][1:]:
+        assert set(cells[3:]) == {"–"}, cells
+
+
 def test_pool_bias_scores_only_judged_topics(half_judged):
     bias = services.pool_bias(pool=half_judged)
     assert bias["not_judged_topics"] == ["q3"] and bias["judged_topics"] == 3
