@@ -408,7 +408,8 @@ def _chunks(values: list[int], size: int) -> Iterator[list[int]]:
 
 
 def add_runs(*, pool: Pool, runs: Iterable[Run], progress: Progress | None = None) -> BuildSummary:
-    """Add runs to a pool. A built pool gains only documents not already pooled; nothing judged changes."""
+    """Add runs to a pool. A built pool gains only documents not already pooled (and its `built_at` is now);
+    nothing judged changes."""
     started = time.monotonic()
     runs = list(runs)
     foreign = [run.name for run in runs if run.collection_id != pool.collection_id]
@@ -422,6 +423,9 @@ def add_runs(*, pool: Pool, runs: Iterable[Run], progress: Progress | None = Non
         if pool.status == Pool.Status.BUILT:
             items, provenance = _add_items(pool=pool, run_ids=[run.id for run in new])
             summary.items_added, summary.provenance_added = items, provenance
+            if new:  # the pool was built again, incrementally: its page says when
+                pool.built_at = timezone.now()
+                pool.save(update_fields=["built_at"])
     if progress:
         progress(1.0, f"{summary.items_added} items added")
     summary.topics = topics_with_items(pool)

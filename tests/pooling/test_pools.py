@@ -448,6 +448,23 @@ def test_it_adds_runs_to_an_unbuilt_pool_without_items(collection: Collection, t
     assert stored_pool(pool) == stored_pool(build(collection, two_runs, depth=3))
 
 
+def test_adding_runs_to_a_built_pool_is_a_build_its_page_dates(
+    collection: Collection, two_runs: list[Run]
+) -> None:
+    """`built_at` moves when runs are added to a built pool (its page said the first build's time after
+    the add-runs job had changed its items); adding a run it has already moves nothing."""
+    pool = build(collection, two_runs[:1])
+    first = pool.built_at
+    assert first is not None
+    pool_build.add_runs(pool=pool, runs=two_runs[1:])
+    pool.refresh_from_db()
+    assert pool.built_at is not None and pool.built_at > first
+    again = pool.built_at
+    pool_build.add_runs(pool=pool, runs=two_runs[1:])
+    pool.refresh_from_db()
+    assert pool.built_at == again
+
+
 def test_it_refuses_a_run_of_another_collection(collection: Collection, two_runs: list[Run]) -> None:
     pool = build(collection, two_runs[:1])
     other = make_collection()
