@@ -205,6 +205,6 @@ def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
         "add": add,
         "new": new,
         "login_url": request.build_absolute_uri(reverse("login")),
-        "new_rubric_url": f"{reverse('judging-setup:rubric-create')}?{urlencode({'next': request.path})}",
+        "new_rubric_url": f"{reverse('rubrics:create')}?{urlencode({'next': request.path})}",
     }
     return render(request, "setup/judging.html", context)

@@ -76,5 +76,5 @@ def rubric_create(request: HttpRequest) -> HttpResponse:
                 messages.success(request, f"Rubric {rubric} created: save the set-up to judge on it.")
                 return redirect(_with_rubric(next_url, rubric))
             messages.success(request, f"Rubric {rubric} created.")
-            return redirect("judging-setup:rubric", pk=rubric.pk)
+            return redirect("rubrics:detail", pk=rubric.pk)
     return render(request, "setup/rubric_form.html", {"form": form, "next": next_url, "base": base})

@@ -13,6 +13,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerSplitView.as_view(url_name="schema"), name="api-docs"),
     path("pools/", include("pooling.urls")),
     path("", include("judgements.campaign_urls")),
+    path("rubrics/", include("judgements.rubric_urls")),
     path("", include("pooling.manage_urls")),
     path("jobs/", include("pooling.job_urls")),
     path("manage/", include("judgements.manager_urls")),

@@ -510,9 +510,9 @@ ROUTES: dict[str, list[Call]] = {
     "setup:add-runs-preview": [Call("get", "/pools/{pool}/runs/preview/", PAGE_A)],
     "judging-setup:judging": [Call("get", "/pools/{pool}/judging/", PAGE_A)],
     # rubrics are shared by every manager, as in the API
-    "judging-setup:rubrics": [Call("get", "/rubrics/", MANAGER_PAGE)],
-    "judging-setup:rubric": [Call("get", "/rubrics/{rubric}/", MANAGER_PAGE)],
-    "judging-setup:rubric-create": [
+    "rubrics:list": [Call("get", "/rubrics/", MANAGER_PAGE)],
+    "rubrics:detail": [Call("get", "/rubrics/{rubric}/", MANAGER_PAGE)],
+    "rubrics:create": [
         Call("get", "/rubrics/new/", MANAGER_PAGE),
         Call("post", "/rubrics/new/", "L 403 403 403 302 302 302", data={"name": "fresh"}),
     ],
