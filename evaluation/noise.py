@@ -6,9 +6,12 @@ Three sources of noise, each measured, seeded and reproducible (``numpy.random.d
   random splits of the raters (each half aggregated by the platform's policy, ``judgements.aggregation``);
   Kendall's τ (τ-b) and τ_AP (Yilmaz, Aslam & Robertson 2008) between the system rankings, and the swap
   rate of each pair of runs (Voorhees 2000: the share of splits whose two halves order the pair
-  differently). *Label uncertainty*: each item's label re-drawn from its raters' votes (one vote drawn
-  uniformly per item), or from an aggregation model's posterior, every run re-scored; each run's mean and
-  each pair's difference get the 2.5–97.5 percentile interval that rater disagreement alone produces.
+  differently). *Label uncertainty*: a bootstrap of the raters' votes — each judged item draws as many
+  votes as it has from its own, with replacement, and takes the label the policy gives them
+  (``resample.Votes.sample``) — or, under a model policy, each label drawn from the model's posterior;
+  every run re-scored on each resample; each run's mean and each pair's difference get the 2.5–97.5
+  percentile interval that rater disagreement alone produces; a run's is placed around the score the
+  policy gives (:func:`interval_around`).
 - **Topics** — a paired bootstrap over topics (Sakai 2006) for each pair of runs: the percentile 95%
   interval of the mean difference, and p = 2 · min(share of resampled differences <= 0, share >= 0)
   (capped at 1), so a pair is significant exactly when its interval excludes 0. Discriminative power of a
@@ -33,7 +36,7 @@ import numpy as np
 from scipy import stats
 
 from evaluation import metrics
-from evaluation.resample import UNJUDGED, Votes
+from evaluation.resample import Votes, policy_labels, vote_counts
 from judgements import aggregation
 
 ALPHA = 0.05
@@ -180,6 +183,18 @@ def percentiles(values: np.ndarray, qs: Sequence[float], axis: int) -> np.ndarra
     return out
 
 
+def interval_around(score: np.ndarray, samples: np.ndarray, *, alpha: float = ALPHA) -> np.ndarray:
+    """The interval that the resampled ``samples`` (first axis: the resamples of each ``score``) give
+    around ``score``: the α/2 and 1 − α/2 percentiles of the samples, moved as far as their median is off
+    the score, shape (2, *score.shape). It always holds the score and is as wide as the samples' own
+    percentile interval. The move is needed because the resampled labels of a rounding or tie-breaking
+    policy are not centred on the consensus (the majority of (3, 0) is 0, the majority of a resample of
+    those votes 0 or 3), so with many items the samples' own interval can lie entirely beside the score;
+    its width is the noise, its place is the score's."""
+    low, middle, high = percentiles(samples, [100 * alpha / 2, 50.0, 100 * (1 - alpha / 2)], axis=0)
+    return np.stack([score + (low - middle), score + (high - middle)])
+
+
 def _z(alpha: float, power: float) -> float:
     return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
 
@@ -236,29 +251,7 @@ def rater_labels(
     votes: Votes, n_items: int, keep: np.ndarray, *, policy: str = aggregation.DEFAULT_POLICY
 ) -> np.ndarray:
     """One label per item from the votes of the raters in ``keep`` (and every fixed vote), aggregated by
-    ``judgements.aggregation.aggregate`` under ``policy`` (``required`` 1); -1 where they left the item
-    unjudged. Items are grouped by their multiset of votes, so the policy runs once per distinct multiset."""
+    ``judgements.aggregation.aggregate`` under ``policy`` (``required`` 1, :func:`resample.policy_labels`);
+    -1 where they left the item unjudged."""
     grade, item, _ = votes.of_raters(keep)
-    labels = np.full(n_items, UNJUDGED, dtype=np.int64)
-    if not len(grade):
-        return labels
-    width = int(grade.max()) + 2  # column 0 counts unrateable votes (-1), column g+1 grade g
-    counts = np.zeros((n_items, width), dtype=np.int64)
-    np.add.at(counts, (item, grade + 1), 1)
-    voted = np.flatnonzero(counts.sum(axis=1) > 0)
-    base = int(counts.max()) + 1  # each row of counts as one integer, to group the items by it
-    if width * math.log2(base) < 62:
-        keys = counts[voted] @ (base ** np.arange(width, dtype=np.int64))
-        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
-        distinct = counts[voted[first]]
-    else:  # too many grades or votes for one integer key: group the rows themselves (slower)
-        distinct, inverse = np.unique(counts[voted], axis=0, return_inverse=True)
-    decided = np.empty(len(distinct), dtype=np.int64)
-    for k, row in enumerate(distinct):
-        ballot: list[tuple[int, int | None]] = []
-        for column, times in enumerate(row.tolist()):
-            vote = None if column == 0 else column - 1
-            ballot += [(len(ballot) + j, vote) for j in range(times)]
-        decided[k] = aggregation.aggregate(ballot, policy=policy).qrels_grade  # UNJUDGED unless judged
-    labels[voted] = decided[np.asarray(inverse).ravel()]
-    return labels
+    return policy_labels(vote_counts(grade, item, n_items), policy=policy)

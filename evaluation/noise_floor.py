@@ -1,6 +1,15 @@
 """The noise-floor report of a campaign: every run and pair of runs with the noise of raters and of topics
 (pure: no Django). The statistics are in :mod:`evaluation.noise`; the scoring in :mod:`evaluation.resample`.
 
+A run's raters interval (and a pair's raters half-width) is that of the report's policy: the labels are
+resampled by bootstrapping each judged item's votes and aggregating each resample by that same policy
+(``Votes.sample``); under a model policy the labels are drawn from the model's posterior instead. The
+interval is as wide as the resampled scores' 2.5–97.5 percentiles and placed around the score printed
+beside it (``noise.interval_around``), so it holds that score and changes with the policy as it does.
+Items the consensus leaves unjudged stay unjudged and adjudicated items keep their label in every
+resample. When every item's votes agree, every resample is the consensus: an interval of width 0 at the
+score.
+
 Seeded: each part draws from its own stream ``numpy.random.default_rng([seed, part])``, so changing the
 number of label samples does not move the topic bootstrap, and the same inputs and seed give the same
 report, number for number.
@@ -175,11 +184,18 @@ def stability(
 
 
 def label_samples(
-    campaign: Campaign, *, n_samples: int, seed: int, posterior: np.ndarray | None = None
+    campaign: Campaign,
+    *,
+    n_samples: int,
+    seed: int,
+    posterior: np.ndarray | None = None,
+    policy: str = DEFAULT_POLICY,
 ) -> tuple[np.ndarray, np.ndarray]:
     """On ``n_samples`` re-drawn label vectors: every run's mean, shape (samples, measures, runs), and
     every pair's paired difference (``resample.pair_means``, the pairs in ``itertools.combinations``
-    order), shape (samples, measures, pairs)."""
+    order), shape (samples, measures, pairs). The labels are a bootstrap of each item's votes aggregated
+    by ``policy`` (``Votes.sample``), or, given a model's ``posterior``, drawn from it
+    (``Votes.sample_posterior``)."""
     rng = _rng(seed, LABEL_STREAM)
     scorer = campaign.scorer
     pairs = list(itertools.combinations(range(scorer.n_runs), 2))
@@ -189,7 +205,7 @@ def label_samples(
     for start in range(0, n_samples, batch):
         size = min(batch, n_samples - start)
         if posterior is None:
-            drawn = campaign.votes.sample(campaign.consensus, rng, size)
+            drawn = campaign.votes.sample(campaign.consensus, rng, size, policy=policy)
         else:
             drawn = campaign.votes.sample_posterior(campaign.consensus, posterior, rng, size)
         for k in range(size):
@@ -229,10 +245,12 @@ def report(
     samples = paired_samples = None
     if n_label_samples and disagreement_possible:
         samples, paired_samples = label_samples(
-            campaign, n_samples=n_label_samples, seed=seed, posterior=posterior
+            campaign, n_samples=n_label_samples, seed=seed, posterior=posterior, policy=policy
         )
     steady = stability(campaign, n_splits=n_splits, max_raters=max_raters, seed=seed, policy=policy)
     lo_q, hi_q = 100 * alpha / 2, 100 * (1 - alpha / 2)
+    if samples is not None:
+        intervals = noise.interval_around(means, samples, alpha=alpha)
 
     runs = []
     for r, name in enumerate(names):
@@ -245,8 +263,7 @@ def report(
         for m, measure in enumerate(measures):
             row["means"][measure] = _clean(means[m, r])
             if samples is not None:
-                lo, hi = noise.percentiles(samples[:, m, r], [lo_q, hi_q], axis=0)
-                row["raters"][measure] = [_clean(lo), _clean(hi)]
+                row["raters"][measure] = [_clean(intervals[0, m, r]), _clean(intervals[1, m, r])]
         runs.append(row)
 
     pairs: dict[str, list[dict[str, Any]]] = {}

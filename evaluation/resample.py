@@ -15,6 +15,7 @@ grade >= 0) and the run has it; every other cell is NaN, so it never enters a me
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -22,6 +23,7 @@ import numpy as np
 
 from evaluation import metrics
 from evaluation.metrics.measures import _measure_function
+from judgements import aggregation
 from judgements.release_topics import is_judged, judged_topics
 from pooling.trec_io import QrelsTable, RunTable
 
@@ -302,21 +304,51 @@ class Votes:
     def counts(self) -> np.ndarray:
         return np.diff(self.offsets)
 
-    def sample(self, base: np.ndarray, rng: np.random.Generator, n: int) -> np.ndarray:
-        """``n`` label vectors, shape (n, items): each item the consensus ``base`` judged (a grade >= 0)
-        takes one of its votes uniformly at random (a bootstrap of one rater per item); every other item
-        keeps its ``base`` label: one without votes, and one the consensus leaves unjudged (pending: fewer
-        votes than it requires; unrateable), which a single vote must not make judged, as
+    def sample(self, base: np.ndarray, rng: np.random.Generator, n: int, *, policy: str) -> np.ndarray:
+        """``n`` label vectors, shape (n, items), by a bootstrap of each item's raters: an item the
+        consensus ``base`` judged (a grade >= 0) draws as many votes as it has from its own votes, with
+        replacement (a multinomial draw of its counts per grade), and takes the label ``policy`` gives
+        those votes (:func:`policy_labels`, ``required`` 1). The resamples are the consensus the policy
+        would have released had other votes of the same raters come in, so their scores spread around
+        the score ``policy`` gives, and move with it. Every other item keeps its ``base`` label: one
+        without votes, an adjudicated one (its fixed vote), and one the consensus leaves unjudged
+        (pending: fewer votes than it requires; unrateable), which no resample may judge, as
         :meth:`sample_posterior` keeps it too (else the resamples judge items the scores they bracket do
         not, and the interval leaves the score)."""
         counts = self.counts
-        voted = np.flatnonzero((counts > 0) & (base >= 0))
+        fixed = np.zeros(len(counts), dtype=bool)
+        fixed[np.repeat(np.arange(len(counts)), counts)[self.rater < 0]] = True
+        drawn = np.flatnonzero((counts > 0) & (base >= 0) & ~fixed)
         out = np.tile(base, (n, 1))
-        if len(voted):
-            pick = self.offsets[voted][None, :] + (rng.random((n, len(voted))) * counts[voted]).astype(
-                np.intp
-            )
-            out[:, voted] = self.grade[pick]
+        if not len(drawn):
+            return out
+        # Each vote of a drawn item, in every sample, is one of that item's votes drawn uniformly.
+        times = counts[drawn]
+        slot = np.repeat(np.arange(len(drawn)), times)  # the drawn item each vote belongs to
+        pick = self.offsets[drawn][slot] + (rng.random((n, len(slot))) * times[slot]).astype(np.intp)
+        column = self.grade[pick] + 1  # the vote-count column of each drawn vote
+        width, most = int(self.grade.max()) + 2, int(times.max()) + 1
+        if width * math.log2(most) >= 62:  # too many grades or votes for one integer per tally
+            row = np.arange(n)[:, None] * len(drawn) + slot[None, :]  # (sample, item) as one row
+            tallies = np.bincount((row * width + column).ravel(), minlength=n * len(drawn) * width)
+            out[:, drawn] = policy_labels(tallies.reshape(-1, width), policy=policy).reshape(n, len(drawn))
+            return out
+        # Each (sample, item)'s tally as one integer, its counts the digits in base ``most``; the policy
+        # decides each distinct tally once.
+        power = most ** np.arange(width, dtype=np.int64)
+        starts = np.concatenate(([0], np.cumsum(times)[:-1]))
+        keys = np.add.reduceat(power[column], starts, axis=1)
+        if most**width <= 1 << 20:  # few possible tallies: a table of them, no sort
+            seen = np.zeros(most**width, dtype=bool)
+            seen[keys] = True
+            distinct = np.flatnonzero(seen)
+            table = np.empty(most**width, dtype=np.int64)
+            table[distinct] = policy_labels((distinct[:, None] // power) % most, policy=policy)
+            out[:, drawn] = table[keys]
+        else:
+            distinct, inverse = np.unique(keys, return_inverse=True)
+            decided = policy_labels((distinct[:, None] // power) % most, policy=policy)
+            out[:, drawn] = decided[inverse.reshape(keys.shape)]
         return out
 
     def sample_posterior(
@@ -340,3 +372,45 @@ class Votes:
         item = np.repeat(np.arange(len(self.counts)), self.counts)
         mine = (self.rater < 0) | keep[np.maximum(self.rater, 0)]
         return self.grade[mine], item[mine], self.rater[mine]
+
+
+def vote_counts(grade: np.ndarray, item: np.ndarray, n_items: int) -> np.ndarray:
+    """The votes ``grade[k]`` on items ``item[k]`` as the vote-count matrix :func:`policy_labels` reads:
+    shape (n_items, max grade + 2), column 0 counting each item's unrateable votes (-1), column g + 1 its
+    votes of grade g."""
+    width = int(grade.max()) + 2 if len(grade) else 1
+    return np.bincount(item * width + grade + 1, minlength=n_items * width).reshape(n_items, width)
+
+
+def policy_labels(counts: np.ndarray, *, policy: str) -> np.ndarray:
+    """One label per row of the vote-count matrix ``counts`` (:func:`vote_counts`: column 0 an item's
+    unrateable votes, column g + 1 its votes of grade g): ``judgements.aggregation.aggregate`` of those
+    votes under ``policy`` (``required`` 1), its qrels grade, so ``UNJUDGED`` where the policy leaves the
+    item unjudged (unrateable, or no vote: pending). ``policy`` is one of ``aggregation.RULES``, which read
+    only how many votes each grade has (never who gave them): the rows are grouped by their counts and
+    the policy runs once per distinct row, whatever the number of rows."""
+    if policy not in aggregation.RULES:
+        raise ValueError(
+            f"a vote count decides only a rule policy ({', '.join(aggregation.RULES)}), not {policy!r}"
+        )
+    labels = np.full(len(counts), UNJUDGED, dtype=np.int64)
+    voted = np.flatnonzero(counts.sum(axis=1) > 0)
+    if not len(voted):
+        return labels
+    width = counts.shape[1]
+    base = int(counts.max()) + 1  # each row of counts as one integer, to group the rows by it
+    if width * math.log2(base) < 62:
+        keys = counts[voted] @ (base ** np.arange(width, dtype=np.int64))
+        _, first, inverse = np.unique(keys, return_index=True, return_inverse=True)
+        distinct = counts[voted[first]]
+    else:  # too many grades or votes for one integer key: group the rows themselves (slower)
+        distinct, inverse = np.unique(counts[voted], axis=0, return_inverse=True)
+    decided = np.empty(len(distinct), dtype=np.int64)
+    for k, row in enumerate(distinct):
+        ballot: list[tuple[int, int | None]] = []
+        for column, times in enumerate(row.tolist()):
+            vote = None if column == 0 else column - 1
+            ballot += [(len(ballot) + j, vote) for j in range(times)]
+        decided[k] = aggregation.aggregate(ballot, policy=policy).qrels_grade  # UNJUDGED unless judged
+    labels[voted] = decided[np.asarray(inverse).ravel()]
+    return labels

@@ -57,7 +57,9 @@ def test_it_scores_every_variant_exactly_as_evaluate(unjudged):
     runs, qrels, votes = make_campaign_data()
     items = Items.of(qrels)
     scorer = Scorer(runs, items, MEASURES, unjudged=unjudged)
-    sampled = Votes.of(items, votes).sample(items.labels(qrels), np.random.default_rng(3), 2)
+    sampled = Votes.of(items, votes).sample(
+        items.labels(qrels), np.random.default_rng(3), 2, policy="majority"
+    )
     one_rater = np.where(np.arange(len(items)) % 3 == 0, items.labels(qrels), ABSENT)
     for labels in [items.labels(qrels), *sampled, one_rater]:
         variant: dict[str, dict[str, int]] = {}
@@ -245,7 +247,9 @@ def test_it_keeps_adjudicated_labels_fixed_in_every_sample():
     votes = Votes.of(
         items, {("q", "a"): [("x", 0), ("y", 3)], ("q", "b"): [("x", 0), ("y", 1)]}, {("q", "a"): 2}
     )
-    drawn = votes.sample(items.labels({"q": {"a": 2, "b": 0}}), np.random.default_rng(0), 50)
+    drawn = votes.sample(
+        items.labels({"q": {"a": 2, "b": 0}}), np.random.default_rng(0), 50, policy="majority"
+    )
     assert set(drawn[:, 0].tolist()) == {2}
     assert set(drawn[:, 1].tolist()) == {0, 1}
 
@@ -263,7 +267,7 @@ def test_a_sample_keeps_the_items_the_consensus_leaves_unjudged():
             ("q", "u"): [("x", None), ("y", None), ("z", 2)],
         },
     )
-    drawn = votes.sample(items.labels(consensus), np.random.default_rng(0), 200)
+    drawn = votes.sample(items.labels(consensus), np.random.default_rng(0), 200, policy="majority")
     assert set(drawn[:, 0].tolist()) == {1, 3}
     assert set(drawn[:, 1].tolist()) == {-1}
     assert set(drawn[:, 2].tolist()) == {-1}
