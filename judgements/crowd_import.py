@@ -39,9 +39,9 @@ import math
 import time
 from collections import Counter
 from collections.abc import Collection
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from django.db import transaction
 from django.db.models import F
@@ -162,13 +162,23 @@ def _header(display: str, number: int, fields: list[str]) -> dict[str, int]:
 def _rows(
     path: str | Path, display: str, errors: list[str]
 ) -> list[tuple[int, str, str, str, int, float | None]]:
-    """(line, worker, qid, docid, label, seconds) of every good row; problems appended to `errors`."""
+    """(line, worker, qid, docid, label, seconds) of every good row; problems appended to `errors`. The file
+    is opened as `display` (`formats.open_path`), so the reader's own errors name the upload, not the path
+    the server stored it at."""
+    try:
+        source = formats.open_path(path, display)
+    except formats.FormatError as exc:
+        errors.extend(str(error) for error in exc.errors)
+        return []
+    with source:
+        return _read_rows(source, display, errors)
+
+
+def _read_rows(
+    source: IO[bytes], display: str, errors: list[str]
+) -> list[tuple[int, str, str, str, int, float | None]]:
     problems: list[formats.LineError] = []
-    lines = formats.open_lines(path, errors=problems, max_errors=50)
-
-    def named() -> list[str]:  # the reader names the path it opened (an upload's storage path): `display`
-        return [str(replace(p, path=display)) for p in problems]
-
+    lines = formats.open_lines(source, errors=problems, max_errors=50)
     out: list[tuple[int, str, str, str, int, float | None]] = []
     columns: dict[str, int] | None = None
     delimiter = "\t"
@@ -177,7 +187,7 @@ def _rows(
             continue
         if columns is None:
             if problems:  # the header line itself could not be read (not UTF-8): not the next line
-                errors.extend(f"{p}; it would be the header line, nothing else can be read" for p in named())
+                errors.extend(f"{p}; it would be the header line, nothing else can be read" for p in problems)
                 return []
             delimiter = "\t" if "\t" in text else ","
         try:
@@ -215,7 +225,7 @@ def _rows(
                 )
                 continue
         out.append((number, worker, qid, docid, grade, seconds))
-    errors.extend(named())
+    errors.extend(str(p) for p in problems)
     if columns is None and not errors:
         errors.append(f"{display}: empty file (a header line is needed)")
     elif not out and not errors:

@@ -260,7 +260,7 @@ def test_fuzzed_crowd_files_are_refused_or_read(steps: list[tuple[str, float, in
     errors: list[str] = []
     with formats.limits(line_bytes=LINE_BYTES):
         try:
-            rows = crowd_import._rows(Named(data, "crowd.csv"), "crowd.csv", errors)  # type: ignore[arg-type]  # a named text stream, as the reader takes
+            rows = crowd_import._read_rows(Named(data, "crowd.csv"), "crowd.csv", errors)
         except ImportFailed as exc:
             assert exc.errors[0].startswith("crowd.csv:")
             return
