@@ -232,7 +232,7 @@ def verdict(measure: str, delta: float, *, raters: float | None, topics: float |
     ]
     floors = [x for x in (raters, topics) if x is not None and math.isfinite(x)]
     if not math.isfinite(delta):
-        return f"Δ {name}: not comparable (no topic both runs have)."
+        return f"Δ {name}: not comparable (no judged topic both runs have: nothing to compare them on)."
     if topics is None or not math.isfinite(topics):
         return (
             f"Δ {name} = {delta:.3f} ({', '.join(parts)}: fewer than {MIN_TOPICS} judged topics both runs "

@@ -310,3 +310,10 @@ def test_a_split_tau_with_no_defined_split_is_undefined_without_a_numpy_warning(
         data = noise_floor.stability(campaign, n_splits=3, max_raters=5, seed=1)
     assert data["splits"] == 3
     assert all(value is None for taus in data["split_tau"].values() for value in taus.values())
+
+
+def test_a_difference_over_no_judged_topic_is_named_so():
+    """No judged topic both runs have (a pool nobody judged yet, or runs over different judged topics):
+    the verdict says the topics are not judged ones they share, not that the runs share no topic."""
+    text = noise.verdict("ndcg_cut_10", math.nan, raters=None, topics=None)
+    assert text.endswith("not comparable (no judged topic both runs have: nothing to compare them on).")
