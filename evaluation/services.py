@@ -111,7 +111,8 @@ def pool_report(
                 "missing_topics": list(base.missing_topics),
                 "warnings": list(base.warnings),
                 "nonrelevant": {m: _clean(v) for m, v in base.means.items()},
-                "condensed": {m: _clean(v) for m, v in scored["condensed"].means.items()},
+                # judged@10 once, of the run as it is (`judged_10`): condensed, every document left is judged
+                "condensed": {m: _clean(v) for m, v in scored["condensed"].means.items() if m != "judged_10"},
                 "judged_10": _clean(base.means["judged_10"]),
                 "model_10": _clean(_model_share(run_dict, base.topics, from_model)),
             }

@@ -193,6 +193,15 @@ def test_a_report_with_nothing_judged_rests_no_score_on_a_model(db, manager):
         assert set(cells[3:]) == {"–"}, cells
 
 
+def test_the_report_gives_judged_at_10_once_of_the_run_as_it_is(scored_pool, manager):  # noqa: F811
+    """judged@10 of a condensed run (unjudged documents dropped) is 1 by construction: the API gives the
+    run's own judged@10 once, as the page's one column does, not a second, meaningless one."""
+    api = client_for(manager).get("/api/evaluation/scored/report/").json()
+    for row in api["runs"]:
+        assert "judged_10" not in row["condensed"] and "ndcg_cut_10" in row["condensed"]
+        assert row["judged_10"] == row["nonrelevant"]["judged_10"]
+
+
 def test_pool_bias_scores_only_judged_topics(half_judged):
     bias = services.pool_bias(pool=half_judged)
     assert bias["not_judged_topics"] == ["q3"] and bias["judged_topics"] == 3
