@@ -11,6 +11,10 @@ pending or unrateable, trec_eval's "in the pool, unjudged"); or ``ABSENT`` (-2: 
 qrels at all, e.g. an item a rater never judged in their own qrels). A topic is scored in a variant only
 if the variant judged it (``judgements.release_topics``, ``metrics.split_judged``'s rule: at least one
 grade >= 0) and the run has it; every other cell is NaN, so it never enters a mean as a zero.
+
+A little over 400 lines on purpose: the items, the votes and their resamples, and the scorer are the one
+fast path of every noise-floor figure, kept in one module so that a label variant is made and scored in
+one place.
 """
 
 from __future__ import annotations
