@@ -22,8 +22,9 @@ ROW = (
 )
 
 
-def triggers(counts, row):
-    """Both functions and the row trigger, over `counts` (0007's COUNTS shape) and `row` (0008's ROW)."""
+def triggers(counts, row, tally=tallies.tally):
+    """Both functions and the row trigger, over `counts` (0007's COUNTS shape) and `row` (0008's ROW),
+    each function's upsert made by `tally` (0007's; 0015 passes its own, with one count more)."""
     new = counts.format(t="n", sign="", table="new_items")
     old = counts.format(t="o", sign="-", table="old_items")
     new_row = counts.format(t="n", sign="", table="(SELECT NEW.*)")
@@ -31,14 +32,14 @@ def triggers(counts, row):
     return f"""
 CREATE OR REPLACE FUNCTION judgements_tally_items() RETURNS trigger LANGUAGE plpgsql AS $$
 BEGIN
-  IF TG_OP = 'INSERT' THEN {tallies.tally(new)}
-  ELSIF TG_OP = 'UPDATE' THEN {tallies.tally(new, old)}
-  ELSE {tallies.tally(old)}
+  IF TG_OP = 'INSERT' THEN {tally(new)}
+  ELSIF TG_OP = 'UPDATE' THEN {tally(new, old)}
+  ELSE {tally(old)}
   END IF;
   RETURN NULL;
 END $$;
 CREATE OR REPLACE FUNCTION judgements_tally_item_update() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN {tallies.tally(new_row, old_row)}
+BEGIN {tally(new_row, old_row)}
   RETURN NULL;
 END $$;
 DROP TRIGGER judgements_tally_update ON pooling_poolitem;

@@ -1,8 +1,8 @@
 """The progress tallies count a topic's selected items too (`items`): an adaptive pool's judgements
 required are what its selected items need plus its plan for the items its strategy has yet to select
 (`pooling.pool_reads.judgements_required`), so the tallied progress needs how many are selected. The
-trigger functions of 0010 are replaced with the same expressions, upserts and row trigger, and one count
-more (each selected item adds 1); the existing tallies get their items counted into slot 0."""
+trigger functions of 0010 are made again by 0010's own `triggers`, with one count more (each selected
+item adds 1) in the upsert; the existing tallies get their items counted into slot 0."""
 
 import importlib
 
@@ -32,23 +32,8 @@ def tally(*parts):
       items = t.items + excluded.items;"""
 
 
-NEW = COUNTS.format(t="n", sign="", table="new_items")
-OLD = COUNTS.format(t="o", sign="-", table="old_items")
-NEW_ROW = COUNTS.format(t="n", sign="", table="(SELECT NEW.*)")
-OLD_ROW = COUNTS.format(t="o", sign="-", table="(SELECT OLD.*)")
-FORWARD = f"""
-CREATE OR REPLACE FUNCTION judgements_tally_items() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF TG_OP = 'INSERT' THEN {tally(NEW)}
-  ELSIF TG_OP = 'UPDATE' THEN {tally(NEW, OLD)}
-  ELSE {tally(OLD)}
-  END IF;
-  RETURN NULL;
-END $$;
-CREATE OR REPLACE FUNCTION judgements_tally_item_update() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN {tally(NEW_ROW, OLD_ROW)}
-  RETURN NULL;
-END $$;
+# 0010's functions and row trigger (whose WHEN clause already compares `selected`), with this upsert.
+FORWARD = leasable.triggers(COUNTS, leasable.ROW, tally) + """
 INSERT INTO judgements_progresstally AS t (pool_id, topic_id, slot, need, done, needing, items)
 SELECT pool_id, topic_id, 0, 0, 0, 0, count(*) FROM pooling_poolitem WHERE selected
 GROUP BY pool_id, topic_id
