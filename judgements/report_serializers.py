@@ -6,7 +6,9 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from judgements import rater_quality
 from judgements.release_policy import PolicyField
+from labeling.bodies import BodySerializer
 
 
 def undefined_number() -> serializers.FloatField:
@@ -124,13 +126,9 @@ class AgreementSerializer(serializers.Serializer):
 # ------------------------------------------------------------------------------------ rater quality
 
 
-class VersusSerializer(serializers.Serializer):
-    """A rater's grades against reference grades (`rater_quality.Versus`)."""
-
-    n = serializers.IntegerField()
-    accuracy = undefined_number()
-    kappa = undefined_number()
-    confusion = _matrix()
+class VersusSerializer(BodySerializer):
+    class Meta:
+        dataclass = rater_quality.Versus
 
 
 class GoldVersusSerializer(VersusSerializer):
@@ -138,7 +136,8 @@ class GoldVersusSerializer(VersusSerializer):
     accuracy (`rater_quality.gold_accuracy`, the rater statistics' `gold` too: an unrateable answer is a
     miss); `kappa` and `confusion` over the graded answers only."""
 
-    n = serializers.IntegerField(help_text="every answer to a gold item, unrateable ones included")
+    class Meta(VersusSerializer.Meta):
+        extra_kwargs = {"n": {"help_text": "every answer to a gold item, unrateable ones included"}}
 
 
 class RaterFlagSerializer(serializers.Serializer):

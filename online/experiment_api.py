@@ -92,25 +92,6 @@ class PowerSerializer(serializers.Serializer):
     power = serializers.FloatField(default=preference.POWER, help_text="above 0, below 1")
 
 
-def experiment_dict(experiment: InterleavingExperiment) -> dict[str, Any]:
-    latest = experiment.results.first()
-    return {
-        "name": experiment.name,
-        "collection": experiment.collection.name,
-        "a": experiment.run_a.name,
-        "b": experiment.run_b.name,
-        "method": experiment.method,
-        "length": experiment.length,
-        "identical_prefix": experiment.identical_prefix,
-        "active": experiment.active,
-        "description": experiment.description,
-        "clients": sorted(experiment.clients.values_list("username", flat=True)),
-        "impressions": experiment.impressions.count(),
-        "unmapped_queries": serving.unmapped_queries(experiment),
-        "result": experiments.result_dict(latest) if latest else None,
-    }
-
-
 class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
     """Interleaving experiments: two runs interleaved for searchers, and the preference their clicks show."""
 
@@ -141,7 +122,8 @@ class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
 
     @extend_schema(responses={200: InterleavingExperimentSerializer(many=True)})
     def list(self, request: Request) -> Response:
-        return self.page(self._visible().order_by("name"), lambda page: [experiment_dict(e) for e in page])
+        visible = self._visible().order_by("name")
+        return self.page(visible, lambda page: [experiments.experiment_dict(e) for e in page])
 
     @extend_schema(
         request=experiment_input.ExperimentCreateSerializer,
@@ -149,11 +131,11 @@ class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
     )
     def create(self, request: Request) -> Response:
         experiment = experiment_input.create_interleaving(user=request.user, data=request.data)
-        return Response(experiment_dict(experiment), status=status.HTTP_201_CREATED)
+        return Response(experiments.experiment_dict(experiment), status=status.HTTP_201_CREATED)
 
     @extend_schema(parameters=[NAME], responses={200: InterleavingExperimentSerializer})
     def retrieve(self, request: Request, name: str | None = None) -> Response:
-        return Response(experiment_dict(self._experiment(name)))
+        return Response(experiments.experiment_dict(self._experiment(name)))
 
     @extend_schema(
         parameters=[NAME],
@@ -167,7 +149,7 @@ class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
         params.is_valid(raise_exception=True)
         # clients as usernames: the service refuses one that is no account's (`experiments._accounts`)
         experiments.update_experiment(experiment=experiment, **params.validated_data)
-        return Response(experiment_dict(experiment))
+        return Response(experiments.experiment_dict(experiment))
 
     @extend_schema(
         parameters=[NAME],

@@ -10,7 +10,7 @@ field, the commands print them.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
@@ -292,30 +292,100 @@ def _store(
     )
 
 
+@dataclass(frozen=True)
+class ResultBody:
+    """A stored interleaving result as the API, the pages and the command show it: the preference the
+    clicks show (Δ_AB > 0 prefers A). The one declaration of that answer (its serializer reads it)."""
+
+    id: int
+    experiment: str
+    a: str
+    b: str
+    method: str
+    wins_a: int
+    wins_b: int
+    ties: int
+    no_clicks: int
+    impressions: int
+    users: int
+    delta_ab: float | None
+    interval: list[float] | None  # the bootstrap interval of Δ_AB [low, high]
+    level: float
+    p_value: float
+    preferred: str  # the preferred run's name, or `neither`
+    per_query: dict[str, Any]
+    source: str
+    computed_at: str  # ISO 8601
+
+
 def result_dict(result: InterleavingResult) -> dict[str, Any]:
     """A stored result as the API and the pages show it."""
+    return asdict(result_body(result))
+
+
+def result_body(result: InterleavingResult) -> ResultBody:
     experiment = result.experiment
-    return {
-        "id": result.pk,
-        "experiment": experiment.name,
-        "a": experiment.run_a.name,
-        "b": experiment.run_b.name,
-        "method": experiment.method,
-        "wins_a": result.wins_a,
-        "wins_b": result.wins_b,
-        "ties": result.ties,
-        "no_clicks": result.no_clicks,
-        "impressions": result.wins_a + result.wins_b + result.ties + result.no_clicks,
-        "users": result.users,
-        "delta_ab": result.delta_ab,
-        "interval": [result.low, result.high] if result.low is not None else None,
-        "level": result.level,
-        "p_value": result.p_value,
-        "preferred": _preferred(result),
-        "per_query": result.per_query,
-        "source": result.source or "impressions logged back",
-        "computed_at": result.computed_at.isoformat(),
-    }
+    return ResultBody(
+        id=result.pk,
+        experiment=experiment.name,
+        a=experiment.run_a.name,
+        b=experiment.run_b.name,
+        method=experiment.method,
+        wins_a=result.wins_a,
+        wins_b=result.wins_b,
+        ties=result.ties,
+        no_clicks=result.no_clicks,
+        impressions=result.wins_a + result.wins_b + result.ties + result.no_clicks,
+        users=result.users,
+        delta_ab=result.delta_ab,
+        interval=[result.low, result.high] if result.low is not None and result.high is not None else None,
+        level=result.level,
+        p_value=result.p_value,
+        preferred=_preferred(result),
+        per_query=result.per_query,
+        source=result.source or "impressions logged back",
+        computed_at=result.computed_at.isoformat(),
+    )
+
+
+@dataclass(frozen=True)
+class ExperimentBody:
+    """An interleaving experiment as the API answers it, with its latest result (null before the first)."""
+
+    name: str
+    collection: str
+    a: str
+    b: str
+    method: str
+    length: int
+    identical_prefix: bool
+    active: bool
+    description: str
+    clients: list[str]
+    impressions: int
+    unmapped_queries: int
+    result: ResultBody | None
+
+
+def experiment_dict(experiment: InterleavingExperiment) -> dict[str, Any]:
+    latest = experiment.results.first()
+    return asdict(
+        ExperimentBody(
+            name=experiment.name,
+            collection=experiment.collection.name,
+            a=experiment.run_a.name,
+            b=experiment.run_b.name,
+            method=experiment.method,
+            length=experiment.length,
+            identical_prefix=experiment.identical_prefix,
+            active=experiment.active,
+            description=experiment.description,
+            clients=sorted(experiment.clients.values_list("username", flat=True)),
+            impressions=experiment.impressions.count(),
+            unmapped_queries=serving.unmapped_queries(experiment),
+            result=result_body(latest) if latest else None,
+        )
+    )
 
 
 def _preferred(result: InterleavingResult) -> str:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -263,10 +263,44 @@ def import_online_deltas(
     return len(updates)
 
 
+@dataclass(frozen=True)
+class TrackedBody:
+    """A tracked ranking change as the API and the pages show it: its offline delta and (once entered) its
+    online one."""
+
+    id: int
+    collection: str
+    name: str
+    description: str
+    release: int | None
+    metric: str
+    baseline: str
+    treatment: str
+    offline_baseline: float
+    offline_treatment: float
+    offline_delta: float
+    offline_topics: int
+    offline_judged_10: float | None
+    online_metric: str
+    online_delta: float | None
+    interleaving: int | None  # the interleaving result's id
+    created_at: str  # ISO 8601
+
+
+@dataclass(frozen=True)
+class CorrelationGroup(tracker.Correlation):
+    """The experiments of one (offline metric, online metric) with an online delta, and how well one delta
+    predicts the other (`tracker.Correlation`'s statistics)."""
+
+    metric: str
+    online_metric: str
+    experiments: list[TrackedBody]
+
+
 def correlation_groups(experiments: Iterable[TrackedExperiment]) -> list[dict[str, Any]]:
     """The experiments with an online delta, one group per (offline metric, online metric) — deltas of
     different metrics are on different scales and one correlation over them would mean nothing — each
-    with `tracker.correlate`'s statistics and verdict."""
+    with `tracker.correlate`'s statistics and verdict (`CorrelationGroup`)."""
     groups: dict[tuple[str, str], list[TrackedExperiment]] = {}
     for experiment in experiments:
         if experiment.online_delta is not None:
@@ -276,44 +310,37 @@ def correlation_groups(experiments: Iterable[TrackedExperiment]) -> list[dict[st
         stats = tracker.correlate(
             [e.offline_delta for e in members], [e.online_delta or 0.0 for e in members]
         )
-        result.append(
-            {
-                "metric": metric,
-                "online_metric": online_metric,
-                "experiments": [experiment_dict(e) for e in members],
-                "n": stats.n,
-                "pearson": stats.pearson,
-                "pearson_interval": list(stats.pearson_interval) if stats.pearson_interval else None,
-                "spearman": stats.spearman,
-                "kendall_tau_b": stats.kendall_tau_b,
-                "signs_agree": stats.signs_agree,
-                "signs_compared": stats.signs_compared,
-                "signs_interval": list(stats.signs_interval) if stats.signs_interval else None,
-                "level": stats.level,
-                "gate": stats.gate,
-                "verdict": stats.verdict,
-            }
+        group = CorrelationGroup(
+            metric=metric,
+            online_metric=online_metric,
+            experiments=[tracked_body(e) for e in members],
+            **{f.name: getattr(stats, f.name) for f in fields(stats)},
         )
+        result.append(asdict(group))
     return result
 
 
 def experiment_dict(experiment: TrackedExperiment) -> dict[str, Any]:
-    return {
-        "id": experiment.pk,
-        "collection": experiment.collection.name,
-        "name": experiment.name,
-        "description": experiment.description,
-        "release": experiment.release_id,
-        "metric": experiment.metric,
-        "baseline": experiment.baseline_name,
-        "treatment": experiment.treatment_name,
-        "offline_baseline": experiment.offline_baseline,
-        "offline_treatment": experiment.offline_treatment,
-        "offline_delta": experiment.offline_delta,
-        "offline_topics": experiment.offline_topics,
-        "offline_judged_10": experiment.offline_judged_10,
-        "online_metric": experiment.online_metric,
-        "online_delta": experiment.online_delta,
-        "interleaving": experiment.interleaving_id,
-        "created_at": experiment.created_at.isoformat(),
-    }
+    return asdict(tracked_body(experiment))
+
+
+def tracked_body(experiment: TrackedExperiment) -> TrackedBody:
+    return TrackedBody(
+        id=experiment.pk,
+        collection=experiment.collection.name,
+        name=experiment.name,
+        description=experiment.description,
+        release=experiment.release_id,
+        metric=experiment.metric,
+        baseline=experiment.baseline_name,
+        treatment=experiment.treatment_name,
+        offline_baseline=experiment.offline_baseline,
+        offline_treatment=experiment.offline_treatment,
+        offline_delta=experiment.offline_delta,
+        offline_topics=experiment.offline_topics,
+        offline_judged_10=experiment.offline_judged_10,
+        online_metric=experiment.online_metric,
+        online_delta=experiment.online_delta,
+        interleaving=experiment.interleaving_id,
+        created_at=experiment.created_at.isoformat(),
+    )

@@ -20,6 +20,7 @@ from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRen
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from labeling.bodies import BodySerializer
 from pooling import errors as pooling_errors
 from pooling import pool_build, pool_reads, stats
 from pooling.api import JobSerializer, ManagersMixin
@@ -130,14 +131,13 @@ class RunNamesSerializer(serializers.Serializer):
     runs = serializers.ListField(child=serializers.CharField(max_length=200), allow_empty=False)
 
 
-class RunsChangedSerializer(serializers.Serializer):
-    """What adding or taking out runs did (`pool_build.BuildSummary`), and the pool's runs now."""
+class RunsChangedSerializer(BodySerializer):
+    """What adding or taking out runs did (`pool_build.BuildSummary`'s counts), and the pool's runs now."""
 
-    items_added = serializers.IntegerField()
-    provenance_added = serializers.IntegerField()
-    items_removed = serializers.IntegerField()
-    topics = serializers.IntegerField()
-    seconds = serializers.FloatField()
+    class Meta:
+        dataclass = pool_build.BuildSummary
+        fields = [*pool_build.BuildSummary.count_names(), "runs"]
+
     runs = serializers.ListField(child=serializers.CharField())
 
 

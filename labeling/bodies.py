@@ -1,0 +1,37 @@
+"""The API's answers declared once: a body the code builds is a dataclass beside that code, and its
+serializer (a `BodySerializer`, for the OpenAPI schema) reads the fields from it
+(djangorestframework-dataclasses) instead of restating them. Only what a type cannot say is written on
+the serializer: a help text (`Meta.extra_kwargs`), a date-time the body holds as its ISO 8601 string, a
+nested serializer of its own."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rest_framework import serializers
+from rest_framework_dataclasses.serializers import DataclassSerializer
+
+
+class BodySerializer(DataclassSerializer):
+    """Describes the dataclass `Meta.dataclass`. Its schema component is named after the serializer (as
+    every other component is, so the names do not move with the dataclass) and described by the
+    dataclass's docstring, the one place the answer is explained. For answers only, not for input."""
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        meta = getattr(cls, "Meta", None)
+        body = getattr(meta, "dataclass", None)
+        if meta is None or body is None:
+            return
+        if "ref_name" not in vars(meta):
+            meta.ref_name = cls.__name__.removesuffix("Serializer")
+        if "__doc__" not in vars(cls) or cls.__doc__ is None:
+            cls.__doc__ = body.__doc__
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        """Every field, required: an answer made from the dataclass holds each of them (a field with a
+        default is one the code may leave out when it builds the body, not one the answer may lack)."""
+        fields: dict[str, serializers.Field] = super().get_fields()
+        for field in fields.values():
+            field.required = True
+        return fields
