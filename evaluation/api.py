@@ -54,6 +54,12 @@ class ReportSerializer(serializers.Serializer):
         allow_blank=True,
         help_text="an admitted model judge whose labels fill the items people left pending",
     )
+    average = serializers.ChoiceField(
+        choices=services.AVERAGES,
+        default="common",
+        help_text="common: each run over the judged topics it has (trec_eval's default); all: over every "
+        "judged topic, one the run lacks scoring 0 (trec_eval -c). Topics nobody judged are in neither.",
+    )
 
     def validate_judge(self, value: str) -> str | None:
         return value.strip() or None

@@ -3,12 +3,15 @@
 Three sources of noise, each measured, seeded and reproducible (``numpy.random.default_rng(seed)``):
 
 - **Raters** — *ranking stability*: every run scored on each rater's own qrels and on the two halves of
-  random splits of the raters (each half aggregated by the platform's policy, ``judgements.aggregation``);
-  Kendall's τ (τ-b) and τ_AP (Yilmaz, Aslam & Robertson 2008) between the system rankings, and the swap
+  random splits of the raters (each half aggregated by the platform's policy, ``judgements.aggregation``,
+  or by the default rule when the policy aggregates no half: ``rater:NAME``, a model);
+  Kendall's τ (τ-b) and τ_AP (Yilmaz, Aslam & Robertson 2008) between the system rankings, each ranking
+  the runs on the same topics (``metrics.compared_topics``), and the swap
   rate of each pair of runs (Voorhees 2000: the share of splits whose two halves order the pair
   differently). *Label uncertainty*: a bootstrap of the raters' votes — each judged item draws as many
   votes as it has from its own, with replacement, and takes the label the policy gives them
-  (``resample.Votes.sample``) — or, under a model policy, each label drawn from the model's posterior;
+  (``resample.Votes.sample``; under ``rater:NAME``, one of its votes) — or, under a model policy, each
+  label drawn from the model's posterior;
   every run re-scored on each resample; each run's mean and each pair's difference get the 2.5–97.5
   percentile interval that rater disagreement alone produces; a run's is placed around the score the
   policy gives (:func:`interval_around`).

@@ -3,7 +3,8 @@
 
 A run's raters interval (and a pair's raters half-width) is that of the report's policy: the labels are
 resampled by bootstrapping each judged item's votes and aggregating each resample by that same policy
-(``Votes.sample``); under a model policy the labels are drawn from the model's posterior instead. The
+(``Votes.sample``); under a model policy the labels are drawn from the model's posterior instead, and
+under ``rater:NAME`` (one rater's labels) each item takes one of its votes (``label_source``). The
 interval is as wide as the resampled scores' 2.5–97.5 percentiles and placed around the score printed
 beside it (``noise.interval_around``), so it holds that score and changes with the policy as it does.
 Items the consensus leaves unjudged stay unjudged and adjudicated items keep their label in every
@@ -27,6 +28,7 @@ import numpy as np
 
 from evaluation import metrics, noise
 from evaluation.resample import Items, RunLike, Scorer, Votes, pair_means, run_means
+from judgements import aggregation
 from judgements.aggregation import DEFAULT_POLICY
 
 TOPIC_STREAM, LABEL_STREAM, SPLIT_STREAM = 1, 2, 3
@@ -109,33 +111,77 @@ def _taus(reference: np.ndarray, other: np.ndarray) -> tuple[float, float]:
     return noise.kendall_tau(reference[ok], other[ok]), noise.tau_ap(reference[ok], other[ok])
 
 
+@dataclass(frozen=True)
+class _Rankings:
+    """Two label variants' rankings of the same runs on the same topics: each compared run's mean per
+    measure (measures × runs, NaN for a run left out), the runs compared and the topics compared on."""
+
+    first: np.ndarray
+    second: np.ndarray
+    runs: np.ndarray
+    topics: np.ndarray
+
+
+def _rankings(first: np.ndarray, second: np.ndarray) -> _Rankings:
+    """Rank the runs on both variants' scores (measures × runs × topics, NaN where a run has no score)
+    over one topic set, ``metrics.compared_topics``' rule (the pool-bias figure's): the topics both
+    variants judged that every compared run has a score on in both. Under ``average="all"`` a judged topic
+    a run lacks is scored 0, so that set is every topic both variants judged; under ``common`` it is the
+    judged topics every compared run has results for. A run with no score on any topic both variants judged
+    has nothing to be ranked on: it is left out of the rankings (``runs`` False) rather than emptying the
+    common set for every other run."""
+    has = ~(np.isnan(first).any(axis=0) | np.isnan(second).any(axis=0))  # runs × topics
+    runs = has.any(axis=1)
+    topics = metrics.compared_topics(has[runs])
+    keep = runs[None, :, None] & topics[None, None, :]
+    return _Rankings(
+        run_means(np.where(keep, first, np.nan)), run_means(np.where(keep, second, np.nan)), runs, topics
+    )
+
+
 def stability(
     campaign: Campaign, *, n_splits: int, max_raters: int, seed: int, policy: str = DEFAULT_POLICY
 ) -> dict[str, Any]:
     """Ranking stability across raters, for each measure: each rater's own qrels (the ``max_raters``
     raters with most votes) against the consensus on the topics that rater judged, and ``n_splits`` random
-    halvings of the raters, half against half (each half aggregated by ``policy``); τ, τ_AP, and per pair
-    of runs the swap rate over the splits."""
+    halvings of the raters, half against half (each half aggregated by ``split_policy``); τ, τ_AP, and per
+    pair of runs the swap rate over the splits.
+
+    The two rankings of a τ rank the runs on one topic set (:func:`_rankings`, ``metrics.compared_topics``'
+    rule): under ``average="all"`` every topic both label variants judged (a run lacking one scores 0
+    there), under ``common`` those of them every compared run has. A run with no score on any of them is
+    left out of that τ and named in ``runs_left_out`` (over every comparison); each rater's row counts
+    the topics compared (``compared_topics``). The swap rate is paired, pair by pair (``pair_means``).
+
+    ``split_policy`` is ``policy`` when it is a rule (``aggregation.RULES``) that aggregates any set of
+    votes; a rater policy (``rater:NAME``: one rater's labels, nothing of a half without NAME) and a model
+    policy (fitted on every rater's votes, not a half's) aggregate no half, so the halves then take the
+    default rule, and ``split_policy`` says so. A rater's own qrels are their votes whatever the rule (a
+    rule of one vote is that vote)."""
     scorer, votes = campaign.scorer, campaign.votes
+    split_policy = policy if policy in aggregation.RULES else DEFAULT_POLICY
     n_items = len(scorer.items)
     n_raters = len(votes.raters)
     measures = scorer.measures
+    names = scorer.names
+    left_out: set[str] = set()
     per_rater = []
     by_votes = np.bincount(votes.rater[votes.rater >= 0], minlength=n_raters)
     for r in np.argsort(-by_votes, kind="stable")[:max_raters].tolist():
         keep = np.zeros(n_raters, dtype=bool)
         keep[r] = True
-        labels = noise.rater_labels(votes, n_items, keep, policy=policy)
+        labels = noise.rater_labels(votes, n_items, keep, policy=split_policy)
         judged = scorer.items.judged_topics(labels)
-        mine = run_means(scorer.score(labels))
-        theirs = run_means(scorer.score(campaign.consensus, topics=judged))
+        ranked = _rankings(scorer.score(campaign.consensus, topics=judged), scorer.score(labels))
+        left_out.update(name for name, kept in zip(names, ranked.runs.tolist(), strict=True) if not kept)
         row: dict[str, Any] = {
             "rater": votes.raters[r],
             "votes": int(by_votes[r]),
             "topics": int(judged.sum()),
+            "compared_topics": int(ranked.topics.sum()),
         }
         for m, name in enumerate(measures):
-            tau, tap = _taus(theirs[m], mine[m])
+            tau, tap = _taus(ranked.first[m], ranked.second[m])
             row[name] = {"tau": _clean(tau), "tau_ap": _clean(tap)}
         per_rater.append(row)
 
@@ -149,22 +195,24 @@ def stability(
         for _ in range(n_splits):
             half = np.zeros(n_raters, dtype=bool)
             half[rng.permutation(n_raters)[: n_raters // 2]] = True
-            left_scores = scorer.score(noise.rater_labels(votes, n_items, half, policy=policy))
-            right_scores = scorer.score(noise.rater_labels(votes, n_items, ~half, policy=policy))
-            left, right = run_means(left_scores), run_means(right_scores)
+            left_scores = scorer.score(noise.rater_labels(votes, n_items, half, policy=split_policy))
+            right_scores = scorer.score(noise.rater_labels(votes, n_items, ~half, policy=split_policy))
+            ranked = _rankings(left_scores, right_scores)
+            left_out.update(name for name, kept in zip(names, ranked.runs.tolist(), strict=True) if not kept)
             if pairs:  # a swap: the paired difference (over the topics both runs have) changes sign
                 swaps += np.sign(pair_means(left_scores, pairs)) != np.sign(pair_means(right_scores, pairs))
             for m in range(len(measures)):
-                tau, tap = _taus(left[m], right[m])
+                tau, tap = _taus(ranked.first[m], ranked.second[m])
                 taus[m].append(tau)
                 taps[m].append(tap)
             done += 1
-    names = scorer.names
     return {
         "raters": per_rater,
         "raters_shown": len(per_rater),
         "raters_total": n_raters,
         "splits": done,
+        "split_policy": split_policy,
+        "runs_left_out": sorted(left_out),
         "split_tau": {
             name: {
                 "tau_mean": _clean(_defined(np.mean, taus[m])),
@@ -194,8 +242,8 @@ def label_samples(
     """On ``n_samples`` re-drawn label vectors: every run's mean, shape (samples, measures, runs), and
     every pair's paired difference (``resample.pair_means``, the pairs in ``itertools.combinations``
     order), shape (samples, measures, pairs). The labels are a bootstrap of each item's votes aggregated
-    by ``policy`` (``Votes.sample``), or, given a model's ``posterior``, drawn from it
-    (``Votes.sample_posterior``)."""
+    by ``policy`` (``Votes.sample``; under ``rater:NAME`` one of each item's votes, ``label_source``), or,
+    given a model's ``posterior``, drawn from it (``Votes.sample_posterior``)."""
     rng = _rng(seed, LABEL_STREAM)
     scorer = campaign.scorer
     pairs = list(itertools.combinations(range(scorer.n_runs), 2))
@@ -214,6 +262,16 @@ def label_samples(
             if pairs:
                 paired[start + k] = pair_means(scores, pairs)
     return out, paired
+
+
+def label_source(policy: str, posterior: np.ndarray | None = None) -> str:
+    """What the label resamples are (``Votes.sample``): ``posterior``, drawn from a model policy's
+    posterior; ``one_vote``, under ``rater:NAME``, one of each item's votes (the noise of a one-rater
+    qrels: a bootstrap of NAME's own single vote would always give it back); ``votes``, a bootstrap of
+    each item's votes aggregated by the policy."""
+    if posterior is not None:
+        return "posterior"
+    return "one_vote" if aggregation.parse_policy(policy).kind == "rater" else "votes"
 
 
 def report(
@@ -321,7 +379,7 @@ def report(
         "settings": {
             "topic_samples": n_topic_samples,
             "label_samples": n_label_samples if samples is not None else 0,
-            "label_source": "posterior" if posterior is not None else "votes",
+            "label_source": label_source(policy, posterior),
             "splits": n_splits,
             "alpha": alpha,
             "power": power,

@@ -84,7 +84,7 @@ def pool_noise_floor(
         n_splits=splits,
         seed=seed,
         posterior=posterior,
-        policy=policy if policy in aggregation.RULES else aggregation.DEFAULT_POLICY,
+        policy=policy,  # the report's resamples follow it (``noise_floor.label_source``, ``split_policy``)
     )
     return {"pool": pool.name, "policy": policy, "topics": len(topics), **data}
 

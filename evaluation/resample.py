@@ -318,13 +318,23 @@ class Votes:
         without votes, an adjudicated one (its fixed vote), and one the consensus leaves unjudged
         (pending: fewer votes than it requires; unrateable), which no resample may judge, as
         :meth:`sample_posterior` keeps it too (else the resamples judge items the scores they bracket do
-        not, and the interval leaves the score)."""
+        not, and the interval leaves the score).
+
+        Under a rater policy (``rater:NAME``: one rater's label per item) a bootstrap of NAME's one vote
+        would give it back every time, a spread of 0 that measures nothing; the resample is then of the
+        size the policy reads, one vote: each drawn item takes one of its votes drawn uniformly (its
+        grade, or unjudged for an unrateable one), the label a one-rater qrels would hold had another of
+        the item's raters been the one."""
         counts = self.counts
         fixed = np.zeros(len(counts), dtype=bool)
         fixed[np.repeat(np.arange(len(counts)), counts)[self.rater < 0]] = True
         drawn = np.flatnonzero((counts > 0) & (base >= 0) & ~fixed)
         out = np.tile(base, (n, 1))
         if not len(drawn):
+            return out
+        if aggregation.parse_policy(policy).kind == "rater":
+            one = self.offsets[drawn] + (rng.random((n, len(drawn))) * counts[drawn]).astype(np.intp)
+            out[:, drawn] = np.maximum(self.grade[one], UNJUDGED)
             return out
         # Each vote of a drawn item, in every sample, is one of that item's votes drawn uniformly.
         times = counts[drawn]

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from rest_framework import serializers
 
+from evaluation.services import AVERAGES
 from judgements.release_policy import PolicyField
 from judgements.report_serializers import undefined_number
 
@@ -25,9 +26,12 @@ def _qids() -> serializers.ListField:
 class ReportRunSerializer(serializers.Serializer):
     run = serializers.CharField()
     contributing = serializers.BooleanField(help_text="the run helped make the pool")
-    topics = serializers.IntegerField(help_text="the judged topics the run's means are over: those it has")
+    topics = serializers.IntegerField(
+        help_text="the judged topics the run's means are over: those it has (average=all: every one)"
+    )
     missing_topics = serializers.ListField(
-        child=serializers.CharField(), help_text="judged topics the run has no results for: not in its means"
+        child=serializers.CharField(),
+        help_text="judged topics the run has no results for: not in its means (average=all: in them as 0)",
     )
     warnings = serializers.ListField(
         child=serializers.CharField(), help_text="metrics.evaluate's notes (the judged topics the run lacks)"
@@ -62,6 +66,10 @@ class EvaluationReportSerializer(serializers.Serializer):
     pool = serializers.CharField()
     policy = PolicyField(read_only=True)
     gain = serializers.CharField()
+    average = serializers.ChoiceField(
+        choices=AVERAGES,
+        help_text="common: each run over the judged topics it has; all: every judged topic (trec_eval -c)",
+    )
     relevance_level = serializers.IntegerField()
     measures = serializers.ListField(child=serializers.CharField())
     key_measure = serializers.CharField()
@@ -172,7 +180,11 @@ def _interval() -> serializers.ListField:
 class NoiseSettingsSerializer(serializers.Serializer):
     topic_samples = serializers.IntegerField()
     label_samples = serializers.IntegerField()
-    label_source = serializers.ChoiceField(choices=["votes", "posterior"])
+    label_source = serializers.ChoiceField(
+        choices=["votes", "posterior", "one_vote"],
+        help_text="votes: each item's votes bootstrapped and aggregated by the policy; posterior: drawn from "
+        "the model's posterior; one_vote (rater:NAME): one of each item's votes, a one-rater qrels",
+    )
     splits = serializers.IntegerField()
     alpha = serializers.FloatField()
     power = serializers.FloatField()
@@ -224,6 +236,9 @@ class RaterStabilitySerializer(serializers.Serializer):
     rater = serializers.CharField()
     votes = serializers.IntegerField()
     topics = serializers.IntegerField()
+    compared_topics = serializers.IntegerField(
+        help_text="the topics both rankings rank the runs on (metrics.compared_topics)"
+    )
     ndcg_cut_10 = TauSerializer()
     P_10 = TauSerializer()
 
@@ -239,6 +254,12 @@ class StabilitySerializer(serializers.Serializer):
     raters_shown = serializers.IntegerField()
     raters_total = serializers.IntegerField()
     splits = serializers.IntegerField()
+    split_policy = serializers.CharField(
+        help_text="the rule each half is aggregated by: the policy, or the default (rater:NAME, a model)"
+    )
+    runs_left_out = serializers.ListField(
+        child=serializers.CharField(), help_text="runs with no compared topic in some ranking: not in its τ"
+    )
     split_tau = serializers.DictField(child=SplitTauSerializer(), help_text="by measure")
     swap_rate = serializers.DictField(
         child=serializers.DictField(child=undefined_number()), help_text="by measure, then by pair `a<TAB>b`"

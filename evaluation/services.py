@@ -10,7 +10,9 @@ from __future__ import annotations
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any
+from typing import Any, get_args
+
+import numpy as np
 
 from evaluation import metrics
 from judgements.aggregation import DEFAULT_POLICY
@@ -22,6 +24,9 @@ from pooling.models import Pool, Provenance, Run, RunRow
 #: parse, a run the collection does not have) or a refusal (`rater:NAME` of no user). Callers answer 400.
 PARAMETER_ERRORS = (ValueError, Refused)
 
+#: The report's averagings, `metrics.evaluate`'s `average`: `common`, over the judged topics a run has
+#: (trec_eval's default); `all`, over every judged topic, one the run lacks scoring 0 (trec_eval -c).
+AVERAGES: tuple[str, ...] = get_args(metrics.Average)
 MEASURES = ("ndcg_cut_10", "P_10", "map", "recall_100", "recip_rank")
 KEY_MEASURE = "ndcg_cut_10"
 #: A change smaller than the noise: its paired randomisation test over the topics has p >= this.
@@ -61,6 +66,7 @@ def pool_report(
     runs: Sequence[str] | None = None,
     n_permutations: int = 5000,
     judge: str | None = None,
+    average: metrics.Average = "common",
 ) -> dict[str, Any]:
     """Every run of the pool's collection scored on the pool's current labels (-1 for unjudged), under
     both unjudged policies (`nonrelevant`, trec_eval's default, and `condensed`, trec_eval -J), with
@@ -69,10 +75,15 @@ def pool_report(
     did not help make, and its judged@10 says how far to trust that. Topics nobody judged
     (`split_judged`) are listed apart, per segment too, and left out of every mean and test.
 
-    A run's means are over the judged topics it has results for (trec_eval's default): `topics` counts
-    them, `missing_topics` names the judged topics it lacks and `warnings` carries `metrics.evaluate`'s
-    note saying so; per segment, `segments_missing` names them (a segment whose judged topics the run
-    all lacks has no mean for it, not a "not judged"). Every paired test is over the topics both runs have.
+    `average` is `metrics.evaluate`'s: with `common` (trec_eval's default) a run's means are over the
+    judged topics it has results for: `topics` counts them, `missing_topics` names the judged topics it
+    lacks and `warnings` carries `metrics.evaluate`'s note saying so; per segment, `segments_missing` names
+    them (a segment whose judged topics the run all lacks has no mean for it, not a "not judged"), and
+    every paired test is over the topics both runs have. With `all` (trec_eval -c) a judged topic a run
+    lacks scores 0 on every measure, in its means, segments, model share and paired tests (`topics` is then
+    every judged topic; `missing_topics` and `segments_missing` still name the ones it lacks). Either way
+    the topics averaged over are the judged ones: a topic nobody judged is not in `split_judged`'s qrels,
+    so -c does not add it.
 
     With `judge` (an admitted model judge of the pool) the items people left pending take its labels, as
     a release with that judge holds them (`releases.current_labels`), and every run's `model_10` says how
@@ -104,7 +115,13 @@ def pool_report(
         for unjudged in ("nonrelevant", "condensed"):
             with _quiet():
                 scored[unjudged] = metrics.evaluate(
-                    qrels, run_dict, names, relevance_level=pool.relevance_level, gain=gain, unjudged=unjudged
+                    qrels,
+                    run_dict,
+                    names,
+                    relevance_level=pool.relevance_level,
+                    gain=gain,
+                    unjudged=unjudged,
+                    average=average,
                 )
         base = scored["nonrelevant"]
         rows.append(
@@ -157,6 +174,7 @@ def pool_report(
         "pool": pool.name,
         "policy": policy,
         "gain": gain,
+        "average": average,
         "relevance_level": pool.relevance_level,
         "measures": names,
         "key_measure": KEY_MEASURE,
@@ -241,8 +259,9 @@ def pool_bias(
     full against left out, has p >= `NOISE_P` (or the change is 0): the topics cannot tell it from chance.
 
     The runs are ranked against each other, so over the same topics: the judged topics every one of them
-    has results for (`compared_topics`); a run's `missing_topics` are the judged topics it lacks, which
-    leave every run's `full` (and its change) without them."""
+    has results for (`compared_topics`, `metrics.compared_topics`' rule, the noise floor's too); a run's
+    `missing_topics` are the judged topics it lacks, which leave every run's `full` (and its change)
+    without them."""
     from pooling import strategies
 
     qids = {topic.qid for topic in pool.topics()}
@@ -262,7 +281,9 @@ def pool_bias(
         return sum(values.values()) / len(values) if values else float("nan")
 
     scored = {name: score(run_dict, qrels) for name, run_dict in runs.items() if run_dict}
-    shared = set(split.judged).intersection(*scored.values()) if scored else set()
+    has = [[q in values for q in split.judged] for values in scored.values()]
+    common = metrics.compared_topics(np.array(has, dtype=bool).reshape(len(has), len(split.judged)))
+    shared = {q for q, kept in zip(split.judged, common.tolist(), strict=True) if kept}
     per_topic = {name: {q: v for q, v in values.items() if q in shared} for name, values in scored.items()}
     full = {name: mean(values) for name, values in per_topic.items()}
     rows: list[dict[str, Any]] = []

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.contrib.auth.decorators import login_required
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from evaluation import noise_pool, services
+from evaluation import metrics, noise_pool, services
 from judgements.queries import cached_for_pool
 from judgements.release_policy import DEFAULT_POLICY, read_policy
 from pooling import charts
@@ -49,6 +49,15 @@ def _policy(request: HttpRequest) -> str:
     return read_policy(request.GET.get("policy"))
 
 
+def _average(request: HttpRequest) -> metrics.Average:
+    """The report's averaging (`?average=`, one of `services.AVERAGES`; absent or blank is `common`,
+    trec_eval's default). ValueError (a `services.PARAMETER_ERRORS`) for another."""
+    value = request.GET.get("average", "").strip() or "common"
+    if value not in services.AVERAGES:
+        raise ValueError(f"average must be one of {', '.join(services.AVERAGES)}, not {value!r}")
+    return cast(metrics.Average, value)
+
+
 @login_required
 def report(request: HttpRequest, name: str) -> HttpResponse:
     pool = managed_pool(request, name)
@@ -61,6 +70,7 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
             policy=_policy(request),
             gain=gain,
             judge=request.GET.get("judge", "").strip() or None,
+            average=_average(request),
         )
     except services.PARAMETER_ERRORS as exc:
         return render(request, "evaluation/error.html", {"pool": pool, "error": str(exc)}, status=400)
@@ -69,7 +79,14 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
     columns = report_columns(data["measures"])
     floor = cached_for_pool(pool, "noise-floor", noise_pool.pool_noise_floor, **_noise_params(data["policy"]))
     verdicts = noise_pool.verdicts_by_pair(floor)
-    significance = [{**t, "verdict": verdicts.get((t["a"], t["b"]), "")} for t in data["significance"]]
+    # The noise floor pairs two runs over the topics both have: under -c that is the report's pairing
+    # only when neither run lacks a judged topic; for the others its verdict would be of other numbers.
+    lacking = {row["run"] for row in rows if row["missing_topics"]} if data["average"] == "all" else set()
+    significance = [
+        {**t, "verdict": verdicts.get((t["a"], t["b"]), ""), "uncompared": bool({t["a"], t["b"]} & lacking)}
+        for t in data["significance"]
+    ]
+    complete = data["average"] == "all"
     figure = ""
     if rows:
         figure = charts.grouped_bars(
@@ -79,7 +96,8 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
                 "nDCG@10, condensed (-J)": [row["condensed"]["ndcg_cut_10"] for row in rows],
                 "judged@10": [row["judged_10"] for row in rows],
             },
-            title=f"nDCG@10 ({gain} gain) under both unjudged policies, with judged@10",
+            title=f"nDCG@10 ({gain} gain{', -c' if complete else ''}) under both unjudged policies, with"
+            " judged@10",
             y_label="score over the judged topics",
             vmin=0.0,
             vmax=1.0,
@@ -102,6 +120,7 @@ def report(request: HttpRequest, name: str) -> HttpResponse:
         "data": data,
         "figure": figure,
         "gain": gain,
+        "complete": complete,
         "runs": names,
         "columns": columns,
         "rows": report_rows(data, columns),

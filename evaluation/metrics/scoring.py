@@ -136,6 +136,18 @@ def split_judged(qrels: Mapping[str, Mapping[str, int]], *, topics: Iterable[str
     return JudgedSplit({q: dict(qrels[q]) for q in judged}, tuple(judged), tuple(not_judged))
 
 
+def compared_topics(has: np.ndarray) -> np.ndarray:
+    """The platform's one rule for the topics runs are ranked against each other on: the judged topics
+    every one of them has a score on, so that every run of a ranking is ranked on the same topics (a run
+    ranked by its mean over its own topics is compared with the others on different ones). ``has`` is
+    runs × topics, True where the run has a score on that judged topic (under averaging ``all`` a judged
+    topic the run lacks is scored 0, so it has it); the answer is True on the topics every row has, and
+    on none without rows. Which runs to rank is the caller's: a run with no such topic at all leaves
+    nothing in common, and the noise floor leaves it out of its rankings, saying so."""
+    has = np.asarray(has, dtype=bool)
+    return np.asarray(has.all(axis=0)) if len(has) else np.zeros(has.shape[-1], dtype=bool)
+
+
 def evaluate(
     qrels: QrelsTable | Mapping[str, Mapping[str, int]],
     run: RunTable | Mapping[str, Mapping[str, float]],
