@@ -128,9 +128,16 @@ class JudgingUpdateSerializer(serializers.Serializer):
     """What may change in a pool's judging set-up: the rubric, lease minutes and adjudication gap."""
 
     rubric = serializers.PrimaryKeyRelatedField(queryset=Rubric.objects.all(), required=False)
-    # Bounds: the columns' (`Judging.MAX_*`), which `membership.setup_judging` checks (a 400 on the field).
+    # Bounds: the columns' (`Judging.MAX_*`), which `membership.setup_judging` checks (a 400 on the field),
+    # and for the gap the rubric's (`membership.check_adjudication_gap`: the pool's, or the one given).
     lease_minutes = serializers.IntegerField(required=False)
-    adjudication_gap = serializers.IntegerField(required=False)
+    adjudication_gap = serializers.IntegerField(
+        required=False,
+        help_text="grades this far apart on one item go to adjudication; at most the rubric's highest grade "
+        "minus its lowest (a rubric change is refused, naming this field, when the pool's gap is wider "
+        "than the new rubric allows: send a gap with it). A new setup given none takes 2, or less if its "
+        "rubric allows less",
+    )
 
 
 class JudgingSetupSerializer(JudgingUpdateSerializer):

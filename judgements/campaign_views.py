@@ -64,7 +64,11 @@ class SetupForm(forms.Form):
     double_judge_fraction = PoolForm.base_fields["double_judge_fraction"]
     # Bounds: the columns' (`Judging.MAX_*`), which `membership.setup_judging` checks beside the field.
     lease_minutes = forms.IntegerField(help_text="How long a rater holds a document.")
-    adjudication_gap = forms.IntegerField(help_text="Grades this far apart on one item go to adjudication.")
+    # At most the rubric's highest grade minus its lowest: `membership.check_adjudication_gap`, beside it.
+    adjudication_gap = forms.IntegerField(
+        help_text="Grades this far apart on one item go to adjudication; at most the rubric's highest grade "
+        "minus its lowest."
+    )
 
     def __init__(self, *args: Any, pool: Pool, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -144,12 +148,14 @@ def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
     action = request.POST.get("action") if request.method == "POST" else None
     chosen = request.GET.get("rubric", "")  # back from the new-rubric page: that rubric offered chosen
     new_rubric = Rubric.objects.filter(pk=chosen).first() if chosen.isdigit() else None
+    rubric = new_rubric or (judging.rubric if judging else default_rubric())
+    gap = judging.adjudication_gap if judging else membership.default_adjudication_gap(rubric)
     initial = {
-        "rubric": new_rubric or (judging.rubric if judging else default_rubric()),
+        "rubric": rubric,
         "judgements_per_item": pool.judgements_per_item,
         "double_judge_fraction": pool.double_judge_fraction,
         "lease_minutes": judging.lease_minutes if judging else settings.LEASE_MINUTES,
-        "adjudication_gap": judging.adjudication_gap if judging else 2,
+        "adjudication_gap": gap,
     }
     setup = SetupForm(request.POST if action == "setup" else None, pool=pool, initial=initial)
     add = AddRatersForm(request.POST if action == "add" else None, judging=judging, manager=request.user)

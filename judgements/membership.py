@@ -52,28 +52,37 @@ def setup_judging(
     """Give a pool its rubric and raters (idempotent: updates an existing setup, adds raters). Moving a pool
     to a rubric that lacks a grade its judgements, gold labels or decisions carry is refused
     (`grades_outside`): every reader of them (agreement, rater quality, releases) takes the rubric's
-    labels as the full set."""
+    labels as the full set. An adjudication gap wider than the rubric's grades can differ by is refused
+    (`check_adjudication_gap`), whether the gap is given or the rubric is changed under the pool's gap: the
+    refusal names ``adjudication_gap``, to be lowered with the rubric. A new setup given no gap takes
+    `default_adjudication_gap` of its rubric."""
     from django.conf import settings
 
     for name, value in (("lease_minutes", lease_minutes), ("adjudication_gap", adjudication_gap)):
         # the column's bounds (`Judging.MAX_*`), for every caller
         if value is not None and (messages := column_problems(Judging, name, value)):
             raise JudgingError("; ".join(messages), field=name)
-    judging, _ = Judging.objects.get_or_create(
-        pool=pool,
-        defaults={
-            "rubric": rubric or default_rubric(),
-            "lease_minutes": lease_minutes or settings.LEASE_MINUTES,
-            "adjudication_gap": 2 if adjudication_gap is None else adjudication_gap,
-        },
-    )
+    current = Judging.objects.filter(pool=pool).select_related("rubric").first()
+    chosen = rubric or (current.rubric if current is not None else default_rubric())
+    if adjudication_gap is not None:
+        gap = adjudication_gap
+    else:
+        gap = current.adjudication_gap if current is not None else default_adjudication_gap(chosen)
+    moved = current is not None and current.rubric_id != chosen.id
+    if moved and (missing := grades_outside(pool=pool, rubric=chosen)):
+        raise JudgingError(
+            f"{chosen} has no grade {', '.join(map(str, missing))}, which this pool's labels carry",
+            field="rubric",
+        )
+    if adjudication_gap is not None or current is None or moved:
+        # only when the gap or the rubric is set: adding raters is never refused for an old gap
+        check_adjudication_gap(rubric=chosen, gap=gap, kept=adjudication_gap is None)
+    judging = current
+    if judging is None:
+        defaults = {"rubric": chosen, "lease_minutes": lease_minutes or settings.LEASE_MINUTES}
+        judging, _ = Judging.objects.get_or_create(pool=pool, defaults={**defaults, "adjudication_gap": gap})
     changed = False
-    if rubric is not None and judging.rubric_id != rubric.id:
-        if missing := grades_outside(pool=pool, rubric=rubric):
-            raise JudgingError(
-                f"{rubric} has no grade {', '.join(map(str, missing))}, which this pool's labels carry",
-                field="rubric",
-            )
+    if rubric is not None and judging.rubric_id != rubric.id:  # checked above (`grades_outside`)
         judging.rubric = rubric
         changed = True
     if lease_minutes is not None and judging.lease_minutes != lease_minutes:
@@ -94,6 +103,46 @@ def setup_judging(
             )
         judging.raters.add(*raters)
     return judging
+
+
+#: The adjudication gap of a new setup given none (lowered to what its rubric allows: `widest_gap`).
+DEFAULT_ADJUDICATION_GAP = 2
+
+
+def widest_gap(rubric: Rubric) -> int:
+    """The widest adjudication gap `rubric` allows: its highest grade minus its lowest, the largest spread
+    two raters' grades can have; 1 (the column's least) for a one-grade rubric, whose raters can differ
+    only by unrateable beside a grade, which disputes an item at any gap (`adjudication.queue_rows`)."""
+    labels = rubric.labels
+    return max(labels[-1] - labels[0], 1) if labels else 1
+
+
+def default_adjudication_gap(rubric: Rubric) -> int:
+    """The gap a new setup with `rubric` takes when given none (and the set-up page offers): 2, or
+    `widest_gap` when that is smaller (1 for a two-grade rubric)."""
+    return min(DEFAULT_ADJUDICATION_GAP, widest_gap(rubric))
+
+
+def check_adjudication_gap(*, rubric: Rubric, gap: int, kept: bool = False) -> None:
+    """JudgingError naming ``adjudication_gap`` when `gap` is wider than `rubric` allows (`widest_gap`):
+    no two grades would ever differ by it, and no item would go to adjudication for its grades. `kept`: the
+    gap is the pool's, not given with `rubric` (the message says to lower it with the rubric)."""
+    widest = widest_gap(rubric)
+    if gap <= widest:
+        return
+    labels = rubric.labels
+    span = f"its grades run from {labels[0]} to {labels[-1]}" if labels else "it has no grades"
+    if kept:
+        message = (
+            f"this pool's gap, {gap}, is wider than rubric {rubric} allows ({span}): set a gap of at most "
+            f"{widest} with the rubric"
+        )
+    else:
+        message = (
+            f"at most {widest} with rubric {rubric} ({span}): a gap of {gap} would never send an item "
+            "to adjudication"
+        )
+    raise JudgingError(message, field="adjudication_gap")
 
 
 def grades_outside(*, pool: Pool, rubric: Rubric) -> list[int]:
@@ -162,12 +211,22 @@ def create_rater_account(*, username: str, password: str | None) -> User:
     The username must pass :func:`check_username` (it is stored as that returns it); the password must
     pass the project's password validators; None gives the account no usable password (an admin or the
     password-reset page sets one). Refused (AccountRefused, naming the field; nothing created) otherwise,
-    and for a taken username."""
+    and for a username taken, ignoring case (as Django's own UserCreationForm refuses it): the login is
+    case-sensitive (ModelBackend), so ``Admin1`` beside ``admin1`` would be two accounts one typo apart.
+    (The database folds the case: PostgreSQL every letter, SQLite only A to Z, so ``Émile`` beside
+    ``émile`` is refused on PostgreSQL only.)"""
     users = get_user_model()
     username = check_username(username)
-    if users.objects.filter(username=username).exists():
+    taken = sorted(users.objects.filter(username__iexact=username).values_list("username", flat=True))
+    if username in taken:
         raise AccountRefused(
             "username", f"a user named {username!r} exists already: add them as an existing user"
+        )
+    if taken:
+        raise AccountRefused(
+            "username",
+            f"a user named {taken[0]!r} exists already, which differs from {username!r} only in case: add "
+            "them as an existing user, or choose another name",
         )
     user = users(username=username)
     if password is None:

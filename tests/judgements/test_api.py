@@ -329,11 +329,10 @@ def test_it_lets_a_manager_run_a_campaign(manager, rater, second_rater):
         and again.json()["adjudication_gap"] == 1
         and again.json()["lease_minutes"] == 7
     )
-    assert (
-        client.patch("/api/judging/camp/", {"adjudication_gap": 2}, format="json").json()["adjudication_gap"]
-        == 2
-    )
-    client.patch("/api/judging/camp/", {"adjudication_gap": 1}, format="json")
+    # two grades never differ by 2: that gap is refused on its field (`membership.check_adjudication_gap`)
+    wide = client.patch("/api/judging/camp/", {"adjudication_gap": 2}, format="json")
+    assert wide.status_code == 400 and list(wide.json()) == ["adjudication_gap"]
+    assert client.get("/api/judging/camp/").json()["adjudication_gap"] == 1
 
     item = (
         PoolItem.objects.filter(pool=pool)
