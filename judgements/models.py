@@ -337,7 +337,9 @@ class ReleaseQuerySet(models.QuerySet["Release"]):
 
 class Release(Published):
     """An immutable qrels snapshot of a pool under one aggregation policy. Its files live in
-    MEDIA_ROOT/releases/<pool>/<id>/ and are never rewritten; `files` maps names to their SHA-256."""
+    MEDIA_ROOT/releases/<pool>/<id>/ and are never rewritten; `files` maps names to their SHA-256.
+    People know it by its `number` within its pool (1, 2, 3 ... in the order made: "release 2 of news",
+    `releases.publish_release`); the id is the key of its URLs and of the API."""
 
     objects = ReleaseQuerySet.as_manager()
 
@@ -345,14 +347,19 @@ class Release(Published):
         EXPLICIT = "explicit", "explicit (-1 lines)"
         OMIT = "omit", "omitted"
 
-    pool = models.ForeignKey(Pool, on_delete=models.PROTECT, related_name="releases")
+    # No index of its own on `pool`: the unique (pool, number) below leads with it.
+    pool = models.ForeignKey(Pool, on_delete=models.PROTECT, related_name="releases", db_index=False)
     policy = models.CharField(max_length=120, default=DEFAULT_POLICY)
     unjudged = models.CharField(max_length=10, choices=Unjudged.choices, default=Unjudged.EXPLICIT)
     rubric = models.ForeignKey(Rubric, on_delete=models.PROTECT, related_name="+")
     counts = models.JSONField(default=dict)
+    number = models.PositiveIntegerField(help_text="1, 2, 3 ... within the pool, in the order made")
+
+    class Meta(Published.Meta):
+        constraints = [models.UniqueConstraint(fields=["pool", "number"], name="one_release_number_per_pool")]
 
     def __str__(self) -> str:
-        return f"release {self.pk} of {self.pool.name} ({self.policy})"
+        return f"release {self.number} of {self.pool.name} ({self.policy})"
 
 
 class RaterExclusion(models.Model):

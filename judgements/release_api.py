@@ -25,8 +25,9 @@ from pooling.permissions import IsManager, ManagedNameField, managed_pool
 
 
 class ReleaseSerializer(serializers.ModelSerializer):
-    """A release: `files` is each file's SHA-256 by name, `downloads` each file's address by name (the
-    `files/<name>/` action, so a client need not build it)."""
+    """A release: `id` is its key in the API (counting every pool's releases), `number` what people call
+    it, counting its pool's ("release 2 of news"); `files` is each file's SHA-256 by name, `downloads` each
+    file's address by name (the `files/<name>/` action, so a client need not build it)."""
 
     pool = serializers.SlugRelatedField(slug_field="name", read_only=True)
     rubric = serializers.StringRelatedField()
@@ -35,8 +36,8 @@ class ReleaseSerializer(serializers.ModelSerializer):
     class Meta:
         model = Release
         fields = [
-            "id", "pool", "policy", "unjudged", "rubric", "files", "downloads", "counts", "manifest",
-            "created_at",
+            "id", "number", "pool", "policy", "unjudged", "rubric", "files", "downloads", "counts",
+            "manifest", "created_at",
         ]  # fmt: skip
 
     @extend_schema_field({"type": "object", "additionalProperties": {"type": "string", "format": "uri"}})

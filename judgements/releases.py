@@ -15,6 +15,7 @@ from typing import Any
 from django.conf import settings
 from django.contrib.auth.models import User
 from django.db import connection, transaction
+from django.db.models import Max
 from django.http import FileResponse, Http404
 
 from judgements import aggregation
@@ -176,7 +177,8 @@ def publish_release(
 ) -> Release:
     """Create the release's row and move the work directory to its final place, atomically: if the row
     does not commit, the directory moved in is removed (the caller removes `work`). The files become
-    read-only; `release.warnings` lists what `_free_directory` found."""
+    read-only; `release.warnings` lists what `_free_directory` found. The release's `number` is the
+    pool's next (`_next_number`, which locks the pool row until the commit)."""
     files = manifest["files"]
     warnings: list[str] = []
     final: Path | None = None
@@ -184,6 +186,7 @@ def publish_release(
         with transaction.atomic():
             release = Release.objects.create(
                 pool=pool,
+                number=_next_number(pool),
                 policy=policy,
                 unjudged=unjudged,
                 rubric=rubric,
@@ -205,6 +208,16 @@ def publish_release(
         raise
     release.warnings = warnings  # type: ignore[attr-defined]  # for the caller to show, not a field
     return release
+
+
+def _next_number(pool: Pool) -> int:
+    """The number of the pool's next release: one more than its highest, 1 for its first. Takes the pool
+    row's NO KEY UPDATE lock, held to the end of the caller's transaction, so two releases of a pool made
+    at once take turns and never get the same number (the unique (pool, number) is the backstop); raters'
+    leases, which only reference the pool, go on."""
+    Pool.objects.select_for_update(no_key=True).filter(pk=pool.pk).values_list("pk").first()
+    highest = Release.objects.filter(pool=pool).aggregate(highest=Max("number"))["highest"]
+    return (highest or 0) + 1
 
 
 def _relative(path: Path) -> str:

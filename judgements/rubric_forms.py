@@ -1,4 +1,4 @@
-"""The manager's rubric form: grades and facets written one a line, read into the items the API takes,
+r"""The manager's rubric form: grades and facets written one a line, read into the items the API takes,
 and validated by the API's own serializer (`RubricSerializer`, which creates through
 `rubrics.create_rubric`): the page refuses what the API refuses, with the same messages, beside the field
 they are about.
@@ -7,9 +7,19 @@ The line syntax (each line a grade or a facet; blank lines are skipped, but stil
 
 - a grade: ``VALUE KEY LABEL: DESCRIPTION`` — ``3 h Highly relevant: the whole answer`` is value 3, key
   ``h``, label "Highly relevant", description "the whole answer". The description is optional (no colon:
-  all of the rest is the label); a label holds no colon, a description may.
+  all of the rest is the label); the first colon ends the label, so a colon in a label is written ``\:``;
+  the description may hold colons as they are.
 - a facet: ``NAME (LABEL): CHOICE, CHOICE, ... (required)`` — ``freshness: current, dated, unknown
-  (required)``. The label is optional (the name is used), so is ``(required)``; a choice holds no comma.
+  (required)``. The label is optional (the name is used), so is ``(required)``. A comma in a choice is
+  written ``\,``, a colon in the label ``\:``; a last choice that itself ends in "(required)" is written
+  ``... \(required)``.
+
+The escapes, the same in every label, description and choice: a backslash before ``:``, ``,``, ``(``,
+``)`` or another backslash stands for that character (``\\`` is one backslash); a backslash before
+anything else is kept as it is (``C:\temp`` in a description is read as written). The page writes a
+rubric back this way (`grades_text`, `facets_text`: every backslash doubled, every colon of a label and
+comma of a choice escaped), so a rubric made through the API, which takes any text, starts its next
+version here unchanged. A line break cannot be written in a line.
 
 Only the syntax of a line is this module's to check; every rule on the values (ranges, lengths, distinct
 keys and names, reserved keys) is the serializer's and the service's.
@@ -17,7 +27,6 @@ keys and names, reserved keys) is the serializer's and the service's.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -32,7 +41,11 @@ GRADE_EXAMPLE = "3 h Highly relevant: the whole answer"
 FACET_SYNTAX = "NAME (Label): choice, choice, ... (required)"
 FACET_EXAMPLE = "freshness: current, dated, unknown (required)"
 _REQUIRED = "(required)"
-_FACET_HEAD = re.compile(r"(?P<name>[^(]*?)\s*(?:\((?P<label>[^)]*)\))?\s*")
+#: The characters a backslash stands for (before any other, a backslash is itself).
+_ESCAPABLE = frozenset("\\:,()")
+
+#: A line's text as read: each character, and whether a backslash escaped it (so it is never syntax).
+_Marked = list[tuple[str, bool]]
 
 
 class LineError(ValueError):
@@ -42,6 +55,57 @@ class LineError(ValueError):
 def _lines(text: str) -> list[tuple[int, str]]:
     """The non-blank lines of `text`, stripped, with their 1-based line numbers."""
     return [(number, line.strip()) for number, line in enumerate(text.splitlines(), 1) if line.strip()]
+
+
+def _read(text: str) -> _Marked:
+    """`text` with its escapes read: ``\\X`` for X in `_ESCAPABLE` is X, marked escaped."""
+    marked: _Marked = []
+    index = 0
+    while index < len(text):
+        char = text[index]
+        if char == "\\" and index + 1 < len(text) and text[index + 1] in _ESCAPABLE:
+            marked.append((text[index + 1], True))
+            index += 2
+        else:
+            marked.append((char, False))
+            index += 1
+    return marked
+
+
+def _find(marked: _Marked, syntax: str) -> int:
+    """The index of the first `syntax` character not escaped, -1 if none."""
+    return next((i for i, (char, escaped) in enumerate(marked) if char == syntax and not escaped), -1)
+
+
+def _split(marked: _Marked, syntax: str) -> list[_Marked]:
+    """`marked` cut at every `syntax` character not escaped."""
+    parts: list[_Marked] = [[]]
+    for char, escaped in marked:
+        if char == syntax and not escaped:
+            parts.append([])
+        else:
+            parts[-1].append((char, escaped))
+    return parts
+
+
+def _text(marked: _Marked) -> str:
+    return "".join(char for char, _ in marked).strip()
+
+
+def _strip(marked: _Marked) -> _Marked:
+    """`marked` without the white space at either end (never escaped: a backslash does not escape it)."""
+    start, end = 0, len(marked)
+    while start < end and marked[start][0].isspace():
+        start += 1
+    while end > start and marked[end - 1][0].isspace():
+        end -= 1
+    return marked[start:end]
+
+
+def _escape(text: str, syntax: str = "") -> str:
+    """`text` written so that `_read` gives it back: every backslash doubled, every `syntax` character
+    escaped."""
+    return "".join(f"\\{char}" if char == "\\" or char in syntax else char for char in text)
 
 
 def parse_grades(text: str) -> tuple[list[dict[str, Any]], list[int]]:
@@ -55,10 +119,10 @@ def parse_grades(text: str) -> tuple[list[dict[str, Any]], list[int]]:
                 f"line {number}: write a grade as {GRADE_SYNTAX} (e.g. {GRADE_EXAMPLE}), not {line!r}"
             )
         value, key, rest = parts
-        label, _, description = rest.partition(":")
-        grades.append(
-            {"value": value, "key": key, "label": label.strip(), "description": description.strip()}
-        )
+        marked = _read(rest)
+        colon = _find(marked, ":")
+        label, description = (marked, []) if colon < 0 else (marked[:colon], marked[colon + 1 :])
+        grades.append({"value": value, "key": key, "label": _text(label), "description": _text(description)})
         numbers.append(number)
     return grades, numbers
 
@@ -68,24 +132,27 @@ def parse_facets(text: str) -> tuple[list[dict[str, Any]], list[int]]:
     items, and the line number of each."""
     facets, numbers = [], []
     for number, line in _lines(text):
-        head, colon, tail = line.partition(":")
-        if not colon:
+        marked = _read(line)
+        colon = _find(marked, ":")
+        if colon < 0:
             raise LineError(
                 f"line {number}: write a facet as {FACET_SYNTAX} (e.g. {FACET_EXAMPLE}), not {line!r}"
             )
-        tail = tail.strip()
-        required = tail.lower().endswith(_REQUIRED)
+        head, tail = _strip(marked[:colon]), _strip(marked[colon + 1 :])
+        ending = tail[-len(_REQUIRED) :]
+        required = len(ending) == len(_REQUIRED) and not any(escaped for _, escaped in ending)
+        required = required and "".join(char for char, _ in ending).lower() == _REQUIRED
         if required:
-            tail = tail[: -len(_REQUIRED)].strip()
-        match = _FACET_HEAD.fullmatch(head.strip())
-        name, label = (match["name"], match["label"]) if match else (head.strip(), None)
+            tail = _strip(tail[: -len(_REQUIRED)])
+        opening = _find(head, "(")
+        labelled = opening >= 0 and head[-1] == (")", False)
         facet: dict[str, Any] = {
-            "name": name,
-            "choices": [choice.strip() for choice in tail.split(",")] if tail else [],
+            "name": _text(head[:opening] if labelled else head),
+            "choices": [_text(choice) for choice in _split(tail, ",")] if tail else [],
             "required": required,
         }
-        if label is not None:
-            facet["label"] = label.strip()
+        if labelled:
+            facet["label"] = _text(head[opening + 1 : -1])
         facets.append(facet)
         numbers.append(number)
     return facets, numbers
@@ -95,7 +162,9 @@ def grades_text(grades: Sequence[Mapping[str, Any]]) -> str:
     """Grades written back in the page's syntax (highest first), e.g. to start from an existing scale."""
     rows = sorted(grades, key=lambda g: -int(g["value"]))
     return "\n".join(
-        f"{g['value']} {g['key']} {g['label']}" + (f": {g['description']}" if g.get("description") else "")
+        f"{g['value']} {g['key']} {_escape(str(g['label']), ':')}"
+        # an empty label keeps its colon: without, the line would lack one of its three parts
+        + (f": {_escape(str(g['description']))}" if g.get("description") or not g["label"] else "")
         for g in rows
     )
 
@@ -104,9 +173,13 @@ def facets_text(facets: Sequence[Mapping[str, Any]]) -> str:
     """Facets written back in the page's syntax."""
     lines = []
     for f in facets:
-        label = f" ({f['label']})" if f.get("label") and f["label"] != f["name"] else ""
-        choices = ", ".join(str(c) for c in f.get("choices") or ())
-        lines.append(f"{f['name']}{label}: {choices}{' ' + _REQUIRED if f.get('required') else ''}".rstrip())
+        given = f.get("label")  # none given, or the name itself: the name is the label
+        label = f" ({_escape(str(given), ':')})" if given is not None and given != f["name"] else ""
+        choices = ", ".join(_escape(str(c), ",") for c in f.get("choices") or ())
+        if choices.lower().endswith(_REQUIRED):  # the last choice's own text, not the flag
+            choices = f"{choices[: -len(_REQUIRED)]}\\{choices[-len(_REQUIRED) :]}"
+        required = f" {_REQUIRED}" if f.get("required") else ""
+        lines.append(f"{_escape(str(f['name']), ':(')}{label}: {choices}{required}".rstrip())
     return "\n".join(lines)
 
 
@@ -159,6 +232,7 @@ class RubricForm(forms.Form):
         initial=grades_text(DEFAULT_GRADES),
         help_text=(
             f"One grade a line: {GRADE_SYNTAX} (the description is optional), e.g. “{GRADE_EXAMPLE}”. "
+            "The first colon ends the label: write a colon in a label as “\\:”, a backslash as “\\\\”. "
             "Values 0 and up, distinct; one-character keys, distinct (u, s and n are the judging page's). "
             "Left empty: the default four-grade scale, as in the API."
         ),
@@ -168,7 +242,9 @@ class RubricForm(forms.Form):
         widget=forms.Textarea(attrs={"rows": 3, "spellcheck": "false"}),
         help_text=(
             f"Optional questions beside the grade, one a line: {FACET_SYNTAX} (the label and “(required)” "
-            f"are optional), e.g. “{FACET_EXAMPLE}”. A name is a slug (letters, digits, - and _)."
+            f"are optional), e.g. “{FACET_EXAMPLE}”. A name is a slug (letters, digits, - and _). "
+            "Write a comma in a choice as “\\,”, a colon in a label as “\\:”, a backslash as “\\\\”, "
+            "and a last choice that ends in “(required)” as “… \\(required)”."
         ),
     )
 

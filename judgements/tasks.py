@@ -34,7 +34,7 @@ def create_release(job: Job) -> RecordCounts:
         by=job.created_by,
         progress=jobs.job_progress(job),
     )
-    job.report(result={"release": release.pk})
+    job.report(result={"release": release.pk, "number": release.number})
     return RecordCounts(counts=release.counts, warnings=release.warnings)
 
 

@@ -223,7 +223,7 @@ def test_a_failed_copy_says_the_release_was_made(judged_pool, tmp_path, monkeypa
     with pytest.raises(CommandError) as info:
         call_command("release_qrels", pool.name, "-o", str(tmp_path / "rel"))
     release = Release.objects.get()
-    assert str(info.value).startswith(f"release {release.pk} of {pool.name} is made (in ")
+    assert str(info.value).startswith(f"release {release.number} of {pool.name} is made (in ")
     assert "No space left on device" in str(info.value)
 
 

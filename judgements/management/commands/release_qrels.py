@@ -57,12 +57,13 @@ class Command(ServiceCommand):
                     shutil.copyfile(source / name, where / name)
             except OSError as exc:
                 raise CommandError(
-                    f"release {release.pk} of {pool.name} is made (in {source}), but copying it to {where} "
-                    f"failed: {exc}"
+                    f"release {release.number} of {pool.name} is made (in {source}), but copying it to "
+                    f"{where} failed: {exc}"
                 ) from None
         counts = release.counts
         self.stdout.write(
-            f"release {release.pk} of {pool.name} ({release.policy}, unjudged {release.unjudged}): "
+            f"release {release.number} of {pool.name} (id {release.pk}; {release.policy}, "
+            f"unjudged {release.unjudged}): "
             f"{counts['judged']} judged, {counts['unrateable']} unrateable, {counts['pending']} pending "
             f"-> {where}"
         )
