@@ -40,7 +40,9 @@ class ClickLogSerializer(serializers.ModelSerializer):
             "counts": {
                 "help_text": "What the import counted: pages (result pages whose query maps to a topic; null "
                 "for the counts format, which has no pages: its rows read are `rows`), impressions, clicks, "
-                "cells, queries, unmapped_queries, unmapped_impressions, unknown_objects, loggers."
+                "cells, queries, unmapped_queries, unmapped_impressions, unknown_objects (distinct shown "
+                "objects that are no document of the collection), unknown_impressions, unknown_clicks "
+                "(theirs), loggers."
             }
         }
 

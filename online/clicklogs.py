@@ -19,8 +19,9 @@ A page is one result list shown once, and the log's `pages` counts those whose q
 every format that has pages (`PAGED_FORMATS`); the counts format has none, so its `pages` is unknown
 (None, never its rows: those are its own count, `rows`).
 Object ids map to docids: the document whose docid is the object id, or (with `object_field`) whose
-metadata[object_field] is; a shown object that is no document of the collection is counted and left
-out of the counts (warned), its position still taken by it.
+metadata[object_field] is; a shown object that is no document of the collection is left out of the
+counts, its position still taken by it, and reported (warned, and counted: its impressions
+`unknown_impressions`, its clicks `unknown_clicks`, the distinct such objects `unknown_objects`).
 """
 
 from __future__ import annotations
@@ -55,6 +56,8 @@ MAX_LOGGERS = 2**15 - 1
 #: position packed): a log whose loggers × topics × documents × positions reach this is refused, where the
 #: keys would wrap and merge cells silently.
 KEY_SPACE = 2**63
+#: Most distinct unknown objects (shown, no document of the collection) an import names and counts.
+UNKNOWN_NAMES = 100_000
 #: How many files each format takes (UBI: the queries export, then the events export).
 FILES = {"jsonl": 1, "counts": 1, "ubi": 2}
 #: The formats whose logs know their result pages (`pages`); a pre-aggregated counts file does not.
@@ -156,8 +159,12 @@ class _Importer:
         self.n_docs = max(len(pairs), 1)
         # result pages whose query maps to a topic; None where the format has no pages (module docstring)
         self.pages: int | None = 0 if log.format in PAGED_FORMATS else None
-        self.rows = self.clicks = self.unknown_objects = 0  # rows: of a counts file, every one read
-        self.unknown_names: dict[str, int] = {}
+        self.rows = self.clicks = 0  # rows: of a counts file, every one read
+        # shown objects that are no document of the collection: their impressions and clicks, and the
+        # distinct objects (their names, up to UNKNOWN_NAMES: a log of another collection's documents
+        # would otherwise hold them all)
+        self.unknown_impressions = self.unknown_clicks = 0
+        self.unknown_names: set[str] = set()
 
     def topic_of(self, query: str, by_qid: bool) -> int:
         entry = self.queries.get(query)
@@ -258,6 +265,8 @@ class _Importer:
         topic_a = np.repeat(np.array(p_topic, dtype=np.int64), lengths)
         logger_a = np.repeat(logger_page, lengths)
         known = doc >= 0
+        if not known.all():
+            self.unknown_clicks += int(clicked[~known].sum())
         keys = self.key(logger_a[known], topic_a[known], doc[known], position[known])
         self.cells.add(keys, None, clicked[known])
         if writer is not None:
@@ -277,9 +286,9 @@ class _Importer:
         out = []
         for name, index in zip(shown, indices, strict=True):
             if index is None:
-                self.unknown_objects += 1
-                if len(self.unknown_names) < 20:
-                    self.unknown_names[name] = self.unknown_names.get(name, 0) + 1
+                self.unknown_impressions += 1
+                if len(self.unknown_names) < UNKNOWN_NAMES:
+                    self.unknown_names.add(name)
                 out.append(-1)
             else:
                 out.append(index)
@@ -297,9 +306,10 @@ class _Importer:
                 continue
             doc = self.docs.get(row.docid, -1)
             if doc < 0:
-                self.unknown_objects += row.impressions
-                if len(self.unknown_names) < 20:
-                    self.unknown_names[row.docid] = row.impressions
+                self.unknown_impressions += row.impressions
+                self.unknown_clicks += row.clicks
+                if len(self.unknown_names) < UNKNOWN_NAMES:
+                    self.unknown_names.add(row.docid)
                 continue
             keys.append(
                 int(
@@ -540,10 +550,14 @@ def _store(log: ClickLog, importer: _Importer, ubi: UbiStats) -> None:
         warnings.append(
             f"{len(unmapped)} queries map to no topic, {sum(n for _, n in unmapped):,} impressions: {shown}"
         )
-    if importer.unknown_objects:
-        names = ", ".join(importer.unknown_names)
+    if importer.unknown_impressions:
+        objects = len(importer.unknown_names)
+        many = "at least " if objects >= UNKNOWN_NAMES else ""
+        names = ", ".join(sorted(importer.unknown_names)[:20])
         warnings.append(
-            f"{importer.unknown_objects:,} shown objects are no document of the collection (e.g. {names})"
+            f"{importer.unknown_impressions:,} impressions ({importer.unknown_clicks:,} clicks) of {many}"
+            f"{objects:,} unknown objects, no document of the collection, left out of the counts "
+            f"(e.g. {names})"
         )
     if ubi.ignored_actions:
         warnings.append(
@@ -566,7 +580,9 @@ def _store(log: ClickLog, importer: _Importer, ubi: UbiStats) -> None:
         "queries": len(importer.queries),
         "unmapped_queries": len(unmapped),
         "unmapped_impressions": sum(n for _, n in unmapped),
-        "unknown_objects": importer.unknown_objects,
+        "unknown_objects": len(importer.unknown_names),  # distinct (at most UNKNOWN_NAMES)
+        "unknown_impressions": importer.unknown_impressions,
+        "unknown_clicks": importer.unknown_clicks,
         "loggers": logger_names,
     }
     log.max_position = int(position.max()) if len(position) else 0

@@ -21,7 +21,7 @@ from django.shortcuts import get_object_or_404
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
-from rest_framework.exceptions import ValidationError
+from rest_framework.exceptions import NotFound, ValidationError
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -39,7 +39,6 @@ from online.experiment_serializers import (
     PowerPlanSerializer,
     TrackedExperimentSerializer,
 )
-from online.models import ClickLog
 from pooling.models import Collection
 from pooling.permissions import IsManager
 
@@ -73,12 +72,6 @@ class ImpressionSerializer(serializers.Serializer):
         max_length=experiments.MAX_LENGTH,
     )
     clicks = serializers.ListField(child=serializers.IntegerField(min_value=1), default=list, max_length=100)
-
-
-class ResultSerializer(serializers.Serializer):
-    click_log = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
-    team_a = serializers.CharField(max_length=100, default="A")
-    team_b = serializers.CharField(max_length=100, default="B")
 
 
 class PowerSerializer(serializers.Serializer):
@@ -167,29 +160,27 @@ class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
         impression = experiments.log_impression(experiment=experiment, **params.validated_data)
         return Response({"id": impression.pk, "outcome": impression.outcome}, status=status.HTTP_201_CREATED)
 
-    @extend_schema(parameters=[NAME], request=ResultSerializer, responses={200: InterleavingResultSerializer})
+    @extend_schema(
+        parameters=[NAME],
+        request=experiment_input.ResultSerializer,
+        responses={200: InterleavingResultSerializer},
+    )
     @action(detail=True, methods=["get", "post"])
     def result(self, request: Request, name: str | None = None) -> Response:
-        """GET: the latest result (computed once if there is none); POST: compute it again now, from the
-        impressions logged back, or from an imported click log's interleaved pages (`click_log`, with the
-        team names that stand for runs A and B)."""
+        """GET: the latest result, or a 404 saying none is computed yet (a GET writes nothing, and a
+        reader of the collection may not compute one); POST (the collection's managers): compute one now,
+        from the impressions logged back, or from an imported click log's interleaved pages (`click_log`,
+        with the team names that stand for runs A and B)."""
         experiment = self._experiment(name, change=request.method == "POST")
         latest: InterleavingResult | None = experiment.results.first()
         if request.method == "POST":
-            params = ResultSerializer(data=request.data)
-            params.is_valid(raise_exception=True)
-            log_id = params.validated_data.pop("click_log")
-            if log_id is None:
-                latest = experiments.compute_result(experiment=experiment)
-            else:
-                log = ClickLog.objects.visible_to(request.user).filter(pk=log_id).first()
-                if log is None:
-                    raise ValidationError({"click_log": ["no click log of that id that you may read"]})
-                latest = experiments.compute_result_from_click_log(
-                    experiment=experiment, log=log, **params.validated_data
-                )
+            latest = experiment_input.compute_result(
+                user=request.user, experiment=experiment, data=request.data
+            )
         elif latest is None:
-            latest = experiments.compute_result(experiment=experiment)
+            raise NotFound(
+                f"interleaving experiment {experiment.name!r} has no result yet: POST here computes one"
+            )
         return Response(experiments.result_dict(latest))
 
     @extend_schema(parameters=[PowerSerializer], responses={200: PowerPlanSerializer})
@@ -217,13 +208,17 @@ class TrackerViewSet(PagedViewSetMixin, viewsets.ViewSet):
     lookup_value_regex = r"[0-9]+"
 
     def _visible(self) -> QuerySet[TrackedExperiment]:
-        queryset = TrackedExperiment.objects.visible_to(self.request.user).select_related("collection")
+        queryset = TrackedExperiment.objects.visible_to(self.request.user).select_related(
+            "collection", "interleaving__experiment"
+        )
         collection = self.request.query_params.get("collection")
         return queryset.filter(collection__name=collection) if collection else queryset
 
     def _managed(self, pk: str | None) -> TrackedExperiment:
         """The experiment of id `pk` that the user may change or delete: a 404 else."""
-        managed = TrackedExperiment.objects.managed_by(self.request.user).select_related("collection")
+        managed = TrackedExperiment.objects.managed_by(self.request.user).select_related(
+            "collection", "interleaving__experiment"
+        )
         return get_object_or_404(managed, pk=_id(pk))
 
     def _collection(self, name: str) -> Collection:

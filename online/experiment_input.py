@@ -1,9 +1,12 @@
-"""What a manager gives to create an interleaving experiment or a tracked experiment, checked once for
-every caller: the API's `POST /api/interleaving/` and `POST /api/tracker/` and the pages' forms send the
-same fields through `create_interleaving` / `create_tracked` (and `PATCH /api/tracker/<id>/` and the
-tracker's online-delta page through `enter_online_delta`), which validate them with the serializers
-below, scope the collection to the ones the user manages (and a tracked experiment's release to the ones
-the user may open: `releases_for`), and call the services (`online.experiments`, `online.tracking`).
+"""What a manager gives to create an interleaving experiment or a tracked experiment, or to compute an
+interleaving result, checked once for every caller: the API's `POST /api/interleaving/` and
+`POST /api/tracker/` and the pages' forms send the same fields through `create_interleaving` /
+`create_tracked` (and `PATCH /api/tracker/<id>/` and the tracker's online-delta page through
+`enter_online_delta`, `POST /api/interleaving/<name>/result/`'s fields and the interleaving page's compute
+form through `compute_result`), which validate them with the serializers (below, and the API's
+`ResultSerializer`), scope the collection to the ones the user manages (a tracked experiment's release to
+the ones the user may open: `releases_for`; a click log to credit to the ones the user may read), and call
+the services (`online.experiments`, `online.tracking`).
 
 Refusals are DRF ``ValidationError``s (from here) or Django ``ValidationError``s (from the services), both
 keyed by the field at fault; `field_errors` turns either into ``{field: [message, ...]}`` for a page.
@@ -22,6 +25,7 @@ from rest_framework.exceptions import ValidationError
 from judgements.models import Release
 from online import experiments, interleaving, tracking
 from online.experiment_models import InterleavingExperiment, InterleavingResult, TrackedExperiment
+from online.models import ClickLog
 from pooling.models import Collection
 
 
@@ -37,6 +41,15 @@ class ExperimentCreateSerializer(serializers.Serializer):
     identical_prefix = serializers.BooleanField(default=True)
     clients = serializers.ListField(child=serializers.CharField(max_length=150), default=list, max_length=100)
     description = serializers.CharField(allow_blank=True, default="", max_length=2000)
+
+
+class ResultSerializer(serializers.Serializer):
+    """What computing a result takes (`compute_result`): nothing (the impressions logged back), or a click
+    log's id and the logged team names that stand for runs A and B."""
+
+    click_log = serializers.IntegerField(min_value=1, required=False, allow_null=True, default=None)
+    team_a = serializers.CharField(max_length=100, default="A")
+    team_b = serializers.CharField(max_length=100, default="B")
 
 
 class OnlineDeltaSerializer(serializers.Serializer):
@@ -119,6 +132,39 @@ def enter_online_delta(
     values = dict(params.validated_data)
     result = latest_result(user=user, name=values.pop("interleaving"))
     return tracking.set_online_delta(experiment=experiment, interleaving=result, **values)
+
+
+def result_defaults() -> dict[str, Any]:
+    """The fields of a result to compute as `POST /api/interleaving/<name>/result/` defaults them (the
+    page's compute form starts from them)."""
+    return {name: field.default for name, field in ResultSerializer().fields.items()}
+
+
+def creditable_logs(*, user: Any, experiment: InterleavingExperiment) -> QuerySet[ClickLog]:
+    """The click logs `compute_result` may credit to `experiment` for `user`: those `user` may read of the
+    experiment's collection with an impression archive (a counts import has no pages to credit). What is in
+    the pages (their teams) is the crediting's own check (`experiments.compute_result_from_click_log`)."""
+    readable = ClickLog.objects.visible_to(user).filter(collection=experiment.collection)
+    return readable.exclude(archive_dir="").order_by("name")
+
+
+def compute_result(
+    *, user: Any, experiment: InterleavingExperiment, data: Mapping[str, Any]
+) -> InterleavingResult:
+    """A new result of `experiment` (one `user` may change: the caller scopes it) from the fields the API's
+    `POST /api/interleaving/<name>/result/` or the page's compute form got: from the impressions logged
+    back, or (`click_log`, the id of a log `user` may read) from an imported log's interleaved pages,
+    `team_a` and `team_b` the logged team names that stand for runs A and B."""
+    params = ResultSerializer(data=data)
+    params.is_valid(raise_exception=True)
+    values = dict(params.validated_data)
+    log_id = values.pop("click_log")
+    if log_id is None:
+        return experiments.compute_result(experiment=experiment)
+    log = ClickLog.objects.visible_to(user).filter(pk=log_id).first()
+    if log is None:
+        raise ValidationError({"click_log": ["no click log of that id that you may read"]})
+    return experiments.compute_result_from_click_log(experiment=experiment, log=log, **values)
 
 
 def field_errors(exc: ValidationError | DjangoValidationError) -> dict[str, list[str]]:

@@ -42,11 +42,19 @@ class PowerPlanSerializer(BodySerializer):
         dataclass = preference.PowerPlan
 
 
+class TrackedResultSerializer(BodySerializer):
+    class Meta:
+        dataclass = tracking.TrackedResult
+
+    computed_at = serializers.DateTimeField()
+
+
 class TrackedExperimentSerializer(BodySerializer):
     class Meta:
         dataclass = tracking.TrackedBody
         extra_kwargs = {"interleaving": {"help_text": "the interleaving result's id"}}
 
+    interleaving_result = TrackedResultSerializer(allow_null=True)
     created_at = serializers.DateTimeField()
 
 

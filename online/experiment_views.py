@@ -43,7 +43,18 @@ def interleaving_list(request: HttpRequest) -> HttpResponse:
 
 @manager_required
 def interleaving_detail(request: HttpRequest, name: str) -> HttpResponse:
-    experiment = _experiment(request, name)
+    return _detail_page(request, _experiment(request, name))
+
+
+def _detail_page(
+    request: HttpRequest,
+    experiment: InterleavingExperiment,
+    *,
+    values: Any = None,
+    errors: dict[str, list[str]] | None = None,
+) -> HttpResponse:
+    """The experiment's page: its latest result, the planner, and for whoever may change it the compute
+    form (`values` as posted, its refusals beside their fields: a 400)."""
     result = experiment.results.first()
     data = experiments.result_dict(result) if result else None
     figure = ""
@@ -73,18 +84,31 @@ def interleaving_detail(request: HttpRequest, name: str) -> HttpResponse:
                 "alpha": preference.ALPHA, "power": preference.POWER}  # fmt: skip
     plan_form = PowerPlanForm({**defaults, **request.GET.dict()})  # a field not given takes its default
     plan = plan_form.plan()
-    # a reader of the collection (a manager of a pool built on it) sees the result, and no button
+    # a reader of the collection (a manager of a pool built on it) sees the result, and no form
     may_change = InterleavingExperiment.objects.managed_by(request.user).filter(pk=experiment.pk).exists()
     context = {"experiment": experiment, "data": data, "figure": figure, "queries": queries,
                "plan": plan, "plan_form": plan_form,
-               "unmapped": serving.unmapped_queries(experiment), "may_change": may_change}  # fmt: skip
-    return render(request, "online/interleaving_detail.html", context)
+               "unmapped": serving.unmapped_queries(experiment), "may_change": may_change,
+               "values": values if values is not None else experiment_input.result_defaults(),
+               "errors": errors or {},
+               "click_logs": experiment_input.creditable_logs(user=request.user, experiment=experiment)
+               if may_change else []}  # fmt: skip
+    return render(request, "online/interleaving_detail.html", context, status=400 if errors else 200)
 
 
 @require_POST
 @manager_required
 def interleaving_compute(request: HttpRequest, name: str) -> HttpResponse:
-    experiments.compute_result(experiment=_experiment(request, name, change=True))
+    """Compute a new result of an experiment the user may change (a 404 else), from the impressions logged
+    back or from a click log's interleaved pages: the API's `POST /api/interleaving/<name>/result/`
+    (`experiment_input.compute_result`); refusals beside their fields, the page with the result once done."""
+    experiment = _experiment(request, name, change=True)
+    try:
+        experiment_input.compute_result(user=request.user, experiment=experiment, data=_fields(request.POST))
+    except (DRFValidationError, DjangoValidationError) as exc:
+        return _detail_page(
+            request, experiment, values=request.POST, errors=experiment_input.field_errors(exc)
+        )
     return redirect("online:interleaving", name=name)
 
 

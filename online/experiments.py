@@ -214,7 +214,8 @@ def compute_result_from_click_log(
     team of each position as logged: `team_a` is the experiment's run A, `team_b` its run B, any other
     team name none), credited by the same rules as logged impressions (`credit_team_draft`'s, vectorised
     here over the archive's arrays: one point per clicked position to its team), stored as a new result
-    naming the log. Pages without teams are not interleaved and are left out. A balanced experiment is
+    naming the log. Pages without a position of team `team_a` or `team_b` are not this experiment's (not
+    interleaved, or another experiment's teams) and are left out. A balanced experiment is
     refused: its logged impressions are credited by the runs' ranks (`credit_balanced`), not by teams, and
     crediting its pages by teams would be another rule under its name."""
     if experiment.method != "team_draft":
@@ -242,7 +243,10 @@ def compute_result_from_click_log(
         lengths = chunk["length"].astype(np.int64)
         page = np.repeat(np.arange(len(lengths)), lengths)
         team, click = chunk["team"].astype(np.int64), chunk["click"].astype(bool)
-        interleaved = np.bincount(page, weights=team > 0, minlength=len(lengths)) > 0
+        # a page of this experiment has a position of its team A or B; another experiment's pages (other
+        # team codes) are neither its ties nor its impressions without a click
+        ours = (team == code_a) | (team == code_b)
+        interleaved = np.bincount(page, weights=ours, minlength=len(lengths)) > 0
         points_a = np.bincount(page, weights=click & (team == code_a), minlength=len(lengths))
         points_b = np.bincount(page, weights=click & (team == code_b), minlength=len(lengths))
         clicked = np.bincount(page, weights=click, minlength=len(lengths)) > 0
@@ -323,6 +327,11 @@ def result_dict(result: InterleavingResult) -> dict[str, Any]:
     return asdict(result_body(result))
 
 
+def result_source(result: InterleavingResult) -> str:
+    """What a result was computed from, as the answers name it."""
+    return result.source or "impressions logged back"
+
+
 def result_body(result: InterleavingResult) -> ResultBody:
     experiment = result.experiment
     return ResultBody(
@@ -343,7 +352,7 @@ def result_body(result: InterleavingResult) -> ResultBody:
         p_value=result.p_value,
         preferred=_preferred(result),
         per_query=result.per_query,
-        source=result.source or "impressions logged back",
+        source=result_source(result),
         computed_at=result.computed_at.isoformat(),
     )
 

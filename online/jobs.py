@@ -27,12 +27,15 @@ UPLOAD_FORMATS = ("jsonl", "counts", "ubi")
 
 
 def click_uploads(*, format: str, file: Any, events: Any = None) -> list[Any]:
-    """The uploaded files of a click log in the order the import reads them (UBI: queries, then events);
-    a UBI log without its events export is refused."""
+    """The uploaded files of a click log in the order the import reads them (UBI: queries, then events),
+    for the page's form and the API's upload alike: a UBI log without its events export is refused, and so
+    is an events file with another format (which would otherwise be dropped without a word)."""
     if format != "ubi":
+        if events:
+            raise Refused("only the UBI format takes an events file", field="events")
         return [file]
     if not events:
-        raise Refused("a UBI log needs the ubi_events export too")
+        raise Refused("a UBI log needs the ubi_events export too", field="events")
     return [file, events]
 
 

@@ -69,7 +69,8 @@ class ClickLog(Authored):
     # What the import counted (`clicklogs.import_click_log` writes them, in this order): pages (the result
     # pages whose query maps to a topic; null for a format without pages, the counts format, whose rows read
     # are `rows` instead), impressions, clicks, cells, queries, unmapped_queries, unmapped_impressions,
-    # unknown_objects, and the loggers' names
+    # unknown_objects (distinct), unknown_impressions, unknown_clicks, and the loggers' names (a log imported
+    # before unknown_impressions was counted has the impressions under unknown_objects)
     counts = models.JSONField(default=dict, blank=True)
     warnings = models.JSONField(default=list, blank=True)
     max_position = models.PositiveIntegerField(default=0)

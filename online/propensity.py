@@ -303,7 +303,9 @@ def em(counts: Counts, *, iterations: int = 500, tol: float = 1e-7) -> Estimate:
 
     E-step for the non-clicks of a cell: P(examined, not relevant | no click) = θ(1-γ)/(1-θγ) and
     P(not examined, relevant | no click) = (1-θ)γ/(1-θγ); a click is examined and relevant. M-step: θ_k and
-    γ_d are the expected examined / relevant shares of their cells' impressions.
+    γ_d are the expected examined / relevant shares of their cells' impressions. Stops once no θ_k moves by
+    `tol` in an iteration, or at `iterations` with a warning that it did not converge (the cap stays low:
+    the click labels' bootstrap runs EM again for every replicate).
     """
     pair, pos, imp, clk, _ = _cell_rates(counts)
     kmax = counts.max_position
@@ -319,7 +321,7 @@ def em(counts: Counts, *, iterations: int = 500, tol: float = 1e-7) -> Estimate:
     imp_k = np.bincount(pos - 1, weights=imp, minlength=kmax)
     imp_d = np.bincount(pair, weights=imp, minlength=n_pairs)
     non = imp - clk
-    done = 0
+    done, shift = 0, float("inf")
     for step in range(1, iterations + 1):
         done = step
         t, g = theta[pos - 1], gamma[pair]
@@ -343,10 +345,21 @@ def em(counts: Counts, *, iterations: int = 500, tol: float = 1e-7) -> Estimate:
         theta = np.clip(new_theta, 1e-9, 1.0)
         if shift < tol:
             break
+    converged = shift < tol
+    if not converged:
+        warnings.append(
+            f"EM stopped at its cap of {iterations:,} iterations without converging: θ still moved by "
+            f"{shift:.2g} in the last one (tolerance {tol:g}), so it is not yet the likelihood's maximum"
+        )
     return Estimate(
         theta=_normalise(theta),
         method="em",
-        diagnostics={"iterations": done, "theta_unnormalised": theta.tolist()},
+        diagnostics={
+            "iterations": done,
+            "converged": converged,
+            "last_shift": shift,
+            "theta_unnormalised": theta.tolist(),
+        },
         warnings=warnings,
     )
 

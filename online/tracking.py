@@ -26,8 +26,8 @@ from django.db import transaction
 from evaluation import metrics
 from evaluation.services import run_as_dict
 from judgements.models import Release
-from online import tracker
-from online.experiment_models import InterleavingResult, TrackedExperiment
+from online import experiments, tracker
+from online.experiment_models import InterleavingExperiment, InterleavingResult, TrackedExperiment
 from pooling.formats import FormatError, client_name, open_path
 from pooling.models import Collection, Run, column_problems
 from pooling.trec_io import read_qrels
@@ -100,16 +100,31 @@ def _run(collection: Collection, name: str, field: str) -> Run:
     return run
 
 
-def interleaving_delta(result: InterleavingResult, treatment: Run) -> float:
-    """The treatment's preference in an interleaving result (see the module): ±Δ_AB."""
+def interleaving_delta(result: InterleavingResult, baseline: Run, treatment: Run) -> float:
+    """The treatment's preference in an interleaving result (see the module): ±Δ_AB. Refused unless the
+    result's experiment interleaves exactly the baseline and the treatment: a result of the treatment
+    against another run is the online delta of another change."""
     experiment = result.experiment
+    if not compares(experiment, baseline.pk, treatment.pk):
+        raise ValidationError(
+            {
+                "interleaving": [
+                    f"the interleaving experiment {experiment.name!r} compares {experiment.run_a.name!r} "
+                    f"with {experiment.run_b.name!r}, not the baseline {baseline.name!r} with the treatment "
+                    f"{treatment.name!r}: its preference is the online delta of another change"
+                ]
+            }
+        )
     if result.delta_ab is None:
         raise ValidationError({"interleaving": ["the interleaving result has no clicked impression"]})
-    if experiment.run_a_id == treatment.pk:
-        return result.delta_ab
-    if experiment.run_b_id == treatment.pk:
-        return -result.delta_ab
-    raise ValidationError({"interleaving": ["the interleaving experiment does not serve the treatment run"]})
+    return result.delta_ab if experiment.run_a_id == treatment.pk else -result.delta_ab
+
+
+def compares(experiment: InterleavingExperiment, baseline_id: int | None, treatment_id: int | None) -> bool:
+    """Whether the interleaving experiment's two runs are exactly the baseline and the treatment: the one
+    rule of which experiment's result may be a tracked experiment's online delta (`interleaving_delta`
+    refuses the others; the tracker's forms list only these, comparing the runs in their templates)."""
+    return {experiment.run_a_id, experiment.run_b_id} == {baseline_id, treatment_id}
 
 
 def _finite(value: float | None, field: str) -> float | None:
@@ -177,9 +192,9 @@ def _apply_online(
     if interleaving is not None and online_delta is not None:
         raise ValidationError({"online_delta": ["give an online delta or an interleaving result, not both"]})
     if interleaving is not None:
-        if experiment.treatment is None:
-            raise ValidationError({"interleaving": ["the treatment run no longer exists"]})
-        experiment.online_delta = interleaving_delta(interleaving, experiment.treatment)
+        if experiment.baseline is None or experiment.treatment is None:
+            raise ValidationError({"interleaving": ["the baseline or the treatment run no longer exists"]})
+        experiment.online_delta = interleaving_delta(interleaving, experiment.baseline, experiment.treatment)
         experiment.online_metric = INTERLEAVING_METRIC
         experiment.interleaving = interleaving
         return
@@ -264,6 +279,20 @@ def import_online_deltas(
 
 
 @dataclass(frozen=True)
+class TrackedResult:
+    """The interleaving result a tracked experiment's online delta was taken from: a snapshot, kept when
+    its experiment computes newer ones, so the answer says which it is and whether it is still the latest
+    (re-enter the delta from the experiment's name to take the latest)."""
+
+    id: int
+    experiment: str  # the interleaving experiment's name
+    computed_at: str  # ISO 8601
+    source: str
+    latest: int  # the id of the experiment's latest result
+    newer: bool  # the experiment has a newer result than this one
+
+
+@dataclass(frozen=True)
 class TrackedBody:
     """A tracked ranking change as the API and the pages show it: its offline delta and (once entered) its
     online one."""
@@ -284,6 +313,7 @@ class TrackedBody:
     online_metric: str
     online_delta: float | None
     interleaving: int | None  # the interleaving result's id
+    interleaving_result: TrackedResult | None  # which result the online delta is, and whether a newer exists
     created_at: str  # ISO 8601
 
 
@@ -342,5 +372,23 @@ def tracked_body(experiment: TrackedExperiment) -> TrackedBody:
         online_metric=experiment.online_metric,
         online_delta=experiment.online_delta,
         interleaving=experiment.interleaving_id,
+        interleaving_result=tracked_result(experiment),
         created_at=experiment.created_at.isoformat(),
+    )
+
+
+def tracked_result(experiment: TrackedExperiment) -> TrackedResult | None:
+    """Which interleaving result `experiment`'s online delta is (None for an entered or imported one), with
+    its experiment's latest result beside it."""
+    result = experiment.interleaving
+    if result is None:
+        return None
+    latest = result.experiment.results.values_list("pk", flat=True).first()
+    return TrackedResult(
+        id=result.pk,
+        experiment=result.experiment.name,
+        computed_at=result.computed_at.isoformat(),
+        source=experiments.result_source(result),
+        latest=latest if latest is not None else result.pk,
+        newer=latest is not None and latest != result.pk,
     )

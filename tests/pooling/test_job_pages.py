@@ -147,7 +147,8 @@ def start(kind: str, pool: Pool, manager: User, capture: Any, tmp_path: Path) ->
     if kind == "click_log":
         log = click_log()
         own = ["pages", "impressions", "clicks", "cells", "queries", "unmapped_queries",
-               "unmapped_impressions", "unknown_objects"]  # fmt: skip
+               "unmapped_impressions", "unknown_objects", "unknown_impressions",
+               "unknown_clicks"]  # fmt: skip
         assert set(own) == set(log.counts) - {"loggers"} and reordered(list(log.counts), [*own, "loggers"])
         return Job.objects.get(kind=kind), own  # in the order the import wrote them, not jsonb's
     if kind == "propensity":

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import CommandParser
+from django.core.exceptions import ValidationError
+from django.core.management.base import CommandError, CommandParser
 
 from online import tracking
 from pooling.management.commands._base import ServiceCommand, get_collection
@@ -16,7 +17,10 @@ class Command(ServiceCommand):
         parser.add_argument("file")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        updated = tracking.import_online_deltas(
-            collection=get_collection(options["collection"]), path=options["file"]
-        )
+        try:
+            updated = tracking.import_online_deltas(
+                collection=get_collection(options["collection"]), path=options["file"]
+            )
+        except ValidationError as exc:  # each message names the file and line already (FILE:LINE: ...)
+            raise CommandError("\n".join(exc.messages)) from None
         self.stdout.write(f"{updated} experiments updated")
