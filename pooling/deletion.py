@@ -4,12 +4,16 @@ from __future__ import annotations
 
 from django.db import transaction
 
-from pooling.models import Collection, Run
+from pooling.models import Collection, Pool, Run
+from pooling.pool_build import remove_run
 
 
 def delete_run(*, run: Run) -> None:
-    """Delete a run and its rows (pools keep the items it contributed that have judgements)."""
+    """Delete a run and its rows, taking it out of every pool that uses it first (`remove_run`: the items
+    only it contributed go, unless they have a judgement, which stay), in one transaction."""
     with transaction.atomic():
+        for pool in Pool.objects.filter(pool_runs__run=run).order_by("pk"):
+            remove_run(pool=pool, run=run)
         run.delete()  # its rows go first, in one statement (Run.delete)
 
 

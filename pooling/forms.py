@@ -165,6 +165,23 @@ class PoolForm(forms.Form):
         return pool, runs
 
 
+class ManagerForm(forms.Form):
+    """A user made a manager of a collection or a pool, or taken off its managers (`remove`), by username;
+    who may be one, and that the last one stays, are `ownership`'s rules."""
+
+    username = forms.CharField(max_length=150)
+    remove = forms.BooleanField(required=False)
+
+    def clean_username(self) -> Any:
+        from django.contrib.auth import get_user_model
+
+        username = self.cleaned_data["username"]
+        user = get_user_model().objects.filter(username=username).first()
+        if user is None:
+            raise forms.ValidationError(f"no user named {username!r}")
+        return user
+
+
 class AddRunsForm(forms.Form):
     """Runs of the pool's collection that are not in the pool yet."""
 

@@ -29,7 +29,7 @@ from pooling.import_summary import (
     RunImportSummary,
     TopicsImportSummary,
 )
-from pooling.models import Collection, Document, Run, Topic
+from pooling.models import Collection, Document, Pool, Run, Topic
 
 Progress = Callable[[float, str], None]
 BATCH = 5000
@@ -268,10 +268,11 @@ def import_run(
     The file streams through in contiguous per-topic blocks (COPY on PostgreSQL); memory holds one
     topic's list, the collection's docid map and the set of topics seen (a run whose topics are
     interleaved is gathered by topic in memory instead, see `run_ranking.write_rows`). A name already
-    taken is refused unless `replace`, which swaps the rows of the existing run (pools that use it keep
-    their items). Unknown topics are errors unless `skip_unknown_topics` (then one warning with the
-    count); unknown documents are errors. A name outside the rule of `check_run_name` (given, or the
-    file's) is refused (PoolError, naming the field) before the file is read.
+    taken is refused unless `replace`, which swaps the rows of the existing run and, in the same
+    transaction, brings every built pool that uses it to what the new rows give (`_refresh_pools`).
+    Unknown topics are errors unless `skip_unknown_topics` (then one warning with the count); unknown
+    documents are errors. A name outside the rule of `check_run_name` (given, or the file's) is refused
+    (PoolError, naming the field) before the file is read.
     """
     started = time.monotonic()
     display = display_name or str(path)
@@ -306,6 +307,8 @@ def import_run(
         run.num_topics = summary.topics
         run.source_file = formats.client_name(display)
         run.save()
+        if existing:
+            summary.warnings.extend(_refresh_pools(run=run))
     if skipped:
         summary.warnings.append(
             f"{display}: skipped {sum(skipped.values())} rows of {len(skipped)} topics the collection "
@@ -313,6 +316,21 @@ def import_run(
         )
     summary.seconds = time.monotonic() - started
     return summary
+
+
+def _refresh_pools(*, run: Run) -> list[str]:
+    """After `run`'s rows were replaced: each built pool that uses it brought to its new rows
+    (`pool_build.refresh_run`, which keeps judged items); a line per pool, for the import's warnings."""
+    from pooling.pool_build import refresh_run  # pool_build imports this module (Progress)
+
+    lines = []
+    for pool in Pool.objects.filter(pool_runs__run=run, status=Pool.Status.BUILT).order_by("pk"):
+        done = refresh_run(pool=pool, run=run)
+        lines.append(
+            f"pool {pool.name!r} uses run {run.name!r}: brought to its new rows ({done.items_added:,} items "
+            f"added, {done.items_removed:,} unjudged items removed; judged items are kept)"
+        )
+    return lines
 
 
 def import_file(

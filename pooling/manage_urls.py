@@ -1,4 +1,5 @@
-"""The manager's campaign pages: collections and uploads, creating a pool, adding runs to one."""
+"""The manager's campaign pages: collections (their uploads, runs and managers), creating a pool, adding
+runs to one and taking one out."""
 
 from __future__ import annotations
 
@@ -12,6 +13,9 @@ urlpatterns = [
     path("collections/<slug:name>/", views.collection_detail, name="collection"),
     path("collections/<slug:name>/pools/new/", views.pool_create, name="pool-create"),
     path("collections/<slug:name>/pools/preview/", views.pool_preview, name="pool-preview"),
+    path("collections/<slug:name>/managers/", views.collection_managers, name="collection-managers"),
+    path("collections/<slug:name>/runs/<path:run>/delete/", views.collection_delete_run, name="delete-run"),
     path("pools/<slug:name>/runs/add/", views.pool_add_runs, name="add-runs"),
     path("pools/<slug:name>/runs/preview/", views.pool_add_runs_preview, name="add-runs-preview"),
+    path("pools/<slug:name>/runs/<path:run>/remove/", views.pool_remove_run, name="remove-run"),
 ]

@@ -1,5 +1,5 @@
-"""The manager's campaign pages: collections and their uploads, creating a pool with a live size and cost
-preview, and adding runs to a pool with the preview of what they bring.
+"""The manager's campaign pages: collections (their uploads, runs and managers), creating a pool with a live
+size and cost preview, adding runs to a pool with the preview of what they bring, and taking one out.
 
 Thin views: each gets its object through `pooling.permissions` (`managed_collection`, `managed_pool`: 403
 without the manager role, 404 for someone else's), validates with a form of `pooling.forms`, and calls one
@@ -8,16 +8,19 @@ service. The previews call `pool_reads.estimate_pool`, the function `create_pool
 from __future__ import annotations
 
 from django.contrib import messages
+from django.core.exceptions import NON_FIELD_ERRORS
 from django.db.models import Count
 from django.http import HttpRequest, HttpResponse
-from django.shortcuts import redirect, render
-from django.views.decorators.http import require_GET, require_http_methods
+from django.shortcuts import get_object_or_404, redirect, render
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
+from pooling import deletion, imports, jobs, ownership, pool_build, pool_reads, stats
 from pooling import errors as pooling_errors
-from pooling import imports, jobs, pool_build, pool_reads
 from pooling.forms import AddRunsForm, CollectionForm, PoolForm, UploadForm
-from pooling.models import Collection, Job, Pool
+from pooling.models import Collection, Job, Pool, PoolRun, Run
 from pooling.permissions import managed_collection, managed_pool, manager_required, may_open_collection
+from pooling.pool_build import PoolOptions
+from pooling.views import change_managers
 
 #: Import jobs listed on a collection's page.
 RECENT_JOBS = 10
@@ -75,6 +78,7 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
             "runs": collection.runs.count(),
         },
         "runs": collection.runs.order_by("name"),
+        "managers": ownership.manager_names(owned=collection),
         "pools": collection.pools.managed_by(request.user).order_by("name"),
         # only the jobs whose page the user may open (`visible_to`): a pool's of a pool they manage
         "jobs": Job.objects.visible_to(request.user)
@@ -112,12 +116,28 @@ def pool_preview(request: HttpRequest, name: str) -> HttpResponse:
     return render(request, "setup/_pool_preview.html", _preview(form))
 
 
+#: The fields the preview's figures are read from: while one of them has an error, the preview says what
+#: to fix instead of showing figures for settings the form would not create.
+PREVIEWED_FIELDS = {"runs", *PoolOptions.names(), NON_FIELD_ERRORS}
+
+
 def _preview(form: PoolForm) -> dict[str, object]:
     if not form.is_bound:
         return {"estimate": None}
     form.is_valid()
+    problems = [
+        {"field": form[field].label if field in form.fields else "", "message": message}
+        for field, messages_ in form.errors.items()
+        for message in messages_
+    ]
+    if PREVIEWED_FIELDS.intersection(form.errors):
+        return {"estimate": None, "problems": problems}
     pool, runs = form.unsaved_pool()
-    return {"estimate": pool_reads.estimate_pool(pool=pool, runs=runs, per_topic=True), "preview_pool": pool}
+    return {
+        "estimate": pool_reads.estimate_pool(pool=pool, runs=runs, per_topic=True),
+        "preview_pool": pool,
+        "problems": problems,
+    }
 
 
 @require_http_methods(["GET", "POST"])
@@ -160,3 +180,55 @@ def _added_preview(form: AddRunsForm, pool: Pool) -> dict[str, object]:
     if not form.is_bound or not form.is_valid():
         return {"added": None}
     return {"added": pool_reads.estimate_added_runs(pool=pool, runs=form.cleaned_data["runs"])}
+
+
+@require_http_methods(["GET", "POST"])
+@manager_required
+def pool_remove_run(request: HttpRequest, name: str, run: str) -> HttpResponse:
+    """Take a run out of the pool (`pool_build.remove_run`, what the API's DELETE calls): GET says what
+    goes and asks to confirm; POST does it."""
+    pool = managed_pool(request, name)
+    link = get_object_or_404(PoolRun.objects.select_related("run"), pool=pool, run__name=run)
+    if request.method == "POST":
+        summary = pool_build.remove_run(pool=pool, run=link.run)
+        removed = summary.items_removed
+        messages.success(
+            request,
+            f"Run {link.run.name} taken out of pool {pool.name}: {removed} unjudged "
+            f"item{'s' if removed != 1 else ''} only it contributed removed; judged items stay.",
+        )
+        return redirect("pooling:pool-detail", name=pool.name)
+    contribution = next((c for c in stats.run_contributions(pool) if c.run == link.run.name), None)
+    context = {"pool": pool, "run": link.run, "contribution": contribution}
+    return render(request, "setup/pool_remove_run.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@manager_required
+def collection_delete_run(request: HttpRequest, name: str, run: str) -> HttpResponse:
+    """Delete a run of the collection (`deletion.delete_run`, what the API's DELETE calls, for the
+    collection's managers as there): GET says what goes and asks to confirm; POST does it."""
+    collection = managed_collection(request, name)
+    target = get_object_or_404(Run, collection=collection, name=run)
+    if request.method == "POST":
+        deletion.delete_run(run=target)
+        messages.success(request, f"Run {run} deleted from collection {collection.name}.")
+        return redirect("setup:collection", name=collection.name)
+    pools = Pool.objects.filter(pool_runs__run=target).distinct()
+    context = {
+        "collection": collection,
+        "run": target,
+        "pools": pools.managed_by(request.user).order_by("name"),
+        "pool_count": pools.count(),
+    }
+    return render(request, "setup/collection_delete_run.html", context)
+
+
+@require_POST
+@manager_required
+def collection_managers(request: HttpRequest, name: str) -> HttpResponse:
+    """Add a manager (by username) to the collection, or take one off (`remove`)."""
+    collection = managed_collection(request, name)
+    if change_managers(request, owned=collection):
+        return redirect("setup:collection", name=collection.name)
+    return redirect("setup:collections")  # they took themselves off: the page is not theirs now

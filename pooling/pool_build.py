@@ -1,7 +1,9 @@
-"""Pools: create one, set its judgement plan, build it (depth-k union and provenance), add or remove runs.
+"""Pools: create one, set its judgement plan, build it (depth-k union and provenance), add or remove runs,
+follow a run whose rows were replaced.
 
-A little over 400 lines on purpose: building, adding and removing runs share the depth-k statements, the
-provenance rule and the topic count, and are kept in one module so that each stays written once."""
+Over 400 lines on purpose: building, adding, removing and replacing runs share the depth-k statements, the
+provenance rule, the removal of unjudged items left without provenance and the topic count, and are kept
+in one module so that each stays written once."""
 
 from __future__ import annotations
 
@@ -435,40 +437,68 @@ def add_runs(*, pool: Pool, runs: Iterable[Run], progress: Progress | None = Non
 
 def remove_run(*, pool: Pool, run: Run) -> BuildSummary:
     """Take a run out of a pool: its provenance goes, and the items only it contributed go too — unless
-    they have a judgement (those stay, judged evidence is never thrown away).
-
-    Both steps go from the pool's items, so their cost is the pool's, not the database's: the run's
-    provenance is looked for among the pool's items only (provenance has no index on the run, see
-    `Provenance`), and an item left without provenance is found by probing the (item, run) key once per
-    unjudged item of the pool, where a join would hash the provenance of every pool (2 s on a database of
-    a few large pools). The probe is kept a probe on PostgreSQL by `OFFSET 0`, which stops the planner
-    from turning the NOT EXISTS into that join.
-    """
+    they have a judgement (those stay, judged evidence is never thrown away). Deleting the run
+    (`deletion.delete_run`) takes it out of every pool this way first."""
     summary = BuildSummary()
+    with transaction.atomic():
+        PoolRun.objects.filter(pool=pool, run=run).delete()
+        _drop_provenance(pool=pool, run=run)
+        summary.items_removed = _drop_unjudged_orphans(pool=pool)
+    return summary
+
+
+def refresh_run(*, pool: Pool, run: Run) -> BuildSummary:
+    """After `run`'s rows were replaced (`imports.import_run`'s replace): bring a built `pool` that uses it
+    to what the new rows give, as `remove_run` and then `add_runs` would, in one step: the run's old
+    provenance goes, the depth-k lists of its new rows are added (`_add_items`: new documents become items,
+    every item in them gets its provenance), and the unjudged items left without provenance go. An item
+    that the old and the new rows both pool is kept as it is (its leases, its blind key, its draw); a
+    judged item stays, as in `remove_run`. A pool not built yet reads the new rows when it is."""
+    summary = BuildSummary()
+    with transaction.atomic():
+        locked = Pool.objects.select_for_update(no_key=True).filter(pk=pool.pk).only("status").first()
+        if locked is None or locked.status != Pool.Status.BUILT:
+            return summary
+        _drop_provenance(pool=pool, run=run)
+        summary.items_added, summary.provenance_added = _add_items(pool=pool, run_ids=[run.pk])
+        summary.items_removed = _drop_unjudged_orphans(pool=pool)
+        pool.built_at = timezone.now()
+        pool.save(update_fields=["built_at"])
+    summary.topics = topics_with_items(pool)
+    return summary
+
+
+def _drop_provenance(*, pool: Pool, run: Run) -> None:
+    """Delete `run`'s provenance among `pool`'s items: looked for from the pool's items, so the cost is the
+    pool's, not the database's (provenance has no index on the run, see `Provenance`)."""
+    Provenance.objects.filter(run=run, item_id__in=PoolItem.objects.filter(pool=pool).values("pk")).delete()
+
+
+def _drop_unjudged_orphans(*, pool: Pool) -> int:
+    """Delete `pool`'s items that no run contributes any more and nobody has judged; return how many.
+
+    An item left without provenance is found by probing the (item, run) key once per unjudged item of the
+    pool, where a join would hash the provenance of every pool (2 s on a database of a few large pools).
+    The probe is kept a probe on PostgreSQL by `OFFSET 0`, which stops the planner from turning the NOT
+    EXISTS into that join. The items are locked (and on PostgreSQL re-checked) so a judgement committing
+    meanwhile keeps its item."""
     item = PoolItem._meta.db_table
     prov = Provenance._meta.db_table
     fence = " OFFSET 0" if connection.vendor == "postgresql" else ""
     lock = " FOR UPDATE OF i" if connection.features.has_select_for_update_of else ""
-    with transaction.atomic():
-        PoolRun.objects.filter(pool=pool, run=run).delete()
-        Provenance.objects.filter(
-            run=run, item_id__in=PoolItem.objects.filter(pool=pool).values("pk")
-        ).delete()
-        # Locked (and on PostgreSQL re-checked) so a judgement committing meanwhile keeps its item.
-        with connection.cursor() as cursor:
-            cursor.execute(
-                f"""
-                SELECT i.id FROM {item} i
-                WHERE i.pool_id = %s AND i.num_judgements = 0
-                  AND NOT EXISTS (SELECT 1 FROM {prov} p WHERE p.item_id = i.id{fence}){lock}
-                """,
-                [pool.pk],
-            )  # fmt: skip
-            orphans = [row[0] for row in cursor.fetchall()]
-        _, deleted = PoolItem.objects.filter(pk__in=orphans).delete()
-        # delete() also counts the rows it cascades to (leases...): report the items only.
-        summary.items_removed = deleted.get(PoolItem._meta.label, 0)
-    return summary
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"""
+            SELECT i.id FROM {item} i
+            WHERE i.pool_id = %s AND i.num_judgements = 0
+              AND NOT EXISTS (SELECT 1 FROM {prov} p WHERE p.item_id = i.id{fence}){lock}
+            """,
+            [pool.pk],
+        )  # fmt: skip
+        orphans = [row[0] for row in cursor.fetchall()]
+    _, deleted = PoolItem.objects.filter(pk__in=orphans).delete()
+    # delete() also counts the rows it cascades to (leases...): the items only.
+    return deleted.get(PoolItem._meta.label, 0)
 
 
 @transaction.atomic

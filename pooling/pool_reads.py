@@ -99,9 +99,12 @@ def items_to_select(*, pool: Pool, candidates: int, selected_items: int) -> int:
 
 
 def estimate_added_runs(*, pool: Pool, runs: Iterable[Run]) -> dict[str, Any]:
-    """What adding `runs` to `pool` brings: the items (and their judgements and cost) that the depth-k
-    lists of the pool's runs together with `runs` have beyond those of the pool's runs alone — the
-    difference of two `estimate_pool` figures, so the same rule as the pool's own estimate."""
+    """What adding `runs` to `pool` brings: the items the pool gains — the documents that the depth-k lists
+    of the pool's runs together with `runs` have beyond those of the pool's runs alone, which is what
+    `add_runs` adds (for an adaptive pool, candidates) — and the judgements and cost its plan gains
+    (`planned_judgements`: an adaptive pool's budget caps them, so new candidates add none once its
+    candidates fill the budget). The difference of two `estimate_pool` figures, so the same rule as the
+    pool's own estimate."""
     current = list(Run.objects.filter(pk__in=pool.pool_runs.values("run_id")))
     present = {run.pk for run in current}
     new = [run for run in runs if run.pk not in present]
@@ -109,7 +112,7 @@ def estimate_added_runs(*, pool: Pool, runs: Iterable[Run]) -> dict[str, Any]:
     after = estimate_pool(pool=pool, runs=[*current, *new])
     return {
         "runs": [run.name for run in new],
-        "items": after["items"] - before["items"],
+        "items": after["candidates"] - before["candidates"],
         "judgements": after["judgements"] - before["judgements"],
         "cost": round(after["cost"] - before["cost"], 2),
     }

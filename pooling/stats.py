@@ -32,7 +32,7 @@ from decimal import Decimal
 from typing import Any
 
 from django.db import connection
-from django.db.models import Count, Q, Sum
+from django.db.models import Count, Exists, OuterRef, Q, Sum
 
 from pooling.models import JUDGED, Pool, PoolItem, PoolRun, Provenance, Run, RunRow
 from pooling.pool_reads import judgements_required
@@ -43,6 +43,7 @@ __all__ = [
     "TopicCount",
     "judgement_totals",
     "judgement_totals_of",
+    "kept_items",
     "overlap_matrix",
     "pool_progress",
     "pool_statistics",
@@ -173,6 +174,15 @@ def run_contributions(pool: Pool) -> list[RunContribution]:
         (RunContribution(runs[run_id], *counts.get(run_id, (0, 0))) for run_id in runs),
         key=lambda r: r.run,
     )
+
+
+def kept_items(pool: Pool) -> int:
+    """Items of the pool that no current run contributed (no provenance): kept for their judgements when
+    the runs that brought them were taken out (`pool_build.remove_run`). The runs table's last row; with
+    the runs' contributed items it accounts for every item of the pool. One NOT EXISTS probe of the
+    provenance's (item, run) key per item of the pool."""
+    contributed = Provenance.objects.filter(item=OuterRef("pk"))
+    return PoolItem.objects.filter(pool=pool).exclude(Exists(contributed)).count()
 
 
 def _pool_run_ids(pool: Pool) -> list[int]:

@@ -1,4 +1,5 @@
-"""Pool pages for managers: the list of pools with their progress, a pool's statistics, starting a build."""
+"""Pool pages for managers: the list of pools with their progress, a pool's statistics, starting a build,
+its managers (and the managers form a collection's page shares, `change_managers`)."""
 
 from __future__ import annotations
 
@@ -11,8 +12,9 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
 from pooling import charts, jobs, ownership, pool_reads, stats
+from pooling.forms import ManagerForm
 from pooling.jobs import active_build, latest_builds, start_build
-from pooling.models import Job, Pool
+from pooling.models import Collection, Job, Pool
 from pooling.permissions import managed_pool, manager_required, may_open_collection
 
 # A page showing a running build reloads itself this often (seconds): live progress without scripts.
@@ -73,6 +75,8 @@ def pool_detail(request: HttpRequest, name: str) -> HttpResponse:
         "runs_with_share": [
             {"run": r, "unique_percent": _percent(r.unique, r.contributed)} for r in statistics.runs
         ],
+        # items no current run contributed, kept for their judgements: the runs table's last row
+        "kept_items": stats.kept_items(pool) if statistics.items else 0,
         "estimate": pool_reads.estimate_pool(pool=pool) if pool.status != Pool.Status.BUILT else None,
         "percent": _percent(statistics.judged, statistics.selected),
         "heatmap": heatmap,
@@ -110,23 +114,34 @@ def pool_build(request: HttpRequest, name: str) -> HttpResponse:
 @manager_required
 def pool_managers(request: HttpRequest, name: str) -> HttpResponse:
     """Add a manager (by username) to the pool, or take one off (`remove`)."""
-    from django.contrib.auth import get_user_model
-
     pool = managed_pool(request, name, queryset=Pool.objects.all())
-    username = request.POST.get("username", "").strip()[:150]
-    user = get_user_model().objects.filter(username=username).first()
+    if change_managers(request, owned=pool):
+        return redirect("pooling:pool-detail", name=pool.name)
+    return redirect("pooling:pool-list")  # they took themselves off: the pool's page is not theirs now
+
+
+def change_managers(request: HttpRequest, *, owned: Collection | Pool) -> bool:
+    """The managers form (`ManagerForm`) of a pool's or a collection's page, through `ownership`'s
+    services (the API's), its outcome a message; answers whether the requesting user still manages
+    `owned` (`managed_by`, the rule that scopes its page): a manager who took themselves off is not sent
+    back to a page that is now a 404 to them."""
+    form = ManagerForm(request.POST)
+    kind = "pool" if isinstance(owned, Pool) else "collection"
+    if not form.is_valid():
+        for message in form.errors.get("username", []) or ["a username is needed"]:
+            messages.error(request, str(message))
+        return True
+    user, username = form.cleaned_data["username"], form.cleaned_data["username"].get_username()
     try:
-        if user is None:
-            raise ownership.OwnershipError(f"no user named {username!r}")
-        if "remove" in request.POST:
-            ownership.remove_manager(owned=pool, user=user)
-            messages.success(request, f"{username} no longer manages pool {pool.name}.")
+        if form.cleaned_data["remove"]:
+            ownership.remove_manager(owned=owned, user=user)
+            messages.success(request, f"{username} no longer manages {kind} {owned.name}.")
         else:
-            ownership.add_managers(owned=pool, users=[user])
-            messages.success(request, f"{username} manages pool {pool.name} now.")
+            ownership.add_managers(owned=owned, users=[user])
+            messages.success(request, f"{username} manages {kind} {owned.name} now.")
     except ownership.OwnershipError as exc:
         messages.error(request, str(exc))
-    return redirect("pooling:pool-detail", name=pool.name)
+    return type(owned).objects.managed_by(request.user).filter(pk=owned.pk).exists()
 
 
 # --------------------------------------------------------------------------------------------- jobs
@@ -163,8 +178,10 @@ def _collection_and_pool_links(job: Job, user: Any) -> list[dict[str, str]]:
             return links
         return [*links, {"label": f"pool {job.params.get('name') or pool_id} (deleted)"}]
     made = (job.result or {}).get("release")
-    if job.kind == Job.Kind.RELEASE and made:  # the release this job made
-        page, args, label = "campaigns:release", [pool.name, made], f"release {made} of {pool.name}"
+    if job.kind == Job.Kind.RELEASE and made:  # the release this job made, by its number in the pool
+        number = (job.result or {}).get("number")
+        label = f"release {number} of {pool.name}" if number else f"the release of {pool.name} it made"
+        page, args = "campaigns:release", [pool.name, made]
     elif job.kind == Job.Kind.RELEASE:
         page, args, label = "campaigns:releases", [pool.name], f"releases of {pool.name}"
     elif job.kind == Job.Kind.JUDGEMENTS:

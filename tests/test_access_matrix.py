@@ -506,6 +506,22 @@ ROUTES: dict[str, list[Call]] = {
         ),
     ],  # fmt: skip
     "setup:pool-preview": [Call("get", "/collections/{collection}/pools/preview/", PAGE_A)],
+    "setup:collection-managers": [
+        Call(
+            "post",
+            "/collections/{collection}/managers/",
+            "L 403 403 403 302 404 302",
+            data={"username": "manager-b"},
+        ),
+    ],
+    "setup:delete-run": [
+        Call("get", "/collections/{collection}/runs/gamma/delete/", PAGE_A),
+        Call("post", "/collections/{collection}/runs/gamma/delete/", "L 403 403 403 302 404 302"),
+    ],
+    "setup:remove-run": [
+        Call("get", "/pools/{pool}/runs/beta/remove/", PAGE_A),
+        Call("post", "/pools/{pool}/runs/beta/remove/", "L 403 403 403 302 404 302"),
+    ],
     "setup:add-runs": [Call("get", "/pools/{pool}/runs/add/", PAGE_A)],
     "setup:add-runs-preview": [Call("get", "/pools/{pool}/runs/preview/", PAGE_A)],
     "judging-setup:judging": [Call("get", "/pools/{pool}/judging/", PAGE_A)],

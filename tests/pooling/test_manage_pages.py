@@ -131,7 +131,9 @@ def test_it_previews_the_size_and_cost_that_create_pool_then_has(campaign, peopl
 def test_it_previews_with_partial_fields_and_refuses_a_bad_form_naming_the_field(campaign, people):
     owner = client_as(people["owner"])
     partial = owner.get(reverse("setup:pool-preview", kwargs={"name": "news"}), {"depth": "x"})
-    assert partial.status_code == 200 and partial.context["estimate"]["items"] == 0
+    # a depth that is not a number: the preview says so, not figures for the default depth
+    assert partial.status_code == 200 and partial.context["estimate"] is None
+    assert "Depth: Enter a whole number." in partial.content.decode()
     bad = owner.post(
         reverse("setup:pool-create", kwargs={"name": "news"}), _pool_fields(campaign.collection, depth="0")
     )
