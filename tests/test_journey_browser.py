@@ -286,7 +286,7 @@ def test_it_runs_a_whole_campaign_in_the_browser_as_a_non_staff_manager(browser,
     shoot(page, "job-release")
     releases = api(page, live_server, "/api/releases/?pool=trec-pool")
     release = releases.get("results", releases)[0]
-    page.get_by_role("link", name=f"release {release['id']} of trec-pool").click()  # the job made it
+    page.get_by_role("link", name=f"release {release['number']} of trec-pool").click()  # the job made it
     page.wait_for_url(f"{base}/campaigns/trec-pool/releases/{release['id']}/")
     shoot(page, "release")
     page.goto(f"{base}/campaigns/trec-pool/releases/")
