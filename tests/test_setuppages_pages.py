@@ -108,6 +108,8 @@ def test_it_deletes_a_run_of_the_collection_after_asking(pool, people):
     assert url in page
     asked = owner.get(url)
     assert asked.status_code == 200 and "1 pool uses it" in body(asked) and "news-pool" in body(asked)
+    # what deleting does to the pools (`deletion.delete_run` takes the run out of each as `remove_run` does)
+    assert "the items it alone contributed go if nobody judged them" in body(asked)
     assert Run.objects.filter(collection=pool.collection, name="beta").exists()
     deleted = owner.post(url, follow=True)
     assert deleted.redirect_chain[-1][0] == reverse("setup:collection", args=["news"])
