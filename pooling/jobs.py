@@ -37,6 +37,7 @@ from typing import Any
 from django.conf import settings
 from django.core.exceptions import PermissionDenied
 from django.db import close_old_connections, connection, transaction
+from django.db.models import QuerySet
 from django.utils import timezone
 
 from pooling.formats import client_name
@@ -177,13 +178,15 @@ def start_import(*, collection: Collection, kind: str, upload: Any, params: dict
     )
 
 
+def active_jobs_of(pool: Pool) -> QuerySet[Job]:
+    """The queued or running jobs of `pool` (every job about a pool names it in `params["pool"]`: a build,
+    runs added, a crowd import, a model judge, a release), newest first."""
+    return Job.objects.filter(params__pool=pool.pk, status__in=ACTIVE).order_by("-created_at", "-pk")
+
+
 def active_build(pool: Pool) -> Job | None:
     """The queued or running build job of `pool`, if any (the newest)."""
-    return (
-        Job.objects.filter(kind=Job.Kind.BUILD_POOL, params__pool=pool.pk, status__in=ACTIVE)
-        .order_by("-created_at", "-pk")
-        .first()
-    )
+    return active_jobs_of(pool).filter(kind=Job.Kind.BUILD_POOL).first()
 
 
 def latest_builds(pools: Iterable[Pool]) -> dict[int, Job]:

@@ -1,5 +1,5 @@
 """The manager's campaign pages: collections (their uploads, runs and managers), creating a pool, adding
-runs to one and taking one out."""
+runs to one and taking one out, deleting one nobody has judged."""
 
 from __future__ import annotations
 
@@ -18,4 +18,5 @@ urlpatterns = [
     path("pools/<slug:name>/runs/add/", views.pool_add_runs, name="add-runs"),
     path("pools/<slug:name>/runs/preview/", views.pool_add_runs_preview, name="add-runs-preview"),
     path("pools/<slug:name>/runs/<path:run>/remove/", views.pool_remove_run, name="remove-run"),
+    path("pools/<slug:name>/delete/", views.pool_delete, name="pool-delete"),
 ]

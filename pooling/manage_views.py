@@ -1,5 +1,6 @@
 """The manager's campaign pages: collections (their uploads, runs and managers), creating a pool with a live
-size and cost preview, adding runs to a pool with the preview of what they bring, and taking one out.
+size and cost preview, adding runs to a pool with the preview of what they bring, taking one out, and
+deleting a pool nobody has judged.
 
 Thin views: each gets its object through `pooling.permissions` (`managed_collection`, `managed_pool`: 403
 without the manager role, 404 for someone else's), validates with a form of `pooling.forms`, and calls one
@@ -17,7 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 from pooling import deletion, imports, jobs, ownership, pool_build, pool_reads, stats
 from pooling import errors as pooling_errors
 from pooling.forms import AddRunsForm, CollectionForm, PoolForm, UploadForm
-from pooling.models import Collection, Job, Pool, PoolRun, Run
+from pooling.models import Collection, Job, Pool, PoolItem, PoolRun, Run
 from pooling.permissions import managed_collection, managed_pool, manager_required, may_open_collection
 from pooling.pool_build import PoolOptions
 from pooling.views import change_managers
@@ -201,6 +202,35 @@ def pool_remove_run(request: HttpRequest, name: str, run: str) -> HttpResponse:
     contribution = next((c for c in stats.run_contributions(pool) if c.run == link.run.name), None)
     context = {"pool": pool, "run": link.run, "contribution": contribution}
     return render(request, "setup/pool_remove_run.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@manager_required
+def pool_delete(request: HttpRequest, name: str) -> HttpResponse:
+    """Delete a pool nobody has judged (`deletion.delete_pool`, what the API's DELETE calls): GET says
+    what goes and asks to confirm, or why the pool may not be deleted (`pool_deletion_refusal`); POST
+    does it, back to the pool list."""
+    pool = managed_pool(request, name)
+    if request.method == "POST":
+        try:
+            items = deletion.delete_pool(pool=pool)
+        except pooling_errors.PoolError as exc:
+            messages.error(request, str(exc))
+            return redirect("pooling:pool-detail", name=pool.name)
+        messages.success(
+            request,
+            f"Pool {pool.name} deleted with its {items} item{'s' if items != 1 else ''}; its runs stay in "
+            f"collection {pool.collection.name}.",
+        )
+        return redirect("pooling:pool-list")
+    context = {
+        "pool": pool,
+        "items": PoolItem.objects.filter(pool=pool).count(),
+        "runs": pool.runs.order_by("name"),
+        "refusal": deletion.pool_deletion_refusal(pool),
+        "collection_page": may_open_collection(request.user, pool.collection_id),
+    }
+    return render(request, "setup/pool_delete.html", context)
 
 
 @require_http_methods(["GET", "POST"])

@@ -1,4 +1,5 @@
-"""REST API of pools: configure, build, add and remove runs, statistics and the export.
+"""REST API of pools: configure, build, add and remove runs, statistics, the export, and deleting a pool
+nobody has judged.
 
 For pool managers and admins (a pool is seen by its managers only); raters never see runs, ranks or
 scores. Collections, runs, imports and jobs are `pooling.api`.
@@ -21,8 +22,8 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from labeling.bodies import BodySerializer
+from pooling import deletion, pool_build, pool_reads, stats
 from pooling import errors as pooling_errors
-from pooling import pool_build, pool_reads, stats
 from pooling.api import JobSerializer, ManagersMixin
 from pooling.jobs import active_build, latest_build, latest_builds, start_build
 from pooling.models import Collection, Pool, PoolRun, Run
@@ -193,7 +194,8 @@ class PlainTextRenderer(BaseRenderer):
 
 class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
     """Pools: configure (with the size and cost estimate), build (a job), add and remove runs, statistics,
-    the export and the managers. A pool's managers and admins only; a new pool is its creator's."""
+    the export, the managers, and delete one nobody has judged. A pool's managers and admins only; a new
+    pool is its creator's."""
 
     permission_classes = [IsManager]
     lookup_field = "name"
@@ -231,6 +233,18 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
             PoolDetailSerializer(pool, context=self.get_serializer_context()).data,
             status=status.HTTP_201_CREATED,
         )
+
+    @extend_schema(request=None, responses={204: None, 409: None})
+    def destroy(self, request: Request, name: str | None = None) -> Response:
+        """Delete a pool nobody has judged, with its items (`deletion.delete_pool`; its runs stay in the
+        collection): 204; 409 saying why while it is being built or once it holds judgements, gold
+        labels, adjudications or releases."""
+        pool = self.get_object()
+        try:
+            deletion.delete_pool(pool=pool)
+        except pooling_errors.PoolError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(request=None, responses={202: JobSerializer, 409: JobSerializer})
     @action(detail=True, methods=["post"])

@@ -1,5 +1,6 @@
-"""Pool pages for managers: the list of pools with their progress, a pool's statistics, starting a build,
-its managers (and the managers form a collection's page shares, `change_managers`)."""
+"""Pool pages for managers: the list of pools with their progress, a pool's statistics (and a link to
+delete it while nobody has judged it), starting a build, its managers (and the managers form a
+collection's page shares, `change_managers`)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_POST
 
-from pooling import charts, jobs, ownership, pool_reads, stats
+from pooling import charts, deletion, jobs, ownership, pool_reads, stats
 from pooling.forms import ManagerForm
 from pooling.jobs import active_build, latest_builds, start_build
 from pooling.models import Collection, Job, Pool
@@ -87,6 +88,8 @@ def pool_detail(request: HttpRequest, name: str) -> HttpResponse:
         "managers": ownership.manager_names(owned=pool),
         # a manager the pool is shared with may not manage its collection: its name is then plain text
         "collection_page": may_open_collection(request.user, pool.collection_id),
+        # the "Delete pool…" link only when deleting it is possible (nobody has judged it, no build runs)
+        "may_delete": deletion.pool_deletion_refusal(pool) is None,
         # the pool's jobs (builds, runs added, releases, ...) whose page the user may open: a finished job's
         # page is found here, not only by its URL
         "jobs": Job.objects.visible_to(request.user)

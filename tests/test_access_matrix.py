@@ -135,7 +135,11 @@ ROUTES: dict[str, list[Call]] = {
             data={"name": "fresh", "collection": "{collection}", "runs": ["alpha"]},
         ),
     ],  # fmt: skip
-    "pool-detail": [Call("get", "/api/pools/{pool}/", API_A)],
+    "pool-detail": [
+        Call("get", "/api/pools/{pool}/", API_A),
+        # pool A has judgements, gold and a release: its managers are told it is not deleted (409)
+        Call("delete", "/api/pools/{pool}/", "401 403 403 403 409 404 409"),
+    ],
     "pool-build": [Call("post", "/api/pools/{pool}/build/", "401 403 403 403 202 404 202")],
     "pool-add-runs": [Call("post", "/api/pools/{pool}/runs/", API_A, data={"runs": ["gamma"]})],
     "pool-remove-run": [Call("delete", "/api/pools/{pool}/runs/beta/", API_A)],
@@ -521,6 +525,11 @@ ROUTES: dict[str, list[Call]] = {
     "setup:remove-run": [
         Call("get", "/pools/{pool}/runs/beta/remove/", PAGE_A),
         Call("post", "/pools/{pool}/runs/beta/remove/", "L 403 403 403 302 404 302"),
+    ],
+    # pool A is judged: the page says why it is not deleted; a POST is refused with a message (302 back)
+    "setup:pool-delete": [
+        Call("get", "/pools/{pool}/delete/", PAGE_A),
+        Call("post", "/pools/{pool}/delete/", "L 403 403 403 302 404 302"),
     ],
     "setup:add-runs": [Call("get", "/pools/{pool}/runs/add/", PAGE_A)],
     "setup:add-runs-preview": [Call("get", "/pools/{pool}/runs/preview/", PAGE_A)],
