@@ -25,6 +25,7 @@ from pooling import deletion, imports, pool_build, pool_reads, stats
 from pooling.models import Collection, Pool, PoolItem, Provenance, Run
 from tests.conftest import client_for
 from tests.factories import every_manager, make_collection
+from tests.pooling.test_pools import expected_pool, stored_pool
 
 pytestmark = pytest.mark.django_db
 
@@ -61,34 +62,13 @@ def import_file(collection: Collection, name: str, path: Path, **options: Any) -
     return Run.objects.get(collection=collection, name=name)
 
 
-def ranked(lines: Lines) -> dict[str, list[str]]:
-    """The independent recount's order: score descending, then docid descending in byte order."""
-    by_topic: dict[str, list[tuple[float, bytes, str]]] = {}
-    for qid, docid, score in lines:
-        by_topic.setdefault(qid, []).append((score, docid.encode(), docid))
-    return {qid: [d for _, _, d in sorted(rows, reverse=True)] for qid, rows in by_topic.items()}
-
-
 def depth_union(runs: dict[str, Lines], k: int = DEPTH) -> dict[Key, set[tuple[str, int]]]:
-    """Each (qid, docid) in the depth-k union of `runs`, with the (run, rank) that put it there."""
-    pool: dict[Key, set[tuple[str, int]]] = {}
-    for name, lines in runs.items():
-        for qid, docids in ranked(lines).items():
-            for rank, docid in enumerate(docids[:k], 1):
-                pool.setdefault((qid, docid), set()).add((name, rank))
-    return pool
+    """Each (qid, docid) in the depth-k union of `runs`, with the (run, rank) that put it there, recounted
+    from the files' lines (`test_pools.expected_pool`, over every topic they hold)."""
+    return expected_pool(runs, k, {qid for lines in runs.values() for qid, _, _ in lines})
 
 
-def stored(pool: Pool) -> dict[Key, set[tuple[str, int]]]:
-    """The pool as stored: every item with its provenance (empty: kept for its judgement)."""
-    out: dict[Key, set[tuple[str, int]]] = {
-        key: set() for key in PoolItem.objects.filter(pool=pool).values_list("topic__qid", "document__docid")
-    }
-    for qid, docid, run, rank in Provenance.objects.filter(item__pool=pool).values_list(
-        "item__topic__qid", "item__document__docid", "run__name", "rank"
-    ):
-        out[(qid, docid)].add((run, rank))
-    return out
+stored = stored_pool  # the pool as stored: every item with its provenance (empty: kept for its judgement)
 
 
 def contributions(union: dict[Key, set[tuple[str, int]]]) -> dict[str, tuple[int, int]]:
