@@ -91,6 +91,7 @@ class GradeFormSet(BaseInlineFormSet):
                 allow_unrateable=self.instance.allow_unrateable,
                 unrateable_key=self.instance.unrateable_key,
             )
+            rubrics.check_pools_gaps(self.instance, grades)
         except errors.JudgingError as exc:
             raise ValidationError(str(exc)) from None
 

@@ -24,7 +24,7 @@ from judgements.models import (
     Judging,
     Rubric,
 )
-from judgements.rubrics import default_rubric
+from judgements.rubrics import default_rubric, widest_gap_of
 from pooling.models import Pool, column_problems
 
 
@@ -110,11 +110,8 @@ DEFAULT_ADJUDICATION_GAP = 2
 
 
 def widest_gap(rubric: Rubric) -> int:
-    """The widest adjudication gap `rubric` allows: its highest grade minus its lowest, the largest spread
-    two raters' grades can have; 1 (the column's least) for a one-grade rubric, whose raters can differ
-    only by unrateable beside a grade, which disputes an item at any gap (`adjudication.queue_rows`)."""
-    labels = rubric.labels
-    return max(labels[-1] - labels[0], 1) if labels else 1
+    """The widest adjudication gap `rubric` allows (`rubrics.widest_gap_of` its grades)."""
+    return widest_gap_of(rubric.labels)
 
 
 def default_adjudication_gap(rubric: Rubric) -> int:

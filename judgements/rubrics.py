@@ -11,6 +11,7 @@ from judgements.errors import JudgingError
 from judgements.models import (
     Facet,
     Grade,
+    Judging,
     Rubric,
 )
 
@@ -102,6 +103,31 @@ def _check_grades(
         raise JudgingError(f"keys {sorted(reserved)} are reserved (u revise, s skip, n note)", field="grades")
 
 
+def widest_gap_of(values: Sequence[int]) -> int:
+    """The widest adjudication gap grades `values` allow: the highest minus the lowest, the largest spread
+    two raters' grades can have; 1 (the column's least) for one grade, whose raters can differ only by
+    unrateable beside a grade, which disputes an item at any gap (`adjudication.queue_rows`)."""
+    return max(max(values) - min(values), 1) if values else 1
+
+
+def check_pools_gaps(rubric: Rubric, grades: Sequence[Mapping[str, Any]]) -> None:
+    """JudgingError naming ``grades`` when `grades`, put in place of `rubric`'s, would leave a pool judged on
+    it with an adjudication gap wider than they allow (`widest_gap_of`): no item of that pool would go to
+    adjudication for its grades. The pool's gap is lowered on its set-up first (the rule a set-up's change
+    of rubric or gap meets: `membership.check_adjudication_gap`)."""
+    if rubric.pk is None:
+        return
+    widest = widest_gap_of([int(g["value"]) for g in grades])
+    wide = Judging.objects.filter(rubric=rubric, adjudication_gap__gt=widest).select_related("pool")
+    names = [f"{judging.pool.name} ({judging.adjudication_gap})" for judging in wide.order_by("pool__name")]
+    if names:
+        raise JudgingError(
+            f"these grades allow an adjudication gap of at most {widest}, and pools judged on {rubric} have "
+            f"wider ones: {', '.join(names)}; lower their gap on their judging set-up first",
+            field="grades",
+        )
+
+
 def default_rubric() -> Rubric:
     """The four-grade TREC scale (3 perfect … 0 not relevant), created on first use."""
     rubric = Rubric.objects.filter(name="relevance-4").order_by("-version").first()
@@ -135,6 +161,8 @@ def update_rubric(
             allow_unrateable=allow,
             unrateable_key=rubric.unrateable_key,
         )
+    if grades is not None:
+        check_pools_gaps(rubric, grades)
     with transaction.atomic():
         if description is not None:
             rubric.description = description
