@@ -76,7 +76,8 @@ def _detail_page(
                 y_label="impressions",
                 decimals=0,
             )  # fmt: skip
-    # The planner's defaults: what this experiment's own traffic shows so far.
+    # The planner's defaults: what this experiment's own traffic shows so far; with none yet, every
+    # impression clicked and none tied (the page says they are placeholders, not figures of its traffic).
     clicked = (data["wins_a"] + data["wins_b"] + data["ties"]) if data else 0
     tie_default = round(data["ties"] / clicked, 3) if data and clicked else 0.0
     click_default = round(clicked / data["impressions"], 3) if data and data["impressions"] else 1.0
@@ -87,7 +88,8 @@ def _detail_page(
     # a reader of the collection (a manager of a pool built on it) sees the result, and no form
     may_change = InterleavingExperiment.objects.managed_by(request.user).filter(pk=experiment.pk).exists()
     context = {"experiment": experiment, "data": data, "figure": figure, "queries": queries,
-               "plan": plan, "plan_form": plan_form,
+               "plan": plan, "plan_form": plan_form, "plan_defaults": defaults,
+               "plan_from_traffic": bool(data and data["impressions"]),
                "unmapped": serving.unmapped_queries(experiment), "may_change": may_change,
                "values": values if values is not None else experiment_input.result_defaults(),
                "errors": errors or {},

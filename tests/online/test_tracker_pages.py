@@ -91,3 +91,15 @@ def test_it_shows_nothing_of_it_to_raters_or_other_managers(world, rater):
     assert other.get("/online/interleaving/ab/").status_code == 404
     assert "change-1" not in other.get("/online/tracker/").content.decode()
     assert ">ab<" not in other.get("/online/interleaving/").content.decode()
+
+
+def test_the_planner_says_where_its_shares_come_from(world, manager):
+    """With no result the shares are placeholders (every impression clicked, none tied) and the page says
+    so; with a result they start as its traffic (8 of 12 impressions clicked, none tied), named."""
+    client = logged_in(manager)
+    before = client.get("/online/interleaving/ab/").content.decode()
+    assert "No traffic yet: the shares start as placeholders" in before
+    assert client.post("/online/interleaving/ab/compute/").status_code == 302
+    after = client.get("/online/interleaving/ab/").content.decode()
+    assert "No traffic yet" not in after
+    assert "traffic so far: 12 impressions, a share 0.667 of them with a click, 0.0 of those tied" in after

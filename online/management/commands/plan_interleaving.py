@@ -14,9 +14,18 @@ class Command(ServiceCommand):
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument("--delta", type=float, required=True, help="the Δ_AB to detect, e.g. 0.02")
         parser.add_argument(
-            "--tie-share", type=float, default=0.0, help="share of clicked impressions that tie"
+            "--tie-share",
+            type=float,
+            default=0.0,
+            help="share of clicked impressions that tie (default 0: none; set it from your logs)",
         )
-        parser.add_argument("--click-rate", type=float, default=1.0, help="share of impressions with a click")
+        parser.add_argument(
+            "--click-rate",
+            type=float,
+            default=1.0,
+            help="share of impressions with a click (default 1: every one, which plans too few for real "
+            "traffic; set it from your logs)",
+        )
         parser.add_argument(
             "--alpha", type=float, default=preference.ALPHA, help="the test's level (default: %(default)s)"
         )
