@@ -18,6 +18,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from labeling.api import validated
+from labeling.bodies import BodySerializer
 from labeling.parsers import JSONParser
 from online import jobs, propensity, relevance, services
 from online.logformats import MAX_POSITION
@@ -111,9 +112,9 @@ class ClickLabelSetSerializer(serializers.ModelSerializer):
                   "thresholds", "bootstrap", "agreement", "warnings", "created_at"]  # fmt: skip
 
 
-class ClickReleaseSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    manifest = serializers.JSONField()
+class ClickReleaseSerializer(BodySerializer):
+    class Meta:
+        dataclass = services.ClickReleaseBody
 
 
 class ClickLabelSerializer(serializers.ModelSerializer):
@@ -276,7 +277,7 @@ class ClickLabelSetViewSet(viewsets.ReadOnlyModelViewSet):
             release = services.release_click_labels(label_set=self.get_object(), user=request.user)
         except Refused as exc:
             raise _refused("agreement", exc) from None
-        return Response({"id": release.pk, "manifest": release.manifest}, status=status.HTTP_201_CREATED)
+        return Response(services.click_release_dict(release), status=status.HTTP_201_CREATED)
 
 
 def register(router: Any) -> None:

@@ -158,7 +158,7 @@ class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
         params = ImpressionSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         impression = experiments.log_impression(experiment=experiment, **params.validated_data)
-        return Response({"id": impression.pk, "outcome": impression.outcome}, status=status.HTTP_201_CREATED)
+        return Response(experiments.impression_logged(impression), status=status.HTTP_201_CREATED)
 
     @extend_schema(
         parameters=[NAME],
@@ -290,7 +290,7 @@ class TrackerViewSet(PagedViewSetMixin, viewsets.ViewSet):
             updated = tracking.import_online_deltas(
                 collection=collection, path=handle.name, display=upload.name, user=request.user
             )
-        return Response({"updated": updated})
+        return Response(dataclasses.asdict(tracking.DeltasImported(updated=updated)))
 
 
 def _id(pk: str | None) -> int:

@@ -1,10 +1,11 @@
 """What the interleaving and tracker endpoints answer, for the OpenAPI schema (`online.experiment_api`).
 
 Each body is declared once, as a dataclass beside the code that makes it (`experiments.ResultBody`,
-`experiments.ExperimentBody`, `tracking.TrackedBody`, `tracking.CorrelationGroup`, `preference.PowerPlan`);
-the serializers here read their fields and description from it (`labeling.bodies`), adding only what a
-type cannot say: a help text, a date-time written as a string (a test, tests/test_openapi_truth.py, validates
-real answers against the schema they make)."""
+`experiments.ExperimentBody`, `experiments.ImpressionLogged`, `tracking.TrackedBody`,
+`tracking.CorrelationGroup`, `tracking.DeltasImported`, `preference.PowerPlan`); the serializers here read
+their fields and description from it (`labeling.bodies`), adding only what a type cannot say: a help text,
+a date-time written as a string (a test, tests/test_openapi_truth.py, validates real answers against the
+schema they make)."""
 
 from __future__ import annotations
 
@@ -32,9 +33,9 @@ class InterleavingExperimentSerializer(BodySerializer):
     result = InterleavingResultSerializer(allow_null=True)
 
 
-class ImpressionLoggedSerializer(serializers.Serializer):
-    id = serializers.IntegerField()
-    outcome = serializers.CharField()
+class ImpressionLoggedSerializer(BodySerializer):
+    class Meta:
+        dataclass = experiments.ImpressionLogged
 
 
 class PowerPlanSerializer(BodySerializer):
@@ -58,8 +59,9 @@ class TrackedExperimentSerializer(BodySerializer):
     created_at = serializers.DateTimeField()
 
 
-class DeltasImportedSerializer(serializers.Serializer):
-    updated = serializers.IntegerField()
+class DeltasImportedSerializer(BodySerializer):
+    class Meta:
+        dataclass = tracking.DeltasImported
 
 
 class CorrelationGroupSerializer(BodySerializer):

@@ -182,6 +182,20 @@ def log_impression(*, experiment: InterleavingExperiment, **shown: Any) -> Inter
     return row
 
 
+@dataclass(frozen=True)
+class ImpressionLogged:
+    """An impression logged back, as the API answers it: its id and the outcome credited to it (`A`, `B`,
+    `tie`, or `none`: no click)."""
+
+    id: int
+    outcome: str
+
+
+def impression_logged(impression: InterleavedImpression) -> dict[str, Any]:
+    """A logged impression as the API answers it (`ImpressionLogged`)."""
+    return asdict(ImpressionLogged(id=impression.pk, outcome=impression.outcome))
+
+
 def compute_result(
     *, experiment: InterleavingExperiment, resamples: int = 2000, level: float = 0.95, seed: int = 0
 ) -> InterleavingResult:

@@ -26,6 +26,7 @@ from rest_framework import serializers, status
 from rest_framework.views import APIView
 
 from labeling import plain_api
+from labeling.bodies import BodySerializer
 from online import serving
 from online.experiment_api import InterleavingThrottle
 
@@ -45,6 +46,11 @@ class RankingQuerySerializer(serializers.Serializer):
     user = serializers.CharField(max_length=200, help_text="the searcher's (pseudonymous) id")
 
 
+class InterleavedListSerializer(BodySerializer):
+    class Meta:
+        dataclass = serving.InterleavedList
+
+
 class _RankingSchema(APIView):
     @extend_schema(
         operation_id="interleaving_ranking_retrieve",
@@ -53,16 +59,7 @@ class _RankingSchema(APIView):
             RankingQuerySerializer,
         ],
         responses={
-            200: inline_serializer(
-                "InterleavedList",
-                {
-                    "experiment": serializers.CharField(),
-                    "qid": serializers.CharField(),
-                    "method": serializers.CharField(),
-                    "docids": serializers.ListField(child=serializers.CharField()),
-                    "teams": serializers.ListField(child=serializers.CharField()),
-                },
-            ),
+            200: InterleavedListSerializer,
             404: inline_serializer(
                 "UnmappedQuery",
                 {
@@ -95,12 +92,5 @@ def ranking(request: HttpRequest, caller: User, name: str) -> HttpResponse:
         )
     except serving.UnmappedQuery as exc:
         return plain_api.answer({"detail": str(exc), "q": exc.text}, status.HTTP_404_NOT_FOUND, allow=ALLOW)
-    shown = serving.serve(experiment=experiment, qid=qid, user=request.GET.get("user", ""))
-    data = {
-        "experiment": experiment.name,
-        "qid": qid,
-        "method": experiment.method,
-        "docids": shown.docids,
-        "teams": shown.teams,
-    }
+    data = serving.interleaved_list(experiment=experiment, qid=qid, user=request.GET.get("user", ""))
     return plain_api.answer(data, status.HTTP_200_OK, allow=ALLOW)

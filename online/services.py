@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
@@ -331,6 +332,21 @@ def agreement_with_humans(label_set: ClickLabelSet) -> dict[str, Any]:
     else:
         result.update(kappa=None, kappa_linear=None, alpha_ordinal=None, confusion=[], band="undefined")
     return result
+
+
+@dataclass(frozen=True)
+class ClickReleaseBody:
+    """A click-label release as the API answers it: its id and its manifest (`release_click_labels` writes
+    it: the source, the log, the estimator, θ, the thresholds, the agreement with the human judgements,
+    the number of labels and the files' SHA-256)."""
+
+    id: int
+    manifest: dict[str, Any]
+
+
+def click_release_dict(release: ClickRelease) -> dict[str, Any]:
+    """A click-label release as the API answers it (`ClickReleaseBody`)."""
+    return asdict(ClickReleaseBody(id=release.pk, manifest=release.manifest))
 
 
 def release_click_labels(*, label_set: ClickLabelSet, user: Any = None) -> ClickRelease:

@@ -15,6 +15,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Hashable
+from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
 from django.core.exceptions import ValidationError
@@ -257,6 +258,30 @@ def serve(*, experiment: InterleavingExperiment, qid: str, user: str) -> interle
         rng=_coin(experiment, user, qid),
         identical_prefix=experiment.identical_prefix,
     )
+
+
+@dataclass(frozen=True)
+class InterleavedList:
+    """The interleaved list of a query for a searcher, as the search path answers it (`interleaved_list`):
+    the experiment, the topic (which the front end logs back with the impression), the method, the
+    documents in order and the team of each position (A, B, or - for the shared top)."""
+
+    experiment: str
+    qid: str
+    method: str
+    docids: tuple[str, ...]
+    teams: tuple[str, ...]
+
+
+def interleaved_list(*, experiment: InterleavingExperiment, qid: str, user: str) -> dict[str, Any]:
+    """`serve`'s list as the search path answers it (`InterleavedList`)."""
+    shown = serve(experiment=experiment, qid=qid, user=user)
+    body = InterleavedList(
+        experiment=experiment.name, qid=qid, method=experiment.method, docids=shown.docids, teams=shown.teams
+    )
+    # its fields are strings and tuples of strings, immutable: a shallow copy is `asdict`'s answer, without
+    # the deep copy of each string that `asdict` makes (some 20 µs for ten documents, on the search path)
+    return dict(vars(body))
 
 
 def forget_access() -> None:

@@ -219,6 +219,14 @@ def set_online_delta(
     return experiment
 
 
+@dataclass(frozen=True)
+class DeltasImported:
+    """What importing a file of online deltas did (`import_online_deltas`): the number of tracked
+    experiments it updated."""
+
+    updated: int
+
+
 def import_online_deltas(
     *, collection: Collection, path: Path | str, display: str | None = None, user: Any = None
 ) -> int:

@@ -6,6 +6,7 @@ Everything here is for pool managers and admins: raters never see runs, ranks or
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from typing import Any
 
 from django.shortcuts import get_object_or_404
@@ -19,10 +20,11 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from labeling.bodies import BodySerializer
 from pooling import deletion, formats, imports, ownership
 from pooling import errors as pooling_errors
 from pooling.jobs import retry_job, start_import
-from pooling.models import Collection, Document, Job, Run, Topic
+from pooling.models import Collection, Document, Job, RankedList, RankedRow, Run, Topic
 from pooling.permissions import IsManager
 
 
@@ -132,23 +134,20 @@ class UsernamesSerializer(serializers.Serializer):
     )
 
 
-class ManagersSerializer(serializers.Serializer):
-    """The managers of a collection or pool: a handful of usernames (a plain list, not a page)."""
-
-    managers = serializers.ListField(child=serializers.CharField())
-
-
-class RankedRowSerializer(serializers.Serializer):
-    rank = serializers.IntegerField()
-    docid = serializers.CharField()
-    score = serializers.FloatField()
+class ManagersSerializer(BodySerializer):
+    class Meta:
+        dataclass = ownership.Managers
 
 
-class RankedListSerializer(serializers.Serializer):
-    """One topic's ranked list of a run: as deep as the run (its depth per topic), whole, not a page."""
+class RankedRowSerializer(BodySerializer):
+    class Meta:
+        dataclass = RankedRow
 
-    run = serializers.CharField()
-    qid = serializers.CharField()
+
+class RankedListSerializer(BodySerializer):
+    class Meta:
+        dataclass = RankedList
+
     results = RankedRowSerializer(many=True)
 
 
@@ -165,7 +164,7 @@ class ManagersMixin:
         """The managers (usernames); POST `{"usernames": [...]}` adds users who hold the manager role."""
         owned = self.get_object()  # type: ignore[attr-defined]  # a mixin of GenericViewSet
         if request.method == "GET":
-            return Response({"managers": ownership.manager_names(owned=owned)})
+            return Response(asdict(ownership.Managers(managers=ownership.manager_names(owned=owned))))
         form = UsernamesSerializer(data=request.data)
         form.is_valid(raise_exception=True)
         from django.contrib.auth import get_user_model
@@ -179,7 +178,7 @@ class ManagersMixin:
             names = ownership.add_managers(owned=owned, users=[users[username] for username in wanted])
         except ownership.OwnershipError as exc:
             raise ValidationError({"usernames": [str(exc)]}) from None
-        return Response({"managers": names})
+        return Response(asdict(ownership.Managers(managers=names)))
 
     @extend_schema(request=None, responses={200: ManagersSerializer})
     @action(
@@ -193,7 +192,7 @@ class ManagersMixin:
             names = ownership.remove_manager(owned=owned, user=user)
         except ownership.OwnershipError as exc:
             raise ValidationError({"username": [str(exc)]}) from None
-        return Response({"managers": names})
+        return Response(asdict(ownership.Managers(managers=names)))
 
 
 class CollectionViewSet(
@@ -330,12 +329,7 @@ class RunViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet):
         """One topic's ranked list in trec_eval order."""
         run = self.get_object()
         topic = get_object_or_404(Topic, collection=run.collection_id, qid=qid)
-        rows = run.ranked_list(topic)
-        return Response(
-            {"run": run.name, "qid": qid, "results": [
-                {"rank": rank, "docid": docid, "score": score} for rank, (docid, score) in enumerate(rows, 1)
-            ]}
-        )  # fmt: skip
+        return Response(asdict(run.ranked_list_body(topic)))
 
 
 class JobViewSet(viewsets.ReadOnlyModelViewSet):

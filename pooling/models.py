@@ -7,6 +7,7 @@ the item rules), each model short, read together; one module is where Django and
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from django.conf import settings
@@ -226,6 +227,25 @@ class RunQuerySet(models.QuerySet["Run"]):
         return [runs[name] for name in wanted]
 
 
+@dataclass(frozen=True)
+class RankedRow:
+    """One document of a ranked list: its trec_eval rank (1 = first), docid and score."""
+
+    rank: int
+    docid: str
+    score: float
+
+
+@dataclass(frozen=True)
+class RankedList:
+    """One topic's ranked list of a run, in trec_eval order (`Run.ranked_list_body`): as deep as the run
+    (its depth per topic), whole, not a page."""
+
+    run: str
+    qid: str
+    results: list[RankedRow]
+
+
 class Run(models.Model):
     collection = models.ForeignKey(Collection, on_delete=models.CASCADE, related_name="runs", db_index=False)
     name = models.CharField(max_length=200)
@@ -262,6 +282,14 @@ class Run(models.Model):
             .values_list("document__docid", "score")
         )
         return list(rows)
+
+    def ranked_list_body(self, topic: Topic) -> RankedList:
+        """`ranked_list` of one topic, each document with its rank, as the API answers it."""
+        rows = self.ranked_list(topic)
+        results = [
+            RankedRow(rank=rank, docid=docid, score=score) for rank, (docid, score) in enumerate(rows, 1)
+        ]
+        return RankedList(run=self.name, qid=topic.qid, results=results)
 
 
 _M = TypeVar("_M", bound=models.Model)

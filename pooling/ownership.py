@@ -8,6 +8,7 @@ collection's creator is made its first manager by `imports.create_collection` / 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -57,6 +58,14 @@ def remove_manager(*, owned: Collection | Pool, user: Any) -> list[str]:
         )
     locked.managers.remove(user)
     return manager_names(owned=locked)
+
+
+@dataclass(frozen=True)
+class Managers:
+    """The managers of a collection or pool, as the API answers them: a handful of usernames, sorted (a
+    plain list, not a page)."""
+
+    managers: list[str]
 
 
 def manager_names(*, owned: Collection | Pool) -> list[str]:

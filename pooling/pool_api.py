@@ -142,39 +142,25 @@ class RunsChangedSerializer(BodySerializer):
     runs = serializers.ListField(child=serializers.CharField())
 
 
-class TopicCountSerializer(serializers.Serializer):
-    qid = serializers.CharField()
-    items = serializers.IntegerField()
-    selected = serializers.IntegerField()
-    judged = serializers.IntegerField()
+class TopicCountSerializer(BodySerializer):
+    class Meta:
+        dataclass = stats.TopicCount
 
 
-class RunContributionSerializer(serializers.Serializer):
-    run = serializers.CharField()
-    contributed = serializers.IntegerField()
-    unique = serializers.IntegerField()
+class RunContributionSerializer(BodySerializer):
+    class Meta:
+        dataclass = stats.RunContribution
 
 
-class PoolStatisticsSerializer(serializers.Serializer):
-    """`stats.PoolStatistics.as_dict()` and the leave-one-run-out report's address: one object whose lists
-    are the pool's topics and runs (whole, not pages: the overlap matrix needs every run)."""
+class PoolStatisticsSerializer(BodySerializer):
+    class Meta:
+        dataclass = stats.PoolStatistics
+        extra_kwargs = {
+            "overlap": {"help_text": "the Jaccard overlap of each pair of runs: {run: {run: jaccard}}"}
+        }
 
-    pool = serializers.CharField()
     topics = TopicCountSerializer(many=True)
     runs = RunContributionSerializer(many=True)
-    overlap_runs = serializers.ListField(child=serializers.CharField())
-    overlap = serializers.DictField(
-        child=serializers.DictField(child=serializers.FloatField()),
-        help_text="the Jaccard overlap of each pair of runs: {run: {run: jaccard}}",
-    )
-    items = serializers.IntegerField()
-    selected = serializers.IntegerField()
-    judged = serializers.IntegerField()
-    judgements_required = serializers.IntegerField()
-    judgements_done = serializers.IntegerField()
-    cost = serializers.FloatField()
-    price_per_judgement = serializers.FloatField()
-    pool_bias_url = serializers.CharField(allow_null=True)
 
 
 class PlainTextRenderer(BaseRenderer):
@@ -289,9 +275,9 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
     def statistics(self, request: Request, name: str | None = None) -> Response:
         """Items per topic, per-run contributed and unique items, the overlap matrix, judgements and cost."""
         pool = self.get_object()
-        data = stats.pool_statistics(pool).as_dict()
-        data["pool_bias_url"] = pool_bias_url(pool) if data["judgements_done"] else None
-        return Response(data)
+        statistics = stats.pool_statistics(pool)
+        statistics.pool_bias_url = pool_bias_url(pool) if statistics.judgements_done else None
+        return Response(statistics.as_dict())
 
     @extend_schema(responses={(200, "text/plain"): str})
     @action(

@@ -27,7 +27,7 @@ Definitions (TREC pooling statistics):
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from decimal import Decimal
 from typing import Any
 
@@ -64,6 +64,9 @@ ITEM_COUNTS = {
 
 @dataclass
 class TopicCount:
+    """One topic of a pool: its items, the selected ones (those raters judge) and the judged ones
+    (selected, with the judgements they need)."""
+
     qid: str
     items: int
     selected: int
@@ -72,6 +75,8 @@ class TopicCount:
 
 @dataclass
 class RunContribution:
+    """One contributing run of a pool: the items its provenance names, and those no other run's does."""
+
     run: str
     contributed: int
     unique: int
@@ -79,11 +84,17 @@ class RunContribution:
 
 @dataclass
 class PoolStatistics:
+    """A pool's statistics (`pool_statistics`), as its page shows them and the API answers them: one object
+    whose lists are the pool's topics and runs (whole, not pages: the overlap matrix needs every run), the
+    Jaccard overlap of each pair of runs (``{run: {run: jaccard}}``, runs in `overlap_runs` order), the
+    judgement totals and cost, and the address of the pool's leave-one-run-out report (null until a
+    judgement is done, or when that report does not exist: the API sets it)."""
+
     pool: str
     topics: list[TopicCount]
     runs: list[RunContribution]
     overlap_runs: list[str]
-    overlap: list[list[float]]
+    overlap: dict[str, dict[str, float]]
     items: int
     selected: int
     judged: int
@@ -91,17 +102,14 @@ class PoolStatistics:
     judgements_done: int
     cost: float
     price_per_judgement: float
-    extra: dict[str, Any] = field(default_factory=dict)
+    pool_bias_url: str | None = None
+
+    def overlap_rows(self) -> list[list[float]]:
+        """The overlap as a matrix, rows and columns in `overlap_runs` order (the page's heatmap)."""
+        return [[self.overlap[a][b] for b in self.overlap_runs] for a in self.overlap_runs]
 
     def as_dict(self) -> dict[str, Any]:
-        """JSON-ready: the overlap as ``{run: {run: jaccard}}`` besides the row-ordered matrix."""
-        data = asdict(self)
-        data.pop("extra")
-        data["overlap"] = {
-            a: {b: self.overlap[i][j] for j, b in enumerate(self.overlap_runs)}
-            for i, a in enumerate(self.overlap_runs)
-        }
-        return data
+        return asdict(self)
 
 
 def topic_counts(pool: Pool) -> list[TopicCount]:
@@ -321,7 +329,7 @@ def pool_statistics(pool: Pool) -> PoolStatistics:
         topics=topic_counts(pool),
         runs=contributions,
         overlap_runs=names,
-        overlap=matrix,
+        overlap={a: dict(zip(names, row, strict=True)) for a, row in zip(names, matrix, strict=True)},
         **judgement_totals(pool),
     )
 

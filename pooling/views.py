@@ -62,7 +62,7 @@ def pool_detail(request: HttpRequest, name: str) -> HttpResponse:
     heatmap = None
     if statistics.overlap_runs:
         heatmap = charts.heatmap(
-            statistics.overlap,
+            statistics.overlap_rows(),
             statistics.overlap_runs,
             title=f"Overlap (Jaccard) of the runs' top-{pool.depth}",
             vmin=0.0,

@@ -208,7 +208,7 @@ def check_statistics(pool: Pool, expected: dict[Key, set[tuple[str, int]]]) -> N
     assert result.overlap_runs == run_names
     for i, a in enumerate(run_names):
         for j, b in enumerate(run_names):
-            assert result.overlap[i][j] == pytest.approx(overlap[a][b])
+            assert result.overlap_rows()[i][j] == pytest.approx(overlap[a][b])
     per_topic = {t.qid: t.items for t in result.topics}
     assert per_topic == {
         qid: sum(1 for q, _ in expected if q == qid) for qid in sorted(segment_qids(pool.segment))
@@ -632,7 +632,7 @@ def test_it_lists_a_topic_without_items_and_a_run_without_contributions(collecti
         ("three", 1, 0),
         ("two", 2, 0),
     ]
-    assert result.overlap == [[1.0, 0.0, 0.5], [0.0, 1.0, 0.5], [0.5, 0.5, 1.0]]
+    assert result.overlap_rows() == [[1.0, 0.0, 0.5], [0.0, 1.0, 0.5], [0.5, 0.5, 1.0]]
 
 
 # ---------------------------------------------------------------------------------------------- API
@@ -841,7 +841,7 @@ def test_the_overlap_of_a_pool_not_built_yet_is_the_runs_real_top_k_overlap(db):
     # alpha top-5: q1 d001-d004, q2 d010-d012; beta: q1 d003 d005 d001 d006, q2 d013 d010: 3 shared of 10
     before = stats.pool_statistics(pool)
     assert before.overlap_runs == ["alpha", "beta"]
-    assert before.overlap == [[1.0, pytest.approx(0.3)], [pytest.approx(0.3), 1.0]]
+    assert before.overlap_rows() == [[1.0, pytest.approx(0.3)], [pytest.approx(0.3), 1.0]]
     pool_build.build_pool(pool=pool)
     pool.refresh_from_db()
     assert stats.pool_statistics(pool).overlap == before.overlap  # the build contributes exactly those
