@@ -163,6 +163,13 @@ class PoolStatisticsSerializer(BodySerializer):
     runs = RunContributionSerializer(many=True)
 
 
+class BuildUnderWaySerializer(serializers.Serializer):
+    """A build refused because one is under way: why, and the job building the pool (poll it)."""
+
+    detail = serializers.CharField()
+    job = JobSerializer()
+
+
 class PlainTextRenderer(BaseRenderer):
     """`text/plain` for the pool export (errors, which are dicts, come out as their JSON)."""
 
@@ -232,7 +239,7 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
             return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
         return Response(status=status.HTTP_204_NO_CONTENT)
 
-    @extend_schema(request=None, responses={202: JobSerializer, 409: JobSerializer})
+    @extend_schema(request=None, responses={202: JobSerializer, 409: BuildUnderWaySerializer})
     @action(detail=True, methods=["post"])
     def build(self, request: Request, name: str | None = None) -> Response:
         """Enqueue a build (a Celery task); answers 202 with the job to poll, 409 if one is under way."""

@@ -374,3 +374,17 @@ def test_it_answers_a_page_by_the_one_rule_on_the_lists_that_were_bare(manager, 
     second = api.get("/api/interleaving/?limit=1&offset=1").json()["results"]
     first = api.get("/api/interleaving/?limit=1").json()["results"]
     assert {first[0]["name"], second[0]["name"]} == {"ab", "ab2"}
+
+
+def test_it_answers_a_refused_build_as_its_schema_declares(manager, campaign):
+    """A build asked while one is under way: 409 with why and the job building the pool (the schema once
+    declared a bare job there)."""
+    pool = campaign["pool"]
+    Job.objects.create(
+        kind=Job.Kind.BUILD_POOL, status=Job.Status.RUNNING, collection=pool.collection,
+        params={"pool": pool.pk, "name": pool.name}, created_by=manager,
+    )  # fmt: skip
+    problems = check(
+        client_for(manager), "post", "/api/pools/camp/build/", "/api/pools/{name}/build/", status=409, data={}
+    )
+    assert problems == []
