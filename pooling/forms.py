@@ -19,11 +19,11 @@ UPLOAD_KINDS = [
     (Job.Kind.TOPICS, "Topics"),
     (Job.Kind.RUN, "A run"),
 ]
-FORMAT_LABELS = {"jsonl": "JSON lines", "tsv": "TSV", "trec": "TREC SGML"}
-#: The readers' formats (`formats.FILE_FORMATS`, as the API and the commands offer them), or none: guessed.
+#: The readers' formats (`formats.FILE_FORMATS`, as the API and the commands offer them, by the names their
+#: errors give them), or none: guessed.
 FORMATS = [
     ("", "detect from the name"),
-    *((name, FORMAT_LABELS.get(name, name)) for name in formats.FILE_FORMATS),
+    *((name, formats.FORMAT_NAMES.get(name, name)) for name in formats.FILE_FORMATS),
 ]
 
 
@@ -39,12 +39,33 @@ class CollectionForm(forms.Form):
         return name
 
 
+class NamedFileField(forms.FileField):
+    """A file field whose refusal of an empty file names the file and the field (Django's own says only
+    "The submitted file is empty.", which leaves a person who sent several files guessing)."""
+
+    def to_python(self, data: Any) -> Any:
+        name, size = getattr(data, "name", None), getattr(data, "size", None)
+        if data not in self.empty_values and name and size == 0:
+            label = self.label or "File"
+            raise forms.ValidationError(
+                "The file %(name)s given as %(field)s is empty (0 bytes): there is nothing in it to import.",
+                code="empty",
+                params={"name": repr(formats.client_name(name)), "field": label},
+            )
+        return super().to_python(data)
+
+
 class UploadForm(forms.Form):
-    """One file of documents, topics or a run (`.gz` is read transparently)."""
+    """One file of documents, topics or a run (`.gz` is read transparently), into `collection`."""
 
     kind = forms.ChoiceField(choices=UPLOAD_KINDS)
-    file = forms.FileField(help_text="Plain or gzipped (.gz).")
-    format = forms.ChoiceField(choices=FORMATS, required=False, help_text="Documents and topics only.")
+    file = NamedFileField(label="File", help_text="Plain or gzipped (.gz).")
+    format = forms.ChoiceField(
+        choices=FORMATS,
+        required=False,
+        help_text="Documents and topics only. Detected from the name's extension: one it does not know (or "
+        "none) is read as TREC SGML, and the errors then say so.",
+    )
     name = forms.CharField(  # no limit of its own: `imports.check_run_name`'s, in `clean`
         required=False,
         help_text="A run's name (default: its file's name without the extension); no spaces, ',' or '/'.",
@@ -61,13 +82,23 @@ class UploadForm(forms.Form):
     )
     description = forms.CharField(required=False, help_text="A run only: what it is (for managers).")
 
+    def __init__(self, *args: Any, collection: Collection, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.collection = collection
+
     def clean(self) -> dict[str, Any]:
-        """A run's name (given, or its file's) by the import's rule (`imports.check_run_name`), beside the
-        Name field, before any job starts."""
+        """A run's name (given, or its file's) by the import's rules (`imports.check_run_name_free`: the
+        rule of a name, and not taken in the collection unless Replace), beside the Name field, before any
+        job starts."""
         data = super().clean() or {}
         if data.get("kind") == Job.Kind.RUN and data.get("file") is not None:
             try:
-                imports.check_run_name(name=data.get("name"), file_name=data["file"].name)
+                imports.check_run_name_free(
+                    collection=self.collection,
+                    name=data.get("name"),
+                    file_name=data["file"].name,
+                    replace=bool(data.get("replace")),
+                )
             except PoolError as exc:
                 exc.add_to(self)
         return data

@@ -91,14 +91,14 @@ _Summary = TypeVar("_Summary", bound=ImportSummary)
 @contextmanager
 def _file_import(
     summary: _Summary, path: str | Path, **options: Unpack[FileOptions]
-) -> Iterator[tuple[IO[bytes], str, _Summary]]:
+) -> Iterator[tuple[IO[bytes], str | None, _Summary]]:
     """The frame of a documents or topics import: the file opened under the reading limits in one
-    transaction, its format (given, or guessed from the name), and `summary` (of the import's kind), which
-    the body fills in and which is timed on the way out; a reader's FormatError leaves as ImportFailed, and
-    nothing is stored."""
+    transaction, its format (given, or None: the reader guesses it from the name, `formats.format_guess`,
+    and says so in its errors), and `summary` (of the import's kind), which the body fills in and which is
+    timed on the way out; a reader's FormatError leaves as ImportFailed, and nothing is stored."""
     started = time.monotonic()
     name = options.get("display_name") or str(path)
-    fmt = options.get("format") or formats.guess_format(name, summary.kind)
+    fmt = options.get("format") or None
     try:
         with (
             reading_limits(),
@@ -252,6 +252,30 @@ def check_run_name(*, name: str | None, file_name: str) -> str:
     raise PoolError(fields={"name": [message]})
 
 
+def run_name_taken(*, name: str | None, file_name: str) -> str:
+    """What refuses a run whose name (`name`, or without one the file's: `check_run_name`) the collection's
+    runs already have: the one message of the import, the page's form (beside its Name) and the API."""
+    run_name = check_run_name(name=name, file_name=file_name)
+    replace = "to replace its rows: --replace, the upload form's Replace, the API's replace"
+    if (name or "").strip():
+        return f"a run named {run_name!r} already exists ({replace})"
+    file = formats.client_name(file_name)
+    return (
+        f"a run named {run_name!r} already exists: the name is the file's ({file!r}), "
+        f"as no name was given ({replace}; to keep both, give the run another name: --name, the form's "
+        "Name, the API's name)"
+    )
+
+
+def check_run_name_free(*, collection: Collection, name: str | None, file_name: str, replace: bool) -> None:
+    """Refuse, with PoolError naming the field ``name``, a run the import would refuse for its name before
+    reading the file: a name outside the rule (`check_run_name`), or one the collection's runs already have
+    without `replace` (`run_name_taken`). What the page's form asks before any job starts."""
+    run_name = check_run_name(name=name, file_name=file_name)
+    if not replace and Run.objects.filter(collection=collection, name=run_name).exists():
+        raise PoolError(fields={"name": [run_name_taken(name=name, file_name=file_name)]})
+
+
 def import_run(
     *,
     collection: Collection,
@@ -280,12 +304,7 @@ def import_run(
     summary = RunImportSummary()
     existing = Run.objects.filter(collection=collection, name=run_name).first()
     if existing and not replace:
-        raise ImportFailed(
-            [
-                f"{display}: a run named {run_name!r} already exists (to replace its rows: --replace, the "
-                "upload form's Replace, the API's replace)"
-            ]
-        )
+        raise ImportFailed([f"{display}: {run_name_taken(name=name, file_name=display)}"])
     skipped: dict[str, int] = {}
     with reading_limits(), transaction.atomic():
         if existing:

@@ -55,7 +55,7 @@ def collection_list(request: HttpRequest) -> HttpResponse:
 def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
     """A collection's contents, its recent imports, and the upload form (each upload is a job)."""
     collection = managed_collection(request, name)
-    form = UploadForm(request.POST or None, request.FILES or None)
+    form = UploadForm(request.POST or None, request.FILES or None, collection=collection)
     if request.method == "POST" and form.is_valid():
         try:
             job = jobs.start_import(

@@ -6,11 +6,11 @@ of their own, vectorised, in ``pooling.trec_io``, which uses these.
 The readers are split, one module each: ``errors`` (``LineError``, ``FormatError``, the messages every
 reader shares), ``opening`` (``source_name``, ``client_name``, ``open_binary``, ``open_lines`` and the limits:
 ``limits``, ``current_limits``, ``SizeLimitReached``), ``entries`` (``TopicEntry``, ``DocumentEntry``),
-``reader`` (``guess_format``, the bookkeeping the topics and documents readers share), ``jsonl`` (JSON
-Lines), ``sgml`` (``<X>…</X>`` blocks), ``topics`` (``read_topics``) and ``documents``
-(``read_documents``). The public names are imported here (and the private ones ``online``'s readers
-use). A module's constants are read in that module: to change one (a test does), patch it there
-(``pooling.formats.opening._BLOCK_SIZE``), not here.
+``reader`` (``format_guess``, ``guess_format``, the bookkeeping the topics and documents readers
+share), ``jsonl`` (JSON Lines), ``sgml`` (``<X>…</X>`` blocks), ``topics`` (``read_topics``) and
+``documents`` (``read_documents``). The public names are imported here (and the private ones
+``online``'s readers use). A module's constants are read in that module: to change one (a test does),
+patch it there (``pooling.formats.opening._BLOCK_SIZE``), not here.
 
 No Django here: every reader takes a path (``str`` or ``os.PathLike``) or an already-open *binary* file
 object with a ``name`` (an upload), and yields entries one by one, so memory does not grow with the file
@@ -75,9 +75,9 @@ from pooling.formats.opening import (
     source_name,
     without_gz,
 )
+from pooling.formats.reader import FORMAT_NAMES, format_guess, guess_format
 from pooling.formats.reader import _id_problem as _id_problem
 from pooling.formats.reader import _Reader as _Reader
-from pooling.formats.reader import guess_format
 from pooling.formats.topics import TOPIC_FORMATS, read_topics
 
 #: The formats a documents or topics file may be in, what an upload's form, the API and the import commands
@@ -89,6 +89,7 @@ FILE_FORMATS = tuple(dict.fromkeys((*DOCUMENT_FORMATS, *TOPIC_FORMATS)))
 __all__ = [
     "DOCUMENT_FORMATS",
     "FILE_FORMATS",
+    "FORMAT_NAMES",
     "SHOWN_ERRORS",
     "TOPIC_FORMATS",
     "DocumentEntry",
@@ -101,6 +102,7 @@ __all__ = [
     "TopicEntry",
     "client_name",
     "current_limits",
+    "format_guess",
     "guess_format",
     "gzip_named",
     "limits",

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pooling.formats.entries import DocumentEntry
 from pooling.formats.jsonl import _Invalid, _json_id, _json_objects, _json_text, _json_type
 from pooling.formats.opening import Source, source_name
-from pooling.formats.reader import _id_problem, _Reader, guess_format
+from pooling.formats.reader import _id_problem, _Reader, format_guess
 from pooling.formats.sgml import _SPACES, _blocks
 
 DOCUMENT_FORMATS = ("jsonl", "tsv", "trec")
@@ -26,8 +26,9 @@ def read_documents(
     path: Source, *, format: str | None = None, max_errors: int = 50
 ) -> Iterator[DocumentEntry]:
     """Yield the documents of a JSONL, TSV or TREC SGML file (``format`` from the extension when not
-    given, see :func:`guess_format`). A docid is required, non-empty, without whitespace, at most 255
-    characters (``reader.MAX_ID_LENGTH``), and unique in the file; a url is at most ``MAX_URL_LENGTH``.
+    given, see :func:`format_guess`; the errors of a file read in a guessed format say so). A docid is
+    required, non-empty, without whitespace, at most 255 characters (``reader.MAX_ID_LENGTH``), and unique
+    in the file; a url is at most ``MAX_URL_LENGTH``.
 
     - ``jsonl``: one object per line, ``{"docid", "title", "text", "url", "metadata"}``. The docid is a
       string; an integer is accepted and converted with ``str`` (some collections number their
@@ -49,12 +50,14 @@ def read_documents(
       not closed (at the end of the file or before the next ``<DOC>``; reported on the line where it
       opened) and non-blank text outside ``<DOC>…</DOC>`` are errors.
     """
-    format = format or guess_format(source_name(path), "documents")
+    guessed = None  # why the format was guessed, for the errors (`format_guess`)
+    if not format:
+        format, guessed = format_guess(source_name(path), "documents")
     if format not in DOCUMENT_FORMATS:
         raise ValueError(
             f"unknown documents format {format!r}; expected one of {', '.join(DOCUMENT_FORMATS)}"
         )
-    reader = _Reader(path, max_errors)
+    reader = _Reader(path, max_errors, guessed)
     parse = {"trec": _trec_documents, "tsv": _tsv_documents, "jsonl": _jsonl_documents}[format]
     yield from reader.first_of_each(parse(reader), "docid", "documents")
 

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pooling.formats.entries import TopicEntry
 from pooling.formats.jsonl import _Invalid, _json_id, _json_objects, _json_text
 from pooling.formats.opening import Source, source_name
-from pooling.formats.reader import _id_problem, _Reader, guess_format
+from pooling.formats.reader import _id_problem, _Reader, format_guess
 from pooling.formats.sgml import _SPACES, _blocks
 
 TOPIC_FORMATS = ("jsonl", "tsv", "trec")
@@ -16,8 +16,8 @@ TOPIC_FORMATS = ("jsonl", "tsv", "trec")
 
 def read_topics(path: Source, *, format: str | None = None, max_errors: int = 50) -> Iterator[TopicEntry]:
     """Yield the topics of a TREC topic file, a TSV file or a JSONL file (``format`` from the extension
-    when not given, see :func:`guess_format`). A qid and a non-empty query are required; a qid appearing
-    twice is an error.
+    when not given, see :func:`format_guess`; the errors of a file read in a guessed format say so). A qid
+    and a non-empty query are required; a qid appearing twice is an error.
 
     - ``trec``: ``<top> <num> Number: 301 <title> … <desc> Description: … <narr> Narrative: … </top>``,
       inner tags usually not closed (a section runs until the next tag). Tag names are case-insensitive.
@@ -35,10 +35,12 @@ def read_topics(path: Source, *, format: str | None = None, max_errors: int = 50
       optional strings (null = ""), segments an optional array of non-empty strings. Other keys are
       ignored.
     """
-    format = format or guess_format(source_name(path), "topics")
+    guessed = None  # why the format was guessed, for the errors (`format_guess`)
+    if not format:
+        format, guessed = format_guess(source_name(path), "topics")
     if format not in TOPIC_FORMATS:
         raise ValueError(f"unknown topics format {format!r}; expected one of {', '.join(TOPIC_FORMATS)}")
-    reader = _Reader(path, max_errors)
+    reader = _Reader(path, max_errors, guessed)
     parse = {"trec": _trec_topics, "tsv": _tsv_topics, "jsonl": _jsonl_topics}[format]
     yield from reader.first_of_each(parse(reader), "qid", "topics")
 

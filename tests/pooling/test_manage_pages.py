@@ -239,8 +239,9 @@ def test_it_refuses_an_upload_to_someone_elses_collection(campaign, people):
 def test_it_replaces_a_run_of_the_same_name_only_when_asked(
     campaign, people, django_capture_on_commit_callbacks
 ):
-    """A run's name that the collection has is refused beside the file, naming the way to replace it from
-    this form; ticking Replace swaps the run's rows (the pool that uses it keeps its items)."""
+    """A run's name that the collection has is refused beside Name (the field at fault), naming the way to
+    replace it from this form; ticking Replace swaps the run's rows (the pool that uses it keeps its
+    items)."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     owner = client_as(people["owner"])
@@ -248,7 +249,7 @@ def test_it_replaces_a_run_of_the_same_name_only_when_asked(
     lines = b"q1 Q0 d002 1 5.0 new\nq2 Q0 d003 1 4.0 new\n"
     response = owner.post(url, {"kind": "run", "name": "gamma", "file": SimpleUploadedFile("g.run", lines)})
     assert response.status_code == 200
-    assert any("the upload form's Replace" in error for error in response.context["form"].errors["file"])
+    assert any("the upload form's Replace" in error for error in response.context["form"].errors["name"])
     gamma = Run.objects.get(collection=campaign.collection, name="gamma")
     assert gamma.num_rows == 5
     with django_capture_on_commit_callbacks(execute=True):
