@@ -107,9 +107,21 @@ class JobSerializer(serializers.ModelSerializer):
         return dict(job.ordered_counts())
 
 
+class UploadField(serializers.FileField):
+    """A file field whose refusal of an empty file names the file (`imports.empty_upload`)."""
+
+    def to_internal_value(self, data: Any) -> Any:
+        name = getattr(data, "name", None)
+        if name and getattr(data, "size", None) == 0:
+            raise serializers.ValidationError(imports.empty_upload(file_name=name, field=self.field_name))
+        return super().to_internal_value(data)
+
+
 class ImportSerializer(serializers.Serializer):
+    """An upload into the collection `context["collection"]`."""
+
     kind = serializers.ChoiceField(choices=["documents", "topics", "run"])
-    file = serializers.FileField()
+    file = UploadField()
     format = serializers.ChoiceField(choices=formats.FILE_FORMATS, required=False)
     # blank: the file's name; no rule of its own (`imports.check_run_name`'s, in `validate`), as the form
     name = serializers.CharField(required=False, allow_blank=True)
@@ -118,11 +130,17 @@ class ImportSerializer(serializers.Serializer):
     skip_unknown_topics = serializers.BooleanField(required=False, default=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
-        """A run's name (given, or its file's) by the import's rule (`imports.check_run_name`): a 400 naming
-        `name`, before any job starts."""
+        """A run's name (given, or its file's) by the import's rules (`imports.check_run_name_free`: the rule
+        of a name, and not taken in the collection unless `replace`): a 400 naming `name`, before any job
+        starts, however large the file."""
         if attrs["kind"] == "run":
             try:
-                imports.check_run_name(name=attrs.get("name"), file_name=attrs["file"].name)
+                imports.check_run_name_free(
+                    collection=self.context["collection"],
+                    name=attrs.get("name"),
+                    file_name=attrs["file"].name,
+                    replace=attrs.get("replace", False),
+                )
             except pooling_errors.PoolError as exc:
                 raise serializers.ValidationError(exc.fields) from None
         return attrs
@@ -243,7 +261,7 @@ class CollectionViewSet(
         stored (no job either). A larger file is checked by its job: 202, then the job fails with the
         errors."""
         collection = self.get_object()
-        form = ImportSerializer(data=request.data)
+        form = ImportSerializer(data=request.data, context={"collection": collection})
         form.is_valid(raise_exception=True)
         data = dict(form.validated_data)
         upload = data.pop("file")

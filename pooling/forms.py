@@ -46,12 +46,8 @@ class NamedFileField(forms.FileField):
     def to_python(self, data: Any) -> Any:
         name, size = getattr(data, "name", None), getattr(data, "size", None)
         if data not in self.empty_values and name and size == 0:
-            label = self.label or "File"
-            raise forms.ValidationError(
-                "The file %(name)s given as %(field)s is empty (0 bytes): there is nothing in it to import.",
-                code="empty",
-                params={"name": repr(formats.client_name(name)), "field": label},
-            )
+            message = imports.empty_upload(file_name=name, field=str(self.label or "File"))
+            raise forms.ValidationError(message, code="empty")
         return super().to_python(data)
 
 

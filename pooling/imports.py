@@ -252,6 +252,15 @@ def check_run_name(*, name: str | None, file_name: str) -> str:
     raise PoolError(fields={"name": [message]})
 
 
+def empty_upload(*, file_name: str, field: str) -> str:
+    """What refuses an empty uploaded file: its name and the field it was given in (the page's form and the
+    API's; a framework's own "The submitted file is empty." leaves one who sent several files guessing)."""
+    return (
+        f"The file {formats.client_name(file_name)!r} given as {field} is empty (0 bytes): there is nothing "
+        "in it to import."
+    )
+
+
 def run_name_taken(*, name: str | None, file_name: str) -> str:
     """What refuses a run whose name (`name`, or without one the file's: `check_run_name`) the collection's
     runs already have: the one message of the import, the page's form (beside its Name) and the API."""
