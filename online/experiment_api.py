@@ -208,17 +208,13 @@ class TrackerViewSet(PagedViewSetMixin, viewsets.ViewSet):
     lookup_value_regex = r"[0-9]+"
 
     def _visible(self) -> QuerySet[TrackedExperiment]:
-        queryset = TrackedExperiment.objects.visible_to(self.request.user).select_related(
-            "collection", "interleaving__experiment"
-        )
+        queryset = TrackedExperiment.objects.visible_to(self.request.user).for_answers()
         collection = self.request.query_params.get("collection")
         return queryset.filter(collection__name=collection) if collection else queryset
 
     def _managed(self, pk: str | None) -> TrackedExperiment:
         """The experiment of id `pk` that the user may change or delete: a 404 else."""
-        managed = TrackedExperiment.objects.managed_by(self.request.user).select_related(
-            "collection", "interleaving__experiment"
-        )
+        managed = TrackedExperiment.objects.managed_by(self.request.user).for_answers()
         return get_object_or_404(managed, pk=_id(pk))
 
     def _collection(self, name: str) -> Collection:

@@ -13,11 +13,11 @@ API account) may also fetch interleaved lists and log impressions, nothing else.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from judgements.models import Release
@@ -160,6 +160,16 @@ class TrackedExperimentQuerySet(models.QuerySet["TrackedExperiment"]):
         """Tracked experiments `user` may change (the online delta) or delete: those they see
         (`visible_to`) of the collections they manage."""
         return self.visible_to(user).filter(collection__in=Collection.objects.managed_by(user))
+
+    def for_answers(self) -> TrackedExperimentQuerySet:
+        """With what each one's answer reads (`tracking.tracked_body`) in the same query: its collection, its
+        interleaving result and that result's experiment, and the id of the experiment's latest result
+        (`latest_result_id`), so that a list of them reads no row more per experiment."""
+        newest_first = cast(list[str], InterleavingResult._meta.ordering)  # the one order of "latest"
+        latest = InterleavingResult.objects.filter(experiment=OuterRef("interleaving__experiment"))
+        return self.select_related("collection", "interleaving__experiment").annotate(
+            latest_result_id=Subquery(latest.order_by(*newest_first).values("pk")[:1])
+        )
 
 
 class TrackedExperiment(Authored):

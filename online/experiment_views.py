@@ -134,7 +134,7 @@ def _chart(group: dict[str, Any]) -> str:
 def tracker_page(request: HttpRequest) -> HttpResponse:
     collections = list(Collection.objects.visible_to(request.user).order_by("name"))
     chosen = request.GET.get("collection", "")
-    visible = TrackedExperiment.objects.visible_to(request.user).select_related("collection")
+    visible = TrackedExperiment.objects.visible_to(request.user).for_answers()
     if chosen:
         visible = visible.filter(collection__name=chosen)
     groups = tracking.correlation_groups(visible)

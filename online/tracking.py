@@ -16,7 +16,7 @@ import warnings
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 from django.conf import settings
 from django.contrib.auth.models import User
@@ -385,13 +385,22 @@ def tracked_body(experiment: TrackedExperiment) -> TrackedBody:
     )
 
 
+_UNREAD = object()
+
+
 def tracked_result(experiment: TrackedExperiment) -> TrackedResult | None:
     """Which interleaving result `experiment`'s online delta is (None for an entered or imported one), with
     its experiment's latest result beside it."""
     result = experiment.interleaving
     if result is None:
         return None
-    latest = result.experiment.results.values_list("pk", flat=True).first()
+    # read with the experiment (`TrackedExperimentQuerySet.for_answers`), or else here
+    read = getattr(experiment, "latest_result_id", _UNREAD)
+    latest = (
+        result.experiment.results.values_list("pk", flat=True).first()
+        if read is _UNREAD
+        else cast(int | None, read)
+    )
     return TrackedResult(
         id=result.pk,
         experiment=result.experiment.name,

@@ -150,3 +150,35 @@ def test_the_deltas_import_command_names_the_file_once(world, tmp_path):
     with pytest.raises(CommandError) as refused:
         call_command("import_online_deltas", "news", str(path))
     assert str(refused.value) == f"{path}:2: no tracked experiment named 'nobody'"
+
+
+def test_the_tracker_reads_no_row_more_per_tracked_interleaving_result(world, manager):
+    """The tracker's page and the API's list read each tracked experiment's interleaving result, its
+    experiment and that experiment's latest result with the experiments themselves
+    (`TrackedExperimentQuerySet.for_answers`): one more tracked result costs no query more."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    first = with_result(world, "ab", "beta", "alpha", clicks_on="A")
+    page = Client()
+    page.force_login(manager)
+    api = client_for(manager)
+
+    def track(n: int) -> None:
+        fields = {**{k: v for k, v in BODY.items() if k != "collection"}, "name": f"change {n}"}
+        tracking.track_experiment(
+            collection=world["collection"], release=world["release"], interleaving=first, **fields
+        )
+
+    def queries() -> tuple[int, int]:
+        with CaptureQueriesContext(connection) as on_page:
+            assert page.get("/online/tracker/?collection=news").status_code == 200
+        with CaptureQueriesContext(connection) as on_api:
+            assert api.get("/api/tracker/?collection=news").status_code == 200
+        return len(on_page), len(on_api)
+
+    track(1)
+    one = queries()
+    for n in range(2, 6):
+        track(n)
+    assert queries() == one
