@@ -14,6 +14,9 @@ score.
 Seeded: each part draws from its own stream ``numpy.random.default_rng([seed, part])``, so changing the
 number of label samples does not move the topic bootstrap, and the same inputs and seed give the same
 report, number for number.
+
+The report is declared once, as the dataclasses it is built as (:class:`NoiseReport` and the bodies in it,
+which the API's serializers read); :func:`report` and :func:`stability` hand them on as dicts.
 """
 
 from __future__ import annotations
@@ -27,9 +30,20 @@ from typing import Any
 import numpy as np
 
 from evaluation import metrics, noise
+from evaluation.noise_bodies import (
+    NoiseMeasure,
+    NoisePair,
+    NoiseReport,
+    NoiseRun,
+    NoiseSettings,
+    SplitTau,
+    Stability,
+    Tau,
+)
 from evaluation.resample import Items, RunLike, Scorer, Votes, pair_means, run_means
 from judgements import aggregation
 from judgements.aggregation import DEFAULT_POLICY
+from labeling.bodies import as_dict
 
 TOPIC_STREAM, LABEL_STREAM, SPLIT_STREAM = 1, 2, 3
 DEFAULT_MEASURES = (
@@ -139,9 +153,9 @@ def _rankings(first: np.ndarray, second: np.ndarray) -> _Rankings:
     )
 
 
-def stability(
+def stability_body(
     campaign: Campaign, *, n_splits: int, max_raters: int, seed: int, policy: str = DEFAULT_POLICY
-) -> dict[str, Any]:
+) -> Stability:
     """Ranking stability across raters, for each measure: each rater's own qrels (the ``max_raters``
     raters with most votes) against the consensus on the topics that rater judged, and ``n_splits`` random
     halvings of the raters, half against half (each half aggregated by ``split_policy``); τ, τ_AP, and per
@@ -182,7 +196,7 @@ def stability(
         }
         for m, name in enumerate(measures):
             tau, tap = _taus(ranked.first[m], ranked.second[m])
-            row[name] = {"tau": _clean(tau), "tau_ap": _clean(tap)}
+            row[name] = Tau(tau=_clean(tau), tau_ap=_clean(tap))
         per_rater.append(row)
 
     pairs = list(itertools.combinations(range(scorer.n_runs), 2))
@@ -206,29 +220,29 @@ def stability(
                 taus[m].append(tau)
                 taps[m].append(tap)
             done += 1
-    return {
-        "raters": per_rater,
-        "raters_shown": len(per_rater),
-        "raters_total": n_raters,
-        "splits": done,
-        "split_policy": split_policy,
-        "runs_left_out": sorted(left_out),
-        "split_tau": {
-            name: {
-                "tau_mean": _clean(_defined(np.mean, taus[m])),
-                "tau_min": _clean(_defined(np.min, taus[m])),
-                "tau_ap_mean": _clean(_defined(np.mean, taps[m])),
-            }
+    return Stability(
+        raters=per_rater,
+        raters_shown=len(per_rater),
+        raters_total=n_raters,
+        splits=done,
+        split_policy=split_policy,
+        runs_left_out=sorted(left_out),
+        split_tau={
+            name: SplitTau(
+                tau_mean=_clean(_defined(np.mean, taus[m])),
+                tau_min=_clean(_defined(np.min, taus[m])),
+                tau_ap_mean=_clean(_defined(np.mean, taps[m])),
+            )
             for m, name in enumerate(measures)
         },
-        "swap_rate": {
+        swap_rate={
             name: {
                 f"{names[i]}\t{names[j]}": _clean(swaps[m][k] / done) if done else None
                 for k, (i, j) in enumerate(pairs)
             }
             for m, name in enumerate(measures)
         },
-    }
+    )
 
 
 def label_samples(
@@ -274,7 +288,7 @@ def label_source(policy: str, posterior: np.ndarray | None = None) -> str:
     return "one_vote" if aggregation.parse_policy(policy).kind == "rater" else "votes"
 
 
-def report(
+def report_body(
     campaign: Campaign,
     *,
     n_topic_samples: int = 1000,
@@ -287,8 +301,8 @@ def report(
     posterior: np.ndarray | None = None,
     policy: str = DEFAULT_POLICY,
     planner_deltas: Sequence[float] = noise.PLANNER_DELTAS,
-) -> dict[str, Any]:
-    """The whole noise-floor report (JSON-ready): runs with their rater intervals, every pair of runs with
+) -> NoiseReport:
+    """The whole noise-floor report: runs with their rater intervals, every pair of runs with
     its difference, both half-widths, the bootstrap p-value, the swap rate and the verdict, per measure;
     discriminative power, minimum detectable difference and the topic planner per measure; stability."""
     scorer = campaign.scorer
@@ -305,93 +319,96 @@ def report(
         samples, paired_samples = label_samples(
             campaign, n_samples=n_label_samples, seed=seed, posterior=posterior, policy=policy
         )
-    steady = stability(campaign, n_splits=n_splits, max_raters=max_raters, seed=seed, policy=policy)
+    steady = stability_body(campaign, n_splits=n_splits, max_raters=max_raters, seed=seed, policy=policy)
     lo_q, hi_q = 100 * alpha / 2, 100 * (1 - alpha / 2)
     if samples is not None:
         intervals = noise.interval_around(means, samples, alpha=alpha)
 
     runs = []
     for r, name in enumerate(names):
-        row: dict[str, Any] = {
-            "run": name,
-            "topics": int((~np.isnan(base[0, r])).sum()),
-            "means": {},
-            "raters": {},
-        }
+        run_means_: dict[str, float | None] = {}
+        raters: dict[str, list[float | None]] = {}
         for m, measure in enumerate(measures):
-            row["means"][measure] = _clean(means[m, r])
+            run_means_[measure] = _clean(means[m, r])
             if samples is not None:
-                row["raters"][measure] = [_clean(intervals[0, m, r]), _clean(intervals[1, m, r])]
-        runs.append(row)
+                raters[measure] = [_clean(intervals[0, m, r]), _clean(intervals[1, m, r])]
+        runs.append(
+            NoiseRun(run=name, topics=int((~np.isnan(base[0, r])).sum()), means=run_means_, raters=raters)
+        )
 
-    pairs: dict[str, list[dict[str, Any]]] = {}
-    summary: dict[str, dict[str, Any]] = {}
+    pairs: dict[str, list[NoisePair]] = {}
+    summary: dict[str, NoiseMeasure] = {}
     for m, measure in enumerate(measures):
         boot = noise.topic_bootstrap(base[m][:, topic_index], weights, alpha=alpha)
         rater_hw = np.full(len(boot.pairs), math.nan)
         if paired_samples is not None and boot.pairs:
             lo, hi = noise.percentiles(paired_samples[:, m, :], [lo_q, hi_q], axis=0)
             rater_hw = (hi - lo) / 2.0
-        swap = steady["swap_rate"][measure]
+        swap = steady.swap_rate[measure]
         rows = []
         for k, (i, j) in enumerate(boot.pairs):
             delta = float(boot.delta[k])  # paired: over the topics both runs have, as the interval
             rows.append(
-                {
-                    "a": names[i],
-                    "b": names[j],
-                    "delta": _clean(delta),
-                    "topics": int(boot.n[k]),
-                    "raters_half_width": _clean(rater_hw[k]),
-                    "topics_interval": [_clean(boot.low[k]), _clean(boot.high[k])]
+                NoisePair(
+                    a=names[i],
+                    b=names[j],
+                    delta=_clean(delta),
+                    topics=int(boot.n[k]),
+                    raters_half_width=_clean(rater_hw[k]),
+                    topics_interval=[_clean(boot.low[k]), _clean(boot.high[k])]
                     if boot.n[k] >= noise.MIN_TOPICS
                     else [None, None],
-                    "topics_half_width": _clean(boot.half_width[k]),
-                    "p_value": _clean(boot.p_value[k]),
-                    "significant": bool(boot.p_value[k] < alpha),
-                    "swap_rate": swap.get(f"{names[i]}\t{names[j]}"),
-                    "verdict": noise.verdict(
+                    topics_half_width=_clean(boot.half_width[k]),
+                    p_value=_clean(boot.p_value[k]),
+                    significant=bool(boot.p_value[k] < alpha),
+                    swap_rate=swap.get(f"{names[i]}\t{names[j]}"),
+                    verdict=noise.verdict(
                         measure, delta, raters=float(rater_hw[k]), topics=float(boot.half_width[k])
                     ),
-                }
+                )
             )
         pairs[measure] = rows
         sigma = _defined(np.median, boot.sd)  # NaN when no pair has a spread
         n = len(topic_index)
-        summary[measure] = {
-            "label": noise.measure_label(measure),
-            "discriminative_power": _clean(float(np.mean(boot.p_value < alpha))) if len(boot.pairs) else None,
-            "sd_of_differences": _clean(sigma),
-            "minimum_detectable_difference": _clean(
+        summary[measure] = NoiseMeasure(
+            label=noise.measure_label(measure),
+            discriminative_power=_clean(float(np.mean(boot.p_value < alpha))) if len(boot.pairs) else None,
+            sd_of_differences=_clean(sigma),
+            minimum_detectable_difference=_clean(
                 noise.minimum_detectable_difference(sigma, n, alpha=alpha, power=power)
             ),
-            "planner": {
+            planner={
                 f"{d:g}": (
                     noise.topics_needed(d, sigma, alpha=alpha, power=power) if math.isfinite(sigma) else None
                 )
                 for d in planner_deltas
             },
-        }
-    return {
-        "measures": list(measures),
-        "key_measure": measures[0] if measures else None,
-        "seed": seed,
-        "settings": {
-            "topic_samples": n_topic_samples,
-            "label_samples": n_label_samples if samples is not None else 0,
-            "label_source": label_source(policy, posterior),
-            "splits": n_splits,
-            "alpha": alpha,
-            "power": power,
-            "unjudged": scorer.unjudged,
-        },
-        "judged_topics": len(topic_index),
-        "not_judged_topics": list(campaign.not_judged),
-        "runs": runs,
-        "pairs": pairs,
-        "measures_summary": summary,
-        "stability": steady,
-    }
+        )
+    return NoiseReport(
+        measures=list(measures),
+        key_measure=measures[0] if measures else None,
+        seed=seed,
+        settings=NoiseSettings(
+            topic_samples=n_topic_samples,
+            label_samples=n_label_samples if samples is not None else 0,
+            label_source=label_source(policy, posterior),
+            splits=n_splits,
+            alpha=alpha,
+            power=power,
+            unjudged=scorer.unjudged,
+        ),
+        judged_topics=len(topic_index),
+        not_judged_topics=list(campaign.not_judged),
+        runs=runs,
+        pairs=pairs,
+        measures_summary=summary,
+        stability=steady,
+    )
+
+
+#: `report_body` and `stability_body` as dicts, for the callers that index them (the pages, the command).
+report = as_dict(report_body)
+stability = as_dict(stability_body)
 
 
 def comparisons(data: Mapping[str, Any], measure: str | None = None) -> list[str]:

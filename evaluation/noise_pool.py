@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Sequence
+from dataclasses import asdict, dataclass
 from typing import Any
 
 import numpy as np
 from django.contrib.auth import get_user_model
 from django.db import transaction
 
-from evaluation import noise_floor
+from evaluation import noise_bodies, noise_floor
 from evaluation.services import _runs, run_as_dict
 from judgements import aggregation, crowd
 from judgements.crowd_policies import fit_policy
@@ -45,6 +46,24 @@ def pool_votes(
     return votes, fixed
 
 
+@dataclass(frozen=True)
+class _OfPool:
+    """The pool a noise-floor report is of, the policy its labels are read under and its topics."""
+
+    pool: str
+    policy: str
+    topics: int
+
+
+# `_OfPool` last among the bases: a dataclass takes its bases' fields from the last base on, so the
+# pool's come first, as the answer has always put them.
+@dataclass(frozen=True)
+class PoolNoiseFloor(noise_bodies.NoiseReport, _OfPool):
+    """A pool's noise-floor report (`noise_pool.pool_noise_floor`): the pool, the policy its labels are
+    read under and how many topics it has, then the report of its campaign (`noise_bodies.NoiseReport`):
+    its runs, by measure every pair of runs and the measure's summary, and the raters' stability."""
+
+
 def pool_noise_floor(
     *,
     pool: Pool,
@@ -58,7 +77,7 @@ def pool_noise_floor(
     """The noise-floor report of every run of the pool's collection on the pool's current labels under
     ``policy`` (see :func:`evaluation.noise_floor.report`): rater stability, label uncertainty from the
     raters' votes, the topic bootstrap, discriminative power, the topic planner and a verdict per pair.
-    Topics nobody judged are listed apart and never scored."""
+    Topics nobody judged are listed apart and never scored. The answer is a `PoolNoiseFloor`, as a dict."""
     topics = [topic.qid for topic in pool.topics()]
     consensus = current_qrels(pool=pool, policy=policy)
     votes, fixed = pool_votes(pool=pool)
@@ -77,7 +96,7 @@ def pool_noise_floor(
         topics=topics,
     )
     posterior = model_posterior(pool=pool, policy=policy, campaign=campaign, votes=votes, fixed=fixed)
-    data = noise_floor.report(
+    data = noise_floor.report_body(
         campaign,
         n_topic_samples=topic_samples,
         n_label_samples=label_samples,
@@ -86,7 +105,7 @@ def pool_noise_floor(
         posterior=posterior,
         policy=policy,  # the report's resamples follow it (``noise_floor.label_source``, ``split_policy``)
     )
-    return {"pool": pool.name, "policy": policy, "topics": len(topics), **data}
+    return asdict(PoolNoiseFloor(pool=pool.name, policy=policy, topics=len(topics), **vars(data)))
 
 
 def model_posterior(

@@ -1,20 +1,33 @@
 """Scoring a pool's runs on its labels: reports under both unjudged policies, per segment, with paired
 significance; the leave-one-run-out pool-bias table; the two-stage (retrieval vs ranking) diagnosis.
 
-A little over 400 lines on purpose: the three read a pool's current labels and its runs the same way and
-share the rule of which topics are judged (`metrics.split_judged`), kept in one module so that it stays
-written once."""
+Over 400 lines on purpose: the three read a pool's current labels and its runs the same way and share the
+rule of which topics are judged (`metrics.split_judged`), kept in one module so that it stays written
+once; each answer is declared once, as the dataclass it is built as (`ReportBody`, `PoolBiasBody`,
+`TwoStageBody`: the API's serializers read them), beside the function that builds it."""
 
 from __future__ import annotations
 
 import itertools
 import math
 from collections.abc import Iterable, Sequence
-from typing import Any, get_args
+from dataclasses import asdict
+from typing import Any, cast, get_args
 
 import numpy as np
 
 from evaluation import metrics
+from evaluation.report_bodies import (
+    VERDICTS,
+    PoolBiasBody,
+    PoolBiasRun,
+    ReportBody,
+    ReportJudge,
+    ReportRun,
+    Significance,
+    TwoStageBody,
+    TwoStageTopic,
+)
 from judgements.aggregation import DEFAULT_POLICY
 from judgements.releases import current_labels, current_qrels
 from pooling.errors import Refused
@@ -89,21 +102,23 @@ def pool_report(
     a release with that judge holds them (`releases.current_labels`), and every run's `model_10` says how
     much of its score rests on them: the share of its top 10 documents (per topic, averaged over the
     judged topics) whose label is the model's. Without, `model_10` is 0; None for a run with no judged
-    topic."""
+    topic.
+
+    The answer is a `ReportBody`, as a dict."""
     topics = {topic.qid: topic.segments or [] for topic in pool.topics()}
     current = current_labels(pool=pool, policy=policy, judge=judge)
     from_model = current.from_model
-    judge_info: dict[str, Any] | None = None
+    judge_info: ReportJudge | None = None
     if judge:
         from judgements.judges import admitted_judge
 
         found = admitted_judge(pool=pool, name=judge)
-        judge_info = {"name": found.name, "labels": len(from_model), "reason": found.gate.get("reason", "")}
+        judge_info = ReportJudge(name=found.name, labels=len(from_model), reason=found.gate.get("reason", ""))
     split = metrics.split_judged(current.qrels, topics=topics)
     qrels = split.qrels
     contributing = set(pool.pool_runs.values_list("run__name", flat=True))
     names = list(dict.fromkeys([*measures, "judged_10"]))
-    rows: list[dict[str, Any]] = []
+    rows: list[ReportRun] = []
     per_topic: dict[str, dict[str, float]] = {}
     segments: dict[str, dict[str, dict[str, float | None]]] = {}
     segments_missing: dict[str, dict[str, list[str]]] = {}
@@ -125,18 +140,18 @@ def pool_report(
                 )
         base = scored["nonrelevant"]
         rows.append(
-            {
-                "run": run.name,
-                "contributing": run.name in contributing,
-                "topics": len(base.topics),
-                "missing_topics": list(base.missing_topics),
-                "warnings": list(base.warnings),
-                "nonrelevant": {m: _clean(v) for m, v in base.means.items()},
+            ReportRun(
+                run=run.name,
+                contributing=run.name in contributing,
+                topics=len(base.topics),
+                missing_topics=list(base.missing_topics),
+                warnings=list(base.warnings),
+                nonrelevant={m: _clean(v) for m, v in base.means.items()},
                 # judged@10 once, of the run as it is (`judged_10`): condensed, every document left is judged
-                "condensed": {m: _clean(v) for m, v in scored["condensed"].means.items() if m != "judged_10"},
-                "judged_10": _clean(base.means["judged_10"]),
-                "model_10": _clean(_model_share(run_dict, base.topics, from_model)),
-            }
+                condensed={m: _clean(v) for m, v in scored["condensed"].means.items() if m != "judged_10"},
+                judged_10=_clean(base.means["judged_10"]),
+                model_10=_clean(_model_share(run_dict, base.topics, from_model)),
+            )
         )
         per_topic[run.name] = base.topic_values(KEY_MEASURE)
         by_segment = base.segment_means({q: s for q, s in topics.items() if s})
@@ -153,7 +168,7 @@ def pool_report(
     for qid in split.not_judged:
         for seg in dict.fromkeys(topics.get(qid, ())):
             segments_not_judged[seg] = segments_not_judged.get(seg, 0) + 1
-    tests = []
+    tests: list[Significance] = []
     for a, b in itertools.combinations(sorted(per_topic), 2):
         try:
             t = metrics.paired_t_test(per_topic[a], per_topic[b])
@@ -161,33 +176,34 @@ def pool_report(
         except ValueError:
             continue
         tests.append(
-            {
-                "a": a,
-                "b": b,
-                "n": t.n,
-                "mean_difference": _clean(t.mean_difference),
-                "t_p": _clean(t.p_value),
-                "randomisation_p": _clean(r.p_value),
-            }
+            Significance(
+                a=a,
+                b=b,
+                n=t.n,
+                mean_difference=_clean(t.mean_difference),
+                t_p=_clean(t.p_value),
+                randomisation_p=_clean(r.p_value),
+            )
         )
-    return {
-        "pool": pool.name,
-        "policy": policy,
-        "gain": gain,
-        "average": average,
-        "relevance_level": pool.relevance_level,
-        "measures": names,
-        "key_measure": KEY_MEASURE,
-        "runs": rows,
-        "segments": segments,
-        "segments_missing": segments_missing,
-        "segments_not_judged": segments_not_judged,
-        "significance": tests,
-        "topics": len(topics),
-        "judged_topics": len(split.judged),
-        "not_judged_topics": list(split.not_judged),
-        "judge": judge_info,
-    }
+    body = ReportBody(
+        pool=pool.name,
+        policy=policy,
+        gain=gain,
+        average=average,
+        relevance_level=pool.relevance_level,
+        measures=names,
+        key_measure=KEY_MEASURE,
+        runs=rows,
+        segments=segments,
+        segments_missing=segments_missing,
+        segments_not_judged=segments_not_judged,
+        significance=tests,
+        topics=len(topics),
+        judged_topics=len(split.judged),
+        not_judged_topics=list(split.not_judged),
+        judge=judge_info,
+    )
+    return asdict(body)
 
 
 def _model_share(
@@ -261,7 +277,9 @@ def pool_bias(
     The runs are ranked against each other, so over the same topics: the judged topics every one of them
     has results for (`compared_topics`, `metrics.compared_topics`' rule, the noise floor's too); a run's
     `missing_topics` are the judged topics it lacks, which leave every run's `full` (and its change)
-    without them."""
+    without them.
+
+    The answer is a `PoolBiasBody`, as a dict."""
     from pooling import strategies
 
     qids = {topic.qid for topic in pool.topics()}
@@ -286,7 +304,7 @@ def pool_bias(
     shared = {q for q, kept in zip(split.judged, common.tolist(), strict=True) if kept}
     per_topic = {name: {q: v for q, v in values.items() if q in shared} for name, values in scored.items()}
     full = {name: mean(values) for name, values in per_topic.items()}
-    rows: list[dict[str, Any]] = []
+    rows: list[PoolBiasRun] = []
     for name in sorted(full):
         removed = unique.get(name, set())
         reduced = {qid: dict(docs) for qid, docs in qrels.items()}
@@ -318,35 +336,36 @@ def pool_bias(
         rank_full = sorted(full, key=lambda n: -full[n]).index(name) + 1
         rank_loo = sorted(others, key=lambda n: -others[n]).index(name) + 1
         rows.append(
-            {
-                "run": name,
-                "unique_items": len(removed),
-                "unique_relevant": relevant_removed,
-                "missing_topics": sorted(set(split.judged) - set(scored[name])),
-                "topics_unjudged_left_out": len(set(per_topic[name]) & unjudged_now),
-                "full": _clean(full[name]),
-                "left_out": _clean(left_out),
-                "change": _clean(change),
-                "relative_change": _clean(change / full[name]) if full[name] else None,
-                "change_p": _clean(p_value),
-                "within_noise": bool(not p_value < NOISE_P or math.isnan(change)),  # NaN p: untested
-                "rank_full": rank_full,
-                "rank_left_out": rank_loo,
-                "kendall_tau": _clean(tau),
-            }
+            PoolBiasRun(
+                run=name,
+                unique_items=len(removed),
+                unique_relevant=relevant_removed,
+                missing_topics=sorted(set(split.judged) - set(scored[name])),
+                topics_unjudged_left_out=len(set(per_topic[name]) & unjudged_now),
+                full=_clean(full[name]),
+                left_out=_clean(left_out),
+                change=_clean(change),
+                relative_change=_clean(change / full[name]) if full[name] else None,
+                change_p=_clean(p_value),
+                within_noise=bool(not p_value < NOISE_P or math.isnan(change)),  # NaN p: untested
+                rank_full=rank_full,
+                rank_left_out=rank_loo,
+                kendall_tau=_clean(tau),
+            )
         )
-    rows.sort(key=lambda row: row["change"] if row["change"] is not None else 0.0)
-    return {
-        "pool": pool.name,
-        "measure": measure,
-        "policy": policy,
-        "noise_p": NOISE_P,
-        "topics": len(split.judged) + len(split.not_judged),
-        "judged_topics": len(split.judged),
-        "not_judged_topics": list(split.not_judged),
-        "compared_topics": len(shared),
-        "runs": rows,
-    }
+    rows.sort(key=lambda row: row.change if row.change is not None else 0.0)
+    body = PoolBiasBody(
+        pool=pool.name,
+        measure=measure,
+        policy=policy,
+        noise_p=NOISE_P,
+        topics=len(split.judged) + len(split.not_judged),
+        judged_topics=len(split.judged),
+        not_judged_topics=list(split.not_judged),
+        compared_topics=len(shared),
+        runs=rows,
+    )
+    return asdict(body)
 
 
 def two_stage(
@@ -368,7 +387,9 @@ def two_stage(
     nothing to retrieve or rank: both are listed apart, never as failures. A topic with a relevant judged
     document that a run has no results for scores 0 for it (`average="all"`, trec_eval -c): the candidate
     retrieved nothing (recall 0, a retrieval problem), the reranked run ranked nothing (nDCG 0); such
-    topics are diagnosed like the others and named in `candidate_missing` and `reranked_missing`."""
+    topics are diagnosed like the others and named in `candidate_missing` and `reranked_missing`.
+
+    The answer is a `TwoStageBody`, as a dict."""
     qids = {topic.qid for topic in pool.topics()}
     split = metrics.split_judged(current_qrels(pool=pool, policy=policy), topics=qids)
     qrels = split.qrels
@@ -394,8 +415,8 @@ def two_stage(
         )
     recall_by_topic = recall.topic_values(f"recall_{k}")
     ndcg_by_topic = ndcg.topic_values("ndcg_cut_10")
-    topics: list[dict[str, Any]] = []
-    verdicts = {"fine": 0, "ranking problem": 0, "retrieval problem": 0}
+    topics: list[TwoStageTopic] = []
+    verdicts = dict.fromkeys(VERDICTS, 0)
     for qid in sorted(set(recall_by_topic) & set(ndcg_by_topic)):
         r, n = recall_by_topic[qid], ndcg_by_topic[qid]
         verdict = (
@@ -404,9 +425,10 @@ def two_stage(
             else ("ranking problem" if r >= recall_threshold else "retrieval problem")
         )
         verdicts[verdict] += 1
-        topics.append({"qid": qid, "recall": _clean(r), "ndcg_10": _clean(n), "verdict": verdict})
-    mean_recall = sum(t["recall"] for t in topics) / len(topics) if topics else None
-    mean_ndcg = sum(t["ndcg_10"] for t in topics) / len(topics) if topics else None
+        topics.append(TwoStageTopic(qid=qid, recall=_clean(r), ndcg_10=_clean(n), verdict=verdict))
+    # A topic with a relevant judged document has both figures defined: the means are of the rounded ones.
+    mean_recall = sum(cast(float, t.recall) for t in topics) / len(topics) if topics else None
+    mean_ndcg = sum(cast(float, t.ndcg_10) for t in topics) / len(topics) if topics else None
     if not topics:
         overall = "no topic has a relevant judged document: nothing to diagnose yet"
     elif verdicts["ranking problem"] > verdicts["retrieval problem"]:
@@ -415,19 +437,20 @@ def two_stage(
         overall = "mostly a retrieval problem: relevant documents never reach the reranker"
     else:
         overall = "both stages do their job on most topics"
-    return {
-        "candidate": candidate,
-        "reranked": reranked,
-        "k": k,
-        "recall_threshold": recall_threshold,
-        "ndcg_threshold": ndcg_threshold,
-        "mean_recall": _clean(mean_recall) if mean_recall is not None else None,
-        "mean_ndcg_10": _clean(mean_ndcg) if mean_ndcg is not None else None,
-        "verdicts": verdicts,
-        "verdict": overall,
-        "topics": topics,
-        "not_judged_topics": list(split.not_judged),
-        "no_relevant_topics": no_relevant,
-        "candidate_missing": list(recall.missing_topics),
-        "reranked_missing": list(ndcg.missing_topics),
-    }
+    body = TwoStageBody(
+        candidate=candidate,
+        reranked=reranked,
+        k=k,
+        recall_threshold=recall_threshold,
+        ndcg_threshold=ndcg_threshold,
+        mean_recall=_clean(mean_recall) if mean_recall is not None else None,
+        mean_ndcg_10=_clean(mean_ndcg) if mean_ndcg is not None else None,
+        verdicts=verdicts,
+        verdict=overall,
+        topics=topics,
+        not_judged_topics=list(split.not_judged),
+        no_relevant_topics=no_relevant,
+        candidate_missing=list(recall.missing_topics),
+        reranked_missing=list(ndcg.missing_topics),
+    )
+    return asdict(body)

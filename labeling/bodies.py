@@ -6,10 +6,26 @@ nested serializer of its own."""
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from collections.abc import Callable
+from dataclasses import asdict
+from typing import Any, ParamSpec
 
 from rest_framework import serializers
 from rest_framework_dataclasses.serializers import DataclassSerializer
+
+_Params = ParamSpec("_Params")
+
+
+def as_dict(builder: Callable[_Params, Any]) -> Callable[_Params, dict[str, Any]]:
+    """`builder` (a function that builds an answer's dataclass) answering the dict of it
+    (`dataclasses.asdict`), with the same parameters, typed: for callers that index the answer."""
+
+    @functools.wraps(builder)
+    def built(*args: _Params.args, **kwargs: _Params.kwargs) -> dict[str, Any]:
+        return asdict(builder(*args, **kwargs))
+
+    return built
 
 
 class BodySerializer(DataclassSerializer):
