@@ -18,6 +18,7 @@ from judgements.serializers import (
     RevisionSerializer,
     RubricForRaterSerializer,
 )
+from labeling.bodies import BodySerializer
 from pooling.models import Pool
 from pooling.permissions import ManagedNameField, is_manager
 
@@ -36,14 +37,9 @@ class PoolJudgementSerializer(JudgementReadSerializer):
         read_only_fields = fields
 
 
-class ProgressSerializer(serializers.Serializer):
-    items = serializers.IntegerField()
-    complete = serializers.IntegerField()
-    required = serializers.IntegerField()
-    judgements = serializers.IntegerField()
-    fraction = serializers.FloatField()
-    mine = serializers.IntegerField()
-    left_for_me = serializers.IntegerField()
+class ProgressSerializer(BodySerializer):
+    class Meta:
+        dataclass = stats.Progress
 
 
 class JudgingListSerializer(serializers.ListSerializer):
@@ -197,25 +193,15 @@ class GoldSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class GoldAccuracySerializer(serializers.Serializer):
-    n = serializers.IntegerField()
-    exact = serializers.IntegerField()
-    within_one = serializers.IntegerField()
-    exact_rate = serializers.FloatField(allow_null=True)
-    within_one_rate = serializers.FloatField(allow_null=True)
+class GoldAccuracySerializer(BodySerializer):
+    class Meta:
+        dataclass = stats.GoldAccuracyBody
 
 
-class RaterStatsSerializer(serializers.Serializer):
-    """See `judgements.stats.RaterStats` for the exact definitions."""
+class RaterStatsSerializer(BodySerializer):
+    class Meta:
+        dataclass = stats.RaterStatsBody
 
-    rater = serializers.CharField()
-    member = serializers.BooleanField()
-    judgements = serializers.IntegerField()
-    median_seconds = serializers.FloatField(allow_null=True)
-    grades = serializers.DictField(child=serializers.IntegerField())
-    unrateable = serializers.IntegerField()
-    unrateable_share = serializers.FloatField(allow_null=True)
-    skips = serializers.IntegerField()
     gold = GoldAccuracySerializer()
 
 

@@ -7,6 +7,9 @@ and leaves them out there); the judgements themselves stay, so restoring brings 
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import asdict, dataclass
+from datetime import datetime
+from typing import Any
 
 from django.contrib.auth.models import User
 from django.db import IntegrityError, transaction
@@ -16,6 +19,35 @@ from django.utils import timezone
 from judgements.errors import JudgingError
 from judgements.models import Judgement, RaterExclusion
 from pooling.models import Pool
+
+
+@dataclass(frozen=True)
+class ExclusionRecord:
+    """An exclusion of a rater's labels from a pool's releases: who excluded them, when and why, who
+    restored them and when (null while it stands), and whether it stands now (`active`)."""
+
+    rater: str
+    reason: str
+    excluded_by: str | None
+    excluded_at: datetime
+    restored_by: str | None
+    restored_at: datetime | None
+    active: bool
+
+
+def exclusion_record(row: RaterExclusion) -> dict[str, Any]:
+    """An exclusion as the API answers it (`ExclusionRecord`); an account since deleted is null."""
+    return asdict(
+        ExclusionRecord(
+            rater=row.rater.username,
+            reason=row.reason,
+            excluded_by=row.excluded_by.username if row.excluded_by else None,
+            excluded_at=row.excluded_at,
+            restored_by=row.restored_by.username if row.restored_by else None,
+            restored_at=row.restored_at,
+            active=row.active,
+        )
+    )
 
 
 def pool_raters(*, pool: Pool) -> QuerySet[User]:

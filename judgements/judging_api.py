@@ -222,7 +222,7 @@ class JudgingViewSet(
         accuracy (exact and within one grade)."""
         judging = self.get_object()
         page = self.paginate_queryset(stats.rater_statistics(pool=judging.pool))
-        return self.get_paginated_response(RaterStatsSerializer([r.as_dict() for r in page], many=True).data)
+        return self.get_paginated_response([r.as_dict() for r in page])
 
     @extend_schema(
         methods=["GET"],

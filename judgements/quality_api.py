@@ -17,6 +17,7 @@ from judgements.errors import JudgingError
 from judgements.models import Judging, RaterExclusion
 from judgements.queries import cached_for_pool
 from judgements.report_serializers import RaterQualitySerializer
+from labeling.bodies import BodySerializer
 from labeling.pagination import PagedViewSetMixin
 from pooling.models import Pool
 from pooling.permissions import IsManager, managed_pool
@@ -27,28 +28,9 @@ class ExclusionSerializer(serializers.Serializer):
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
 
 
-class ExclusionRecordSerializer(serializers.Serializer):
-    """An exclusion as `_exclusion` answers it."""
-
-    rater = serializers.CharField()
-    reason = serializers.CharField(allow_blank=True)
-    excluded_by = serializers.CharField(allow_null=True)
-    excluded_at = serializers.DateTimeField()
-    restored_by = serializers.CharField(allow_null=True)
-    restored_at = serializers.DateTimeField(allow_null=True)
-    active = serializers.BooleanField()
-
-
-def _exclusion(row: RaterExclusion) -> dict[str, Any]:
-    return {
-        "rater": row.rater.username,
-        "reason": row.reason,
-        "excluded_by": row.excluded_by.username if row.excluded_by else None,
-        "excluded_at": row.excluded_at,
-        "restored_by": row.restored_by.username if row.restored_by else None,
-        "restored_at": row.restored_at,
-        "active": row.active,
-    }
+class ExclusionRecordSerializer(BodySerializer):
+    class Meta:
+        dataclass = exclusions.ExclusionRecord
 
 
 @extend_schema(parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, description="pool name")])
@@ -77,7 +59,7 @@ class RaterQualityViewSet(PagedViewSetMixin, viewsets.ViewSet):
             rows = RaterExclusion.objects.filter(pool=pool).select_related(
                 "rater", "excluded_by", "restored_by"
             )
-            return self.page(rows, lambda page: [_exclusion(row) for row in page])
+            return self.page(rows, lambda page: [exclusions.exclusion_record(row) for row in page])
         params = ExclusionSerializer(data=request.data)
         params.is_valid(raise_exception=True)
         wanted = params.validated_data["rater"]
@@ -95,7 +77,7 @@ class RaterQualityViewSet(PagedViewSetMixin, viewsets.ViewSet):
             )
         except JudgingError as exc:
             raise serializers.ValidationError({"rater": [str(exc)]}) from None
-        return Response(_exclusion(row), status=status.HTTP_201_CREATED)
+        return Response(exclusions.exclusion_record(row), status=status.HTTP_201_CREATED)
 
     @extend_schema(request=None, responses={200: ExclusionRecordSerializer})
     @action(detail=True, methods=["delete"], url_path=r"exclusions/(?P<username>[^/]+)")
@@ -122,7 +104,7 @@ class RaterQualityViewSet(PagedViewSetMixin, viewsets.ViewSet):
             row = exclusions.restore_rater(pool=pool, rater=rater, by=self.request.user)
         except JudgingError as exc:
             raise serializers.ValidationError({"rater": [str(exc)]}) from None
-        return Response(_exclusion(row))
+        return Response(exclusions.exclusion_record(row))
 
 
 def register(router: Any) -> None:

@@ -4,12 +4,14 @@ per run."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from django.db import connection, transaction
 from django.db.models import Count, Max
 
+from judgements.agreement.summary import AgreementSummary
 from judgements.models import (
     Adjudication,
     Judgement,
@@ -101,17 +103,29 @@ def interval_weights(value: str | None) -> Weights:
     return cast("Weights", value)
 
 
+@dataclass(frozen=True)
+class PoolAgreement(AgreementSummary):
+    """A pool's inter-rater agreement (`pool_agreement`): every figure of `agreement.summary_body` over the
+    labels a release would use, the one `sentence` on its noise floor, and how many raters are excluded
+    from the pool's releases (whose labels are left out). An undefined figure (a kappa of one grade only,
+    an interval with no defined resample) is null."""
+
+    sentence: str
+    n_excluded_raters: int
+
+
 def pool_agreement(
     *, pool: Pool, seed: int = 0, n_bootstrap: int = 1000, weights: Weights = None
 ) -> dict[str, Any]:
     """The agreement summary of a pool's judgements over its rubric's full label set
     (the weights come from every grade, not only from those that occur); the intervals of each pair and
-    topic are those of the kappa `weights` asks for (None: unweighted; "linear", "quadratic")."""
+    topic are those of the kappa `weights` asks for (None: unweighted; "linear", "quadratic"). A
+    `PoolAgreement` as a dict."""
     from judgements import agreement
     from judgements.exclusions import excluded_rater_ids
 
     judging = Judging.objects.select_related("rubric").get(pool=pool)
-    summary = agreement.agreement_summary(
+    summary = agreement.summary_body(
         agreement_records(pool=pool),
         labels=judging.rubric.labels,
         relevance_level=pool.relevance_level,
@@ -119,9 +133,12 @@ def pool_agreement(
         n_bootstrap=n_bootstrap,
         weights=weights,
     )
-    summary["sentence"] = agreement.noise_floor_sentence(summary)
-    summary["n_excluded_raters"] = len(excluded_rater_ids(pool=pool))
-    return summary
+    body = PoolAgreement(
+        **{field.name: getattr(summary, field.name) for field in fields(summary)},
+        sentence=agreement.noise_floor_sentence(summary),
+        n_excluded_raters=len(excluded_rater_ids(pool=pool)),
+    )
+    return asdict(body)
 
 
 def unpooled_by_run(*, pool: Pool) -> dict[str, dict[str, int]]:

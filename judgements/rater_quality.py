@@ -29,7 +29,7 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import Any
 
 import numpy as np
@@ -56,9 +56,11 @@ class Versus:
     kappa: float | None
     confusion: list[list[int]]
 
-    def as_dict(self) -> dict[str, Any]:
-        return {"n": self.n, "accuracy": _round(self.accuracy), "kappa": _round(self.kappa),
-                "confusion": self.confusion}  # fmt: skip
+    def rounded(self) -> Versus:
+        """As the quality report gives it: each figure to 6 decimals, an undefined one None."""
+        return Versus(
+            n=self.n, accuracy=_round(self.accuracy), kappa=_round(self.kappa), confusion=self.confusion
+        )
 
 
 @dataclass
@@ -98,8 +100,17 @@ def gold_accuracy(answers: Iterable[tuple[int, int | None]]) -> GoldAccuracy:
     return out
 
 
+@dataclass(frozen=True)
+class RaterFlag:
+    """A flag raised on a rater (see the module docstring: constant, near-constant, fast, near-chance)
+    and `why`: the number behind it, in words."""
+
+    flag: str
+    why: str
+
+
 @dataclass
-class RaterQuality:
+class _RaterFigures:
     rater: Hashable
     votes: int
     unrateable: int
@@ -108,20 +119,39 @@ class RaterQuality:
     gold: Versus
     consensus: Versus
     others: Versus
+
+
+@dataclass
+class RaterQualityRow(_RaterFigures):
+    """One rater of the quality report (`RaterQuality.row`): graded `votes` and `unrateable` answers, the
+    share of the modal grade and the median seconds (null when undefined), against gold, the consensus
+    and the other raters, the flags, and whether the rater is excluded now from the pool's releases."""
+
+    rater: str
+    flags: list[RaterFlag]
+    excluded: bool
+
+
+@dataclass
+class RaterQuality(_RaterFigures):
+    """One rater's figures (`rater_quality`), unrounded; `row` is how the report shows them."""
+
     flags: list[dict[str, str]] = field(default_factory=list)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "rater": str(self.rater),
-            "votes": self.votes,
-            "unrateable": self.unrateable,
-            "modal_share": _round(self.modal_share),
-            "median_seconds": _round(self.median_seconds),
-            "gold": self.gold.as_dict(),
-            "consensus": self.consensus.as_dict(),
-            "others": self.others.as_dict(),
-            "flags": self.flags,
-        }
+    def row(self, *, excluded: bool) -> RaterQualityRow:
+        """The rater as the quality report shows them: figures to 6 decimals, an undefined one None."""
+        return RaterQualityRow(
+            rater=str(self.rater),
+            votes=self.votes,
+            unrateable=self.unrateable,
+            modal_share=_round(self.modal_share),
+            median_seconds=_round(self.median_seconds),
+            gold=self.gold.rounded(),
+            consensus=self.consensus.rounded(),
+            others=self.others.rounded(),
+            flags=[RaterFlag(**flag) for flag in self.flags],
+            excluded=excluded,
+        )
 
 
 def _round(value: float | None) -> float | None:
@@ -213,21 +243,23 @@ def known_seconds(seconds: float | None) -> float | None:
 
 
 def flags(quality: RaterQuality, others_medians: Sequence[float]) -> list[dict[str, str]]:
-    """The flags of one rater (see the module docstring), each ``{"flag", "why"}``."""
-    out = []
+    """The flags of one rater (see the module docstring), each a `RaterFlag` as a dict."""
+    out: list[RaterFlag] = []
     share = quality.modal_share
     if share is not None and quality.votes >= MIN_VOTES:
         if share >= CONSTANT_SHARE:
-            out.append({"flag": "constant", "why": f"one grade in {share:.0%} of {quality.votes} votes"})
+            out.append(RaterFlag(flag="constant", why=f"one grade in {share:.0%} of {quality.votes} votes"))
         elif share >= NEAR_CONSTANT_SHARE:
-            out.append({"flag": "near-constant", "why": f"one grade in {share:.0%} of {quality.votes} votes"})
+            why = f"one grade in {share:.0%} of {quality.votes} votes"
+            out.append(RaterFlag(flag="near-constant", why=why))
     if quality.median_seconds is not None and others_medians:
         typical = statistics.median(others_medians)
         if quality.median_seconds < FAST_RATIO * typical:
             why = f"median {quality.median_seconds:.1f} s a judgement, the others {typical:.1f} s"
-            out.append({"flag": "fast", "why": why})
+            out.append(RaterFlag(flag="fast", why=why))
     others = quality.others
     if others.n >= MIN_VOTES and (others.kappa is None or others.kappa < CHANCE_KAPPA):
         kappa = "undefined" if others.kappa is None else f"{others.kappa:.2f}"
-        out.append({"flag": "near-chance", "why": f"κ with the other raters {kappa} over {others.n} items"})
-    return out
+        why = f"κ with the other raters {kappa} over {others.n} items"
+        out.append(RaterFlag(flag="near-chance", why=why))
+    return [asdict(flag) for flag in out]

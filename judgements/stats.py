@@ -55,23 +55,56 @@ class RaterStats:
         return self.unrateable / self.judgements if self.judgements else None
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "rater": self.username,
-            "member": self.member,
-            "judgements": self.judgements,
-            "median_seconds": self.median_seconds,
-            "grades": {str(grade): count for grade, count in sorted(self.grades.items())},
-            "unrateable": self.unrateable,
-            "unrateable_share": self.unrateable_share,
-            "skips": self.skips,
-            "gold": {
-                "n": self.gold.n,
-                "exact": self.gold.exact,
-                "within_one": self.gold.within_one,
-                "exact_rate": self.gold.exact_rate,
-                "within_one_rate": self.gold.within_one_rate,
-            },
-        }
+        """The rater as the API and the pages show them (`RaterStatsBody`)."""
+        return asdict(
+            RaterStatsBody(
+                rater=self.username,
+                member=self.member,
+                judgements=self.judgements,
+                median_seconds=self.median_seconds,
+                grades={str(grade): count for grade, count in sorted(self.grades.items())},
+                unrateable=self.unrateable,
+                unrateable_share=self.unrateable_share,
+                skips=self.skips,
+                gold=GoldAccuracyBody(
+                    n=self.gold.n,
+                    exact=self.gold.exact,
+                    within_one=self.gold.within_one,
+                    exact_rate=self.gold.exact_rate,
+                    within_one_rate=self.gold.within_one_rate,
+                ),
+            )
+        )
+
+
+@dataclass(frozen=True)
+class GoldAccuracyBody:
+    """A rater's answers to the pool's gold items by the one rule of gold accuracy
+    (`rater_quality.GoldAccuracy`): `n` every answer (an unrateable one a miss), `exact` and `within_one`
+    the hits, each rate null while the rater has answered no gold item."""
+
+    n: int
+    exact: int
+    within_one: int
+    exact_rate: float | None
+    within_one_rate: float | None
+
+
+@dataclass(frozen=True)
+class RaterStatsBody:
+    """One rater's work in one pool (`RaterStats`, which defines each figure): `grades` by grade (every
+    grade of the rubric, lowest first, 0 when unused); `median_seconds` and `unrateable_share` null while
+    undefined; `member` whether the rater still rates the pool."""
+
+    rater: str
+    member: bool
+    judgements: int
+    median_seconds: float | None
+    grades: dict[str, int]
+    unrateable: int
+    unrateable_share: float | None
+    skips: int
+    gold: GoldAccuracyBody
 
 
 def gold_accuracy(*, pool: Pool, rater: User | None = None) -> dict[int, GoldAccuracy]:

@@ -65,9 +65,16 @@ from judgements.agreement.records import (
     per_topic_kappa,
     rating_data,
 )
-from judgements.agreement.summary import agreement_summary, landis_koch_band, noise_floor_sentence
+from judgements.agreement.summary import (
+    AgreementSummary,
+    agreement_summary,
+    landis_koch_band,
+    noise_floor_sentence,
+    summary_body,
+)
 
 __all__ = [
+    "AgreementSummary",
     "FleissTable",
     "Interval",
     "Level",
@@ -95,5 +102,6 @@ __all__ = [
     "pairwise_kappas",
     "per_topic_kappa",
     "rating_data",
+    "summary_body",
     "weight_matrix",
 ]

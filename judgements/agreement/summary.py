@@ -4,11 +4,23 @@ sentence on the noise floor."""
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Sequence
-from typing import Any
+from collections.abc import Hashable, Iterable, Mapping, Sequence
+from typing import Any, TypeVar
 
 import numpy as np
 
+from judgements.agreement.bodies import (
+    AgreementPair,
+    AgreementSummary,
+    AgreementTopic,
+    BinaryKappa,
+    Bootstrap,
+    Cohen,
+    Fleiss,
+    Kappa,
+    Krippendorff,
+    PairMatrix,
+)
 from judgements.agreement.kappa import (
     _KAPPA_KINDS,
     Interval,
@@ -25,6 +37,7 @@ from judgements.agreement.kappa import (
 )
 from judgements.agreement.multi import _fleiss_table, fleiss_kappa, krippendorff_alpha_from_counts
 from judgements.agreement.records import _grouped_confusions, rating_data
+from labeling.bodies import as_dict
 
 # --------------------------------------------------------------------------------------------------------
 # Summary for reports
@@ -58,7 +71,10 @@ def _json_key(key: Hashable) -> Any:
     return key.item() if isinstance(key, np.integer) else key
 
 
-def agreement_summary(
+_K = TypeVar("_K", bound=Kappa)
+
+
+def summary_body(
     records: Iterable[Sequence[Any]],
     *,
     labels: Sequence[int],
@@ -67,8 +83,8 @@ def agreement_summary(
     n_bootstrap: int = 1000,
     alpha: float = 0.05,
     weights: Weights = None,
-) -> dict[str, Any]:
-    """Every agreement figure for a pool's judgements, as a JSON-serialisable dict (``None`` = undefined).
+) -> AgreementSummary:
+    """Every agreement figure for a pool's judgements (``None`` = undefined).
 
     Keys: ``labels``, ``relevance_level``, counts (``n_judgements``, ``n_unrateable``, ``n_raters`` who
     graded anything, ``n_items`` with a grade, ``n_items_paired`` with ≥ 2 grades, ``n_pairs``),
@@ -133,43 +149,46 @@ def agreement_summary(
     overall_conf = _confusion_from_positions(data.pair_a, data.pair_b, k)
     point = kappas_of(overall_conf)
     samples = boot(None, np.random.default_rng(seed))
-    cohen: dict[str, Any] = {}
-    for name in _KAPPA_KINDS:
+
+    def overall(name: str, kind: type[_K], **more: Any) -> _K:
         kappa = fig(point[name])
         interval = iv(samples, name)
-        cohen[name] = {
-            "kappa": kappa,
-            "band": landis_koch_band(kappa),
-            "ci_low": interval.low,
-            "ci_high": interval.high,
-            "n_undefined": interval.n_undefined,
-        }
-    cohen["binary"]["level"] = relevance_level
-    cohen["bootstrap"] = {"n": n_bootstrap, "seed": seed, "alpha": alpha, "unit": "item"}
+        return kind(kappa=kappa, band=landis_koch_band(kappa), ci_low=interval.low, ci_high=interval.high,
+                    n_undefined=interval.n_undefined, **more)  # fmt: skip
+
+    cohen = Cohen(
+        unweighted=overall("unweighted", Kappa),
+        linear=overall("linear", Kappa),
+        quadratic=overall("quadratic", Kappa),
+        binary=overall("binary", BinaryKappa, level=relevance_level),
+        bootstrap=Bootstrap(n=n_bootstrap, seed=seed, alpha=alpha, unit="item"),
+    )
 
     # Per rater pair.
     n_r = len(data.raters)
     pair_group = data.pair_rater_a * n_r + data.pair_rater_b
     pair_confs = _grouped_confusions(data, pair_group, n_r * n_r)
     pair_kappas = kappas_of(pair_confs)
-    pairs: list[dict[str, Any]] = []
+    pairs: list[AgreementPair] = []
     matrix: list[list[float | None]] = [[None] * n_r for _ in range(n_r)]
     matrix_n: list[list[int]] = [[0] * n_r for _ in range(n_r)]
     for g, select in groups(pair_group).items():
         ra, rb = divmod(g, n_r)
         samples_g = boot(select, np.random.default_rng([seed, 1, g]), all_kinds=False)
         interval = iv(samples_g, asked)
-        entry: dict[str, Any] = {
-            "rater_a": _json_key(data.raters[ra]),
-            "rater_b": _json_key(data.raters[rb]),
-            "n_items": int(pair_confs[g].sum()),
-        }
-        entry.update({name: fig(pair_kappas[name][g]) for name in _KAPPA_KINDS})
-        entry.update({"ci_low": interval.low, "ci_high": interval.high, "ci_weights": asked})
-        entry["confusion"] = pair_confs[g].tolist()
-        pairs.append(entry)
-        matrix[ra][rb] = matrix[rb][ra] = entry["unweighted"]
-        matrix_n[ra][rb] = matrix_n[rb][ra] = entry["n_items"]
+        pair = AgreementPair(
+            rater_a=_json_key(data.raters[ra]),
+            rater_b=_json_key(data.raters[rb]),
+            n_items=int(pair_confs[g].sum()),
+            **{name: fig(pair_kappas[name][g]) for name in _KAPPA_KINDS},
+            ci_low=interval.low,
+            ci_high=interval.high,
+            ci_weights=asked,
+            confusion=pair_confs[g].tolist(),
+        )
+        pairs.append(pair)
+        matrix[ra][rb] = matrix[rb][ra] = pair.unweighted
+        matrix_n[ra][rb] = matrix_n[rb][ra] = pair.n_items
 
     # Per topic.
     n_t = len(data.topics)
@@ -177,7 +196,7 @@ def agreement_summary(
     topic_confs = _grouped_confusions(data, pair_topic, n_t)
     topic_kappas = kappas_of(topic_confs)
     topic_items = np.bincount(data.item_topic[np.unique(data.pair_item)], minlength=n_t)
-    topics: list[dict[str, Any]] = []
+    topics: list[AgreementTopic] = []
     topic_pairs = groups(pair_topic)
     for t in range(n_t):
         select_t = topic_pairs.get(t)
@@ -185,65 +204,80 @@ def agreement_summary(
             None if select_t is None else boot(select_t, np.random.default_rng([seed, 2, t]), all_kinds=False)
         )
         interval = iv(samples_t, asked)
-        entry = {"topic": _json_key(data.topics[t]), "n_items": int(topic_items[t])}
-        entry["n_pairs"] = int(topic_confs[t].sum())
-        entry.update({name: fig(topic_kappas[name][t]) for name in _KAPPA_KINDS})
-        entry.update({"ci_low": interval.low, "ci_high": interval.high, "ci_weights": asked})
-        topics.append(entry)
-    topics.sort(key=lambda e: (e["unweighted"] is None, e["unweighted"] or 0.0))
+        topics.append(
+            AgreementTopic(
+                topic=_json_key(data.topics[t]),
+                n_items=int(topic_items[t]),
+                n_pairs=int(topic_confs[t].sum()),
+                **{name: fig(topic_kappas[name][t]) for name in _KAPPA_KINDS},
+                ci_low=interval.low,
+                ci_high=interval.high,
+                ci_weights=asked,
+            )
+        )
+    topics.sort(key=lambda e: (e.unweighted is None, e.unweighted or 0.0))
 
     ft = _fleiss_table(data)
-    fleiss = {
-        "kappa": fleiss_kappa(ft.table) if ft.n_ratings else None,
-        "n_items": len(ft.items),
-        "ratings_per_item": ft.n_ratings or None,
-        "n_items_dropped": ft.n_dropped,
-    }
+    fleiss = Fleiss(
+        kappa=fleiss_kappa(ft.table) if ft.n_ratings else None,
+        n_items=len(ft.items),
+        ratings_per_item=ft.n_ratings or None,
+        n_items_dropped=ft.n_dropped,
+    )
     # Krippendorff's ordinal and interval levels order the grades by value, whatever the order of labels.
     by_value = np.argsort(lab, kind="stable")
     values = lab[by_value].astype(np.float64).tolist()
-    kripp = {
-        level: krippendorff_alpha_from_counts(data.item_counts[:, by_value], values=values, level=level)
-        for level in ("nominal", "ordinal", "interval")
-    }
+    kripp = Krippendorff(
+        **{
+            level: krippendorff_alpha_from_counts(data.item_counts[:, by_value], values=values, level=level)
+            for level in ("nominal", "ordinal", "interval")
+        }
+    )
 
     n_pairs = data.n_pairs
-    return {
-        "labels": lab.tolist(),
-        "relevance_level": relevance_level,
-        "n_judgements": data.n_judgements,
-        "n_unrateable": data.n_unrateable,
-        "n_raters": len(data.graded_raters),
-        "n_items": int((data.item_counts.sum(axis=1) >= 1).sum()),
-        "n_items_paired": int((data.item_counts.sum(axis=1) >= 2).sum()),
-        "n_pairs": n_pairs,
-        "observed_agreement": float(np.trace(overall_conf) / n_pairs) if n_pairs else None,
-        "cohen": cohen,
-        "fleiss": fleiss,
-        "krippendorff": kripp,
-        "pairs": pairs,
-        "pair_matrix": {
-            "raters": [_json_key(r) for r in data.raters],
-            "unweighted": matrix,
-            "n_items": matrix_n,
-        },
-        "topics": topics,
-        "confusion": overall_conf.tolist(),
-        "confusion_binary": binarise_confusion(overall_conf, labels=lab, level=relevance_level).tolist(),
-    }
+    return AgreementSummary(
+        labels=lab.tolist(),
+        relevance_level=relevance_level,
+        n_judgements=data.n_judgements,
+        n_unrateable=data.n_unrateable,
+        n_raters=len(data.graded_raters),
+        n_items=int((data.item_counts.sum(axis=1) >= 1).sum()),
+        n_items_paired=int((data.item_counts.sum(axis=1) >= 2).sum()),
+        n_pairs=n_pairs,
+        observed_agreement=float(np.trace(overall_conf) / n_pairs) if n_pairs else None,
+        cohen=cohen,
+        fleiss=fleiss,
+        krippendorff=kripp,
+        pairs=pairs,
+        pair_matrix=PairMatrix(
+            raters=[_json_key(r) for r in data.raters],
+            unweighted=matrix,
+            n_items=matrix_n,
+        ),
+        topics=topics,
+        confusion=overall_conf.tolist(),
+        confusion_binary=binarise_confusion(overall_conf, labels=lab, level=relevance_level).tolist(),
+    )
+
+
+#: `summary_body` (the same arguments) as a JSON-serialisable dict.
+agreement_summary = as_dict(summary_body)
 
 
 def _fmt(x: float) -> str:
     return f"{x:.2f}".replace("-", "−")
 
 
-def noise_floor_sentence(summary: dict[str, Any]) -> str:
-    """One plain sentence on what the overall unweighted Cohen's kappa of ``summary`` (from
-    :func:`agreement_summary`) means for the noise floor of metrics computed on these labels."""
-    cohen = summary["cohen"]["unweighted"]
-    kappa = cohen["kappa"]
-    n_items = summary["n_items_paired"]
-    n_pairs = summary["n_pairs"]
+def noise_floor_sentence(summary: AgreementSummary | Mapping[str, Any]) -> str:
+    """One plain sentence on what the overall unweighted Cohen's kappa of ``summary`` (`summary_body`, or
+    :func:`agreement_summary`'s dict) means for the noise floor of metrics computed on these labels."""
+    if isinstance(summary, AgreementSummary):
+        cohen, observed = summary.cohen.unweighted, summary.observed_agreement
+        n_items, n_pairs = summary.n_items_paired, summary.n_pairs
+    else:
+        cohen, observed = Kappa(**summary["cohen"]["unweighted"]), summary["observed_agreement"]
+        n_items, n_pairs = summary["n_items_paired"], summary["n_pairs"]
+    kappa = cohen.kappa
     if kappa is None:
         if n_pairs == 0:
             return (
@@ -254,11 +288,11 @@ def noise_floor_sentence(summary: dict[str, Any]) -> str:
             f"Agreement is undefined: all {n_pairs} paired judgements fall on one and the same grade, so "
             "chance agreement is total and the label noise of these qrels cannot be estimated."
         )
-    band = cohen["band"]
+    band = cohen.band
     ci = ""
-    if cohen["ci_low"] is not None:
-        ci = f", 95% CI {_fmt(cohen['ci_low'])}–{_fmt(cohen['ci_high'])}"
-    disagree = 1.0 - summary["observed_agreement"]
+    if cohen.ci_low is not None and cohen.ci_high is not None:
+        ci = f", 95% CI {_fmt(cohen.ci_low)}–{_fmt(cohen.ci_high)}"
+    disagree = 1.0 - (observed or 0.0)
     size = f"{n_items} item{'s' if n_items != 1 else ''} judged twice or more"
     head = f"Raters agree at κ={_fmt(kappa)} ({band}{ci}; {size})"
     if kappa > 0.8:
