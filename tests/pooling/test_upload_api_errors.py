@@ -5,31 +5,25 @@ job, after a 202); a file read in a guessed format says so. Nothing is stored fo
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.core.management import call_command
 from django.test import override_settings
 
 from pooling.models import Collection, Job, Run
 from tests.conftest import client_for
 from tests.factories import make_run
+from tests.pooling import test_upload_page_errors as page_errors
 
 pytestmark = pytest.mark.django_db
 
-GOOD = Path(__file__).resolve().parent.parent / "data" / "good"
 LINES = b"301 Q0 d02 1 5.0 new\n"
 
 
-@pytest.fixture
-def news(manager: User) -> Collection:
-    call_command("create_collection", "news", owner="manager")
-    call_command("import_documents", "news", str(GOOD / "docs.jsonl"))
-    call_command("import_topics", "news", str(GOOD / "topics.jsonl"))
-    return Collection.objects.get(name="news")
+# the page's tests' collection: documents and topics the runs name
+news = page_errors.news
 
 
 def post(user: User, **data: object) -> Any:
