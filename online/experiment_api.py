@@ -18,7 +18,7 @@ from typing import Any
 from django.db.models import QuerySet
 from django.http import Http404
 from django.shortcuts import get_object_or_404
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import NotFound, ValidationError
@@ -29,10 +29,16 @@ from rest_framework.response import Response
 from labeling.pagination import PagedViewSetMixin
 from labeling.throttling import UserThrottle
 from online import experiment_input, experiments, interleaving, preference, serving, tracking
-from online.experiment_models import InterleavingExperiment, InterleavingResult, TrackedExperiment
+from online.experiment_models import (
+    QUERY_ID_LENGTH,
+    InterleavingExperiment,
+    InterleavingResult,
+    TrackedExperiment,
+)
 from online.experiment_serializers import (
     CorrelationGroupSerializer,
     DeltasImportedSerializer,
+    ImpressionConflictSerializer,
     ImpressionLoggedSerializer,
     InterleavingExperimentSerializer,
     InterleavingResultSerializer,
@@ -61,6 +67,15 @@ class ExperimentUpdateSerializer(serializers.Serializer):
 
 
 class ImpressionSerializer(serializers.Serializer):
+    query_id = serializers.CharField(
+        max_length=QUERY_ID_LENGTH,
+        required=False,
+        allow_null=True,
+        default=None,
+        help_text="the id the front end made for this search (UBI's query_id; a UUID is fine), unique in "
+        "the experiment: a retry that sends it again is counted once. Without it every post is a new "
+        "impression, so a front end that retries must send one.",
+    )
     qid = serializers.CharField(max_length=100)
     user = serializers.CharField(max_length=200)
     session = serializers.CharField(max_length=200, allow_blank=True, default="")
@@ -147,18 +162,38 @@ class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
     @extend_schema(
         parameters=[NAME],
         request=ImpressionSerializer,
-        responses={201: ImpressionLoggedSerializer},
+        responses={
+            201: OpenApiResponse(ImpressionLoggedSerializer, description="the impression stored"),
+            200: OpenApiResponse(
+                ImpressionLoggedSerializer,
+                description="a repeat of a query_id logged before with the same content: that impression, "
+                "counted once",
+            ),
+            409: OpenApiResponse(
+                ImpressionConflictSerializer,
+                description="a query_id logged before with other content: the fields that differ",
+            ),
+        },
     )
     @action(detail=True, methods=["post"])
     def impressions(self, request: Request, name: str | None = None) -> Response:
-        """Log what a searcher was shown (the list and teams `ranking` gave) and the positions clicked."""
+        """Log what a searcher was shown (the list and teams `ranking` gave) and the positions clicked:
+        201 with the impression stored. Give each search a `query_id` (UBI's: the front end's id of the
+        search) and a retry is safe: the same `query_id` with the same content answers 200 with the
+        impression stored the first time and is counted once; with other content, 409 naming the fields
+        that differ. Without a `query_id` each post is stored and counted, a retried one twice."""
         experiment = serving.usable_experiment(user=request.user, name=name or "")
         if experiment is None:
             raise Http404
         params = ImpressionSerializer(data=request.data)
         params.is_valid(raise_exception=True)
-        impression = experiments.log_impression(experiment=experiment, **params.validated_data)
-        return Response(experiments.impression_logged(impression), status=status.HTTP_201_CREATED)
+        shown = experiments.Shown(**params.validated_data)
+        try:
+            (logged,) = experiments.log_impressions(experiment=experiment, shown=[shown])
+        except experiments.ImpressionConflict as exc:
+            return Response(exc.message_dict, status=status.HTTP_409_CONFLICT)
+        answer = status.HTTP_201_CREATED if logged.created else status.HTTP_200_OK
+        return Response(experiments.impression_logged(logged.impression), status=answer)
 
     @extend_schema(
         parameters=[NAME],

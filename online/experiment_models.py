@@ -23,6 +23,9 @@ from django.utils import timezone
 from judgements.models import Release
 from pooling.models import Authored, Collection, Run
 
+#: The longest `query_id` a front end may give an impression (a UUID is 36 characters).
+QUERY_ID_LENGTH = 100
+
 
 class InterleavingExperimentQuerySet(models.QuerySet["InterleavingExperiment"]):
     def visible_to(self, user: Any) -> InterleavingExperimentQuerySet:
@@ -89,7 +92,9 @@ class InterleavingExperiment(Authored):
 
 class InterleavedImpression(models.Model):
     """One interleaved list a searcher was shown, as the front end logged it back: the documents and the
-    team of each position, the clicked positions and the outcome credited at logging time."""
+    team of each position, the clicked positions and the outcome credited at logging time. `query_id` is
+    the id the front end made for that search (UBI's `query_id`): at most one impression of an experiment
+    has it, so a retried post is stored once (`experiments.log_impressions`)."""
 
     class Outcome(models.TextChoices):
         A = "A"
@@ -99,6 +104,12 @@ class InterleavedImpression(models.Model):
 
     experiment = models.ForeignKey(
         InterleavingExperiment, on_delete=models.CASCADE, related_name="impressions", db_index=False
+    )
+    query_id = models.CharField(
+        max_length=QUERY_ID_LENGTH,
+        null=True,
+        blank=True,
+        help_text="The front end's id of the search (UBI's query_id); a repeat of it is this impression.",
     )
     qid = models.CharField(max_length=100)
     user = models.CharField(max_length=200, help_text="The searcher (the bootstrap resamples by it).")
@@ -111,6 +122,14 @@ class InterleavedImpression(models.Model):
 
     class Meta:
         indexes = [models.Index(fields=["experiment", "qid"], name="impression_experiment_qid")]
+        constraints = [
+            # impressions without an id are counted as they come (a front end that sends none)
+            models.UniqueConstraint(
+                fields=["experiment", "query_id"],
+                condition=Q(query_id__isnull=False),
+                name="impression_unique_query_id",
+            )
+        ]
 
     def __str__(self) -> str:
         return f"{self.experiment_id}/{self.qid}: {self.outcome}"

@@ -5,7 +5,8 @@ Each body is declared once, as a dataclass beside the code that makes it (`exper
 `tracking.CorrelationGroup`, `tracking.DeltasImported`, `preference.PowerPlan`); the serializers here read
 their fields and description from it (`labeling.bodies`), adding only what a type cannot say: a help text,
 a date-time written as a string (a test, tests/test_openapi_truth.py, validates real answers against the
-schema they make)."""
+schema they make). A refused impression's conflict (409) is a refusal by field, as a 400 is: its fields
+are the impression's that a repeat must match (`experiments.CONTENT`)."""
 
 from __future__ import annotations
 
@@ -36,6 +37,17 @@ class InterleavingExperimentSerializer(BodySerializer):
 class ImpressionLoggedSerializer(BodySerializer):
     class Meta:
         dataclass = experiments.ImpressionLogged
+
+
+class ImpressionConflictSerializer(serializers.Serializer):
+    """A `query_id` logged before with other content: each field that differs, with why (the form of a
+    400's fields)."""
+
+    def get_fields(self) -> dict[str, serializers.Field]:
+        return {
+            field: serializers.ListField(child=serializers.CharField(), required=False)
+            for field in experiments.CONTENT
+        }
 
 
 class PowerPlanSerializer(BodySerializer):
