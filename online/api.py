@@ -127,7 +127,10 @@ class ClickLabelSerializer(serializers.ModelSerializer):
 
 
 def _refused(field: str, exc: Exception) -> ValidationError:
-    """A 400 with the refusal's errors on the field it names, else on `field`."""
+    """A 400 with the refusal's errors on the field it names, else on `field` (click-label options: each
+    on its own, `services.OptionError.as_data`)."""
+    if isinstance(exc, services.OptionError):
+        return ValidationError(exc.as_data())
     errors = exc.errors if isinstance(exc, ImportFailed | Refused) else [str(exc)]
     named = exc.field if isinstance(exc, Refused) else None
     return ValidationError({named or field: errors})

@@ -96,11 +96,22 @@ MAX_MIN_IMPRESSIONS = 2**31 - 1
 
 
 class OptionError(Refused, ValueError):
-    """An option of a click-label derivation is refused; `field` names it (where the API's 400 puts it).
-    A ValueError too, as the derivation's other bad arguments are."""
+    """Options of a click-label derivation are refused: `problems` maps each option refused to why, in the
+    order the options are checked; `field` names the first (where a single-field refusal is shown), and
+    the API's 400 and the page put each message on its own field. A ValueError too, as the derivation's
+    other bad arguments are."""
 
-    def __init__(self, field: str, message: str) -> None:
-        super().__init__(message, field=field)
+    def __init__(self, field: str, message: str, *, problems: dict[str, str] | None = None) -> None:
+        self.problems = problems or {field: message}
+        super().__init__("; ".join(self.problems.values()), field=field)
+
+    @classmethod
+    def of(cls, problems: dict[str, str]) -> OptionError:
+        field, message = next(iter(problems.items()))
+        return cls(field, message, problems=problems)
+
+    def as_data(self) -> dict[str, Any]:
+        return {field: [message] for field, message in self.problems.items()}
 
 
 def check_click_label_options(
@@ -117,32 +128,36 @@ def check_click_label_options(
     estimator, a propensity estimate of the log's collection for ips and ratio, 0 to MAX_REPLICATES
     bootstrap replicates, 1 to MAX_MIN_IMPRESSIONS impressions, a τ of `relevance.check_tau`, and
     thresholds only over the rubric of the log's pool. Returns that rubric and the parsed thresholds (both
-    None without thresholds); an OptionError names the first bad argument."""
+    None without thresholds); an OptionError names every bad argument (`OptionError.problems`), so that
+    one answer says all there is to mend."""
+    problems: dict[str, str] = {}
     if not 0 <= replicates <= MAX_REPLICATES:
-        raise OptionError("replicates", f"replicates must be between 0 and {MAX_REPLICATES}")
+        problems["replicates"] = f"replicates must be between 0 and {MAX_REPLICATES}"
     if not 1 <= min_impressions <= MAX_MIN_IMPRESSIONS:
-        raise OptionError("min_impressions", f"min_impressions must be between 1 and {MAX_MIN_IMPRESSIONS:,}")
+        problems["min_impressions"] = f"min_impressions must be between 1 and {MAX_MIN_IMPRESSIONS:,}"
     try:
         relevance.check_tau(tau)
     except ValueError as exc:
-        raise OptionError("tau", str(exc)) from None
+        problems["tau"] = str(exc)
     if estimator not in relevance.ESTIMATORS:
-        raise OptionError("estimator", f"unknown estimator {estimator!r}; expected ips, ratio or coec")
-    if estimator != "coec" and propensity_estimate is None:
-        raise OptionError("propensity", f"the {estimator} estimator needs a propensity estimate")
+        problems["estimator"] = f"unknown estimator {estimator!r}; expected ips, ratio or coec"
+    elif estimator != "coec" and propensity_estimate is None:
+        problems["propensity"] = f"the {estimator} estimator needs a propensity estimate"
     if propensity_estimate is not None and propensity_estimate.collection_id != log.collection_id:
-        raise OptionError("propensity", "the propensity estimate belongs to another collection")
-    if thresholds in (None, "", []):
-        return None, None
-    rubric = pool_rubric(log)
-    if rubric is None:
-        raise OptionError(
-            "thresholds", "thresholds map to a rubric's grades: the log needs a pool with a rubric"
-        )
-    try:
-        return rubric, relevance.parse_thresholds(thresholds, rubric.labels)
-    except ValueError as exc:
-        raise OptionError("thresholds", str(exc)) from None
+        problems["propensity"] = "the propensity estimate belongs to another collection"
+    rubric = parsed = None
+    if thresholds not in (None, "", []):
+        rubric = pool_rubric(log)
+        if rubric is None:
+            problems["thresholds"] = "thresholds map to a rubric's grades: the log needs a pool with a rubric"
+        else:
+            try:
+                parsed = relevance.parse_thresholds(thresholds, rubric.labels)
+            except ValueError as exc:
+                problems["thresholds"] = str(exc)
+    if problems:
+        raise OptionError.of(problems)
+    return rubric, parsed
 
 
 def derive_click_labels(

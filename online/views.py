@@ -40,9 +40,12 @@ def _start_job(request: HttpRequest, log: ClickLog, form: str, start: Callable[[
     try:
         job = start()
     except (Refused, ValueError) as exc:  # a refused option is both (online.services.OptionError)
-        field = getattr(exc, "field", None)
-        shown = field if field in LOG_FORM_FIELDS[form] else "detail"  # else above the form's fields
-        context = {**_log_context(log), "form": form, "errors": {shown: [str(exc)]}, "values": request.POST}
+        errors: dict[str, list[str]] = {}
+        refused = exc.as_data() if isinstance(exc, Refused) else {"detail": [str(exc)]}
+        for field, messages in refused.items():  # each beside its field; above the form's fields else
+            shown = field if field in LOG_FORM_FIELDS[form] else "detail"
+            errors.setdefault(shown, []).extend([messages] if isinstance(messages, str) else messages)
+        context = {**_log_context(log), "form": form, "errors": errors, "values": request.POST}
         return render(request, "online/log_detail.html", context, status=400)
     return redirect("jobs:job-detail", job_id=job.pk)
 

@@ -84,3 +84,28 @@ def test_a_missing_propensity_is_refused_on_propensity_even_with_thresholds(mana
     )
     assert bad.status_code == 400 and "not a grade of the rubric" in bad.json()["thresholds"][0]
     assert not Job.objects.filter(kind=Job.Kind.CLICK_LABELS).exists()
+
+
+def test_it_names_every_bad_option_at_once(manager, log, django_capture_on_commit_callbacks):
+    """Bad thresholds and no propensity estimate for ips: one answer names both (it named the propensity
+    only, and the thresholds after that was mended), in the API and beside each field on the log's page."""
+    from django.test import Client
+
+    body = {"estimator": "ips", "thresholds": "0.5:9", "replicates": 5}
+    with django_capture_on_commit_callbacks(execute=True):
+        answer = client_for(manager).post(f"/api/click-logs/{log.pk}/labels/", body, format="json")
+    assert answer.status_code == 400
+    assert answer.json()["propensity"] == ["the ips estimator needs a propensity estimate"]
+    assert "not a grade of the rubric" in answer.json()["thresholds"][0] and set(answer.json()) == {
+        "propensity",
+        "thresholds",
+    }
+    page = Client()
+    page.force_login(manager)
+    shown = page.post(f"/online/logs/{log.pk}/labels/", body)
+    assert shown.status_code == 400
+    html = shown.content.decode()
+    for field, message in (("propensity", "needs a propensity estimate"), ("thresholds", "not a grade")):
+        beside = html.split(f'name="{field}"')[1].split("</label>")[1].split("<label>")[0]
+        assert 'class="errorlist"' in beside and message in beside, beside
+    assert not Job.objects.filter(kind=Job.Kind.CLICK_LABELS).exists()
