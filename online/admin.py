@@ -129,7 +129,8 @@ class InterleavingExperimentAdmin(_ReadOnly):
 @admin.register(InterleavedImpression)
 class InterleavedImpressionAdmin(_ReadOnly):
     collection_path = "experiment__collection"
-    list_display = ["experiment", "qid", "user", "teams", "outcome", "shown_at"]
+    list_display = ["experiment", "qid", "user", "query_id", "teams", "outcome", "shown_at"]
+    search_fields = ["query_id"]  # a front end's id of the search, to find what it logged
     list_filter = ["outcome"]
     list_select_related = ["experiment"]
 

@@ -237,3 +237,17 @@ def test_it_stores_one_impression_of_two_concurrent_posts_of_one_id(world, monke
     assert not failures, failures[:3]
     assert sorted(answers) == ([200, 201] if same else [201, 409])
     assert InterleavedImpression.objects.filter(experiment=experiment).count() == 1
+
+
+def test_the_admin_lists_and_finds_an_impression_by_its_query_id(world, admin_user):
+    from django.test import Client
+
+    experiments.log_impression(
+        experiment=world["experiment"], **shown_to(world["experiment"], query_id="q-77")
+    )
+    experiments.log_impression(experiment=world["experiment"], **shown_to(world["experiment"], user="u2"))
+    admin = Client()
+    admin.force_login(admin_user)
+    found = admin.get("/admin/online/interleavedimpression/", {"q": "q-77"})
+    assert found.status_code == 200
+    assert found.context["cl"].result_count == 1 and "q-77" in found.content.decode()
