@@ -5,6 +5,7 @@ interleaving result writes nothing; the deltas import command names each file on
 from __future__ import annotations
 
 import re
+from typing import Any
 
 import pytest
 from django.core.management import CommandError, call_command
@@ -165,7 +166,8 @@ def test_the_tracker_reads_no_row_more_per_tracked_interleaving_result(world, ma
     api = client_for(manager)
 
     def track(n: int) -> None:
-        fields = {**{k: v for k, v in BODY.items() if k != "collection"}, "name": f"change {n}"}
+        fields: dict[str, Any] = {k: v for k, v in BODY.items() if k != "collection"}
+        fields["name"] = f"change {n}"
         tracking.track_experiment(
             collection=world["collection"], release=world["release"], interleaving=first, **fields
         )
