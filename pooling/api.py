@@ -222,8 +222,8 @@ class CollectionViewSet(
 ):
     """Collections, with nested topics, documents and runs, and file imports (a Celery task each).
 
-    A manager reads the collections they manage and those of their pools; imports and managers are for
-    the collection's own managers."""
+    A manager reads the collections they manage and those of their pools; imports, managers and deleting
+    one nothing uses are for the collection's own managers."""
 
     permission_classes = [IsManager]
     serializer_class = CollectionSerializer
@@ -233,7 +233,7 @@ class CollectionViewSet(
         from django.db.models import Count
 
         collections = Collection.objects.all()
-        if self.action in {"imports", *self.MANAGE_ACTIONS}:
+        if self.action in {"imports", "destroy", *self.MANAGE_ACTIONS}:
             collections = collections.managed_by(self.request.user)
         else:
             collections = collections.visible_to(self.request.user)
@@ -250,6 +250,19 @@ class CollectionViewSet(
         )
         collection.num_documents = collection.num_topics = collection.num_runs = 0  # type: ignore[attr-defined]  # the counts the listing's .annotate() gives
         serializer.instance = collection
+
+    @extend_schema(request=None, responses={204: None, 409: None})
+    def destroy(self, request: Request, name: str | None = None) -> Response:
+        """Delete a collection nothing uses, with its documents, topics and runs
+        (`deletion.delete_unused_collection`, what its page calls; its managers only): 204; 409 saying why
+        while a pool is built on it (delete those first), a job of it is at work, or click logs or
+        experiments depend on it."""
+        collection = self.get_object()
+        try:
+            deletion.delete_unused_collection(collection=collection, user=request.user)
+        except pooling_errors.PoolError as exc:
+            return Response({"detail": str(exc)}, status=status.HTTP_409_CONFLICT)
+        return Response(status=status.HTTP_204_NO_CONTENT)
 
     @extend_schema(request=ImportSerializer, responses={202: JobSerializer, 400: None})
     @action(detail=True, methods=["post"], parser_classes=[MultiPartParser, FormParser])

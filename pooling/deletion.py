@@ -1,12 +1,16 @@
 """Deleting runs, collections and pools (a run's rows and a pool's provenance go in one statement, not
-through the collector's cascade)."""
+through the collector's cascade), and when a pool or a collection may not be deleted."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Any, cast
+
 from django.db import transaction
+from django.db.models import ManyToOneRel, Model
 
 from pooling.errors import PoolError
-from pooling.jobs import active_jobs_of
+from pooling.jobs import active_jobs_of, active_jobs_of_collection
 from pooling.models import Collection, Pool, PoolItem, Provenance, Run
 from pooling.pool_build import remove_run
 
@@ -36,6 +40,113 @@ def delete_collection(*, collection: Collection) -> None:
         for run in Run.objects.filter(collection=collection):
             delete_run(run=run)
         collection.delete()
+
+
+@dataclass(frozen=True)
+class CollectionContents:
+    """What deleting a collection takes with it (a confirmation page says it before, a message after)."""
+
+    documents: int
+    topics: int
+    runs: int
+
+    @classmethod
+    def of(cls, collection: Collection) -> CollectionContents:
+        return cls(
+            documents=collection.documents.count(),
+            topics=collection.topics.count(),
+            runs=collection.runs.count(),
+        )
+
+    def __str__(self) -> str:
+        counts = [(self.documents, "document"), (self.topics, "topic"), (self.runs, "run")]
+        return _and([f"{n} {name}{_s(n)}" for n, name in counts])
+
+
+def _kept_elsewhere(collection: Collection) -> list[tuple[int, str]]:
+    """What the later apps keep on `collection` (click logs, propensity estimates, interleaving and tracked
+    experiments: whatever row of a model outside this app names it, read through the relations that point
+    at it, since pooling imports none of those apps), each as its count and its model's name, singular or
+    plural: `[(1, "click log"), (2, "tracked experiments")]`. Their own rows (a log's clicks, an
+    experiment's impressions) hang from those, so those are what is deleted first, each on its own page."""
+    kept = []
+    for relation in Collection._meta.get_fields(include_hidden=True):
+        if not isinstance(relation, ManyToOneRel):
+            continue
+        meta = cast(type[Model], relation.related_model)._meta
+        if meta.app_label == Collection._meta.app_label:
+            continue
+        count = meta.model._base_manager.filter(**{relation.field.name: collection}).count()
+        if count:
+            kept.append((count, str(meta.verbose_name if count == 1 else meta.verbose_name_plural)))
+    return kept
+
+
+def _s(count: int) -> str:
+    return "s" if count != 1 else ""
+
+
+def _and(items: list[str]) -> str:
+    """`a`, `a and b`, `a, b and c` (empty items left out)."""
+    items = [item for item in items if item]
+    return f"{', '.join(items[:-1])} and {items[-1]}" if len(items) > 1 else "".join(items)
+
+
+def collection_deletion_refusal(collection: Collection, *, user: Any = None) -> PoolError | None:
+    """Why `collection` may not be deleted now, or None when it may (what `delete_unused_collection`
+    raises, and what its page asks before offering to delete): while a pool is built on it (a pool is its
+    managers' work: it is deleted first, on its own page); while a job of it is queued or running
+    (`jobs.active_jobs_of_collection`: an import, a build, a click log's, whose task would fail on a
+    missing collection); while another app keeps rows on it (`_kept_elsewhere`: click logs, experiments).
+    Deleting is for a collection nothing uses: one imported wrongly, say.
+
+    The pools are named when `user` manages them (all of them when no user is given), the others
+    counted: a pool is its managers' own, and its name is not told to anyone else."""
+    reasons = []
+    pools = Pool.objects.filter(collection=collection)
+    if total := pools.count():
+        named = pools.managed_by(user) if user is not None else pools
+        names = [repr(name) for name in named.order_by("name").values_list("name", flat=True)]
+        others = total - len(names)
+        if names and others:
+            listed = f"pool{_s(len(names))} {_and([*names, f'{others} more you do not manage'])}"
+        elif names:
+            listed = f"pool{_s(len(names))} {_and(names)}"
+        else:
+            listed = f"{others} pool{_s(others)} you do not manage"
+        many = total != 1
+        reasons.append(
+            f"{listed} {'are' if many else 'is'} built on it (delete {'them' if many else 'it'} first)"
+        )
+    job = active_jobs_of_collection(collection).first()
+    if job is not None:
+        reasons.append(f"a job is at work on it ({job.kind}, job {job.pk}): wait for it to finish")
+    if kept := _kept_elsewhere(collection):
+        many = sum(count for count, _ in kept) != 1
+        reasons.append(
+            f"{_and([f'{count} {name}' for count, name in kept])} {'depend' if many else 'depends'} on it "
+            f"(delete {'them' if many else 'it'} first)"
+        )
+    if reasons:
+        return PoolError(f"collection {collection.name!r} is in use: {'; '.join(reasons)}")
+    return None
+
+
+def delete_unused_collection(*, collection: Collection, user: Any = None) -> CollectionContents:
+    """Delete a collection nothing uses, with its documents, topics and runs (`delete_collection`), and
+    answer what went: what the API's DELETE and the collection's page call. Refused (`PoolError`, nothing
+    changed) for the reasons `collection_deletion_refusal` gives (`user` as there). The collection's row is
+    locked first: a pool, a job or a click log, each of which references the row, cannot be made between
+    the check and the delete. (The admin calls `delete_collection` itself, once its confirmation page has
+    listed every row that goes.)"""
+    with transaction.atomic():
+        locked = Collection.objects.select_for_update().get(pk=collection.pk)
+        refusal = collection_deletion_refusal(locked, user=user)
+        if refusal is not None:
+            raise refusal
+        contents = CollectionContents.of(locked)
+        delete_collection(collection=locked)
+    return contents
 
 
 def pool_deletion_refusal(pool: Pool) -> PoolError | None:

@@ -1,4 +1,4 @@
-"""Forms of the manager's pages: a collection, an upload, a pool and the runs added to one.
+"""Forms of the manager's pages: a collection, an upload, a pool, its texts and the runs added to one.
 
 They parse what a person types; the rules a pool's options obey are the service's
 (`pool_build.pool_problems`), which the pool form calls to name the field at fault."""
@@ -190,6 +190,14 @@ class PoolForm(forms.Form):
         pool = Pool(collection=self.collection, **values)
         runs = list(self.cleaned_data.get("runs") or []) if "runs" not in self.errors else []
         return pool, runs
+
+
+class PoolTextForm(forms.Form):
+    """A pool's description and instructions, edited once it is made (`pool_text.edit_pool_text`): the
+    pool form's own two fields, so that an edit parses them as creating the pool did."""
+
+    description = PoolForm.base_fields["description"]
+    instructions = PoolForm.base_fields["instructions"]
 
 
 class ManagerForm(forms.Form):

@@ -184,6 +184,13 @@ def active_jobs_of(pool: Pool) -> QuerySet[Job]:
     return Job.objects.filter(params__pool=pool.pk, status__in=ACTIVE).order_by("-created_at", "-pk")
 
 
+def active_jobs_of_collection(collection: Collection) -> QuerySet[Job]:
+    """The queued or running jobs of `collection` (every job that writes into a collection names it in
+    `Job.collection`: its imports, its pools' builds and runs added, its click logs' imports and
+    estimates), newest first."""
+    return Job.objects.filter(collection=collection, status__in=ACTIVE).order_by("-created_at", "-pk")
+
+
 def active_build(pool: Pool) -> Job | None:
     """The queued or running build job of `pool`, if any (the newest)."""
     return active_jobs_of(pool).filter(kind=Job.Kind.BUILD_POOL).first()

@@ -1,5 +1,6 @@
-"""The manager's campaign pages: collections (their uploads, runs and managers), creating a pool, adding
-runs to one and taking one out, deleting one nobody has judged."""
+"""The manager's campaign pages: collections (their uploads, runs and managers; deleting one nothing uses),
+creating a pool, editing its texts, adding runs to one and taking one out, deleting one nobody has
+judged."""
 
 from __future__ import annotations
 
@@ -14,9 +15,11 @@ urlpatterns = [
     path("collections/<slug:name>/pools/new/", views.pool_create, name="pool-create"),
     path("collections/<slug:name>/pools/preview/", views.pool_preview, name="pool-preview"),
     path("collections/<slug:name>/managers/", views.collection_managers, name="collection-managers"),
+    path("collections/<slug:name>/delete/", views.collection_delete, name="collection-delete"),
     path("collections/<slug:name>/runs/<path:run>/delete/", views.collection_delete_run, name="delete-run"),
     path("pools/<slug:name>/runs/add/", views.pool_add_runs, name="add-runs"),
     path("pools/<slug:name>/runs/preview/", views.pool_add_runs_preview, name="add-runs-preview"),
     path("pools/<slug:name>/runs/<path:run>/remove/", views.pool_remove_run, name="remove-run"),
+    path("pools/<slug:name>/edit/", views.pool_edit, name="pool-edit"),
     path("pools/<slug:name>/delete/", views.pool_delete, name="pool-delete"),
 ]

@@ -1,6 +1,6 @@
-"""The manager's campaign pages: collections (their uploads, runs and managers), creating a pool with a live
-size and cost preview, adding runs to a pool with the preview of what they bring, taking one out, and
-deleting a pool nobody has judged.
+"""The manager's campaign pages: collections (their uploads, runs and managers, deleting one nothing uses),
+creating a pool with a live size and cost preview, editing its description and instructions, adding runs
+to a pool with the preview of what they bring, taking one out, and deleting a pool nobody has judged.
 
 Thin views: each gets its object through `pooling.permissions` (`managed_collection`, `managed_pool`: 403
 without the manager role, 404 for someone else's), validates with a form of `pooling.forms`, and calls one
@@ -15,9 +15,9 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from pooling import deletion, imports, jobs, ownership, pool_build, pool_reads, stats
+from pooling import deletion, imports, jobs, ownership, pool_build, pool_reads, pool_text, stats
 from pooling import errors as pooling_errors
-from pooling.forms import AddRunsForm, CollectionForm, PoolForm, UploadForm
+from pooling.forms import AddRunsForm, CollectionForm, PoolForm, PoolTextForm, UploadForm
 from pooling.models import Collection, Job, Pool, PoolItem, PoolRun, Run
 from pooling.permissions import managed_collection, managed_pool, manager_required, may_open_collection
 from pooling.pool_build import PoolOptions
@@ -231,6 +231,48 @@ def pool_delete(request: HttpRequest, name: str) -> HttpResponse:
         "collection_page": may_open_collection(request.user, pool.collection_id),
     }
     return render(request, "setup/pool_delete.html", context)
+
+
+@require_http_methods(["GET", "POST"])
+@manager_required
+def pool_edit(request: HttpRequest, name: str) -> HttpResponse:
+    """Edit the pool's description and instructions (`pool_text.edit_pool_text`, what the API's PATCH
+    calls), the current ones filled in; saved, back to the pool's page."""
+    pool = managed_pool(request, name)
+    form = PoolTextForm(request.POST or None, initial={f: getattr(pool, f) for f in pool_text.TEXT_FIELDS})
+    if request.method == "POST" and form.is_valid():
+        try:
+            pool_text.edit_pool_text(pool=pool, **form.cleaned_data)
+        except pooling_errors.PoolError as exc:
+            exc.add_to(form)
+        else:
+            messages.success(request, f"Pool {pool.name}: description and instructions saved.")
+            return redirect("pooling:pool-detail", name=pool.name)
+    return render(request, "setup/pool_edit.html", {"pool": pool, "form": form})
+
+
+@require_http_methods(["GET", "POST"])
+@manager_required
+def collection_delete(request: HttpRequest, name: str) -> HttpResponse:
+    """Delete a collection nothing uses (`deletion.delete_unused_collection`, what the API's DELETE calls,
+    for the collection's managers as there): GET says what goes and asks to confirm, or why it may not be
+    deleted (`collection_deletion_refusal`: its pools, named, a job at work, what other apps keep on it);
+    POST does it, back to the collections."""
+    collection = managed_collection(request, name)
+    if request.method == "POST":
+        try:
+            contents = deletion.delete_unused_collection(collection=collection, user=request.user)
+        except pooling_errors.PoolError as exc:
+            messages.error(request, str(exc))
+            return redirect("setup:collection", name=collection.name)
+        messages.success(request, f"Collection {collection.name} deleted with its {contents}.")
+        return redirect("setup:collections")
+    context = {
+        "collection": collection,
+        "contents": deletion.CollectionContents.of(collection),
+        "refusal": deletion.collection_deletion_refusal(collection, user=request.user),
+    }
+    return render(request, "setup/collection_delete.html", context)
 
 
 @require_http_methods(["GET", "POST"])

@@ -1,5 +1,5 @@
-"""REST API of pools: configure, build, add and remove runs, statistics, the export, and deleting a pool
-nobody has judged.
+"""REST API of pools: configure, edit the texts, build, add and remove runs, statistics, the export, and
+deleting a pool nobody has judged.
 
 For pool managers and admins (a pool is seen by its managers only); raters never see runs, ranks or
 scores. Collections, runs, imports and jobs are `pooling.api`.
@@ -22,7 +22,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 
 from labeling.bodies import BodySerializer
-from pooling import deletion, pool_build, pool_reads, stats
+from pooling import deletion, pool_build, pool_reads, pool_text, stats
 from pooling import errors as pooling_errors
 from pooling.api import JobSerializer, ManagersMixin
 from pooling.jobs import active_build, latest_build, latest_builds, start_build
@@ -85,12 +85,17 @@ class PoolDetailSerializer(PoolSerializer):
         return pool_reads.estimate_pool(pool=pool)
 
 
+def pool_text_field(**kwargs: Any) -> serializers.CharField:
+    """A pool's description or instructions, as a new pool and an edit both take them (`pool_text`)."""
+    return serializers.CharField(required=False, allow_blank=True, **kwargs)
+
+
 class PoolCreateSerializer(serializers.Serializer):
     """What `pool_build.create_pool` takes; run names are looked up in the collection."""
 
     name = serializers.SlugField(max_length=100)
-    description = serializers.CharField(required=False, allow_blank=True, default="")
-    instructions = serializers.CharField(required=False, allow_blank=True, default="")
+    description = pool_text_field(default="")
+    instructions = pool_text_field(default="")
     collection = ManagedNameField(queryset=Collection.objects.all())  # one makes a pool over one's own
     runs = serializers.ListField(child=serializers.CharField(max_length=200), allow_empty=False)
     segment = serializers.CharField(required=False, allow_blank=True, default="", max_length=100)
@@ -124,6 +129,20 @@ class PoolCreateSerializer(serializers.Serializer):
             **pool_build.PoolOptions.given(attrs),
         )
         if problems:
+            raise ValidationError(problems)
+        return attrs
+
+
+class PoolEditSerializer(serializers.Serializer):
+    """A pool's description and instructions (`pool_text.edit_pool_text`), the fields a new pool takes
+    them in; any other field is a 400 naming it (`pool_text.not_editable`): a pool's selection stays as
+    made."""
+
+    description = pool_text_field()  # one not given stays as it is
+    instructions = pool_text_field()
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if problems := pool_text.not_editable(self.initial_data):
             raise ValidationError(problems)
         return attrs
 
@@ -186,9 +205,9 @@ class PlainTextRenderer(BaseRenderer):
 
 
 class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixin, viewsets.GenericViewSet):
-    """Pools: configure (with the size and cost estimate), build (a job), add and remove runs, statistics,
-    the export, the managers, and delete one nobody has judged. A pool's managers and admins only; a new
-    pool is its creator's."""
+    """Pools: configure (with the size and cost estimate), edit the description and instructions, build (a
+    job), add and remove runs, statistics, the export, the managers, and delete one nobody has judged. A
+    pool's managers and admins only; a new pool is its creator's."""
 
     permission_classes = [IsManager]
     lookup_field = "name"
@@ -202,6 +221,8 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
             return PoolCreateSerializer
         if self.action == "retrieve":
             return PoolDetailSerializer
+        if self.action == "partial_update":
+            return PoolEditSerializer
         return PoolSerializer
 
     def list(self, request: Request, *args: Any, **kwargs: Any) -> Response:
@@ -226,6 +247,21 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
             PoolDetailSerializer(pool, context=self.get_serializer_context()).data,
             status=status.HTTP_201_CREATED,
         )
+
+    @extend_schema(request=PoolEditSerializer, responses={200: PoolDetailSerializer})
+    def partial_update(self, request: Request, name: str | None = None) -> Response:
+        """Edit the pool's description and instructions (`pool_text.edit_pool_text`, what the pool page's
+        Edit calls), at any time: 200 with the pool; 400 naming any other field given (a pool's selection
+        stays as made: delete it if nobody has judged it and make it again, or add or remove runs)."""
+        pool = self.get_object()
+        form = PoolEditSerializer(data=request.data, partial=True)
+        form.is_valid(raise_exception=True)
+        try:
+            pool_text.edit_pool_text(pool=pool, **form.validated_data)
+        except pooling_errors.PoolError as exc:
+            raise ValidationError(exc.fields or {"non_field_errors": [str(exc)]}) from None
+        pool = self.get_queryset().get(pk=pool.pk)
+        return Response(PoolDetailSerializer(pool, context=self.get_serializer_context()).data)
 
     @extend_schema(request=None, responses={204: None, 409: None})
     def destroy(self, request: Request, name: str | None = None) -> Response:

@@ -35,6 +35,7 @@ from pooling.models import (
     column_problems,
 )
 from pooling.pg_settings import local_settings
+from pooling.pool_text import text_problems
 
 
 @dataclass
@@ -154,10 +155,12 @@ def create_pool(
     """Configure a pool (not yet built), with its `PoolOptions` by keyword. Validates every parameter;
     nothing is stored on an error.
 
-    `description` is for managers (it may name runs); raters see `instructions`. `created_by` becomes
+    `description` is for managers (it may name runs); raters see `instructions` (both held to
+    `pool_text.text_problems`, as an edit of them is). `created_by` becomes
     the pool's first manager (None: only admins manage it until one is added)."""
     runs = list(runs)
     problems = pool_problems(name=name, collection=collection, runs=runs, **options)
+    problems.update(text_problems(description=description, instructions=instructions))
     if problems:
         raise PoolError(fields=problems)
     with transaction.atomic():

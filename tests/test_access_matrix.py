@@ -90,7 +90,11 @@ ROUTES: dict[str, list[Call]] = {
         Call("get", "/api/collections/", MANAGER_API),
         Call("post", "/api/collections/", "401 403 403 403 201 201 201", data={"name": "fresh"}),
     ],
-    "collection-detail": [Call("get", "/api/collections/{collection}/", API_A)],
+    "collection-detail": [
+        Call("get", "/api/collections/{collection}/", API_A),
+        # collection A has pool A, click logs and experiments: its managers are told it is not deleted (409)
+        Call("delete", "/api/collections/{collection}/", "401 403 403 403 409 404 409"),
+    ],
     "collection-documents": [Call("get", "/api/collections/{collection}/documents/", API_A)],
     "collection-topics": [Call("get", "/api/collections/{collection}/topics/", API_A)],
     "collection-runs": [Call("get", "/api/collections/{collection}/runs/", API_A)],
@@ -137,6 +141,7 @@ ROUTES: dict[str, list[Call]] = {
     ],  # fmt: skip
     "pool-detail": [
         Call("get", "/api/pools/{pool}/", API_A),
+        Call("patch", "/api/pools/{pool}/", API_A, data={"description": "edited"}),
         # pool A has judgements, gold and a release: its managers are told it is not deleted (409)
         Call("delete", "/api/pools/{pool}/", "401 403 403 403 409 404 409"),
     ],
@@ -518,6 +523,11 @@ ROUTES: dict[str, list[Call]] = {
             data={"username": "manager-b"},
         ),
     ],
+    # collection A has pool A: the page says why it is not deleted; a POST is refused with a message
+    "setup:collection-delete": [
+        Call("get", "/collections/{collection}/delete/", PAGE_A),
+        Call("post", "/collections/{collection}/delete/", "L 403 403 403 302 404 302"),
+    ],
     "setup:delete-run": [
         Call("get", "/collections/{collection}/runs/gamma/delete/", PAGE_A),
         Call("post", "/collections/{collection}/runs/gamma/delete/", "L 403 403 403 302 404 302"),
@@ -526,6 +536,15 @@ ROUTES: dict[str, list[Call]] = {
         Call("get", "/pools/{pool}/runs/beta/remove/", PAGE_A),
         Call("post", "/pools/{pool}/runs/beta/remove/", "L 403 403 403 302 404 302"),
     ],
+    "setup:pool-edit": [
+        Call("get", "/pools/{pool}/edit/", PAGE_A),
+        Call(
+            "post",
+            "/pools/{pool}/edit/",
+            "L 403 403 403 302 404 302",
+            data={"description": "edited", "instructions": "judge the answer"},
+        ),
+    ],  # fmt: skip
     # pool A is judged: the page says why it is not deleted; a POST is refused with a message (302 back)
     "setup:pool-delete": [
         Call("get", "/pools/{pool}/delete/", PAGE_A),

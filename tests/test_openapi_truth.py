@@ -186,6 +186,13 @@ def test_it_answers_the_pooling_endpoints_as_their_schema_declares(manager, camp
         *check(api, "get", "/api/documents/", "/api/documents/"),
         *check(api, "get", "/api/pools/", "/api/pools/"),
         *check(api, "get", "/api/pools/camp/", "/api/pools/{name}/"),
+        *check(
+            api,
+            "patch",
+            "/api/pools/camp/",
+            "/api/pools/{name}/",
+            data={"description": "edited", "instructions": "judge the answer"},
+        ),  # fmt: skip
         *check(api, "get", "/api/pools/camp/statistics/", "/api/pools/{name}/statistics/"),
         *check(api, "get", "/api/pools/camp/managers/", "/api/pools/{name}/managers/"),
         *check(
