@@ -30,12 +30,16 @@ def text_problems(**texts: str) -> dict[str, list[str]]:
 
 def not_editable(fields: Any) -> dict[str, list[str]]:
     """The fields among `fields` (names given to an edit) that are not the pool's texts, each with why: the
-    message the API answers on each."""
+    message the API answers on each (a name that is no field of a pool at all is said to be one)."""
+    known = {field.name for field in Pool._meta.get_fields()}
+    editable = " and ".join(TEXT_FIELDS)
     return {
         field: [
-            f"{field} cannot change once a pool is made: only {' and '.join(TEXT_FIELDS)} are edited. A "
-            "pool's selection (its collection, runs, strategy and options) stays as made: delete the pool "
-            "(if nobody has judged it) and make it again, or add or remove runs"
+            f"{field} cannot change once a pool is made: only {editable} are edited. A pool's selection (its "
+            "collection, runs, strategy and options) stays as made: delete the pool (if nobody has judged "
+            "it) and make it again, or add or remove runs"
+            if field in known
+            else f"a pool has no field {field!r}: only {editable} are edited"
         ]
         for field in fields
         if field not in TEXT_FIELDS

@@ -260,3 +260,15 @@ def test_it_shows_raters_the_edited_instructions_escaped(pool: Pool, people: dic
     body = page.content.decode()
     assert "&lt;script&gt;alert(1)&lt;/script&gt;<br>read &lt;b&gt;all&lt;/b&gt;" in body
     assert "<script>alert(1)" not in body and "<b>all</b>" not in body
+
+
+def test_it_says_a_field_a_pool_does_not_have_is_none_of_its_fields(
+    pool: Pool, people: dict[str, User]
+) -> None:
+    answer = client_for(people["owner"]).patch(URL, {"descripton": "typo"}, format="json")
+    assert answer.status_code == 400
+    assert answer.json() == {
+        "descripton": ["a pool has no field 'descripton': only description and instructions are edited"]
+    }
+    pool.refresh_from_db()
+    assert pool.description == "first description"
