@@ -342,7 +342,7 @@ def test_a_checked_upload_that_would_replace_a_run_badly_leaves_it_alone(
     assert refused.status_code == 400
     assert refused.json()["file"] == ["run_nan_score.txt:2: score 'nan' is not a finite number"]
     assert taken.status_code == 400
-    assert "already exists" in taken.json()["file"][0]
+    assert "already exists" in taken.json()["name"][0]  # on the field at fault (it was on `file`)
     assert Run.objects.get(name="run_a").ranked_list(topic) == before
     assert Job.objects.count() == 0
 
