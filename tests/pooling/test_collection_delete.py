@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 from django.contrib.auth.models import User
 from django.contrib.messages import get_messages
-from django.test import Client
 
 from online import experiments
 from online.clicklogs import import_click_log
@@ -20,7 +19,8 @@ from pooling import deletion
 from pooling.errors import PoolError
 from pooling.models import Collection, Document, Job, Run, RunRow, Topic
 from tests.conftest import client_for
-from tests.factories import make_collection, make_manager, make_pool, make_run, make_user
+from tests.factories import make_collection, make_pool, make_run
+from tests.pooling import test_manage_pages as manage_pages
 
 pytestmark = pytest.mark.django_db
 
@@ -28,14 +28,9 @@ URL = "/api/collections/news/"
 PAGE = "/collections/news/delete/"
 
 
-@pytest.fixture
-def people(db: None) -> dict[str, User]:
-    return {
-        "owner": make_manager("owner"),
-        "other": make_manager("other-manager"),
-        "rater": make_user("a-rater"),
-        "admin": make_user("root", is_staff=True, is_superuser=True),
-    }
+# the manager pages' tests' people (owner, other manager, rater, admin) and their logged-in client
+people = manage_pages.people
+client_as = manage_pages.client_as
 
 
 @pytest.fixture
@@ -45,13 +40,6 @@ def collection(people: dict[str, User]) -> Collection:
     make_run(collection=collection, name="alpha", lists={"q1": ["d001", "d002"], "q2": ["d010"]})
     make_run(collection=collection, name="beta", lists={"q1": ["d003"]})
     return collection
-
-
-def client_as(user: User | None) -> Client:
-    client = Client()
-    if user is not None:
-        client.force_login(user)
-    return client
 
 
 def gone(collection: Collection) -> bool:

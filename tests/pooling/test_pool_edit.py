@@ -11,15 +11,15 @@ from typing import Any
 import pytest
 from django.contrib.auth.models import User
 from django.contrib.messages import get_messages
-from django.test import Client
 from django.urls import reverse
 
 from pooling import pool_text
 from pooling.errors import PoolError
 from pooling.models import Pool, PoolItem
 from tests.conftest import client_for
-from tests.factories import make_collection, make_manager, make_pool, make_user
+from tests.factories import make_collection, make_pool
 from tests.judgements.test_releases import judge
+from tests.pooling import test_manage_pages as manage_pages
 
 pytestmark = pytest.mark.django_db
 
@@ -28,14 +28,9 @@ PAGE = "/pools/news-pool/edit/"
 TEXTS = {"description", "instructions"}
 
 
-@pytest.fixture
-def people(db: None) -> dict[str, User]:
-    return {
-        "owner": make_manager("owner"),
-        "other": make_manager("other-manager"),
-        "rater": make_user("a-rater"),
-        "admin": make_user("root", is_staff=True, is_superuser=True),
-    }
+# the manager pages' tests' people (owner, other manager, rater, admin) and their logged-in client
+people = manage_pages.people
+client_as = manage_pages.client_as
 
 
 @pytest.fixture
@@ -51,13 +46,6 @@ def pool(people: dict[str, User]) -> Pool:
         instructions="first instructions",
     )
     return pool
-
-
-def client_as(user: User | None) -> Client:
-    client = Client()
-    if user is not None:
-        client.force_login(user)
-    return client
 
 
 def selection(pool: Pool) -> dict[str, Any]:
