@@ -127,13 +127,12 @@ class ClickLabelSerializer(serializers.ModelSerializer):
 
 
 def _refused(field: str, exc: Exception) -> ValidationError:
-    """A 400 with the refusal's errors on the field it names, else on `field` (click-label options: each
-    on its own, `services.OptionError.as_data`)."""
-    if isinstance(exc, services.OptionError):
+    """A 400 with a refusal that names its field(s) as it says (`Refused.as_data`: click-label options each
+    on their own), else with the errors on `field`."""
+    if isinstance(exc, Refused) and exc.field:
         return ValidationError(exc.as_data())
     errors = exc.errors if isinstance(exc, ImportFailed | Refused) else [str(exc)]
-    named = exc.field if isinstance(exc, Refused) else None
-    return ValidationError({named or field: errors})
+    return ValidationError({field: errors})
 
 
 def _starts_job(form: type[serializers.Serializer]) -> Callable[[Callable[..., Job]], Any]:
