@@ -11,23 +11,13 @@ from rest_framework import serializers
 
 from evaluation import noise_bodies, noise_pool, report_bodies, services
 from judgements.release_policy import PolicyField
-from labeling.bodies import BodySerializer
+from labeling.bodies import BodySerializer, body_serializer
 
 #: An interval `[low, high]` (either null when undefined) is a list of two: what its type cannot say.
 INTERVAL = {"min_length": 2, "max_length": 2}
 
 
 # ------------------------------------------------------------------------------------------ report
-
-
-class ReportRunSerializer(BodySerializer):
-    class Meta:
-        dataclass = report_bodies.ReportRun
-
-
-class SignificanceSerializer(BodySerializer):
-    class Meta:
-        dataclass = report_bodies.Significance
 
 
 class ReportJudgeSerializer(BodySerializer):
@@ -45,17 +35,10 @@ class EvaluationReportSerializer(BodySerializer):
         choices=services.AVERAGES,
         help_text="common: each run over the judged topics it has; all: every judged topic (trec_eval -c)",
     )
-    runs = ReportRunSerializer(many=True)
-    significance = SignificanceSerializer(many=True)
     judge = ReportJudgeSerializer(allow_null=True)
 
 
 # --------------------------------------------------------------------------------------- pool bias
-
-
-class PoolBiasRunSerializer(BodySerializer):
-    class Meta:
-        dataclass = report_bodies.PoolBiasRun
 
 
 class PoolBiasSerializer(BodySerializer):
@@ -63,22 +46,14 @@ class PoolBiasSerializer(BodySerializer):
         dataclass = report_bodies.PoolBiasBody
 
     policy = PolicyField(read_only=True)
-    runs = PoolBiasRunSerializer(many=True)
 
 
 # --------------------------------------------------------------------------------------- two-stage
 
 
-class TwoStageTopicSerializer(BodySerializer):
-    class Meta:
-        dataclass = report_bodies.TwoStageTopic
-
-
 class TwoStageReportSerializer(BodySerializer):
     class Meta:
         dataclass = report_bodies.TwoStageBody
-
-    topics = TwoStageTopicSerializer(many=True)
 
 
 # ------------------------------------------------------------------------------------- noise floor
@@ -110,16 +85,6 @@ class NoisePairSerializer(BodySerializer):
         extra_kwargs = {"topics_interval": INTERVAL}
 
 
-class NoiseMeasureSerializer(BodySerializer):
-    class Meta:
-        dataclass = noise_bodies.NoiseMeasure
-
-
-class TauSerializer(BodySerializer):
-    class Meta:
-        dataclass = noise_bodies.Tau
-
-
 class RaterStabilitySerializer(serializers.Serializer):
     """One rater's own qrels against the consensus: τ and τ_AP under each measure, a property of its own
     (the API scores `noise_floor.DEFAULT_MEASURES`, and asks for no others). Not a dataclass: its keys
@@ -131,13 +96,8 @@ class RaterStabilitySerializer(serializers.Serializer):
     compared_topics = serializers.IntegerField(
         help_text="the topics both rankings rank the runs on (metrics.compared_topics)"
     )
-    ndcg_cut_10 = TauSerializer()
-    P_10 = TauSerializer()
-
-
-class SplitTauSerializer(BodySerializer):
-    class Meta:
-        dataclass = noise_bodies.SplitTau
+    ndcg_cut_10 = body_serializer(noise_bodies.Tau)()
+    P_10 = body_serializer(noise_bodies.Tau)()
 
 
 class StabilitySerializer(BodySerializer):
@@ -145,7 +105,6 @@ class StabilitySerializer(BodySerializer):
         dataclass = noise_bodies.Stability
 
     raters = RaterStabilitySerializer(many=True)
-    split_tau = serializers.DictField(child=SplitTauSerializer())
 
 
 class NoiseFloorReportSerializer(BodySerializer):
@@ -156,5 +115,4 @@ class NoiseFloorReportSerializer(BodySerializer):
     settings = NoiseSettingsSerializer()
     runs = NoiseRunSerializer(many=True)
     pairs = serializers.DictField(child=NoisePairSerializer(many=True))
-    measures_summary = serializers.DictField(child=NoiseMeasureSerializer())
     stability = StabilitySerializer()

@@ -18,7 +18,7 @@ from judgements.serializers import (
     RevisionSerializer,
     RubricForRaterSerializer,
 )
-from labeling.bodies import BodySerializer
+from labeling.bodies import BodySerializer, body_serializer
 from pooling.models import Pool
 from pooling.permissions import ManagedNameField, is_manager
 
@@ -35,11 +35,6 @@ class PoolJudgementSerializer(JudgementReadSerializer):
             "revisions",
         ]  # fmt: skip
         read_only_fields = fields
-
-
-class ProgressSerializer(BodySerializer):
-    class Meta:
-        dataclass = stats.Progress
 
 
 class JudgingListSerializer(serializers.ListSerializer):
@@ -113,7 +108,7 @@ class JudgingSerializer(serializers.ModelSerializer):
         stranded: int = self.context["judging_stranded"][judging.pool_id]["items"]
         return stranded
 
-    @extend_schema_field(ProgressSerializer)
+    @extend_schema_field(body_serializer(stats.Progress))
     def get_progress(self, judging: Judging) -> dict[str, Any]:
         self._figures(judging)
         progress: dict[str, Any] = self.context["judging_progress"][judging.pool_id].as_dict()

@@ -14,10 +14,11 @@ from rest_framework.response import Response
 
 from judgements import crowd_quality, exclusions
 from judgements.errors import JudgingError
+from judgements.exclusions import ExclusionRecord
 from judgements.models import Judging, RaterExclusion
 from judgements.queries import cached_for_pool
 from judgements.report_serializers import RaterQualitySerializer
-from labeling.bodies import BodySerializer
+from labeling.bodies import body_serializer
 from labeling.pagination import PagedViewSetMixin
 from pooling.models import Pool
 from pooling.permissions import IsManager, managed_pool
@@ -26,11 +27,6 @@ from pooling.permissions import IsManager, managed_pool
 class ExclusionSerializer(serializers.Serializer):
     rater = serializers.CharField(max_length=150)
     reason = serializers.CharField(max_length=500, required=False, allow_blank=True, default="")
-
-
-class ExclusionRecordSerializer(BodySerializer):
-    class Meta:
-        dataclass = exclusions.ExclusionRecord
 
 
 @extend_schema(parameters=[OpenApiParameter("name", str, OpenApiParameter.PATH, description="pool name")])
@@ -50,8 +46,12 @@ class RaterQualityViewSet(PagedViewSetMixin, viewsets.ViewSet):
     def retrieve(self, request: Request, name: str | None = None) -> Response:
         return Response(cached_for_pool(self._pool(name), "rater-quality", crowd_quality.pool_rater_quality))
 
-    @extend_schema(methods=["GET"], responses={200: ExclusionRecordSerializer(many=True)})
-    @extend_schema(methods=["POST"], request=ExclusionSerializer, responses={201: ExclusionRecordSerializer})
+    @extend_schema(methods=["GET"], responses={200: body_serializer(ExclusionRecord)(many=True)})
+    @extend_schema(
+        methods=["POST"],
+        request=ExclusionSerializer,
+        responses={201: body_serializer(ExclusionRecord)},
+    )
     @action(detail=True, methods=["get", "post"], url_path="exclusions")
     def exclusions(self, request: Request, name: str | None = None) -> Response:
         pool = self._pool(name)
@@ -79,7 +79,7 @@ class RaterQualityViewSet(PagedViewSetMixin, viewsets.ViewSet):
             raise serializers.ValidationError({"rater": [str(exc)]}) from None
         return Response(exclusions.exclusion_record(row), status=status.HTTP_201_CREATED)
 
-    @extend_schema(request=None, responses={200: ExclusionRecordSerializer})
+    @extend_schema(request=None, responses={200: body_serializer(ExclusionRecord)})
     @action(detail=True, methods=["delete"], url_path=r"exclusions/(?P<username>[^/]+)")
     def restore(self, request: Request, name: str | None = None, username: str = "") -> Response:
         return self._restore(self._pool(name), username)
@@ -88,7 +88,7 @@ class RaterQualityViewSet(PagedViewSetMixin, viewsets.ViewSet):
         operation_id="rater_quality_exclusions_destroy_by_query",
         parameters=[OpenApiParameter("rater", str, OpenApiParameter.QUERY, required=True)],
         request=None,
-        responses={200: ExclusionRecordSerializer},
+        responses={200: body_serializer(ExclusionRecord)},
     )
     @exclusions.mapping.delete
     def restore_named(self, request: Request, name: str | None = None) -> Response:

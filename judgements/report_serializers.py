@@ -9,7 +9,6 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from judgements import crowd_quality, queries, rater_quality
-from judgements.agreement import bodies as agreement
 from judgements.release_policy import PolicyField
 from labeling.bodies import BodySerializer
 
@@ -23,89 +22,23 @@ def undefined_number() -> serializers.FloatField:
 # --------------------------------------------------------------------------------------- agreement
 
 
-class KappaSerializer(BodySerializer):
-    class Meta:
-        dataclass = agreement.Kappa
-
-
-class BinaryKappaSerializer(BodySerializer):
-    class Meta:
-        dataclass = agreement.BinaryKappa
-
-
-class BootstrapSerializer(BodySerializer):
-    class Meta:
-        dataclass = agreement.Bootstrap
-
-
-class CohenSerializer(BodySerializer):
-    class Meta:
-        dataclass = agreement.Cohen
-
-    unweighted = KappaSerializer()
-    linear = KappaSerializer()
-    quadratic = KappaSerializer()
-    binary = BinaryKappaSerializer()
-    bootstrap = BootstrapSerializer()
-
-
-class FleissSerializer(BodySerializer):
-    class Meta:
-        dataclass = agreement.Fleiss
-
-
-class KrippendorffSerializer(BodySerializer):
-    class Meta:
-        dataclass = agreement.Krippendorff
-
-
-class AgreementPairSerializer(BodySerializer):
-    class Meta:
-        dataclass = agreement.AgreementPair
-
-
-class AgreementTopicSerializer(BodySerializer):
-    class Meta:
-        dataclass = agreement.AgreementTopic
-
-
-class PairMatrixSerializer(BodySerializer):
-    class Meta:
-        dataclass = agreement.PairMatrix
-
-
 class AgreementSerializer(BodySerializer):
     class Meta:
         dataclass = queries.PoolAgreement
-
-    cohen = CohenSerializer()
-    fleiss = FleissSerializer()
-    krippendorff = KrippendorffSerializer()
-    pairs = AgreementPairSerializer(many=True)
-    pair_matrix = PairMatrixSerializer()
-    topics = AgreementTopicSerializer(many=True, help_text="worst unweighted kappa first, undefined last")
+        extra_kwargs = {"topics": {"help_text": "worst unweighted kappa first, undefined last"}}
 
 
 # ------------------------------------------------------------------------------------ rater quality
 
 
-class VersusSerializer(BodySerializer):
-    class Meta:
-        dataclass = rater_quality.Versus
-
-
-class GoldVersusSerializer(VersusSerializer):
+class GoldVersusSerializer(BodySerializer):
     """A rater against gold (`rater_quality.versus_gold`): `n` and `accuracy` by the one rule of gold
     accuracy (`rater_quality.gold_accuracy`, the rater statistics' `gold` too: an unrateable answer is a
     miss); `kappa` and `confusion` over the graded answers only."""
 
-    class Meta(VersusSerializer.Meta):
-        extra_kwargs = {"n": {"help_text": "every answer to a gold item, unrateable ones included"}}
-
-
-class RaterFlagSerializer(BodySerializer):
     class Meta:
-        dataclass = rater_quality.RaterFlag
+        dataclass = rater_quality.Versus
+        extra_kwargs = {"n": {"help_text": "every answer to a gold item, unrateable ones included"}}
 
 
 class RaterQualityRowSerializer(BodySerializer):
@@ -113,14 +46,6 @@ class RaterQualityRowSerializer(BodySerializer):
         dataclass = rater_quality.RaterQualityRow
 
     gold = GoldVersusSerializer()
-    consensus = VersusSerializer()
-    others = VersusSerializer()
-    flags = RaterFlagSerializer(many=True)
-
-
-class QualityThresholdsSerializer(BodySerializer):
-    class Meta:
-        dataclass = crowd_quality.QualityThresholds
 
 
 class RaterQualitySerializer(BodySerializer):
@@ -129,4 +54,3 @@ class RaterQualitySerializer(BodySerializer):
 
     policy = PolicyField(read_only=True)
     raters = RaterQualityRowSerializer(many=True)
-    thresholds = QualityThresholdsSerializer()

@@ -44,6 +44,11 @@ class BodySerializer(DataclassSerializer):
         if "__doc__" not in vars(cls) or cls.__doc__ is None:
             cls.__doc__ = body.__doc__
 
+    def build_dataclass_field(self, field_name: str, type_info: Any) -> tuple[type[serializers.Field], dict]:
+        """A field that holds another answer's dataclass: described by its own `BodySerializer`, named and
+        explained as every other (`body_serializer`), so a nested answer needs no serializer written."""
+        return body_serializer(type_info.base_type), {"many": type_info.is_many}
+
     def get_fields(self) -> dict[str, serializers.Field]:
         """Every field, required: an answer made from the dataclass holds each of them (a field with a
         default is one the code may leave out when it builds the body, not one the answer may lack)."""
@@ -51,3 +56,13 @@ class BodySerializer(DataclassSerializer):
         for field in fields.values():
             field.required = True
         return fields
+
+
+@functools.cache
+def body_serializer(body: type) -> type[BodySerializer]:
+    """The `BodySerializer` of the dataclass `body`, for a field that holds one: named after the dataclass
+    (its schema component too) and made once, so every answer that nests `body` shares one component."""
+    meta = type("Meta", (), {"dataclass": body})
+    return type(
+        f"{body.__name__}Serializer", (BodySerializer,), {"Meta": meta, "__module__": body.__module__}
+    )

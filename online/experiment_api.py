@@ -26,6 +26,7 @@ from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 
+from labeling.bodies import body_serializer
 from labeling.pagination import PagedViewSetMixin
 from labeling.throttling import UserThrottle
 from online import experiment_input, experiments, interleaving, preference, serving, tracking
@@ -37,12 +38,9 @@ from online.experiment_models import (
 )
 from online.experiment_serializers import (
     CorrelationGroupSerializer,
-    DeltasImportedSerializer,
     ImpressionConflictSerializer,
-    ImpressionLoggedSerializer,
     InterleavingExperimentSerializer,
     InterleavingResultSerializer,
-    PowerPlanSerializer,
     TrackedExperimentSerializer,
 )
 from pooling.models import Collection
@@ -163,9 +161,11 @@ class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
         parameters=[NAME],
         request=ImpressionSerializer,
         responses={
-            201: OpenApiResponse(ImpressionLoggedSerializer, description="the impression stored"),
+            201: OpenApiResponse(
+                body_serializer(experiments.ImpressionLogged), description="the impression stored"
+            ),
             200: OpenApiResponse(
-                ImpressionLoggedSerializer,
+                body_serializer(experiments.ImpressionLogged),
                 description="a repeat of a query_id logged before with the same content: that impression, "
                 "counted once",
             ),
@@ -218,7 +218,7 @@ class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
             )
         return Response(experiments.result_dict(latest))
 
-    @extend_schema(parameters=[PowerSerializer], responses={200: PowerPlanSerializer})
+    @extend_schema(parameters=[PowerSerializer], responses={200: body_serializer(preference.PowerPlan)})
     @action(detail=False, methods=["get"])
     def power(self, request: Request) -> Response:
         """Impressions needed to detect a given Δ_AB with the exact sign test."""
@@ -304,7 +304,9 @@ class TrackerViewSet(PagedViewSetMixin, viewsets.ViewSet):
         """Pearson (Fisher interval), Spearman, Kendall τb, sign agreement (Wilson) and the verdict."""
         return Response(tracking.correlation_groups(self._visible()))
 
-    @extend_schema(request=OnlineDeltasImportSerializer, responses={200: DeltasImportedSerializer})
+    @extend_schema(
+        request=OnlineDeltasImportSerializer, responses={200: body_serializer(tracking.DeltasImported)}
+    )
     @action(detail=False, methods=["post"], url_path="import")
     def import_deltas(self, request: Request) -> Response:
         """Online deltas from a TSV file (`name<TAB>online_metric<TAB>online_delta`), errors by line."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 from rest_framework import serializers
 
 from labeling.bodies import BodySerializer
-from online import experiments, preference, tracking
+from online import experiments, tracking
 
 
 class InterleavingResultSerializer(BodySerializer):
@@ -34,11 +34,6 @@ class InterleavingExperimentSerializer(BodySerializer):
     result = InterleavingResultSerializer(allow_null=True)
 
 
-class ImpressionLoggedSerializer(BodySerializer):
-    class Meta:
-        dataclass = experiments.ImpressionLogged
-
-
 class ImpressionConflictSerializer(serializers.Serializer):
     """A `query_id` logged before with other content: each field that differs, with why (the form of a
     400's fields)."""
@@ -48,11 +43,6 @@ class ImpressionConflictSerializer(serializers.Serializer):
             field: serializers.ListField(child=serializers.CharField(), required=False)
             for field in experiments.CONTENT
         }
-
-
-class PowerPlanSerializer(BodySerializer):
-    class Meta:
-        dataclass = preference.PowerPlan
 
 
 class TrackedResultSerializer(BodySerializer):
@@ -69,11 +59,6 @@ class TrackedExperimentSerializer(BodySerializer):
 
     interleaving_result = TrackedResultSerializer(allow_null=True)
     created_at = serializers.DateTimeField()
-
-
-class DeltasImportedSerializer(BodySerializer):
-    class Meta:
-        dataclass = tracking.DeltasImported
 
 
 class CorrelationGroupSerializer(BodySerializer):

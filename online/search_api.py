@@ -26,7 +26,7 @@ from rest_framework import serializers, status
 from rest_framework.views import APIView
 
 from labeling import plain_api
-from labeling.bodies import BodySerializer
+from labeling.bodies import body_serializer
 from online import serving
 from online.experiment_api import InterleavingThrottle
 
@@ -46,11 +46,6 @@ class RankingQuerySerializer(serializers.Serializer):
     user = serializers.CharField(max_length=200, help_text="the searcher's (pseudonymous) id")
 
 
-class InterleavedListSerializer(BodySerializer):
-    class Meta:
-        dataclass = serving.InterleavedList
-
-
 class _RankingSchema(APIView):
     @extend_schema(
         operation_id="interleaving_ranking_retrieve",
@@ -59,7 +54,7 @@ class _RankingSchema(APIView):
             RankingQuerySerializer,
         ],
         responses={
-            200: InterleavedListSerializer,
+            200: body_serializer(serving.InterleavedList),
             404: inline_serializer(
                 "UnmappedQuery",
                 {

@@ -20,11 +20,11 @@ from rest_framework.parsers import FormParser, MultiPartParser
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from labeling.bodies import BodySerializer
+from labeling.bodies import body_serializer
 from pooling import deletion, formats, imports, ownership
 from pooling import errors as pooling_errors
 from pooling.jobs import retry_job, start_import
-from pooling.models import Collection, Document, Job, RankedList, RankedRow, Run, Topic
+from pooling.models import Collection, Document, Job, RankedList, Run, Topic
 from pooling.permissions import IsManager
 
 
@@ -152,31 +152,16 @@ class UsernamesSerializer(serializers.Serializer):
     )
 
 
-class ManagersSerializer(BodySerializer):
-    class Meta:
-        dataclass = ownership.Managers
-
-
-class RankedRowSerializer(BodySerializer):
-    class Meta:
-        dataclass = RankedRow
-
-
-class RankedListSerializer(BodySerializer):
-    class Meta:
-        dataclass = RankedList
-
-    results = RankedRowSerializer(many=True)
-
-
 class ManagersMixin:
     """`GET/POST <object>/managers/` (list, add) and `DELETE <object>/managers/<username>/` for a
     collection or a pool its managers reach (`get_queryset` is scoped to those for these actions)."""
 
     MANAGE_ACTIONS = {"managers", "remove_manager"}
 
-    @extend_schema(methods=["GET"], responses={200: ManagersSerializer})
-    @extend_schema(methods=["POST"], request=UsernamesSerializer, responses={200: ManagersSerializer})
+    @extend_schema(methods=["GET"], responses={200: body_serializer(ownership.Managers)})
+    @extend_schema(
+        methods=["POST"], request=UsernamesSerializer, responses={200: body_serializer(ownership.Managers)}
+    )
     @action(detail=True, methods=["get", "post"])
     def managers(self, request: Request, name: str | None = None) -> Response:
         """The managers (usernames); POST `{"usernames": [...]}` adds users who hold the manager role."""
@@ -198,7 +183,7 @@ class ManagersMixin:
             raise ValidationError({"usernames": [str(exc)]}) from None
         return Response(asdict(ownership.Managers(managers=names)))
 
-    @extend_schema(request=None, responses={200: ManagersSerializer})
+    @extend_schema(request=None, responses={200: body_serializer(ownership.Managers)})
     @action(
         detail=True, methods=["delete"], url_path=r"managers/(?P<username>[^/]+)", url_name="remove-manager"
     )
@@ -354,7 +339,7 @@ class RunViewSet(mixins.DestroyModelMixin, viewsets.ReadOnlyModelViewSet):
     def perform_destroy(self, instance: Run) -> None:
         deletion.delete_run(run=instance)
 
-    @extend_schema(responses={200: RankedListSerializer})
+    @extend_schema(responses={200: body_serializer(RankedList)})
     @action(detail=True, methods=["get"], url_path=r"topics/(?P<qid>[^/]+)")
     def ranked_list(self, request: Request, pk: str | None = None, qid: str = "") -> Response:
         """One topic's ranked list in trec_eval order."""

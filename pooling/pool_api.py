@@ -161,25 +161,12 @@ class RunsChangedSerializer(BodySerializer):
     runs = serializers.ListField(child=serializers.CharField())
 
 
-class TopicCountSerializer(BodySerializer):
-    class Meta:
-        dataclass = stats.TopicCount
-
-
-class RunContributionSerializer(BodySerializer):
-    class Meta:
-        dataclass = stats.RunContribution
-
-
 class PoolStatisticsSerializer(BodySerializer):
     class Meta:
         dataclass = stats.PoolStatistics
         extra_kwargs = {
             "overlap": {"help_text": "the Jaccard overlap of each pair of runs: {run: {run: jaccard}}"}
         }
-
-    topics = TopicCountSerializer(many=True)
-    runs = RunContributionSerializer(many=True)
 
 
 class BuildUnderWaySerializer(serializers.Serializer):

@@ -9,7 +9,8 @@ from dataclasses import dataclass, fields
 
 from rest_framework import serializers
 
-from labeling.bodies import BodySerializer
+from judgements.agreement import bodies as agreement
+from labeling.bodies import BodySerializer, body_serializer
 from online import experiment_serializers, experiments
 from tests.test_openapi_truth import schema
 
@@ -22,6 +23,15 @@ class _Body:
     share: float | None
     names: list[str]
     seconds: float = 0.0
+
+
+@dataclass(frozen=True)
+class _Outer:
+    """A made-up answer holding others."""
+
+    one: _Body
+    many: list[_Body]
+    maybe: _Body | None
 
 
 class _BodySerializer(BodySerializer):
@@ -47,3 +57,24 @@ def test_the_schema_describes_a_body_by_its_dataclass() -> None:
     assert component["description"] == inspect.cleandoc(experiments.ResultBody.__doc__ or "")
     assert component["properties"]["computed_at"]["format"] == "date-time"  # declared on the serializer
     assert experiment_serializers.InterleavingResultSerializer.Meta.dataclass is experiments.ResultBody
+
+
+def test_a_nested_body_needs_no_serializer_written() -> None:
+    fields_ = body_serializer(_Outer)().get_fields()
+    nested = body_serializer(_Body)
+    assert body_serializer(_Body) is nested  # made once: every answer nesting `_Body` shares one component
+    assert type(fields_["one"]) is nested and nested.Meta.ref_name == "_Body"
+    assert nested.__doc__ == _Body.__doc__
+    assert type(fields_["many"].child) is nested
+    assert fields_["maybe"].allow_null and fields_["maybe"].required
+    assert all(field.required for field in nested().get_fields().values())
+
+
+def test_the_schema_describes_a_nested_body_by_its_dataclass() -> None:
+    components = schema()["components"]["schemas"]
+    cohen = components["Cohen"]  # nested in the agreement report: no serializer written for it
+    assert set(cohen["properties"]) == {f.name for f in fields(agreement.Cohen)}
+    assert set(cohen["required"]) == set(cohen["properties"])
+    assert cohen["description"] == inspect.cleandoc(agreement.Cohen.__doc__ or "")
+    assert cohen["properties"]["unweighted"] == {"$ref": "#/components/schemas/Kappa"}
+    assert set(components["Kappa"]["required"]) == {f.name for f in fields(agreement.Kappa)}
