@@ -10,8 +10,8 @@ from django.db import transaction
 from django.db.models import ManyToOneRel, Model
 
 from pooling.errors import PoolError
-from pooling.jobs import active_jobs_of, active_jobs_of_collection
-from pooling.models import Collection, Pool, PoolItem, Provenance, Run
+from pooling.jobs import active_jobs_of, active_jobs_of_collection, remove_uploads_of
+from pooling.models import Collection, Job, Pool, PoolItem, Provenance, Run
 from pooling.pool_build import remove_run
 
 #: What makes a pool people's work, which deleting it would throw away: the lookup that finds one (read
@@ -35,8 +35,10 @@ def delete_run(*, run: Run) -> None:
 
 def delete_collection(*, collection: Collection) -> None:
     """Delete a collection with its documents, topics and runs (each run through `delete_run`, so its
-    rows go in one statement rather than through the collector's cascade)."""
+    rows go in one statement rather than through the collector's cascade). Its jobs go too (a cascade), and
+    the files their uploads were stored as with them, once that commits (`remove_uploads_of`)."""
     with transaction.atomic():
+        remove_uploads_of(Job.objects.filter(collection=collection))
         for run in Run.objects.filter(collection=collection):
             delete_run(run=run)
         collection.delete()
@@ -61,6 +63,18 @@ class CollectionContents:
     def __str__(self) -> str:
         counts = [(self.documents, "document"), (self.topics, "topic"), (self.runs, "run")]
         return _and([f"{n} {name}{_s(n)}" for n, name in counts])
+
+    def deleted(self, name: str) -> str:
+        """What the page and the command say once collection `name` is deleted with these."""
+        return f"Collection {name} deleted with its {self}."
+
+
+def pool_deleted(pool: Pool, items: int) -> str:
+    """What the page and the command say once `pool` is deleted with its `items` items."""
+    return (
+        f"Pool {pool.name} deleted with its {items} item{_s(items)}; its runs stay in collection "
+        f"{pool.collection.name}."
+    )
 
 
 def _kept_elsewhere(collection: Collection) -> list[tuple[int, str]]:

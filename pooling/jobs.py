@@ -492,6 +492,29 @@ def sweep_stale_jobs() -> int:
 # ----------------------------------------------------------------------------------------- temporary files
 
 
+def remove_uploads_of(jobs: QuerySet[Job]) -> None:
+    """Once the transaction commits, remove the files `jobs` stored for their uploads (a file, or a click
+    log's folder of files), which are gone with them: what deleting their collection calls, since a job's
+    row going does not take its file. Read now, removed only once the rows are gone for good (a rollback
+    keeps both); a retry shares its job's file, which goes with the last of them."""
+    names = set(jobs.exclude(upload="").values_list("upload", flat=True))
+    if not names:
+        return
+    root = Path(settings.MEDIA_ROOT).resolve()
+
+    def remove() -> None:
+        for name in names:
+            path = (root / name).resolve()
+            if root not in path.parents:  # a name that would leave MEDIA_ROOT (none does) is left alone
+                continue
+            if path.is_dir():
+                shutil.rmtree(path, ignore_errors=True)
+            else:
+                path.unlink(missing_ok=True)
+
+    transaction.on_commit(remove)
+
+
 def remove_stale_workdirs(root: Path, *, prefix: str = ".tmp-") -> list[Path]:
     """Remove the work directories `root/<prefix>*` left by a job whose process died: those in which
     nothing changed for JOB_STALE_SECONDS (a live job writes on, and its heartbeat would be as old).

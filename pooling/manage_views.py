@@ -217,11 +217,7 @@ def pool_delete(request: HttpRequest, name: str) -> HttpResponse:
         except pooling_errors.PoolError as exc:
             messages.error(request, str(exc))
             return redirect("pooling:pool-detail", name=pool.name)
-        messages.success(
-            request,
-            f"Pool {pool.name} deleted with its {items} item{'s' if items != 1 else ''}; its runs stay in "
-            f"collection {pool.collection.name}.",
-        )
+        messages.success(request, deletion.pool_deleted(pool, items))
         return redirect("pooling:pool-list")
     context = {
         "pool": pool,
@@ -265,7 +261,7 @@ def collection_delete(request: HttpRequest, name: str) -> HttpResponse:
         except pooling_errors.PoolError as exc:
             messages.error(request, str(exc))
             return redirect("setup:collection", name=collection.name)
-        messages.success(request, f"Collection {collection.name} deleted with its {contents}.")
+        messages.success(request, contents.deleted(collection.name))
         return redirect("setup:collections")
     context = {
         "collection": collection,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator
+from django.core.validators import MaxValueValidator, MinValueValidator, ProhibitNullCharactersValidator
 from django.db import models, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models import Exists, ExpressionWrapper, F, OuterRef, Q
@@ -33,7 +33,12 @@ def column_problems(model: type[models.Model], column: str, value: Any) -> list[
     slug, a range), or nothing: the one way a service asks a column what it takes, for the callers that
     have no form (the command line) as for those that do."""
     field = model._meta.get_field(column)
+    # A NUL, which no text column of PostgreSQL holds: refused as a form or a serializer refuses it (the
+    # model field does not check it), so the command line, which has neither, is held to it too.
+    checks = [ProhibitNullCharactersValidator()] if isinstance(value, str) else []
     try:
+        for check in checks:
+            check(value)
         field.clean(value, None)  # type: ignore[union-attr]  # a column, not a relation
     except ValidationError as exc:
         return list(exc.messages)

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -87,6 +88,51 @@ def test_it_deletes_a_collection_nothing_uses_with_its_contents(collection: Coll
     assert gone(collection)
     assert not Job.objects.filter(collection_id=collection.pk).exists()
     assert RunRow.objects.filter(run__collection=other).count() == 1  # another collection's stay
+
+
+def stored_upload(collection: Collection, media_root: Path, name: str, *, folder: bool = False) -> Path:
+    """A finished job of `collection` with a file (or, as a click log's, a folder of files) stored for its
+    upload under MEDIA_ROOT, as `jobs.start_import` and `online.jobs.start_click_import` keep them."""
+    path = media_root / "uploads" / name
+    if folder:
+        (path / "0-log.jsonl").parent.mkdir(parents=True)
+        (path / "0-log.jsonl").write_text("{}\n")
+    else:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("d001\tq1\n")
+    Job.objects.create(
+        kind=Job.Kind.RUN, collection=collection, status=Job.Status.DONE, upload=f"uploads/{name}"
+    )
+    return path
+
+
+def test_it_removes_the_files_its_jobs_stored_once_the_delete_commits(
+    collection: Collection, media_root: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    run_file = stored_upload(collection, media_root, "alpha.run")
+    log_folder = stored_upload(collection, media_root, "clicks", folder=True)
+    kept = stored_upload(make_collection(name="kept"), media_root, "kept.run")
+
+    with django_capture_on_commit_callbacks(execute=False) as removals:
+        deletion.delete_unused_collection(collection=collection)
+        assert run_file.exists() and log_folder.exists()  # not before the rows are gone for good
+    for remove in removals:
+        remove()
+
+    assert not run_file.exists() and not log_folder.exists()
+    assert kept.exists()  # another collection's job keeps its file
+
+
+def test_a_refused_delete_keeps_the_files(
+    collection: Collection, people: dict[str, User], media_root: Path, django_capture_on_commit_callbacks: Any
+) -> None:
+    run_file = stored_upload(collection, media_root, "alpha.run")
+    pool_on(collection, name="p", managers=[people["owner"]])
+
+    with django_capture_on_commit_callbacks(execute=True), pytest.raises(PoolError):
+        deletion.delete_unused_collection(collection=collection)
+
+    assert run_file.exists() and intact(collection)
 
 
 def test_it_names_the_pools_built_on_it_and_deletes_nothing(

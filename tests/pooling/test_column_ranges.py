@@ -1,6 +1,7 @@
 """An integer column takes PostgreSQL's range (the production database's) on every database: the embedded
 SQLite, which would store any 64-bit value, refuses what production could not hold, with the same message
-(`pooling.models.column_problems`, which every pool option, page and command asks)."""
+(`pooling.models.column_problems`, which every pool option, page and command asks). A text column takes
+no NUL, as PostgreSQL's cannot hold one."""
 
 from __future__ import annotations
 
@@ -29,3 +30,10 @@ def test_it_holds_an_integer_column_to_postgresqls_range_on_a_64_bit_database(si
 
 def test_it_says_a_columns_range_once_where_the_database_has_it_too():
     assert column_problems(Pool, "depth", 2**31) == ["Ensure this value is less than or equal to 2147483647."]
+
+
+def test_it_refuses_a_nul_in_a_text_column_as_a_form_and_a_serializer_do():
+    """No PostgreSQL text column holds a NUL; the model field does not check it, so a service called with
+    no form in front (a command reading a file) would crash on the database without this."""
+    assert column_problems(Pool, "instructions", "grade\x00it") == ["Null characters are not allowed."]
+    assert column_problems(Pool, "instructions", "grade it") == []
