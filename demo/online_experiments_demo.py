@@ -25,7 +25,7 @@ import numpy as np
 from judgements import releases
 from judgements.imports import import_judgements
 from judgements.models import Judgement, Release
-from online import experiments, serving, simulate, tracking
+from online import experiments, impressions, serving, simulate, tracking
 from online.experiment_models import InterleavingExperiment, TrackedExperiment
 from pooling import imports
 from pooling.models import Collection, Pool, Run
@@ -125,9 +125,9 @@ def _simulate(
             gamma = np.array([[GAMMA_BY_GRADE[grades.get((qid, d), 0)] for d in shown.docids]])
             clicks = (np.flatnonzero(simulate.pbm_clicks(rng, simulate.THETA, gamma)[0]) + 1).tolist()
             shown_all.append(
-                experiments.Shown(qid=qid, user=user, docids=shown.docids, teams=shown.teams, clicks=clicks)
+                impressions.Shown(qid=qid, user=user, docids=shown.docids, teams=shown.teams, clicks=clicks)
             )
-    experiments.log_impressions(experiment=experiment, shown=shown_all)
+    impressions.log_impressions(experiment=experiment, shown=shown_all)
 
 
 def load(

@@ -29,7 +29,7 @@ from rest_framework.response import Response
 from labeling.bodies import body_serializer
 from labeling.pagination import PagedViewSetMixin
 from labeling.throttling import UserThrottle
-from online import experiment_input, experiments, interleaving, preference, serving, tracking
+from online import experiment_input, experiments, impressions, interleaving, preference, serving, tracking
 from online.experiment_models import (
     QUERY_ID_LENGTH,
     InterleavingExperiment,
@@ -162,10 +162,10 @@ class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
         request=ImpressionSerializer,
         responses={
             201: OpenApiResponse(
-                body_serializer(experiments.ImpressionLogged), description="the impression stored"
+                body_serializer(impressions.ImpressionLogged), description="the impression stored"
             ),
             200: OpenApiResponse(
-                body_serializer(experiments.ImpressionLogged),
+                body_serializer(impressions.ImpressionLogged),
                 description="a repeat of a query_id logged before with the same content: that impression, "
                 "counted once",
             ),
@@ -187,13 +187,13 @@ class InterleavingViewSet(PagedViewSetMixin, viewsets.ViewSet):
             raise Http404
         params = ImpressionSerializer(data=request.data)
         params.is_valid(raise_exception=True)
-        shown = experiments.Shown(**params.validated_data)
+        shown = impressions.Shown(**params.validated_data)
         try:
-            (logged,) = experiments.log_impressions(experiment=experiment, shown=[shown])
-        except experiments.ImpressionConflict as exc:
+            (logged,) = impressions.log_impressions(experiment=experiment, shown=[shown])
+        except impressions.ImpressionConflict as exc:
             return Response(exc.message_dict, status=status.HTTP_409_CONFLICT)
         answer = status.HTTP_201_CREATED if logged.created else status.HTTP_200_OK
-        return Response(experiments.impression_logged(logged.impression), status=answer)
+        return Response(impressions.impression_logged(logged.impression), status=answer)
 
     @extend_schema(
         parameters=[NAME],

@@ -94,7 +94,7 @@ class InterleavedImpression(models.Model):
     """One interleaved list a searcher was shown, as the front end logged it back: the documents and the
     team of each position, the clicked positions and the outcome credited at logging time. `query_id` is
     the id the front end made for that search (UBI's `query_id`): at most one impression of an experiment
-    has it, so a retried post is stored once (`experiments.log_impressions`)."""
+    has it, so a retried post is stored once (`impressions.log_impressions`)."""
 
     class Outcome(models.TextChoices):
         A = "A"

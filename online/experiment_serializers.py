@@ -1,19 +1,19 @@
 """What the interleaving and tracker endpoints answer, for the OpenAPI schema (`online.experiment_api`).
 
 Each body is declared once, as a dataclass beside the code that makes it (`experiments.ResultBody`,
-`experiments.ExperimentBody`, `experiments.ImpressionLogged`, `tracking.TrackedBody`,
+`experiments.ExperimentBody`, `impressions.ImpressionLogged`, `tracking.TrackedBody`,
 `tracking.CorrelationGroup`, `tracking.DeltasImported`, `preference.PowerPlan`); the serializers here read
 their fields and description from it (`labeling.bodies`), adding only what a type cannot say: a help text,
 a date-time written as a string (a test, tests/test_openapi_truth.py, validates real answers against the
 schema they make). A refused impression's conflict (409) is a refusal by field, as a 400 is: its fields
-are the impression's that a repeat must match (`experiments.CONTENT`)."""
+are the impression's that a repeat must match (`impressions.CONTENT`)."""
 
 from __future__ import annotations
 
 from rest_framework import serializers
 
 from labeling.bodies import BodySerializer
-from online import experiments, tracking
+from online import experiments, impressions, tracking
 
 
 class InterleavingResultSerializer(BodySerializer):
@@ -41,7 +41,7 @@ class ImpressionConflictSerializer(serializers.Serializer):
     def get_fields(self) -> dict[str, serializers.Field]:
         return {
             field: serializers.ListField(child=serializers.CharField(), required=False)
-            for field in experiments.CONTENT
+            for field in impressions.CONTENT
         }
 
 

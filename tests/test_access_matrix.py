@@ -33,7 +33,7 @@ from rest_framework.test import APIClient
 from judgements import adjudication, releases
 from judgements.judges import create_judge
 from judgements.models import Adjudication, Assignment, GoldLabel, Judgement, Judging, Release
-from online import experiments, serving, tracking
+from online import experiments, impressions, serving, tracking
 from pooling.models import Document, Job, Pool, PoolItem, Run, Topic
 from pooling.permissions import MANAGERS_GROUP
 from tests.factories import lease_for, make_collection, make_manager, make_pool, make_run, make_user
@@ -906,7 +906,7 @@ def world(db: None) -> dict[str, Any]:
 def _experiments(experiment: Any, tracked: Any) -> dict[str, int]:
     """An impression of another searcher than the API's rows use, and a result: the admin's objects."""
     shown = serving.serve(experiment=experiment, qid="q1", user="admin-row")
-    impression = experiments.log_impression(
+    impression = impressions.log_impression(
         experiment=experiment, qid="q1", user="admin-row", docids=shown.docids, teams=shown.teams, clicks=[1]
     )
     result = experiments.compute_result(experiment=experiment, resamples=10)

@@ -11,7 +11,7 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from judgements import releases
-from online import experiments, services, serving, tracking
+from online import experiments, impressions, services, serving, tracking
 from pooling import ownership, stats
 from pooling.models import RankedList, RankedRow
 from tests.conftest import client_for
@@ -63,7 +63,7 @@ def test_the_search_path_and_a_logged_impression_answer_their_dataclasses(manage
     body = {"qid": "q1", "user": "u1", "docids": shown["docids"], "teams": shown["teams"], "clicks": [1]}
     logged = client.post("/api/interleaving/ab/impressions/", body, format="json")
     assert logged.status_code == 201, logged.content
-    assert list(logged.json()) == names(experiments.ImpressionLogged)
+    assert list(logged.json()) == names(impressions.ImpressionLogged)
 
 
 def test_an_import_of_online_deltas_answers_its_dataclass(manager, pool):

@@ -11,7 +11,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from online import experiments, serving, tracking
+from online import experiments, impressions, serving, tracking
 from online.experiment_models import InterleavingResult, TrackedExperiment
 from tests.conftest import client_for
 from tests.online import conftest as online_fixtures
@@ -39,7 +39,7 @@ def log(experiment, clicks_on: str, users: range = range(8)) -> None:
     for i in users:
         shown = serving.serve(experiment=experiment, qid="q1", user=f"u{i}")
         clicks = [shown.teams.index(clicks_on) + 1] if clicks_on in shown.teams else []
-        experiments.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,
+        impressions.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,
                                    teams=shown.teams, clicks=clicks)  # fmt: skip
 
 

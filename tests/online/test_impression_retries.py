@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from django.db import connection
 
-from online import experiments, serving
+from online import experiments, impressions, serving
 from online.experiment_models import InterleavedImpression
 from tests.conftest import client_for, require_services
 from tests.factories import make_collection, make_run, make_user
@@ -145,17 +145,17 @@ def test_it_answers_a_retry_the_stored_impression_after_the_experiment_is_switch
 
 def test_it_stores_an_id_repeated_within_one_call_once_and_refuses_a_clash_storing_nothing(world):
     experiment = world["experiment"]
-    one = experiments.Shown(**shown_to(experiment, query_id="s-1"))
-    logged = experiments.log_impressions(experiment=experiment, shown=[one, one])
+    one = impressions.Shown(**shown_to(experiment, query_id="s-1"))
+    logged = impressions.log_impressions(experiment=experiment, shown=[one, one])
     assert [entry.created for entry in logged] == [True, False]
     assert logged[0].impression.pk == logged[1].impression.pk == InterleavedImpression.objects.get().pk
-    fresh = experiments.Shown(**shown_to(experiment, user="u2", query_id="s-2"))
-    clash = experiments.Shown(**shown_to(experiment, user="u2", query_id="s-2", clicks=[]))
-    with pytest.raises(experiments.ImpressionConflict) as refused:
-        experiments.log_impressions(experiment=experiment, shown=[fresh, clash])
+    fresh = impressions.Shown(**shown_to(experiment, user="u2", query_id="s-2"))
+    clash = impressions.Shown(**shown_to(experiment, user="u2", query_id="s-2", clicks=[]))
+    with pytest.raises(impressions.ImpressionConflict) as refused:
+        impressions.log_impressions(experiment=experiment, shown=[fresh, clash])
     assert refused.value.message_dict.keys() == {"clicks"}
     assert InterleavedImpression.objects.count() == 1  # all or nothing: `fresh` is not stored either
-    assert experiments.log_impression(experiment=experiment, **shown_to(experiment, query_id="s-1")).pk == (
+    assert impressions.log_impression(experiment=experiment, **shown_to(experiment, query_id="s-1")).pk == (
         logged[0].impression.pk
     )
 
@@ -165,22 +165,22 @@ def test_it_answers_the_row_another_caller_stored_first_when_its_insert_loses(wo
     stores one with it; the unique constraint refuses this call's insert (in a savepoint, so the rest of
     the transaction goes on) and it answers the other's row: the same content a repeat, else a conflict."""
     experiment = world["experiment"]
-    checked = experiments._checked
+    checked = impressions._checked
 
-    def raced(experiment: Any, shown: experiments.Shown) -> InterleavedImpression:
+    def raced(experiment: Any, shown: impressions.Shown) -> InterleavedImpression:
         row = checked(experiment, shown)
         checked(experiment, dataclasses.replace(shown, clicks=clicks_of_winner)).save()  # the other caller
         return row
 
-    monkeypatch.setattr(experiments, "_checked", raced)
+    monkeypatch.setattr(impressions, "_checked", raced)
     body = shown_to(experiment, query_id="s-1")
     clicks_of_winner = body["clicks"]
-    (logged,) = experiments.log_impressions(experiment=experiment, shown=[experiments.Shown(**body)])
+    (logged,) = impressions.log_impressions(experiment=experiment, shown=[impressions.Shown(**body)])
     assert not logged.created and logged.impression.pk == InterleavedImpression.objects.get().pk
     clicks_of_winner = []
-    other = experiments.Shown(**shown_to(experiment, user="u2", query_id="s-2"))
-    with pytest.raises(experiments.ImpressionConflict) as refused:
-        experiments.log_impressions(experiment=experiment, shown=[other])
+    other = impressions.Shown(**shown_to(experiment, user="u2", query_id="s-2"))
+    with pytest.raises(impressions.ImpressionConflict) as refused:
+        impressions.log_impressions(experiment=experiment, shown=[other])
     assert refused.value.message_dict.keys() == {"clicks"}
     assert InterleavedImpression.objects.get(query_id="s-2").clicks == []  # the other caller's, as it was
     assert InterleavedImpression.objects.count() == 2
@@ -209,14 +209,14 @@ def test_it_stores_one_impression_of_two_concurrent_posts_of_one_id(world, monke
     experiment = world["experiment"]
     body = shown_to(experiment, query_id="s-1")
     barrier = threading.Barrier(2)
-    checked = experiments._checked
+    checked = impressions._checked
 
-    def looked_up(experiment: Any, shown: experiments.Shown) -> InterleavedImpression:
+    def looked_up(experiment: Any, shown: impressions.Shown) -> InterleavedImpression:
         row = checked(experiment, shown)
         barrier.wait(timeout=30)  # both have looked for the id and found none
         return row
 
-    monkeypatch.setattr(experiments, "_checked", looked_up)
+    monkeypatch.setattr(impressions, "_checked", looked_up)
     answers: list[int] = []
     failures: list[BaseException] = []
 
@@ -242,10 +242,10 @@ def test_it_stores_one_impression_of_two_concurrent_posts_of_one_id(world, monke
 def test_the_admin_lists_and_finds_an_impression_by_its_query_id(world, admin_user):
     from django.test import Client
 
-    experiments.log_impression(
+    impressions.log_impression(
         experiment=world["experiment"], **shown_to(world["experiment"], query_id="q-77")
     )
-    experiments.log_impression(experiment=world["experiment"], **shown_to(world["experiment"], user="u2"))
+    impressions.log_impression(experiment=world["experiment"], **shown_to(world["experiment"], user="u2"))
     admin = Client()
     admin.force_login(admin_user)
     found = admin.get("/admin/online/interleavedimpression/", {"q": "q-77"})

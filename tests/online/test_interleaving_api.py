@@ -11,7 +11,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from rest_framework.test import APIClient
 
-from online import experiments, serving
+from online import experiments, impressions, serving
 from online.experiment_models import InterleavedImpression
 from pooling.permissions import MANAGERS_GROUP
 from tests.conftest import client_for
@@ -245,7 +245,7 @@ def test_it_computes_the_result_for_managers(world, manager):
         shown = serving.serve(experiment=experiment, qid="q1", user=f"u{i}")
         # searchers prefer B: they click B's first position, and A's now and then
         clicks = [shown.teams.index("B") + 1] + ([shown.teams.index("A") + 1] if i % 4 == 0 else [])
-        experiments.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,
+        impressions.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,
                                    teams=shown.teams, clicks=clicks)  # fmt: skip
     response = client_for(manager).post("/api/interleaving/ab/result/")
     assert response.status_code == 200, response.content

@@ -54,7 +54,7 @@ def test_click_labels_refused_release_leaves_no_label_set_behind(log):
 def test_a_manager_enters_a_tracked_experiments_online_delta_from_the_tracker_page(world, manager, rater):
     """The tracker's form says "or neither to enter it later", and its table said "not entered" with no way
     on: the online delta could be entered only through the API or a TSV import."""
-    from online import experiments, serving, tracking
+    from online import experiments, impressions, serving, tracking
     from online.experiment_models import TrackedExperiment
 
     tracked = tracking.track_experiment(
@@ -89,7 +89,7 @@ def test_a_manager_enters_a_tracked_experiments_online_delta_from_the_tracker_pa
     serving.clear_caches()
     for i in range(6):
         shown = serving.serve(experiment=experiment, qid="q1", user=f"u{i}")
-        experiments.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,
+        impressions.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,
                                    teams=shown.teams, clicks=[1, 2])  # fmt: skip
     result = experiments.compute_result(experiment=experiment, resamples=50)
     assert client.post(f"/online/tracker/{tracked.pk}/online/", {"interleaving": "ab"}).status_code == 302

@@ -14,7 +14,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from online import experiments, serving, tracker, tracking
+from online import experiments, impressions, serving, tracker, tracking
 from online.experiment_models import TrackedExperiment
 from tests.conftest import client_for
 from tests.factories import make_manager
@@ -84,7 +84,7 @@ def test_it_takes_the_treatments_interleaving_preference_as_the_online_delta(wor
     for i in range(10):
         shown = serving.serve(experiment=experiment, qid="q1", user=f"u{i}")
         clicks = [shown.teams.index("A") + 1] if "A" in shown.teams else []
-        experiments.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,
+        impressions.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,
                                    teams=shown.teams, clicks=clicks)  # fmt: skip
     result = experiments.compute_result(experiment=experiment, resamples=100)
     tracked = tracking.track_experiment(

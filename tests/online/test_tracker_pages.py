@@ -6,7 +6,7 @@ import pytest
 from django.contrib.auth.models import Group
 from django.test import Client
 
-from online import experiments, serving, tracking
+from online import experiments, impressions, serving, tracking
 from online.experiment_models import InterleavingResult
 from pooling.permissions import MANAGERS_GROUP
 from tests.factories import make_collection, make_pool, make_run, make_user
@@ -38,7 +38,7 @@ def world(db, manager, rater):
     serving.clear_caches()
     for i in range(12):
         shown = serving.serve(experiment=experiment, qid="q1", user=f"u{i}")
-        experiments.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,
+        impressions.log_impression(experiment=experiment, qid="q1", user=f"u{i}", docids=shown.docids,
                                    teams=shown.teams, clicks=[1] if i % 3 else [])  # fmt: skip
     # the twelve experiments, their offline deltas stored as the tracker stores them
     for i, (offline, online) in enumerate(zip(OFFLINE, ONLINE, strict=True)):

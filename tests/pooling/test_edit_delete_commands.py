@@ -14,7 +14,7 @@ from django.core.management.base import CommandError
 
 from judgements import adjudication
 from pooling.models import Collection, Document, Pool, PoolItem, Run
-from tests.factories import make_collection, make_pool, make_run
+from tests.factories import make_collection, make_manager, make_pool, make_run
 from tests.processes import manage_in_a_process
 
 pytestmark = pytest.mark.django_db
@@ -60,7 +60,7 @@ def test_edit_pool_saves_the_texts_given_and_keeps_the_others(pool: Pool, tmp_pa
 
 
 def test_edit_pool_edits_a_judged_pool(pool: Pool) -> None:
-    adjudication.set_gold(item=PoolItem.objects.filter(pool=pool).first(), grade=1, by=None)
+    adjudication.set_gold(item=PoolItem.objects.filter(pool=pool)[0], grade=1, by=make_manager("owner"))
     run("edit_pool", "campaign", "--description", "second round")
     assert Pool.objects.get(pk=pool.pk).description == "second round"
 
@@ -109,7 +109,7 @@ def test_delete_pool_deletes_one_nobody_judged_and_keeps_its_runs(pool: Pool) ->
 
 
 def test_delete_pool_refuses_a_pool_that_holds_peoples_work(pool: Pool) -> None:
-    adjudication.set_gold(item=PoolItem.objects.filter(pool=pool).first(), grade=1, by=None)
+    adjudication.set_gold(item=PoolItem.objects.filter(pool=pool)[0], grade=1, by=make_manager("owner"))
     with pytest.raises(CommandError, match="gold labels"):
         run("delete_pool", "campaign")
     assert Pool.objects.filter(name="campaign").exists()

@@ -134,6 +134,20 @@ class ServiceCommand(BaseCommand):
             self.stderr.write(f"warning: {warning}")
 
 
+class NamedCommand(ServiceCommand):
+    """A command on one object named by its argument `name` (a pool, a collection): prints the line its
+    `act` answers, having done it."""
+
+    def add_arguments(self, parser: CommandParser) -> None:
+        parser.add_argument("name")
+
+    def act(self, name: str, options: dict[str, Any]) -> str:
+        raise NotImplementedError
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        self.stdout.write(self.act(options["name"], options))
+
+
 class ImportCommand(ServiceCommand):
     """An import command: a file of one `kind` into a collection, read as a job reads an upload
     (`imports.import_file`, the command's options its parameters) behind a progress bar; then its warnings

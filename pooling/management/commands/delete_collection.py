@@ -2,23 +2,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.core.management.base import CommandParser
-
 from pooling import deletion
-from pooling.management.commands._base import ServiceCommand, get_collection
+from pooling.management.commands._base import NamedCommand, get_collection
 
 
-class Command(ServiceCommand):
+class Command(NamedCommand):
     help = (
-        "Delete a collection nothing uses, with its documents, topics, runs and the files of its imports. "
-        "Refused, with the reason and nothing deleted, while a pool is built on it (delete_pool first), "
-        "while a job of it is at work, or while click logs or experiments depend on it."
+        "Delete a collection nothing uses (no pool, job, click log or experiment); else refused, saying why."
     )
 
-    def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("name")
-
-    def handle(self, *args: Any, **options: Any) -> None:
-        collection = get_collection(options["name"])
-        contents = deletion.delete_unused_collection(collection=collection)
-        self.stdout.write(contents.deleted(collection.name))
+    def act(self, name: str, options: dict[str, Any]) -> str:
+        collection = get_collection(name)
+        return deletion.delete_unused_collection(collection=collection).deleted(collection.name)

@@ -6,10 +6,10 @@ from typing import Any
 from django.core.management.base import CommandError, CommandParser
 
 from pooling import pool_text
-from pooling.management.commands._base import ServiceCommand, get_pool
+from pooling.management.commands._base import NamedCommand, get_pool
 
 
-class Command(ServiceCommand):
+class Command(NamedCommand):
     help = (
         "Edit a pool's description and the instructions its raters read, at any time (built, judged or "
         "released: neither selects nor judges anything). What a pool selects is not edited: delete it "
@@ -17,7 +17,7 @@ class Command(ServiceCommand):
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("name")
+        super().add_arguments(parser)
         parser.add_argument("--description", help='the new description ("" clears it)')
         instructions = parser.add_mutually_exclusive_group()
         instructions.add_argument("--instructions", help='the new instructions ("" clears them)')
@@ -25,8 +25,8 @@ class Command(ServiceCommand):
             "--instructions-file", metavar="PATH", help="the new instructions, read from a UTF-8 text file"
         )
 
-    def handle(self, *args: Any, **options: Any) -> None:
-        pool = get_pool(options["name"])
+    def act(self, name: str, options: dict[str, Any]) -> str:
+        pool = get_pool(name)
         instructions = options["instructions"]
         if options["instructions_file"] is not None:
             instructions = _read_text(options["instructions_file"])
@@ -34,8 +34,8 @@ class Command(ServiceCommand):
             raise CommandError("give --description, --instructions or --instructions-file: nothing to edit")
         texts = {"description": options["description"], "instructions": instructions}
         pool_text.edit_pool_text(pool=pool, **texts)
-        saved = " and ".join(name for name, text in texts.items() if text is not None)
-        self.stdout.write(f"Pool {pool.name}: {saved} saved.")
+        saved = " and ".join(field for field, text in texts.items() if text is not None)
+        return f"Pool {pool.name}: {saved} saved."
 
 
 def _read_text(path: str) -> str:
