@@ -188,16 +188,9 @@ class GoldSerializer(serializers.ModelSerializer):
         read_only_fields = fields
 
 
-class GoldAccuracySerializer(BodySerializer):
-    class Meta:
-        dataclass = stats.GoldAccuracyBody
-
-
 class RaterStatsSerializer(BodySerializer):
     class Meta:
         dataclass = stats.RaterStatsBody
-
-    gold = GoldAccuracySerializer()
 
 
 class QueueJudgementSerializer(serializers.ModelSerializer):

@@ -29,7 +29,7 @@ import math
 import statistics
 from collections import defaultdict
 from collections.abc import Collection, Hashable, Iterable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -63,25 +63,22 @@ class Versus:
         )
 
 
-@dataclass
+@dataclass(frozen=True)
 class GoldAccuracy:
-    """A rater's answers to gold items under the one rule of gold accuracy (`gold_accuracy`): `n` every
-    answer, `exact` those whose grade equals the gold grade, `within_one` those whose grade is at most one
-    from it. An unrateable answer is in `n` and in neither of the others."""
+    """A rater's answers to the pool's gold items by the one rule of gold accuracy (`gold_accuracy`): `n`
+    every answer, `exact` those whose grade equals the gold grade, `within_one` those whose grade is at most
+    one from it (an unrateable answer is in `n` and in neither of the others: a miss); each rate null while
+    the rater has answered no gold item."""
 
     n: int = 0
     exact: int = 0
     within_one: int = 0
+    exact_rate: float | None = field(init=False)  # exact / n
+    within_one_rate: float | None = field(init=False)  # within_one / n
 
-    @property
-    def exact_rate(self) -> float | None:
-        """exact / n, or None when the rater has answered no gold item."""
-        return self.exact / self.n if self.n else None
-
-    @property
-    def within_one_rate(self) -> float | None:
-        """within_one / n, or None when the rater has answered no gold item."""
-        return self.within_one / self.n if self.n else None
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "exact_rate", self.exact / self.n if self.n else None)
+        object.__setattr__(self, "within_one_rate", self.within_one / self.n if self.n else None)
 
 
 def gold_accuracy(answers: Iterable[tuple[int, int | None]]) -> GoldAccuracy:
@@ -91,13 +88,13 @@ def gold_accuracy(answers: Iterable[tuple[int, int | None]]) -> GoldAccuracy:
     and the APIs read. Every answer counts in `n`; an unrateable answer is a miss, never a hit: a gold
     label is a grade (`GoldLabel.grade` cannot be null), so "unrateable" is never its right answer, and
     leaving such answers out would let a rater dodge the gold checks by answering unrateable."""
-    out = GoldAccuracy()
+    n = exact = within_one = 0
     for gold, grade in answers:
-        out.n += 1
+        n += 1
         if grade is not None:
-            out.exact += int(grade == gold)
-            out.within_one += int(abs(grade - gold) <= 1)
-    return out
+            exact += int(grade == gold)
+            within_one += int(abs(grade - gold) <= 1)
+    return GoldAccuracy(n=n, exact=exact, within_one=within_one)
 
 
 @dataclass(frozen=True)
@@ -136,7 +133,7 @@ class RaterQualityRow(_RaterFigures):
 class RaterQuality(_RaterFigures):
     """One rater's figures (`rater_quality`), unrounded; `row` is how the report shows them."""
 
-    flags: list[dict[str, str]] = field(default_factory=list)
+    flags: list[RaterFlag] = field(default_factory=list)
 
     def row(self, *, excluded: bool) -> RaterQualityRow:
         """The rater as the quality report shows them: figures to 6 decimals, an undefined one None."""
@@ -149,7 +146,7 @@ class RaterQuality(_RaterFigures):
             gold=self.gold.rounded(),
             consensus=self.consensus.rounded(),
             others=self.others.rounded(),
-            flags=[RaterFlag(**flag) for flag in self.flags],
+            flags=list(self.flags),
             excluded=excluded,
         )
 
@@ -242,8 +239,8 @@ def known_seconds(seconds: float | None) -> float | None:
     return seconds if seconds is not None and seconds > 0 else None
 
 
-def flags(quality: RaterQuality, others_medians: Sequence[float]) -> list[dict[str, str]]:
-    """The flags of one rater (see the module docstring), each a `RaterFlag` as a dict."""
+def flags(quality: RaterQuality, others_medians: Sequence[float]) -> list[RaterFlag]:
+    """The flags of one rater (see the module docstring)."""
     out: list[RaterFlag] = []
     share = quality.modal_share
     if share is not None and quality.votes >= MIN_VOTES:
@@ -262,4 +259,4 @@ def flags(quality: RaterQuality, others_medians: Sequence[float]) -> list[dict[s
         kappa = "undefined" if others.kappa is None else f"{others.kappa:.2f}"
         why = f"κ with the other raters {kappa} over {others.n} items"
         out.append(RaterFlag(flag="near-chance", why=why))
-    return [asdict(flag) for flag in out]
+    return out

@@ -66,28 +66,9 @@ class RaterStats:
                 unrateable=self.unrateable,
                 unrateable_share=self.unrateable_share,
                 skips=self.skips,
-                gold=GoldAccuracyBody(
-                    n=self.gold.n,
-                    exact=self.gold.exact,
-                    within_one=self.gold.within_one,
-                    exact_rate=self.gold.exact_rate,
-                    within_one_rate=self.gold.within_one_rate,
-                ),
+                gold=self.gold,
             )
         )
-
-
-@dataclass(frozen=True)
-class GoldAccuracyBody:
-    """A rater's answers to the pool's gold items by the one rule of gold accuracy
-    (`rater_quality.GoldAccuracy`): `n` every answer (an unrateable one a miss), `exact` and `within_one`
-    the hits, each rate null while the rater has answered no gold item."""
-
-    n: int
-    exact: int
-    within_one: int
-    exact_rate: float | None
-    within_one_rate: float | None
 
 
 @dataclass(frozen=True)
@@ -104,7 +85,7 @@ class RaterStatsBody:
     unrateable: int
     unrateable_share: float | None
     skips: int
-    gold: GoldAccuracyBody
+    gold: GoldAccuracy
 
 
 def gold_accuracy(*, pool: Pool, rater: User | None = None) -> dict[int, GoldAccuracy]:

@@ -4,7 +4,7 @@ schema reads them from it), nested bodies too."""
 
 from __future__ import annotations
 
-from dataclasses import fields
+from dataclasses import asdict, fields
 from typing import Any
 
 import pytest
@@ -67,7 +67,7 @@ def test_a_flag_is_its_dataclass():
         others=rater_quality.Versus(0, None, None, []),
     )  # fmt: skip
     (flag,) = rater_quality.flags(quality, [])
-    assert list(flag) == names(rater_quality.RaterFlag) and flag["flag"] == "constant"
+    assert list(asdict(flag)) == names(rater_quality.RaterFlag) and flag.flag == "constant"
 
 
 def test_the_rater_statistics_answer_is_its_dataclass(crowd_pool, manager):
@@ -75,7 +75,7 @@ def test_the_rater_statistics_answer_is_its_dataclass(crowd_pool, manager):
     assert {row["rater"] for row in rows} == {"alice", "bob", "carol"}
     for row in rows:
         assert list(row) == names(stats.RaterStatsBody)
-        assert list(row["gold"]) == names(stats.GoldAccuracyBody)
+        assert list(row["gold"]) == names(rater_quality.GoldAccuracy)
     alice = next(row for row in rows if row["rater"] == "alice")
     assert alice["gold"] == {"n": 1, "exact": 1, "within_one": 1, "exact_rate": 1.0, "within_one_rate": 1.0}
 

@@ -4,7 +4,7 @@ sentence on the noise floor."""
 from __future__ import annotations
 
 import math
-from collections.abc import Hashable, Iterable, Mapping, Sequence
+from collections.abc import Hashable, Iterable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -268,15 +268,11 @@ def _fmt(x: float) -> str:
     return f"{x:.2f}".replace("-", "−")
 
 
-def noise_floor_sentence(summary: AgreementSummary | Mapping[str, Any]) -> str:
-    """One plain sentence on what the overall unweighted Cohen's kappa of ``summary`` (`summary_body`, or
-    :func:`agreement_summary`'s dict) means for the noise floor of metrics computed on these labels."""
-    if isinstance(summary, AgreementSummary):
-        cohen, observed = summary.cohen.unweighted, summary.observed_agreement
-        n_items, n_pairs = summary.n_items_paired, summary.n_pairs
-    else:
-        cohen, observed = Kappa(**summary["cohen"]["unweighted"]), summary["observed_agreement"]
-        n_items, n_pairs = summary["n_items_paired"], summary["n_pairs"]
+def noise_floor_sentence(summary: AgreementSummary) -> str:
+    """One plain sentence on what the overall unweighted Cohen's kappa of ``summary`` (`summary_body`)
+    means for the noise floor of metrics computed on these labels."""
+    cohen, observed = summary.cohen.unweighted, summary.observed_agreement
+    n_items, n_pairs = summary.n_items_paired, summary.n_pairs
     kappa = cohen.kappa
     if kappa is None:
         if n_pairs == 0:

@@ -6,7 +6,7 @@ of their own, vectorised, in ``pooling.trec_io``, which uses these.
 The readers are split, one module each: ``errors`` (``LineError``, ``FormatError``, the messages every
 reader shares), ``opening`` (``source_name``, ``client_name``, ``open_binary``, ``open_lines`` and the limits:
 ``limits``, ``current_limits``, ``SizeLimitReached``), ``entries`` (``TopicEntry``, ``DocumentEntry``),
-``reader`` (``format_guess``, ``guess_format``, the bookkeeping the topics and documents readers
+``reader`` (``format_guess``, the bookkeeping the topics and documents readers
 share), ``jsonl`` (JSON Lines), ``sgml`` (``<X>…</X>`` blocks), ``topics`` (``read_topics``) and
 ``documents`` (``read_documents``). The public names are imported here (and the private ones
 ``online``'s readers use). A module's constants are read in that module: to change one (a test does),
@@ -75,7 +75,7 @@ from pooling.formats.opening import (
     source_name,
     without_gz,
 )
-from pooling.formats.reader import FORMAT_NAMES, format_guess, guess_format
+from pooling.formats.reader import FORMAT_NAMES, format_guess
 from pooling.formats.reader import _id_problem as _id_problem
 from pooling.formats.reader import _Reader as _Reader
 from pooling.formats.topics import TOPIC_FORMATS, read_topics
@@ -103,7 +103,6 @@ __all__ = [
     "client_name",
     "current_limits",
     "format_guess",
-    "guess_format",
     "gzip_named",
     "limits",
     "line_too_long",

@@ -82,7 +82,7 @@ def gzip_named(name: str) -> bool:
 
 def without_gz(name: str) -> str:
     """``name`` less its ``.gz`` suffix (any case, :func:`gzip_named`): the name of what the gzipped file
-    holds, whose extension tells its format (``guess_format``) and its run's name (``check_run_name``)."""
+    holds, whose extension tells its format (``format_guess``) and its run's name (``check_run_name``)."""
     return name[: -len(".gz")] if gzip_named(name) else name
 
 

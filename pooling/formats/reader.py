@@ -1,4 +1,4 @@
-"""What the topics and documents readers share: :func:`format_guess` and :func:`guess_format` (a file's
+"""What the topics and documents readers share: :func:`format_guess` (a file's
 format from its name), ``_Reader`` (a file's lines, its errors, the duplicate check, the end) and
 ``_id_problem`` (what makes a qid or docid unusable).
 """
@@ -45,7 +45,12 @@ def format_guess(path: str, kind: str) -> tuple[str, str | None]:
     """The format of a documents or topics file from its name, and None when its extension names it, or
     else why it is read in ``DEFAULT_FORMAT`` (which the reader adds to the file's errors, if it has any:
     a file read in a guessed format may well be in another). The one rule of a file's format from its
-    name (``EXTENSIONS``); runs and qrels have one format, ``"trec"`` (read by ``pooling.trec_io``).
+    name (``EXTENSIONS``), ``.gz`` stripped first:
+
+    - documents: ``.jsonl``/``.json`` → ``"jsonl"``; ``.tsv``/``.txt`` → ``"tsv"``; ``.trec``/``.sgml``/
+      ``.xml`` and anything else (classic collection files often have no extension) → ``"trec"``.
+    - topics: ``.jsonl``/``.json`` → ``"jsonl"``; ``.tsv`` → ``"tsv"``; anything else → ``"trec"``.
+    - run, qrels: always ``"trec"`` (there is only one format, read by ``pooling.trec_io``).
     """
     if kind in ("run", "qrels"):
         return "trec", None
@@ -65,18 +70,6 @@ def format_guess(path: str, kind: str) -> tuple[str, str | None]:
         f"read as {FORMAT_NAMES[DEFAULT_FORMAT]}, a guess: {why}; give the format if the file is in another "
         "(--format, the upload form's Format, the API's format)"
     )
-
-
-def guess_format(path: str, kind: str) -> str:
-    """The format of a documents or topics file from its extension, ``.gz`` stripped first
-    (:func:`format_guess`, ``EXTENSIONS``).
-
-    - documents: ``.jsonl``/``.json`` → ``"jsonl"``; ``.tsv``/``.txt`` → ``"tsv"``; ``.trec``/``.sgml``/
-      ``.xml`` and anything else (classic collection files often have no extension) → ``"trec"``.
-    - topics: ``.jsonl``/``.json`` → ``"jsonl"``; ``.tsv`` → ``"tsv"``; anything else → ``"trec"``.
-    - run, qrels: always ``"trec"`` (there is only one format, read by ``pooling.trec_io``).
-    """
-    return format_guess(path, kind)[0]
 
 
 _Entry = TypeVar("_Entry", TopicEntry, DocumentEntry)

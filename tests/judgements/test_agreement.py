@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import asdict
 
 import krippendorff
 import numpy as np
@@ -29,6 +30,7 @@ from judgements.agreement import (
     pairwise_kappas,
     per_topic_kappa,
     rating_data,
+    summary_body,
     weight_matrix,
 )
 
@@ -441,30 +443,33 @@ def test_it_is_reproducible_for_a_seed():
 
 def test_it_summarises_undefined_agreement_as_null_and_says_so():
     records = [("d1", "t", "a", 2), ("d1", "t", "b", 2), ("d2", "t", "a", 2), ("d2", "t", "b", 2)]
-    summary = agreement_summary(records, labels=GRADES, relevance_level=2, n_bootstrap=50)
+    body = summary_body(records, labels=GRADES, relevance_level=2, n_bootstrap=50)
+    summary = asdict(body)
     json.dumps(summary, allow_nan=False)
     assert summary["cohen"]["unweighted"]["kappa"] is None
     assert summary["cohen"]["unweighted"]["band"] == "undefined"
     assert summary["fleiss"]["kappa"] is None
     assert summary["krippendorff"]["nominal"] is None
-    sentence = noise_floor_sentence(summary)
+    sentence = noise_floor_sentence(body)
     assert "undefined" in sentence and "κ=" not in sentence
 
 
 def test_it_summarises_records_with_no_pairs():
-    summary = agreement_summary([("d1", "t", "a", 1)], labels=GRADES, relevance_level=2, n_bootstrap=10)
+    body = summary_body([("d1", "t", "a", 1)], labels=GRADES, relevance_level=2, n_bootstrap=10)
+    summary = asdict(body)
     json.dumps(summary, allow_nan=False)
     assert summary["n_pairs"] == 0 and summary["cohen"]["linear"]["kappa"] is None
     assert summary["fleiss"] == {"kappa": None, "n_items": 0, "ratings_per_item": None, "n_items_dropped": 1}
-    assert "no item was graded by two raters" in noise_floor_sentence(summary)
+    assert "no item was graded by two raters" in noise_floor_sentence(body)
     empty = agreement_summary([], labels=GRADES, relevance_level=2, n_bootstrap=10)
     assert empty["n_items"] == 0 and empty["topics"] == [] and empty["pairs"] == []
 
 
 def test_it_writes_a_noise_floor_sentence_with_the_band_and_interval():
-    summary = agreement_summary(make_campaign(), labels=GRADES, relevance_level=2, n_bootstrap=200)
+    body = summary_body(make_campaign(), labels=GRADES, relevance_level=2, n_bootstrap=200)
+    summary = asdict(body)
     kappa = summary["cohen"]["unweighted"]["kappa"]
-    sentence = noise_floor_sentence(summary)
+    sentence = noise_floor_sentence(body)
     assert sentence.startswith(f"Raters agree at κ={kappa:.2f} ({landis_koch_band(kappa)}, 95% CI ")
     assert f"{1 - summary['observed_agreement']:.0%} of paired judgements" in sentence
     assert "noise" in sentence and sentence.endswith(".") and "\n" not in sentence

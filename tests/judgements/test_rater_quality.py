@@ -47,7 +47,7 @@ def simulated_crowd(seed: int = 0):
 def test_it_flags_the_constant_random_and_fast_raters_and_no_honest_one():
     records, consensus, gold = simulated_crowd()
     flags = {
-        q.rater: {f["flag"] for f in q.flags}
+        q.rater: {f.flag for f in q.flags}
         for q in rater_quality.rater_quality(records, labels=LABELS, consensus=consensus, gold=gold)
     }
     assert flags["constant"] >= {"constant"}
@@ -75,7 +75,7 @@ def test_a_middle_grade_answerer_is_caught_though_within_one_of_every_gold_item(
     quality = {
         q.rater: q for q in rater_quality.rater_quality(records, labels=LABELS, consensus={}, gold=gold)
     }
-    assert "constant" in {f["flag"] for f in quality["middle"].flags}
+    assert "constant" in {f.flag for f in quality["middle"].flags}
     assert quality["middle"].gold.accuracy < 0.5  # exact accuracy is not fooled either
 
 

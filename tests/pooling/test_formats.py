@@ -24,7 +24,7 @@ from pooling.formats import (
     FormatError,
     LineError,
     TopicEntry,
-    guess_format,
+    format_guess,
     open_lines,
     read_documents,
     read_topics,
@@ -484,7 +484,7 @@ def test_it_rejects_an_unknown_format_or_kind() -> None:
     with pytest.raises(ValueError, match="unknown documents format"):
         list(read_documents(GOOD / "docs.tsv", format="xml"))
     with pytest.raises(ValueError, match="unknown kind"):
-        guess_format("x.txt", "judgements")
+        format_guess("x.txt", "judgements")
 
 
 @pytest.mark.parametrize(
@@ -508,7 +508,7 @@ def test_it_rejects_an_unknown_format_or_kind() -> None:
     ],
 )
 def test_it_guesses_the_format_from_the_extension(path: str, kind: str, expected: str) -> None:
-    assert guess_format(path, kind) == expected
+    assert format_guess(path, kind)[0] == expected
 
 
 # --------------------------------------------------------------------------- open_lines, gzip, UTF-8

@@ -171,7 +171,7 @@ def test_the_page_the_api_and_the_command_agree_on_an_upload(
 def test_a_run_is_named_by_its_file_the_same_way_whatever_the_gz_suffixs_case(
     manager: User, tmp_path: Path, django_capture_on_commit_callbacks: Any
 ) -> None:
-    """`.gz` is read whatever its case (`formats.open_binary`, `guess_format`); a run's name from the file
+    """`.gz` is read whatever its case (`formats.open_binary`, `format_guess`); a run's name from the file
     drops it the same way: `run_b.txt.GZ` is run `run_b`, as `run_b.txt.gz` is, not `run_b.txt`."""
     data = (GOOD / "run_b.txt.gz").read_bytes()
     outcomes = three_ways(
