@@ -226,6 +226,20 @@ def topic_filter(pool: Pool) -> tuple[str, list[Any]]:
     return f" AND rr.topic_id IN ({', '.join(['%s'] * len(ids))})", ids
 
 
+def depth_rows(pool: Pool, run_ids: list[int]) -> tuple[str, list[Any]]:
+    """The run rows `pool` pools from the runs `run_ids` (`run_id, topic_id, document_id, rank`): rank at
+    most its depth, on its segment's topics; the SQL and its parameters. The one rule of what a pool's
+    depth-k lists hold: building and adding runs insert their distinct (topic, document) pairs, the
+    estimates count them (`pool_reads`)."""
+    runs_sql = ", ".join(["%s"] * len(run_ids))
+    topics_sql, topic_ids = topic_filter(pool)
+    return (
+        f"SELECT rr.run_id, rr.topic_id, rr.document_id, rr.rank FROM {RunRow._meta.db_table} rr "
+        f"WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql}",
+        [*run_ids, pool.depth, *topic_ids],
+    )
+
+
 #: The first build's statement: its sorts and hashes in memory, and no JIT compilation (it cost more than
 #: it saved here).
 BUILD_SETTINGS = {"work_mem": "64MB", "jit": "off"}
@@ -252,10 +266,7 @@ def _add_items(*, pool: Pool, run_ids: list[int]) -> tuple[int, int]:
         return 0, 0
     item = PoolItem._meta.db_table
     prov = Provenance._meta.db_table
-    rows = RunRow._meta.db_table
     doc = Document._meta.db_table
-    runs_sql = ", ".join(["%s"] * len(run_ids))
-    topics_sql, topic_ids = topic_filter(pool)
     blind_sql, blind_params = _blind_key_sql(pool)
     fraction = pool.double_judge_fraction
     if fraction is None or pool.judgements_per_item == 1:
@@ -265,11 +276,7 @@ def _add_items(*, pool: Pool, run_ids: list[int]) -> tuple[int, int]:
         required_sql = "CASE WHEN ((k.bk / 7) %% 1000000) < %s THEN %s ELSE 1 END"
         required_params = [int(fraction * 1_000_000), pool.judgements_per_item]
     # The run rows within depth k, and the item rows of their distinct (topic, document) pairs.
-    candidates = (
-        f"SELECT rr.run_id, rr.topic_id, rr.document_id, rr.rank FROM {rows} rr "
-        f"WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql}"
-    )
-    candidate_params = [*run_ids, pool.depth, *topic_ids]
+    candidates, candidate_params = depth_rows(pool, run_ids)
     columns = (
         "pool_id, topic_id, document_id, blind_key, required_judgements, num_judgements, "
         "active_leases, gold, selected, added_at"

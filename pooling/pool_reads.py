@@ -7,8 +7,8 @@ from typing import IO, Any
 
 from django.db import connection
 
-from pooling.models import Pool, PoolItem, Run, RunRow, Topic
-from pooling.pool_build import topic_filter
+from pooling.models import Pool, PoolItem, Run, Topic
+from pooling.pool_build import depth_rows
 
 
 def estimate_pool(
@@ -22,7 +22,6 @@ def estimate_pool(
     needs `judgements_per_item` judgements, or, with `double_judge_fraction`, that many for the fraction
     of the items and one for the others. `per_topic` adds `topics`: the candidates of each topic
     (`[{"qid", "items"}]`, topics without any left out)."""
-    rows = RunRow._meta.db_table
     if runs is None:
         run_ids = list(pool.pool_runs.values_list("run_id", flat=True))
     else:
@@ -32,13 +31,12 @@ def estimate_pool(
         empty["topics"] = []
     if not run_ids:
         return empty
-    runs_sql = ", ".join(["%s"] * len(run_ids))
-    topics_sql, topic_ids = topic_filter(pool)
+    pooled, params = depth_rows(pool, run_ids)
     with connection.cursor() as cursor:
         cursor.execute(
-            f"SELECT c.topic_id, COUNT(*) FROM (SELECT DISTINCT rr.topic_id, rr.document_id FROM {rows} rr "
-            f"WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql}) c GROUP BY c.topic_id",
-            [*run_ids, pool.depth, *topic_ids],
+            f"SELECT c.topic_id, COUNT(*) FROM (SELECT DISTINCT c.topic_id, c.document_id FROM ({pooled}) c) "
+            "c GROUP BY c.topic_id",
+            params,
         )
         by_topic = {int(topic_id): int(count) for topic_id, count in cursor.fetchall()}
     candidates = sum(by_topic.values())
@@ -99,23 +97,46 @@ def items_to_select(*, pool: Pool, candidates: int, selected_items: int) -> int:
 
 
 def estimate_added_runs(*, pool: Pool, runs: Iterable[Run]) -> dict[str, Any]:
-    """What adding `runs` to `pool` brings: the items the pool gains — the documents that the depth-k lists
-    of the pool's runs together with `runs` have beyond those of the pool's runs alone, which is what
-    `add_runs` adds (for an adaptive pool, candidates) — and the judgements and cost its plan gains
-    (`planned_judgements`: an adaptive pool's budget caps them, so new candidates add none once its
-    candidates fill the budget). The difference of two `estimate_pool` figures, so the same rule as the
-    pool's own estimate."""
+    """What adding `runs` to `pool` brings: the items the pool gains, which is what `add_runs` adds (for an
+    adaptive pool, candidates), and the judgements and cost its plan gains (`planned_judgements`: an
+    adaptive pool's budget caps them, so new candidates add none once its candidates fill the budget).
+
+    Before the build, the difference of two `estimate_pool` figures (the same rule as the pool's own
+    estimate). Once built, the pairs of the new runs' depth-k lists (`depth_rows`) that are not items
+    yet, against the items the pool holds: an item kept for its judgement after the run that brought it
+    was taken out is an item already, not one the run adds again."""
     current = list(Run.objects.filter(pk__in=pool.pool_runs.values("run_id")))
     present = {run.pk for run in current}
     new = [run for run in runs if run.pk not in present]
-    before = estimate_pool(pool=pool, runs=current)
-    after = estimate_pool(pool=pool, runs=[*current, *new])
+    if pool.status == Pool.Status.BUILT:
+        held = PoolItem.objects.filter(pool=pool).count()
+        items = _pairs_not_pooled(pool, [run.pk for run in new]) if new else 0
+        judgements = (
+            planned_judgements(pool=pool, candidates=held + items)[1]
+            - planned_judgements(pool=pool, candidates=held)[1]
+        )
+    else:
+        was, will = estimate_pool(pool=pool, runs=current), estimate_pool(pool=pool, runs=[*current, *new])
+        items, judgements = will["candidates"] - was["candidates"], will["judgements"] - was["judgements"]
     return {
         "runs": [run.name for run in new],
-        "items": after["candidates"] - before["candidates"],
-        "judgements": after["judgements"] - before["judgements"],
-        "cost": round(after["cost"] - before["cost"], 2),
+        "items": items,
+        "judgements": judgements,
+        "cost": round(judgements * float(pool.price_per_judgement), 2),
     }
+
+
+def _pairs_not_pooled(pool: Pool, run_ids: list[int]) -> int:
+    """The distinct (topic, document) pairs of `run_ids`' depth-k lists that are not items of `pool`."""
+    pooled, params = depth_rows(pool, run_ids)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT COUNT(*) FROM (SELECT DISTINCT c.topic_id, c.document_id FROM ({pooled}) c) n "
+            f"WHERE NOT EXISTS (SELECT 1 FROM {PoolItem._meta.db_table} pi "
+            "WHERE pi.pool_id = %s AND pi.topic_id = n.topic_id AND pi.document_id = n.document_id)",
+            [*params, pool.pk],
+        )
+        return int(cursor.fetchone()[0])
 
 
 def export_pool(*, pool: Pool, out: IO[str]) -> int:

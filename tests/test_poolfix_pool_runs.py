@@ -299,3 +299,28 @@ def test_the_add_runs_preview_of_an_adaptive_pool_below_its_budget_counts_the_ju
         "judgements": after - before,
         "cost": after - before,
     }
+
+
+def test_the_add_runs_preview_does_not_count_again_an_item_kept_for_its_judgement(
+    tmp_path: Path, manager: Any, rater: Any
+) -> None:
+    """A run taken out leaves its judged items behind; added back, it brings only what is not an item any
+    more: the preview says the number the job then adds, and the judgements that adds."""
+    collection = make_collection(docs=30, topics=QIDS, managers=[manager])
+    alpha_lines, beta_lines = random_run(61), random_run(62)
+    alpha = import_file(collection, "alpha", write_run(tmp_path, "alpha", alpha_lines))
+    beta = import_file(collection, "beta", write_run(tmp_path, "beta", beta_lines))
+    pool = make_built_pool(collection, [alpha, beta], price_per_judgement=2)
+    union = depth_union({"alpha": alpha_lines, "beta": beta_lines})
+    kept = only_from(union, "beta")[0]
+    judge(pool, kept, rater)
+    pool_build.remove_run(pool=pool, run=beta)
+    assert PoolItem.objects.filter(pool=pool, document__docid=kept[1], topic__qid=kept[0]).exists()
+    required = stats.judgement_totals(pool)["judgements_required"]
+
+    added = pool_reads.estimate_added_runs(pool=pool, runs=[beta])
+
+    gained = len(only_from(union, "beta")) - 1  # all that only beta brought, but the item kept
+    assert added == {"runs": ["beta"], "items": gained, "judgements": gained, "cost": 2.0 * gained}
+    assert pool_build.add_runs(pool=pool, runs=[beta]).items_added == gained
+    assert stats.judgement_totals(pool)["judgements_required"] == required + added["judgements"]
