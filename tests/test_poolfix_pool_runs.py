@@ -10,11 +10,14 @@ its first k documents, their union over the runs, and for each run what it contr
 from __future__ import annotations
 
 import random
+import threading
+import time
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
 from django.utils import timezone
@@ -23,7 +26,7 @@ from judgements import progress
 from judgements.models import Assignment, Judgement
 from pooling import deletion, imports, pool_build, pool_reads, stats
 from pooling.models import Collection, Pool, PoolItem, Provenance, Run
-from tests.conftest import client_for
+from tests.conftest import client_for, require_services
 from tests.factories import every_manager, make_collection
 from tests.pooling.test_pools import expected_pool, stored_pool
 
@@ -324,3 +327,73 @@ def test_the_add_runs_preview_does_not_count_again_an_item_kept_for_its_judgemen
     assert added == {"runs": ["beta"], "items": gained, "judgements": gained, "cost": 2.0 * gained}
     assert pool_build.add_runs(pool=pool, runs=[beta]).items_added == gained
     assert stats.judgement_totals(pool)["judgements_required"] == required + added["judgements"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_replacing_a_run_while_a_pool_is_built_from_its_old_rows_brings_the_pool_to_the_new_ones(
+    tmp_path: Path, manager: Any, monkeypatch: Any
+) -> None:
+    """PostgreSQL, a connection each: a build has read the run's old rows, and not committed, when the run's
+    rows are replaced. The import's swap of the run's partition waits for the build (which read it) to
+    commit; the pool is built by then, and the import brings it to the new rows. Neither order leaves a
+    pool on rows that are gone: a build that has not read the rows yet reads the new ones."""
+    require_services()
+    collection = make_collection(docs=30, topics=QIDS, managers=[manager])
+    old, new = random_run(71), random_run(72)
+    alpha = import_file(collection, "alpha", write_run(tmp_path, "alpha", old))
+    pool = pool_build.create_pool(name="racing", collection=collection, runs=[alpha], depth=DEPTH)
+    read, go = threading.Event(), threading.Event()
+    real_add_items = pool_build._add_items
+
+    def add_items_then_wait(**kwargs: Any) -> tuple[int, int]:
+        added = real_add_items(**kwargs)
+        read.set()  # the old rows are read and their items inserted; the build has not committed
+        go.wait(timeout=60)
+        return added
+
+    monkeypatch.setattr(pool_build, "_add_items", add_items_then_wait)
+    failures: list[BaseException] = []
+
+    def in_a_thread(work: Any) -> threading.Thread:
+        def target() -> None:
+            try:
+                work()
+            except BaseException as exc:  # noqa: BLE001 - reported by the main thread
+                failures.append(exc)
+            finally:
+                connection.close()
+
+        thread = threading.Thread(target=target)
+        thread.start()
+        return thread
+
+    build = in_a_thread(lambda: pool_build.build_pool(pool=Pool.objects.get(pk=pool.pk)))
+    assert read.wait(timeout=60)
+    monkeypatch.setattr(pool_build, "_add_items", real_add_items)  # the import's own refresh
+    path = write_run(tmp_path, "alpha", new)
+    replace = in_a_thread(
+        lambda: imports.import_run(collection=collection, path=path, name="alpha", replace=True)
+    )
+    waiting_for_a_lock(seconds=30)  # the import, on the run's rows the build has read
+    go.set()
+    for thread in (build, replace):
+        thread.join(timeout=60)
+
+    assert not failures, failures[:3]
+    assert Pool.objects.get(pk=pool.pk).status == Pool.Status.BUILT
+    assert stored(pool) == depth_union({"alpha": new})
+
+
+def waiting_for_a_lock(*, seconds: float) -> None:
+    """Return once another connection of the test database waits for a lock (PostgreSQL)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT COUNT(*) FROM pg_stat_activity WHERE datname = current_database() "
+                "AND wait_event_type = 'Lock' AND pid <> pg_backend_pid()"
+            )
+            if cursor.fetchone()[0]:
+                return
+        time.sleep(0.05)
+    raise AssertionError(f"no connection waited for a lock within {seconds} s")
