@@ -10,7 +10,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.db.models import QuerySet
 
 from judgements.errors import JudgingError
@@ -211,9 +211,26 @@ def create_rater_account(*, username: str, password: str | None) -> User:
     and for a username taken, ignoring case (as Django's own UserCreationForm refuses it): the login is
     case-sensitive (ModelBackend), so ``Admin1`` beside ``admin1`` would be two accounts one typo apart.
     (The database folds the case: PostgreSQL every letter, SQLite only A to Z, so ``Émile`` beside
-    ``émile`` is refused on PostgreSQL only.)"""
+    ``émile`` is refused on PostgreSQL only.) Two managers making ``Alice`` and ``alice`` at once take
+    turns (`_one_name_at_a_time`): the second finds the first's account and is refused."""
     users = get_user_model()
     username = check_username(username)
+    with transaction.atomic():
+        _one_name_at_a_time(username)
+        return _new_account(users, username, password)
+
+
+def _one_name_at_a_time(username: str) -> None:
+    """Until the transaction ends, hold a lock on `username` as the case check folds it: on PostgreSQL,
+    the production database, an advisory lock on its upper case (what `iexact` compares). The unique index
+    of usernames tells ``Alice`` from ``alice``, so it cannot refuse the second. (The embedded SQLite is
+    one process's database, not one for managers at work at once.)"""
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT pg_advisory_xact_lock(hashtext(UPPER(%s)))", [username])
+
+
+def _new_account(users: type[User], username: str, password: str | None) -> User:
     taken = sorted(users.objects.filter(username__iexact=username).values_list("username", flat=True))
     if username in taken:
         raise AccountRefused(

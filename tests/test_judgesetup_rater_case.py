@@ -6,6 +6,8 @@ No API endpoint creates accounts; the API's "add raters" takes exact names and i
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
 
 import pytest
@@ -13,13 +15,14 @@ from django.contrib.auth import authenticate
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
+from django.db import connection
 from django.test import Client
 from django.urls import reverse
 
 from judgements import membership
 from judgements.models import Judging
 from pooling.models import Pool
-from tests.conftest import client_for
+from tests.conftest import client_for, require_services
 from tests.factories import make_manager, make_pool, make_user
 
 
@@ -113,3 +116,40 @@ def test_the_api_adds_raters_by_their_exact_name_only(owner: User, existing: Use
     wrong_case = api.post(url, {"usernames": ["Admin1"]}, format="json")
     assert wrong_case.status_code == 400 and "'Admin1'" in str(wrong_case.json()["usernames"])
     assert api.post(url, {"usernames": ["admin1"]}, format="json").json()["raters"] == ["admin1"]
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_managers_making_one_name_in_two_cases_at_once_make_one_account(monkeypatch: Any) -> None:
+    """PostgreSQL, a connection each: the first is between its check and its insert (checking the
+    password) when the second starts. The second waits for the first to commit, then finds its account
+    and is refused; both checked before either inserted, and two accounts were made, before."""
+    require_services()
+    checking, results = threading.Event(), []
+    real_validate = membership.validate_password
+
+    def slow_validate(password: str, user: Any = None) -> None:
+        checking.set()
+        time.sleep(1.0)  # the window: checked, not inserted
+        real_validate(password, user)
+
+    monkeypatch.setattr(membership, "validate_password", slow_validate)
+
+    def make(name: str) -> None:
+        try:
+            membership.create_rater_account(username=name, password="a-long-pass-phrase-42")
+            results.append(name)
+        except membership.AccountRefused as exc:
+            results.append(f"refused: {exc}")
+        finally:
+            connection.close()
+
+    first = threading.Thread(target=make, args=("Alice",))
+    first.start()
+    assert checking.wait(timeout=30)
+    second = threading.Thread(target=make, args=("alice",))
+    second.start()
+    for thread in (first, second):
+        thread.join(timeout=60)
+
+    assert list(User.objects.filter(username__iexact="alice").values_list("username", flat=True)) == ["Alice"]
+    assert results[0] == "Alice" and "differs from 'alice' only in case" in results[1]
