@@ -129,9 +129,15 @@ def collection_deletion_refusal(collection: Collection, *, user: Any = None) -> 
         else:
             listed = f"{others} pool{_s(others)} you do not manage"
         many = total != 1
-        reasons.append(
-            f"{listed} {'are' if many else 'is'} built on it (delete {'them' if many else 'it'} first)"
+        # a pool that holds people's work is never deleted: "delete it first" would send them to a refusal
+        # (of the pools named: of another's pool, no more is told than that it exists)
+        held = any(_work_held(pool) for pool in named)
+        then = (
+            "a pool that holds people's work is kept, and so is its collection"
+            if held
+            else f"delete {'them' if many else 'it'} first"
         )
+        reasons.append(f"{listed} {'are' if many else 'is'} built on it ({then})")
     job = active_jobs_of_collection(collection).first()
     if job is not None:
         reasons.append(f"a job is at work on it ({job.kind}, job {job.pk}): wait for it to finish")
@@ -163,6 +169,19 @@ def delete_unused_collection(*, collection: Collection, user: Any = None) -> Col
     return contents
 
 
+def _work_held(pool: Pool) -> list[str]:
+    """The kinds of people's work `pool` holds (judgements, gold labels, adjudications, releases), which
+    deleting it would throw away: none for a pool nobody has judged."""
+    held = [
+        name
+        for lookup, name in _HELD_BY_ITEMS.items()
+        if PoolItem.objects.filter(pool=pool, **{lookup: False}).exists()
+    ]
+    if Pool.objects.filter(pk=pool.pk, releases__isnull=False).exists():
+        held.append("releases")
+    return held
+
+
 def pool_deletion_refusal(pool: Pool) -> PoolError | None:
     """Why `pool` may not be deleted now, or None when it may (what `delete_pool` raises, and what a page
     asks before offering to delete): while a job of it is queued or running (`jobs.active_jobs_of`: its
@@ -177,14 +196,7 @@ def pool_deletion_refusal(pool: Pool) -> PoolError | None:
             else f"has a job at work ({job.kind}, job {job.pk})"
         )
         return PoolError(f"pool {pool.name!r} {doing}: wait for it to finish, then delete the pool")
-    held = [
-        name
-        for lookup, name in _HELD_BY_ITEMS.items()
-        if PoolItem.objects.filter(pool=pool, **{lookup: False}).exists()
-    ]
-    if Pool.objects.filter(pk=pool.pk, releases__isnull=False).exists():
-        held.append("releases")
-    if held:
+    if held := _work_held(pool):
         return PoolError(
             f"pool {pool.name!r} has {', '.join(held)}: a pool that holds people's work is not deleted "
             "(deleting is only for a pool nobody has judged)"

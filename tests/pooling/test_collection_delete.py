@@ -14,11 +14,12 @@ import pytest
 from django.contrib.auth.models import User
 from django.contrib.messages import get_messages
 
+from judgements import adjudication
 from online import experiments
 from online.clicklogs import import_click_log
 from pooling import deletion
 from pooling.errors import PoolError
-from pooling.models import Collection, Document, Job, Run, RunRow, Topic
+from pooling.models import Collection, Document, Job, PoolItem, Run, RunRow, Topic
 from tests.conftest import client_for
 from tests.factories import make_collection, make_pool, make_run
 from tests.pooling import test_manage_pages as manage_pages
@@ -321,3 +322,18 @@ def test_it_sends_an_anonymous_visitor_to_log_in(collection: Collection) -> None
     answer = client_as(None).post(PAGE)
     assert answer.status_code == 302 and answer["Location"].startswith("/accounts/login/")
     assert intact(collection)
+
+
+def test_it_does_not_send_them_to_delete_a_pool_that_holds_peoples_work(
+    collection: Collection, people: dict[str, User]
+) -> None:
+    """A judged pool is never deleted: the refusal says it keeps the collection, not "delete it first"."""
+    pool_on(collection, name="news-pool", managers=[people["owner"]])
+    adjudication.set_gold(
+        item=PoolItem.objects.filter(pool__name="news-pool")[0], grade=1, by=people["owner"]
+    )
+    refusal = deletion.collection_deletion_refusal(collection, user=people["owner"])
+    assert str(refusal) == (
+        "collection 'news' is in use: pool 'news-pool' is built on it (a pool that holds people's work is "
+        "kept, and so is its collection)"
+    )
