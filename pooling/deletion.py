@@ -44,6 +44,11 @@ def delete_collection(*, collection: Collection) -> None:
         collection.delete()
 
 
+def run_deleted(run: Run) -> str:
+    """What the page and the command say once `run` is deleted."""
+    return f"Run {run.name} deleted from collection {run.collection.name}."
+
+
 @dataclass(frozen=True)
 class CollectionContents:
     """What deleting a collection takes with it (a confirmation page says it before, a message after)."""

@@ -192,12 +192,7 @@ def pool_remove_run(request: HttpRequest, name: str, run: str) -> HttpResponse:
     link = get_object_or_404(PoolRun.objects.select_related("run"), pool=pool, run__name=run)
     if request.method == "POST":
         summary = pool_build.remove_run(pool=pool, run=link.run)
-        removed = summary.items_removed
-        messages.success(
-            request,
-            f"Run {link.run.name} taken out of pool {pool.name}: {removed} unjudged "
-            f"item{'s' if removed != 1 else ''} only it contributed removed; judged items stay.",
-        )
+        messages.success(request, pool_build.run_removed(pool, link.run, summary))
         return redirect("pooling:pool-detail", name=pool.name)
     contribution = next((c for c in stats.run_contributions(pool) if c.run == link.run.name), None)
     context = {"pool": pool, "run": link.run, "contribution": contribution}
@@ -280,7 +275,7 @@ def collection_delete_run(request: HttpRequest, name: str, run: str) -> HttpResp
     target = get_object_or_404(Run, collection=collection, name=run)
     if request.method == "POST":
         deletion.delete_run(run=target)
-        messages.success(request, f"Run {run} deleted from collection {collection.name}.")
+        messages.success(request, deletion.run_deleted(target))
         return redirect("setup:collection", name=collection.name)
     pools = Pool.objects.filter(pool_runs__run=target).distinct()
     context = {

@@ -457,6 +457,15 @@ def remove_run(*, pool: Pool, run: Run) -> BuildSummary:
     return summary
 
 
+def run_removed(pool: Pool, run: Run, summary: BuildSummary) -> str:
+    """What the page and the command say once `remove_run` took `run` out of `pool`."""
+    removed = summary.items_removed
+    return (
+        f"Run {run.name} taken out of pool {pool.name}: {removed} unjudged item{'s' if removed != 1 else ''} "
+        "only it contributed removed; judged items stay."
+    )
+
+
 def refresh_run(*, pool: Pool, run: Run) -> BuildSummary:
     """After `run`'s rows were replaced (`imports.import_run`'s replace): bring a built `pool` that uses it
     to what the new rows give, as `remove_run` and then `add_runs` would, in one step: the run's old

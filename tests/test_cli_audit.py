@@ -29,7 +29,9 @@ GOOD = ROOT / "tests" / "data" / "good"
 COMMANDS = [
     ("pooling", "create_collection"), ("pooling", "import_documents"), ("pooling", "import_topics"),
     ("pooling", "import_run"), ("pooling", "create_pool"), ("pooling", "build_pool"),
-    ("pooling", "add_runs"), ("pooling", "export_pool"), ("judgements", "add_raters"),
+    ("pooling", "add_runs"), ("pooling", "export_pool"), ("pooling", "edit_pool"), ("pooling", "remove_run"),
+    ("pooling", "delete_pool"), ("pooling", "delete_run"), ("pooling", "delete_collection"),
+    ("judgements", "add_raters"),
     ("judgements", "import_judgements"), ("judgements", "release_qrels"), ("evaluation", "evaluate"),
     ("evaluation", "create_judge"), ("evaluation", "run_judge"),
 ]  # fmt: skip

@@ -1,7 +1,8 @@
 """The commands beside the manager's pages for what comes after making a pool or a collection:
-`edit_pool` (its texts, at any time), `delete_pool` (one nobody judged) and `delete_collection` (one
-nothing uses). Each calls the service the page and the API call, says what it did in the page's words,
-and is refused with the reason, changing nothing, where those are."""
+`edit_pool` (its texts, at any time), `remove_run` (runs out of a pool), `delete_pool` (one nobody
+judged), `delete_run` (a run of a collection) and `delete_collection` (one nothing uses). Each calls the
+service the page and the API call, says what it did in the page's words, and is refused with the reason,
+changing nothing, where those are."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from django.core.management.base import CommandError
 
 from judgements import adjudication
 from pooling.models import Collection, Document, Pool, PoolItem, Run
-from tests.factories import make_collection, make_manager, make_pool, make_run
+from tests.factories import make_collection, make_manager, make_pool, make_run, make_user
+from tests.judgements.test_releases import judge
 from tests.processes import manage_in_a_process
 
 pytestmark = pytest.mark.django_db
@@ -97,6 +99,44 @@ def test_edit_pool_holds_the_texts_to_the_rule_a_new_pools_are(pool: Pool, tmp_p
     assert (pool.description, pool.instructions) == ("", "")  # neither saved
 
 
+# ---------------------------------------------------------------------------------- remove_run, delete_run
+
+
+@pytest.fixture
+def two_runs(collection: Collection) -> Pool:
+    """`campaign` on alpha and beta; beta alone brings q1 d005 and q2 d013."""
+    make_run(collection=collection, name="beta", lists={"q1": ["d001", "d005"], "q2": ["d013"]})
+    return make_pool(collection=collection, runs=list(collection.runs.order_by("name")), name="campaign")
+
+
+def test_remove_run_takes_runs_out_keeping_judged_items(two_runs: Pool) -> None:
+    judge(two_runs, make_user("ray"), {("q1", "d005"): 2})
+    judged = PoolItem.objects.get(pool=two_runs, topic__qid="q1", document__docid="d005")
+
+    assert run("remove_run", "campaign", "beta") == (
+        "Run beta taken out of pool campaign: 1 unjudged item only it contributed removed; judged items "
+        "stay.\n"
+    )
+    assert list(two_runs.pool_runs.values_list("run__name", flat=True)) == ["alpha"]
+    assert PoolItem.objects.filter(pk=judged.pk).exists()
+    assert not PoolItem.objects.filter(pool=two_runs, document__docid="d013").exists()
+
+
+def test_remove_run_refuses_a_run_not_in_the_pool_before_taking_any_out(two_runs: Pool, collection) -> None:
+    make_run(collection=collection, name="gamma", lists={"q1": ["d001"]})
+    with pytest.raises(CommandError, match="not runs of pool 'campaign': gamma"):
+        run("remove_run", "campaign", "beta,gamma")
+    assert two_runs.pool_runs.count() == 2
+
+
+def test_delete_run_takes_it_out_of_its_pools_and_deletes_it(two_runs: Pool) -> None:
+    assert run("delete_run", "news", "beta") == "Run beta deleted from collection news.\n"
+    assert not Run.objects.filter(name="beta").exists()
+    assert list(two_runs.pool_runs.values_list("run__name", flat=True)) == ["alpha"]
+    with pytest.raises(CommandError, match="no run named 'beta' in collection 'news'"):
+        run("delete_run", "news", "beta")
+
+
 # -------------------------------------------------------------------------------------------- delete_pool
 
 
@@ -131,10 +171,14 @@ def test_delete_collection_names_the_pool_built_on_it_and_deletes_nothing(pool: 
     assert Collection.objects.filter(name="news").exists()
 
 
-@pytest.mark.parametrize("command", ["edit_pool", "delete_pool", "delete_collection"])
-def test_an_unknown_name_is_a_clear_error(db: None, command: str) -> None:
+@pytest.mark.parametrize(
+    ("command", "more"),
+    [("edit_pool", ["--description", "x"]), ("remove_run", ["alpha"]), ("delete_pool", []),
+     ("delete_run", ["alpha"]), ("delete_collection", [])],
+)  # fmt: skip
+def test_an_unknown_name_is_a_clear_error(db: None, command: str, more: list[str]) -> None:
     with pytest.raises(CommandError, match="no (pool|collection) named 'missing'"):
-        run(command, "missing", *(["--description", "x"] if command == "edit_pool" else []))
+        run(command, "missing", *more)
 
 
 def test_a_refusal_exits_non_zero_without_a_traceback_in_a_real_process(tmp_path: Path) -> None:
