@@ -59,6 +59,14 @@ class PoolError(Refused):
         self.fields = fields or {}
         super().__init__(message or "; ".join(m for messages in self.fields.values() for m in messages))
 
+    def as_data(self, otherwise: str | None = None) -> dict[str, Any]:
+        """The body of the API's 400 for it. Given `otherwise` (the request's field it is about, or
+        `non_field_errors`): each message on the field it names, and a refusal that names none on
+        `otherwise`. Without it, as any refusal (`Refused.as_data`)."""
+        if otherwise is None:
+            return super().as_data()
+        return dict(self.fields) if self.fields else {otherwise: [str(self)]}
+
     def add_to(self, form: BaseForm) -> None:
         """Each message beside the field it names (above the form when the form has no such field)."""
         if not self.fields:

@@ -237,7 +237,7 @@ def pool_edit(request: HttpRequest, name: str) -> HttpResponse:
         except pooling_errors.PoolError as exc:
             exc.add_to(form)
         else:
-            messages.success(request, f"Pool {pool.name}: description and instructions saved.")
+            messages.success(request, pool_text.texts_saved(pool, form.cleaned_data))
             return redirect("pooling:pool-detail", name=pool.name)
     return render(request, "setup/pool_edit.html", {"pool": pool, "form": form})
 

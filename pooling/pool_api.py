@@ -246,7 +246,7 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
         try:
             pool_text.edit_pool_text(pool=pool, **form.validated_data)
         except pooling_errors.PoolError as exc:
-            raise ValidationError(exc.fields or {"non_field_errors": [str(exc)]}) from None
+            raise ValidationError(exc.as_data(otherwise="non_field_errors")) from None
         pool = self.get_queryset().get(pk=pool.pk)
         return Response(PoolDetailSerializer(pool, context=self.get_serializer_context()).data)
 
@@ -288,7 +288,7 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
             runs = Run.objects.named(pool.collection, form.validated_data["runs"])
             summary = pool_build.add_runs(pool=pool, runs=runs)
         except pooling_errors.PoolError as exc:
-            raise ValidationError(exc.fields or {"runs": [str(exc)]}) from None
+            raise ValidationError(exc.as_data(otherwise="runs")) from None
         return Response({**summary.as_dict(), "runs": pool_run_names(pool)})
 
     @extend_schema(request=None, responses={200: RunsChangedSerializer})

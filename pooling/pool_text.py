@@ -62,3 +62,9 @@ def edit_pool_text(*, pool: Pool, description: str | None = None, instructions: 
     for field, value in given.items():
         setattr(pool, field, value)
     return pool
+
+
+def texts_saved(pool: Pool, texts: dict[str, str | None]) -> str:
+    """What the page and the command say once `edit_pool_text` saved the `texts` given (None: not given)."""
+    saved = " and ".join(field for field in TEXT_FIELDS if texts.get(field) is not None)
+    return f"Pool {pool.name}: {saved} saved."

@@ -34,8 +34,7 @@ class Command(NamedCommand):
             raise CommandError("give --description, --instructions or --instructions-file: nothing to edit")
         texts = {"description": options["description"], "instructions": instructions}
         pool_text.edit_pool_text(pool=pool, **texts)
-        saved = " and ".join(field for field, text in texts.items() if text is not None)
-        return f"Pool {pool.name}: {saved} saved."
+        return pool_text.texts_saved(pool, texts)
 
 
 def _read_text(path: str) -> str:
