@@ -34,7 +34,7 @@ from typing import Any
 from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Q, Sum
 
-from pooling.models import JUDGED, Pool, PoolItem, PoolRun, Provenance, Run, RunRow
+from pooling.models import JUDGED, Pool, PoolItem, PoolRun, Provenance, Run
 from pooling.pool_reads import judgements_required
 
 __all__ = [
@@ -248,24 +248,21 @@ def _jaccard(names: list[str], size: dict[str, int], shared: dict[tuple[str, str
 def _topk_overlap(pool: Pool, names: list[str]) -> list[list[float]]:
     """Jaccard overlap of the runs' top-`depth` (topic, document) sets over the pool's topics, from the run
     rows: the overlap of a pool not built yet. One statement for the sizes and the pairwise intersections."""
-    from pooling.pool_build import topic_filter
+    from pooling.pool_build import depth_rows
 
     ids = dict(Run.objects.filter(pk__in=_pool_run_ids(pool)).values_list("id", "name"))
     if not ids:
         return _jaccard(names, {}, {})
-    topics_sql, topic_ids = topic_filter(pool)
-    runs_sql = ", ".join(["%s"] * len(ids))
+    pooled, params = depth_rows(pool, list(ids))
     with connection.cursor() as cursor:
         cursor.execute(
             f"""
-            WITH top AS (
-                SELECT DISTINCT rr.run_id, rr.topic_id, rr.document_id FROM {RunRow._meta.db_table} rr
-                WHERE rr.run_id IN ({runs_sql}) AND rr.rank <= %s{topics_sql})
+            WITH top AS (SELECT DISTINCT c.run_id, c.topic_id, c.document_id FROM ({pooled}) c)
             SELECT a.run_id, b.run_id, COUNT(*) FROM top a
             JOIN top b ON b.topic_id = a.topic_id AND b.document_id = a.document_id AND b.run_id >= a.run_id
             GROUP BY a.run_id, b.run_id
             """,
-            [*ids, pool.depth, *topic_ids],
+            params,
         )
         size: dict[str, int] = {}
         shared: dict[tuple[str, str], int] = {}
