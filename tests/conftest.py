@@ -13,6 +13,7 @@ from rest_framework.test import APIClient
 from benchmarks._common import service_up
 from labeling.celery import app as celery_app
 from pooling.permissions import MANAGERS_GROUP
+from tests.browser import browser, page  # noqa: F401 - the browser tests' fixtures, every module's
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
@@ -32,6 +33,15 @@ def _own_cache_keys() -> None:
 _own_cache_keys()
 
 
+@pytest.fixture
+def fast_passwords(settings):
+    """Passwords hashed with a fast hasher (`pytest.mark.usefixtures("fast_passwords")`): for tests whose
+    personas log in with real passwords in this process, where PBKDF2's rounds per account would be most
+    of their set-up time. Not for every test: a server the tests start in another process hashes with
+    the project's hashers, which do not read an MD5 hash."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 def require_services() -> None:
     """Tests of the production setup need PostgreSQL and Redis: under CI they fail, never skip."""
     from django.conf import settings
@@ -42,10 +52,14 @@ def require_services() -> None:
     if not settings.CELERY_BROKER_URL.startswith("redis") or not service_up("127.0.0.1", 6379):
         missing.append("CELERY_BROKER_URL pointing at a running Redis")
     if missing:
-        message = "needs " + " and ".join(missing)
-        if IN_CI:
-            pytest.fail(message)
-        pytest.skip(message)
+        needs("needs " + " and ".join(missing))
+
+
+def needs(message: str) -> None:
+    """A test without what it needs (a service, Chromium): under CI it fails, never skips."""
+    if IN_CI:
+        pytest.fail(message)
+    pytest.skip(message)
 
 
 @pytest.fixture(autouse=True)

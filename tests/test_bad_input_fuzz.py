@@ -56,6 +56,8 @@ from pooling.models import Collection, Document, Job, Pool, PoolItem, Run, RunRo
 from tests.conftest import client_for
 from tests.factories import make_collection, make_pool
 
+pytestmark = pytest.mark.usefixtures("fast_passwords")
+
 # ------------------------------------------------------------------------------------------- samples
 
 DOCS = {
@@ -269,12 +271,6 @@ def test_fuzzed_crowd_files_are_refused_or_read(steps: list[tuple[str, float, in
 
 
 # ------------------------------------------------------------------------------ the import services
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    """The personas' passwords hashed fast: these tests are about files, not logins."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

@@ -7,9 +7,13 @@ from __future__ import annotations
 import pytest
 from django.contrib.auth.models import User
 
-from tests.judgements.test_browser import PASSWORD, browser, fast_passwords  # noqa: F401  (fixtures)
+from tests.browser import PASSWORD
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fast_passwords"),
+]
 
 
 @pytest.fixture

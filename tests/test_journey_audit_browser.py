@@ -17,6 +17,7 @@ from playwright.sync_api import expect
 
 from judgements.models import Release
 from pooling.models import Job, Pool, Topic
+from tests.browser import PASSWORD, PAUSE_MS, log_in
 from tests.factories import (
     lease_for,
     make_collection,
@@ -26,14 +27,8 @@ from tests.factories import (
     make_user,
     submit_for,
 )
-from tests.judgements.test_browser import (  # noqa: F401 - fixtures
-    PASSWORD,
-    PAUSE_MS,
-    browser,
-    fast_passwords,
-    log_in,
-    page,
-)
+
+pytestmark = pytest.mark.usefixtures("fast_passwords")
 
 TIMEOUT = 30_000
 PHONE = {"width": 375, "height": 700}

@@ -21,18 +21,14 @@ from playwright.sync_api import expect
 from judgements.models import Judgement
 from pooling.models import Pool
 from pooling.permissions import MANAGERS_GROUP
+from tests.browser import KEYPRESS_BOUND_MS, PASSWORD, PAUSE_MS, log_in
 from tests.factories import make_user
-from tests.judgements.test_browser import (  # noqa: F401 - fixtures
-    KEYPRESS_BOUND_MS,
-    PASSWORD,
-    PAUSE_MS,
-    browser,
-    fast_passwords,
-    log_in,
-    page,
-)
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fast_passwords"),
+]
 
 GOOD = Path(__file__).resolve().parent / "data" / "good"
 #: tests/data/good/README.md: the graded qrels of the small collection (what the first rater presses).

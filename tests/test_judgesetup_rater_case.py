@@ -25,10 +25,7 @@ from pooling.models import Pool
 from tests.conftest import client_for, require_services
 from tests.factories import make_manager, make_pool, make_user
 
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+pytestmark = pytest.mark.usefixtures("fast_passwords")
 
 
 @pytest.fixture

@@ -18,8 +18,8 @@ from tests.online.test_propensity import three_loggers
 
 # the online tests' fixtures: their world (a judged pool of runs alpha, beta, gamma and its release)
 world = online_fixtures.world
-fast_passwords = online_fixtures.fast_passwords
 fresh_interleaving_caches = online_fixtures.fresh_interleaving_caches
+pytestmark = pytest.mark.usefixtures("fast_passwords")
 
 
 def jsonl(tmp_path, name: str, pages: list[dict]) -> str:

@@ -21,8 +21,8 @@ BODY = {"collection": "news", "name": "beta over alpha", "metric": "P_5", "basel
 
 # the online tests' fixtures: their world (a judged pool of runs alpha, beta, gamma and its release)
 world = online_fixtures.world
-fast_passwords = online_fixtures.fast_passwords
 fresh_interleaving_caches = online_fixtures.fresh_interleaving_caches
+pytestmark = pytest.mark.usefixtures("fast_passwords")
 
 
 def with_result(world, name: str, run_a: str, run_b: str, *, clicks_on: str = "A") -> InterleavingResult:

@@ -13,17 +13,15 @@ import pytest
 from playwright.sync_api import expect
 
 from online import experiments
+from tests.browser import PASSWORD, log_in
 from tests.factories import make_collection, make_manager, make_pool, make_run
-from tests.judgements.test_browser import (  # noqa: F401 - fixtures
-    PASSWORD,
-    browser,
-    fast_passwords,
-    log_in,
-    page,
-)
 from tests.test_onlineform_compute_from_log import write_log
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fast_passwords"),
+]
 
 
 def test_a_manager_credits_an_uploaded_click_log_from_the_interleaving_page(

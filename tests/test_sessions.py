@@ -21,14 +21,9 @@ from rest_framework.test import APIClient
 from labeling import sessions
 from tests.factories import make_user
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
 
 URL = "/api/ping/"  # any view behind a login; this one does no work of its own
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def logged_in(username: str = "ana", **fields) -> APIClient:

@@ -13,17 +13,15 @@ import pytest
 from playwright.sync_api import expect
 
 from pooling.models import PoolItem
+from tests.browser import PASSWORD, log_in
 from tests.factories import make_collection, make_manager, make_pool, make_user
-from tests.judgements.test_browser import (  # noqa: F401 - fixtures
-    PASSWORD,
-    browser,
-    fast_passwords,
-    log_in,
-    page,
-)
 from tests.judgements.test_releases import judge
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fast_passwords"),
+]
 
 
 def test_a_manager_takes_a_run_out_of_a_pool_in_the_browser(page, live_server):  # noqa: F811

@@ -15,16 +15,14 @@ import pytest
 from playwright.sync_api import expect
 
 from pooling.models import Job
+from tests.browser import PASSWORD, log_in
 from tests.factories import make_collection, make_manager, make_pool
-from tests.judgements.test_browser import (  # noqa: F401 - fixtures
-    PASSWORD,
-    browser,
-    fast_passwords,
-    log_in,
-    page,
-)
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fast_passwords"),
+]
 
 GOOD = Path(__file__).resolve().parent / "data" / "good"
 BUSY = "Uploading and checking: a large file takes a few seconds…"

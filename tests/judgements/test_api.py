@@ -25,15 +25,10 @@ from pooling.models import Document, Pool, PoolItem, Run, RunRow, Topic
 from tests.conftest import client_for
 from tests.factories import lease_for, make_collection, make_pool, make_run, submit_for
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
 
 RUN_NAMES = ("zebraRUNxq-alpha", "yakRUNxq-beta")
 SCORE = 31337.25
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def distinctive_pool(raters, *, name: str = "blind", judgements_per_item: int = 1):

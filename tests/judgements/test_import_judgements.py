@@ -18,7 +18,7 @@ from judgements.models import Judgement, JudgementRevision, Judging
 from pooling.models import PoolItem
 from tests.factories import make_pool, make_user
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
 
 # The default factory pool: q1 → d001…d006, q2 → d010…d013; d019 is in the collection, not in the pool.
 GOOD = """# earlier labels
@@ -27,11 +27,6 @@ q1 0 d002 0
 q2 0 d010 2
 q2 0 d011 -1
 """
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

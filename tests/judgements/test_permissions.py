@@ -20,14 +20,9 @@ from pooling.models import PoolItem
 from tests.conftest import client_for
 from tests.factories import lease_for, make_pool, submit_for
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
 
 PERSONAS = ("anonymous", "other", "rater", "co", "manager", "admin")
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

@@ -6,17 +6,17 @@ from __future__ import annotations
 import pytest
 
 from pooling.models import Document
+from tests.browser import PASSWORD, log_in
 from tests.factories import make_user
-from tests.judgements.test_browser import PASSWORD, browser, log_in, make_browser_pool  # noqa: F401
+from tests.judgements.test_browser import make_browser_pool
 
-pytestmark = [pytest.mark.browser, pytest.mark.django_db(transaction=True)]
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.django_db(transaction=True),
+    pytest.mark.usefixtures("fast_passwords"),
+]
 
 LONG_TITLE = "asyncio.AbstractEventLoop.run_in_executor_" + "with_a_name_longer_than_any_phone_" * 3
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def test_a_long_title_wraps_on_a_phone_and_the_progress_says_judgements(browser, live_server):  # noqa: F811

@@ -23,12 +23,7 @@ from pooling.models import PoolItem
 from pooling.permissions import MANAGERS_GROUP
 from tests.factories import make_pool, make_user
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
 
 
 def token_client(user) -> APIClient:

@@ -31,13 +31,10 @@ from tests.conftest import client_for
 from tests.factories import make_pool, make_user
 from tests.judgements.test_releases import judge
 
+pytestmark = pytest.mark.usefixtures("fast_passwords")
+
 BAD_NAMES = ["<b>x</b>", "a/b", "sp ace", "tab\tbed", "comma,name", "x" * 151]
 ODD_NAME = "ü.日本-x@y"
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from html import unescape
-from typing import Any
 
 import pytest
 from django.contrib.auth.models import User
@@ -21,18 +20,13 @@ from tests.factories import make_manager, make_pool, make_user
 from tests.judgements.test_rater_names import buttons
 from tests.judgements.test_releases import judge
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
 
 #: The raters in the page's order (by username); the last one is flagged (constant), and the name is
 #: one no form would take (stored before the rule, or by an admin): the page must escape it.
 ODD = "zed<b>&x"
 NAMES = ["ann", "bob", "cat", "dan", ODD]
 URL = "/manage/pools/crowd/"
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings: Any) -> None:
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture(autouse=True)

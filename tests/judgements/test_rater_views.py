@@ -22,6 +22,8 @@ from labeling.middleware import CONTENT_SECURITY_POLICY
 from pooling.models import Document, Pool, PoolItem, Topic
 from tests.factories import make_collection, make_pool, make_run
 
+pytestmark = pytest.mark.usefixtures("fast_passwords")
+
 RUN_A, RUN_B = "zebracorn-ranker-7731", "quokkafish-bm25-4409"
 ODD_SCORE = "987.654321"
 OTHER_NOTE = "second-rater-private-note-5512"
@@ -70,12 +72,6 @@ def lease(client: Client, pool: Pool) -> dict:
 
 def submit(client: Client, pool: Pool, assignment: int, **fields):
     return client.post(url("submit", pool), {"assignment": assignment, **fields}, **JSON)
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    """The personas are made with real passwords; a fast hasher keeps setup from dominating the run."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 @pytest.fixture

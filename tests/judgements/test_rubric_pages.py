@@ -13,11 +13,11 @@ from django.test import Client
 
 from judgements import rubrics
 from judgements.models import Rubric
+from tests.browser import PASSWORD, log_in
 from tests.conftest import client_for
 from tests.factories import make_manager, make_pool, make_user
-from tests.judgements.test_browser import PASSWORD, browser, fast_passwords, log_in, page  # noqa: F401 - fixtures
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
 
 NEW = "/rubrics/new/"
 GRADES = "3 h Highly relevant: the whole answer: nothing missing\n\n1 m Marginal\n0 z Not relevant: off topic"

@@ -13,13 +13,7 @@ from judgements.models import Adjudication, Assignment, Judgement, JudgementRevi
 from pooling.models import Pool, PoolItem
 from tests.factories import lease_for, make_pool, make_user, submit_for
 
-pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    """The personas' passwords are hashed at creation: a fast hasher keeps these tests quick."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("fast_passwords")]
 
 
 FACETS = [

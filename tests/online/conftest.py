@@ -12,10 +12,10 @@ from tests.judgements.test_releases import judge
 
 
 @pytest.fixture(autouse=True)
-def fast_passwords(settings):
-    """The personas' passwords hashed with a fast hasher: these tests are about experiments, not logins,
-    and PBKDF2's million rounds per account were most of their set-up time."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+def fast_passwords(fast_passwords):
+    """The shared fast hasher (tests/conftest.py) for every online test: these are about experiments, not
+    logins, and PBKDF2's rounds per account were most of their set-up time."""
+    return fast_passwords
 
 
 @pytest.fixture(autouse=True)

@@ -18,14 +18,10 @@ from playwright.sync_api import expect
 
 from online.models import ClickCount, ClickLog
 from pooling.models import Job
+from tests.browser import PASSWORD, log_in
 from tests.factories import make_collection, make_manager, make_pool
-from tests.judgements.test_browser import (  # noqa: F401 - fixtures
-    PASSWORD,
-    browser,
-    fast_passwords,
-    log_in,
-    page,
-)
+
+pytestmark = pytest.mark.usefixtures("fast_passwords")
 
 URL = "/online/logs/upload/"
 TAKEN = "collection news already has a click log named 'week'"

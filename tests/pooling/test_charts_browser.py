@@ -7,7 +7,6 @@ import pytest
 
 from labeling.middleware import CONTENT_SECURITY_POLICY
 from pooling import charts
-from tests.judgements.test_browser import browser  # noqa: F401 - the Chromium fixture
 
 pytestmark = [pytest.mark.browser]
 
