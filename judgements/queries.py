@@ -18,7 +18,7 @@ from judgements.models import (
     Judging,
     RaterExclusion,
 )
-from pooling.models import Pool, PoolItem, Run
+from pooling.models import Pool, PoolItem, PoolRun, Run, Topic
 from pooling.page_cache import cache_key, read_through
 
 if TYPE_CHECKING:
@@ -30,18 +30,26 @@ PAGE_VERSION = 4
 
 def data_stamp(pool: Pool) -> tuple[Any, ...]:
     """What every computed page of a pool depends on: its judgements (latest change and count, so a
-    deletion counts too), its adjudications, the exclusions of raters, the runs of its collection, and
-    its rubric (whose full label set weighs every kappa)."""
+    deletion counts too), its adjudications, the exclusions of raters, its rubric (whose full label set
+    weighs every kappa), the pool's runs and items (a run added or taken out, the items it brought), the
+    runs of its collection (one imported, replaced, renamed or deleted: `Run.updated_at`), its topics (a
+    segment or text changed by an import: `Topic.updated_at`) and the pool's own settings that scores read
+    (relevance level, segment)."""
     # every kind: a model judge's new labels change the pages that read them (a report filled by it)
     judged = Judgement.all_kinds.filter(item__pool=pool).aggregate(m=Max("updated_at"), n=Count("id"))
     adjudicated = Adjudication.objects.filter(item__pool=pool).aggregate(m=Max("decided_at"), n=Count("id"))
-    runs = Run.objects.filter(collection=pool.collection_id).aggregate(m=Max("created_at"), n=Count("id"))
+    runs = Run.objects.filter(collection=pool.collection_id).aggregate(m=Max("updated_at"), n=Count("id"))
+    pooled = PoolRun.objects.filter(pool=pool).aggregate(m=Max("added_at"), n=Count("id"))
+    items = PoolItem.objects.filter(pool=pool).aggregate(m=Max("id"), n=Count("id"))
+    topics = Topic.objects.filter(collection=pool.collection_id).aggregate(m=Max("updated_at"), n=Count("id"))
     excluded = RaterExclusion.objects.filter(pool=pool).aggregate(
         m=Max("excluded_at"), r=Max("restored_at"), n=Count("id")
     )
     rubric = Judging.objects.filter(pool=pool).values_list("rubric_id", flat=True).first()
+    settings = Pool.objects.filter(pk=pool.pk).values_list("relevance_level", "segment").first()
     return (judged["m"], judged["n"], adjudicated["m"], adjudicated["n"], runs["m"], runs["n"],
-            excluded["m"], excluded["r"], excluded["n"], rubric)  # fmt: skip
+            pooled["m"], pooled["n"], items["m"], items["n"], topics["m"], topics["n"],
+            excluded["m"], excluded["r"], excluded["n"], rubric, settings)  # fmt: skip
 
 
 def cached_for_pool(pool: Pool, kind: str, compute: Callable[..., Any], **params: Any) -> Any:

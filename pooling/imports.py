@@ -19,6 +19,7 @@ from typing import IO, Any, TypedDict, TypeVar, Unpack
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from pooling import formats, run_ranking
 from pooling.errors import ImportFailed, PoolError, format_errors
@@ -200,7 +201,7 @@ def import_topics(
                 Topic.objects.create(collection=collection, qid=entry.qid, **values)
                 summary.created += 1
             else:
-                Topic.objects.filter(pk=topic.pk).update(**values)
+                Topic.objects.filter(pk=topic.pk).update(**values, updated_at=timezone.now())
                 summary.updated += 1
             summary.rows += 1
         summary.topics = summary.rows

@@ -200,6 +200,9 @@ class Topic(models.Model):
     description = models.TextField(blank=True)
     narrative = models.TextField(blank=True)
     segments = models.JSONField(default=list, blank=True)
+    #: When its texts or segments were last written (an import updates an existing qid): the segments of a
+    #: report are read from here, so a cached page is stale once it moves (`queries.data_stamp`).
+    updated_at = models.DateTimeField(auto_now=True)
 
     objects = TopicQuerySet.as_manager()
 
@@ -259,6 +262,9 @@ class Run(models.Model):
     num_rows = models.PositiveIntegerField(default=0)
     num_topics = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(default=timezone.now)
+    #: When the row was last saved: an import that replaces its rows saves it, so every score of it read
+    #: from a cache is stale once this moves (`queries.data_stamp`).
+    updated_at = models.DateTimeField(auto_now=True)
 
     objects = RunQuerySet.as_manager()
 
