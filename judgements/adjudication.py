@@ -28,7 +28,10 @@ def set_gold(*, item: PoolItem, grade: int, by: User) -> GoldLabel:
     if grade not in rubric.labels:
         raise JudgingError(f"grade {grade} is not on the rubric", field="grade")
     with transaction.atomic():
-        gold, _ = GoldLabel.objects.update_or_create(item=item, defaults={"grade": grade, "created_by": by})
+        # `created_at` is when this grade was set: a new grade moves it (and so the pool's data stamp)
+        gold, _ = GoldLabel.objects.update_or_create(
+            item=item, defaults={"grade": grade, "created_by": by, "created_at": timezone.now()}
+        )
         PoolItem.objects.filter(pk=item.pk).update(gold=True)
     return gold
 

@@ -14,6 +14,7 @@ from django.db.models import Count, Max
 from judgements.agreement.summary import AgreementSummary
 from judgements.models import (
     Adjudication,
+    GoldLabel,
     Judgement,
     Judging,
     RaterExclusion,
@@ -30,14 +31,15 @@ PAGE_VERSION = 4
 
 def data_stamp(pool: Pool) -> tuple[Any, ...]:
     """What every computed page of a pool depends on: its judgements (latest change and count, so a
-    deletion counts too), its adjudications, the exclusions of raters, its rubric (whose full label set
-    weighs every kappa), the pool's runs and items (a run added or taken out, the items it brought), the
-    runs of its collection (one imported, replaced, renamed or deleted: `Run.updated_at`), its topics (a
-    segment or text changed by an import: `Topic.updated_at`) and the pool's own settings that scores read
-    (relevance level, segment)."""
+    deletion counts too), its adjudications and gold labels, the exclusions of raters, its rubric (whose
+    full label set weighs every kappa), the pool's runs and items (a run added or taken out, the items it
+    brought), the runs of its collection (one imported, replaced, renamed or deleted: `Run.updated_at`),
+    its topics (a segment or text changed by an import: `Topic.updated_at`) and the pool's own settings
+    that scores read (relevance level, segment)."""
     # every kind: a model judge's new labels change the pages that read them (a report filled by it)
     judged = Judgement.all_kinds.filter(item__pool=pool).aggregate(m=Max("updated_at"), n=Count("id"))
     adjudicated = Adjudication.objects.filter(item__pool=pool).aggregate(m=Max("decided_at"), n=Count("id"))
+    gold = GoldLabel.objects.filter(item__pool=pool).aggregate(m=Max("created_at"), n=Count("id"))
     runs = Run.objects.filter(collection=pool.collection_id).aggregate(m=Max("updated_at"), n=Count("id"))
     pooled = PoolRun.objects.filter(pool=pool).aggregate(m=Max("added_at"), n=Count("id"))
     items = PoolItem.objects.filter(pool=pool).aggregate(m=Max("id"), n=Count("id"))
@@ -47,8 +49,8 @@ def data_stamp(pool: Pool) -> tuple[Any, ...]:
     )
     rubric = Judging.objects.filter(pool=pool).values_list("rubric_id", flat=True).first()
     settings = Pool.objects.filter(pk=pool.pk).values_list("relevance_level", "segment").first()
-    return (judged["m"], judged["n"], adjudicated["m"], adjudicated["n"], runs["m"], runs["n"],
-            pooled["m"], pooled["n"], items["m"], items["n"], topics["m"], topics["n"],
+    return (judged["m"], judged["n"], adjudicated["m"], adjudicated["n"], gold["m"], gold["n"],
+            runs["m"], runs["n"], pooled["m"], pooled["n"], items["m"], items["n"], topics["m"], topics["n"],
             excluded["m"], excluded["r"], excluded["n"], rubric, settings)  # fmt: skip
 
 

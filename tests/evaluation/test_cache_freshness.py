@@ -12,6 +12,7 @@ import pytest
 from django.core.cache import cache
 
 from evaluation import services
+from judgements import adjudication
 from judgements.queries import data_stamp
 from pooling import imports, pool_build
 from pooling.models import Pool, Run
@@ -104,6 +105,21 @@ def test_a_topic_moved_to_another_segment_by_an_import_moves_in_the_report(
     )
     imports.import_topics(collection=pool.collection, path=topics)
     assert sorted(report(manager, pool)["segments"]["alpha"]) == ["news"]
+
+
+def test_a_gold_label_set_or_changed_moves_the_rater_quality_at_once(pool: Pool, manager: Any) -> None:
+    def quality() -> dict[str, Any]:
+        answer = client_for(manager).get(f"/api/rater-quality/{pool.name}/")
+        assert answer.status_code == 200, answer.content
+        return answer.json()
+
+    before = quality()
+    item = pool.items.get(topic__qid="q1", document__docid="d001")
+    for grade in (2, 0):  # rita said 2: right, then wrong against the gold
+        adjudication.set_gold(item=item, grade=grade, by=manager)
+        served = quality()
+        cache.clear()
+        assert served == quality() != before
 
 
 def test_the_stamp_moves_with_each_of_them(pool: Pool, tmp_path: Path) -> None:
