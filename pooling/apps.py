@@ -5,3 +5,8 @@ from django.apps import AppConfig
 
 class PoolingConfig(AppConfig):
     name = "pooling"
+
+    def ready(self) -> None:
+        from pooling import lookups
+
+        lookups.register()
