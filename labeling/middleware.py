@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import render
 
 #: Sent with every response (pages, fragments, the admin, the API and its docs): no inline script or style,
 #: nothing from elsewhere. Pages render untrusted text (document bodies, titles, notes, run names); this is
@@ -33,17 +34,23 @@ NUL_MARKERS = {
 }
 
 
+NUL_REFUSED = "NUL characters are not allowed in a request."
+
+
 class RejectNulMiddleware:
     """A NUL character in a query string or a form or JSON body is refused with a 400 before any view
     runs: PostgreSQL cannot store it in a text column and would answer the query with an error (a 500).
-    Uploaded files (multipart) may hold any bytes and are left alone."""
+    Uploaded files (multipart) may hold any bytes and are left alone. The API answers `{"detail": …}`;
+    a page answers a page that says so, with the way back (a form posted from a page is not an API call)."""
 
     def __init__(self, get_response: Callable[[HttpRequest], HttpResponse]) -> None:
         self.get_response = get_response
 
     def __call__(self, request: HttpRequest) -> HttpResponse:
         if self._has_nul(request):
-            return JsonResponse({"detail": "NUL characters are not allowed in a request."}, status=400)
+            if request.path.startswith("/api/"):
+                return JsonResponse({"detail": NUL_REFUSED}, status=400)
+            return render(request, "refused.html", {"message": NUL_REFUSED}, status=400)
         return self.get_response(request)
 
     @staticmethod

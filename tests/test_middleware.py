@@ -45,3 +45,27 @@ def test_it_sends_the_same_csp_with_every_response(admin_user, rater):
                  "/api/pools/", "/api/docs/", "/api/schema/", "/no-such-page/"):  # fmt: skip
         response = client.get(path)
         assert response["Content-Security-Policy"] == CONTENT_SECURITY_POLICY, (path, response.status_code)
+
+
+@pytest.mark.django_db
+def test_a_page_form_with_nul_is_refused_with_a_page_and_changes_nothing(manager):
+    """A form posted from a page (the pool's edit form) is refused with a page saying why, in the site's
+    layout, not the API's JSON; the pool's text is unchanged."""
+    from urllib.parse import urlencode
+
+    from django.test import Client
+
+    from tests.factories import make_pool
+
+    pool = make_pool(name="texts", managers=[manager])
+    client = Client()
+    client.force_login(manager)
+    form = urlencode({"description": "a\x00b", "instructions": ""})  # as a browser sends a form
+    urlencoded = "application/x-www-form-urlencoded"
+    response = client.post(f"/pools/{pool.name}/edit/", form, content_type=urlencoded)
+    assert response.status_code == 400
+    assert response["Content-Type"].startswith("text/html")
+    page = response.content.decode()
+    assert "NUL characters are not allowed" in page and "Go back" in page and 'href="/"' in page
+    pool.refresh_from_db()
+    assert "\x00" not in pool.description
