@@ -6,7 +6,7 @@ from typing import Any
 
 from django.contrib import messages
 from django.contrib.auth.decorators import login_required
-from django.http import FileResponse, HttpRequest, HttpResponse, HttpResponseBadRequest
+from django.http import FileResponse, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.utils.safestring import SafeString
 from django.views.decorators.http import require_POST
@@ -30,7 +30,9 @@ def agreement(request: HttpRequest, name: str) -> HttpResponse:
     try:
         weights = queries.interval_weights(request.GET.get("weights"))
     except ValueError as exc:
-        return HttpResponseBadRequest(f"weights: {exc}", content_type="text/plain")
+        context = {"message": f"weights: {exc}", "back": request.path,
+                   "advice": "The agreement page's menu names the weights it can use."}  # fmt: skip
+        return render(request, "refused.html", context, status=400)
     summary = queries.cached_for_pool(pool, "agreement", queries.pool_agreement, weights=weights)
     figures: dict[str, SafeString] = {}
     matrix = summary.get("pair_matrix") or {}

@@ -50,7 +50,8 @@ class RejectNulMiddleware:
         if self._has_nul(request):
             if request.path.startswith("/api/"):
                 return JsonResponse({"detail": NUL_REFUSED}, status=400)
-            return render(request, "refused.html", {"message": NUL_REFUSED}, status=400)
+            advice = "A field of the form held one (often pasted from another program): nothing was saved."
+            return render(request, "refused.html", {"message": NUL_REFUSED, "advice": advice}, status=400)
         return self.get_response(request)
 
     @staticmethod

@@ -187,7 +187,12 @@ def test_an_unknown_weighting_is_a_400_naming_the_field(campaign, manager):
     response = client_for(manager).get("/api/agreement/campaign/?weights=cubic")
     assert response.status_code == 400
     assert "weights" in response.json()
-    assert web(manager).get("/campaigns/campaign/agreement/?weights=cubic").status_code == 400
+    page = web(manager).get("/campaigns/campaign/agreement/?weights=cubic")
+    assert page.status_code == 400
+    # a page in the site's layout, naming the field and the choices, with the way back to the agreement
+    assert page["Content-Type"].startswith("text/html")
+    text = page.content.decode()
+    assert "weights: must be one of" in text and 'href="/campaigns/campaign/agreement/"' in text
 
 
 def test_agreement_leaves_out_the_labels_of_an_excluded_rater_until_restored(campaign, manager):
