@@ -33,6 +33,16 @@ def column_problems(model: type[models.Model], column: str, value: Any) -> list[
     slug, a range), or nothing: the one way a service asks a column what it takes, for the callers that
     have no form (the command line) as for those that do."""
     field = model._meta.get_field(column)
+    # An integer column's range is PostgreSQL's (the production database's) on every database, and it is
+    # checked first: SQLite would take any 64-bit value (and its field's own check names that range), which
+    # the same campaign could not hold in production.
+    low, high = BaseDatabaseOperations.integer_field_ranges.get(field.get_internal_type(), (None, None))
+    ranged = low is not None and isinstance(value, int)
+    for validator in (MinValueValidator(low), MaxValueValidator(high)) if ranged else ():
+        try:
+            validator(value)
+        except ValidationError as exc:
+            return list(exc.messages)
     # A NUL, which no text column of PostgreSQL holds: refused as a form or a serializer refuses it (the
     # model field does not check it), so the command line, which has neither, is held to it too.
     checks = [ProhibitNullCharactersValidator()] if isinstance(value, str) else []
@@ -42,14 +52,6 @@ def column_problems(model: type[models.Model], column: str, value: Any) -> list[
         field.clean(value, None)  # type: ignore[union-attr]  # a column, not a relation
     except ValidationError as exc:
         return list(exc.messages)
-    # An integer column's range is PostgreSQL's (the production database's) on every database: SQLite
-    # would take any 64-bit value, which the same campaign could not hold in production.
-    low, high = BaseDatabaseOperations.integer_field_ranges.get(field.get_internal_type(), (None, None))
-    for validator in (MinValueValidator(low), MaxValueValidator(high)) if low is not None else ():
-        try:
-            validator(value)
-        except ValidationError as exc:
-            return list(exc.messages)
     return []
 
 

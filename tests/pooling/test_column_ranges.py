@@ -26,6 +26,9 @@ def sixty_four_bit_columns(monkeypatch):
 def test_it_holds_an_integer_column_to_postgresqls_range_on_a_64_bit_database(sixty_four_bit_columns):
     assert column_problems(Pool, "depth", 2**31) == ["Ensure this value is less than or equal to 2147483647."]
     assert column_problems(Pool, "depth", 2**31 - 1) == []
+    # beyond the 64-bit database's range too: still PostgreSQL's range that is named, not the database's
+    assert column_problems(Pool, "depth", 10**20) == column_problems(Pool, "depth", 2**31)
+    assert column_problems(Pool, "depth", "ten") == ["“ten” value must be an integer."]
 
 
 def test_it_says_a_columns_range_once_where_the_database_has_it_too():
