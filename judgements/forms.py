@@ -13,9 +13,8 @@ from django import forms
 
 from judgements.labels import MAX_SECONDS, NOTE_MAX_LENGTH
 from judgements.models import Facet, Grade, Rubric
+from judgements.rubrics import RESERVED_KEYS
 
-#: Keys a rubric can never use for a facet choice: the actions of the judging page.
-ACTION_KEYS = frozenset({"u", "s", "n"})
 #: Keys handed out to facet choices, in order, skipping any the rubric already uses.
 FACET_KEY_SEQUENCE = "qwertyiopadfghjklzcvbm"
 
@@ -30,7 +29,7 @@ class RubricView:
         self.rubric = rubric
         self.grades: list[Grade] = list(rubric.grades.all())
         self.facets: list[Facet] = list(rubric.facets.all())
-        used = {grade.key.lower() for grade in self.grades} | set(ACTION_KEYS)
+        used = {grade.key.lower() for grade in self.grades} | set(RESERVED_KEYS)
         if rubric.allow_unrateable:
             used.add(rubric.unrateable_key.lower())
         free = [key for key in FACET_KEY_SEQUENCE if key not in used]

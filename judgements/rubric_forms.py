@@ -33,7 +33,7 @@ from typing import Any
 from django import forms
 
 from judgements.models import Rubric
-from judgements.rubrics import DEFAULT_GRADES
+from judgements.rubrics import DEFAULT_GRADES, RESERVED_KEYS
 from judgements.serializers import RubricSerializer
 
 GRADE_SYNTAX = "VALUE KEY LABEL: description"
@@ -41,6 +41,8 @@ GRADE_EXAMPLE = "3 h Highly relevant: the whole answer"
 FACET_SYNTAX = "NAME (Label): choice, choice, ... (required)"
 FACET_EXAMPLE = "freshness: current, dated, unknown (required)"
 _REQUIRED = "(required)"
+#: The judging page's own keys, as the help texts name them ("u, s, n").
+_RESERVED = ", ".join(RESERVED_KEYS)
 #: The characters a backslash stands for (before any other, a backslash is itself).
 _ESCAPABLE = frozenset("\\:,()")
 
@@ -225,7 +227,11 @@ class RubricForm(forms.Form):
     allow_unrateable = forms.BooleanField(
         required=False, initial=True, help_text="Raters may mark a document they cannot judge."
     )
-    unrateable_key = forms.CharField(required=False, initial="x", help_text="The key for 'unrateable'.")
+    unrateable_key = forms.CharField(
+        required=False,
+        initial="x",
+        help_text=f"The key for 'unrateable': not a grade's key, nor one of {_RESERVED}, in either case.",
+    )
     grades = forms.CharField(
         required=False,
         widget=forms.Textarea(attrs={"rows": 6, "spellcheck": "false"}),
@@ -233,7 +239,8 @@ class RubricForm(forms.Form):
         help_text=(
             f"One grade a line: {GRADE_SYNTAX} (the description is optional), e.g. “{GRADE_EXAMPLE}”. "
             "The first colon ends the label: write a colon in a label as “\\:”, a backslash as “\\\\”. "
-            "Values 0 and up, distinct; one-character keys, distinct (u, s and n are the judging page's). "
+            "Values 0 and up, distinct; one-character keys, distinct whatever their case "
+            f"({_RESERVED}, in either case, are the judging page's). "
             "Left empty: the default four-grade scale, as in the API."
         ),
     )

@@ -32,6 +32,12 @@ DEFAULT_GRADES: list[dict[str, Any]] = [
 MAX_GRADE = 100
 
 
+#: The keys the judging page keeps for its own actions (static/js/judge.js), each with its action. The
+#: page reads every key in either case, so no grade key and no unrateable key may be one of them in any
+#: case. (Facets have no keys of their own: the page hands their choices the keys left free.)
+RESERVED_KEYS: dict[str, str] = {"u": "revise", "s": "skip", "n": "note"}
+
+
 def create_rubric(
     *,
     name: str,
@@ -42,7 +48,8 @@ def create_rubric(
     unrateable_key: str = "x",
 ) -> Rubric:
     """Create version 1 of a rubric (or the next version if the name exists). Grades need distinct
-    values and distinct one-character keys; the unrateable key may not clash with a grade key."""
+    values and distinct one-character keys; the unrateable key may not clash with a grade key, and no key
+    may be one the judging page keeps (`RESERVED_KEYS`); keys are compared ignoring case."""
     _check_grades(grades, allow_unrateable=allow_unrateable, unrateable_key=unrateable_key)
     with transaction.atomic():
         latest = Rubric.objects.filter(name=name).order_by("-version").first()
@@ -94,13 +101,48 @@ def _check_grades(
         raise JudgingError(f"grade values must be at most {MAX_GRADE}", field="grades")
     if len(set(values)) != len(values):
         raise JudgingError("grade values must be distinct", field="grades")
-    if any(len(k) != 1 for k in keys) or len(set(keys)) != len(keys):
+    _check_keys(keys, unrateable_key if allow_unrateable else None)
+
+
+def _reserved(what: str, key: str) -> str:
+    """What is wrong with `what` (e.g. "grade key 'U'") being the reserved `key`."""
+    return f"{what} {key!r} is the judging page's {key.lower()} ({RESERVED_KEYS[key.lower()]})"
+
+
+_RESERVED_RULE = f"keys {', '.join(RESERVED_KEYS)} are reserved, in either case"
+
+
+def _check_keys(keys: Sequence[str], unrateable_key: str | None) -> None:
+    """JudgingError naming the field at fault unless every grade key is one character, none is reserved
+    (`RESERVED_KEYS`) and no two are the same key, and the unrateable key (None: raters may not mark a
+    document unrateable, so the page gives it no key) is neither reserved nor a grade's key: all compared
+    ignoring case, as the judging page reads keys."""
+    if any(len(k) != 1 for k in keys):
         raise JudgingError("every grade needs its own one-character key", field="grades")
-    if allow_unrateable and unrateable_key in keys:
-        raise JudgingError(f"the unrateable key {unrateable_key!r} is also a grade key", field="grades")
-    reserved = {"u", "s", "n"} & set(keys)
+    reserved = [_reserved("grade key", k) for k in keys if k.lower() in RESERVED_KEYS]
     if reserved:
-        raise JudgingError(f"keys {sorted(reserved)} are reserved (u revise, s skip, n note)", field="grades")
+        raise JudgingError(f"{'; '.join(reserved)}: {_RESERVED_RULE}", field="grades")
+    seen: dict[str, str] = {}  # each grade key by its lower case
+    for key in keys:
+        first = seen.get(key.lower())
+        if first is not None:
+            twice = f"grade key {key!r} is given twice"
+            same = f"grade keys {first!r} and {key!r} are the same key (case is ignored)"
+            raise JudgingError(
+                f"{twice if first == key else same}: every grade needs its own one-character key",
+                field="grades",
+            )
+        seen[key.lower()] = key
+    if unrateable_key is None:
+        return
+    if unrateable_key.lower() in RESERVED_KEYS:
+        raise JudgingError(
+            f"{_reserved('the unrateable key', unrateable_key)}: {_RESERVED_RULE}", field="unrateable_key"
+        )
+    grade_key = seen.get(unrateable_key.lower())
+    if grade_key is not None:
+        which = "a grade key" if grade_key == unrateable_key else f"grade key {grade_key!r} (case is ignored)"
+        raise JudgingError(f"the unrateable key {unrateable_key!r} is also {which}", field="grades")
 
 
 def widest_gap_of(values: Sequence[int]) -> int:

@@ -79,6 +79,12 @@ class RubricSerializer(serializers.ModelSerializer):
         names = [facet["name"] for facet in facets]
         if len(set(names)) != len(names):
             raise serializers.ValidationError("facet names must be distinct")
+        for facet in facets:  # a choice given twice would be two keys on the page for one answer
+            choices = facet.get("choices") or []
+            twice = sorted({choice for choice in choices if choices.count(choice) > 1})
+            if twice:
+                shown = ", ".join(repr(choice) for choice in twice)
+                raise serializers.ValidationError(f"facet {facet['name']!r}: choices given twice: {shown}")
         return facets
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

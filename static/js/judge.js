@@ -399,6 +399,9 @@
   function returnToItem() {
     if (state.mode !== "revise") return;
     if (itemBefore) {
+      // the bars on screen are the newest (the revise screen's came from the server after the item's):
+      // the item comes back with them, never with the older ones it was shown with
+      itemBefore.parts.progress = slots.progress.innerHTML;
       render(itemBefore);
       showError("");
     } else {
@@ -434,6 +437,12 @@
     if (e.repeat) return;
     var key = e.key;
     var lower = key.length === 1 ? key.toLowerCase() : key;
+    // the page's own keys first, in either case (judgements/rubrics.py RESERVED_KEYS): no rubric may
+    // use them, and one stored before that rule still cannot hide them
+    if (key === "Escape") { returnToItem(); return; }
+    if (lower === "n") { if (state.mode !== "done") { e.preventDefault(); note.focus(); } return; }
+    if (lower === "u") { e.preventDefault(); revisePrevious(); return; }
+    if (lower === "s") { e.preventDefault(); skip(); return; }
     var grade = config.grades[key] || gradesByLowerKey[lower];
     if (grade) { e.preventDefault(); label({ grade: grade.value }, gradeButton(grade.value)); return; }
     if (config.unrateable && lower === config.unrateable.toLowerCase()) {
@@ -441,10 +450,6 @@
       label({ unrateable: true }, form.querySelector("button.grade.unrateable"));
       return;
     }
-    if (key === "Escape") { returnToItem(); return; }
-    if (lower === "n") { if (state.mode !== "done") { e.preventDefault(); note.focus(); } return; }
-    if (lower === "u") { e.preventDefault(); revisePrevious(); return; }
-    if (lower === "s") { e.preventDefault(); skip(); return; }
     var facet = config.facets[lower];
     if (facet) { e.preventDefault(); toggleFacet(facet); }
   });
