@@ -13,13 +13,16 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import IO, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from evaluation import metrics
 from evaluation.trec_format import format_result
 from pooling.cli_types import SEED
 from pooling.formats import FormatError
 from pooling.trec_io import QrelsTable, read_qrels, read_run
+
+if TYPE_CHECKING:
+    from pathlib import Path
 
 DESCRIPTION = "Score TREC runs on qrels exactly as trec_eval does (see evaluation/metrics/)."
 EPILOG = """\
@@ -30,7 +33,8 @@ the 'all' lines, starting with runid and num_q. Nothing else is written to stdou
 
 Several RUNs: each run's output is exactly trec_eval's for that run, one after the other in the order
 given (each run's block ends with its 'all' lines). With -o DIR, each run's output goes to its own file
-DIR/<run file name>.eval instead and stdout stays empty.
+DIR/<run file name>.eval instead and stdout stays empty; DIR is made (parents too) if missing, once every
+run is scored, and a DIR that exists as a file is refused.
 
 Version semantics (--trec-eval, default 10):
   10  a qrels topic missing from the run is an error unless -c is given (trec_eval 10.0-rc2 there
@@ -98,7 +102,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="10",
         help="which trec_eval's semantics to follow where 10 and 9.0.8 differ (default 10)",
     )
-    parser.add_argument("-o", dest="output_dir", default=None, metavar="DIR", help="one file per run in DIR")
+    parser.add_argument(
+        "-o",
+        dest="output_dir",
+        default=None,
+        metavar="DIR",
+        help="one file per run in DIR (made, parents too, if missing)",
+    )
     parser.add_argument(
         "-m",
         dest="measures",
@@ -112,7 +122,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         dest="noise_floor",
         action="store_true",
         help="after the scores, a verdict on every pair of runs on stderr: the difference against the noise "
-        "of the topics (paired bootstrap) and, for pool:NAME, of the raters (evaluation/noise_cli.py)",
+        "of the topics (paired bootstrap) and, for pool:NAME, of the raters (evaluation/noise_cli.py); on "
+        "the first measure given with -m, in the order given (nDCG@10 when only nicknames such as "
+        "official, the default, were given)",
     )
     parser.add_argument(
         "--seed", type=SEED, default=0, help="seed of the --noise-floor resampling (default 0)"
@@ -189,6 +201,24 @@ def _read(reader: Any, path: str, *, other: tuple[Any, str]) -> Any:
         raise EvaluateError(f"{path}: {exc.strerror or exc}") from None
 
 
+def _output_dir(value: str) -> Path:
+    """The directory -o names, checked before any work: an existing directory, or one that can be made
+    (parents too) below the nearest existing one; a clear error for a file or an unwritable place. It is
+    made only when there is output to write, so a failed command leaves no directory behind (as -o of
+    release_qrels, pooling/management/commands/_base.py, which imports Django and so is not used here)."""
+    from pathlib import Path  # here: only -o needs it (a few ms of start-up)
+
+    where = Path(value)
+    existing = next(d for d in (where, *where.parents) if d.exists() or d.is_symlink())
+    if existing == where and not where.is_dir():
+        raise EvaluateError(f"-o {value}: not a directory")
+    if not existing.is_dir():
+        raise EvaluateError(f"-o {value}: cannot make the directory ({existing} is not a directory)")
+    if not os.access(existing, os.W_OK | os.X_OK):
+        raise EvaluateError(f"-o {value}: not writable")
+    return where
+
+
 def _split_spec(spec: str) -> list[str]:
     """``-m map,P.5,10`` is not trec_eval syntax, but ``map,recip_rank`` (no '.') is read as two names."""
     return spec.split(",") if "." not in spec else [spec]
@@ -210,12 +240,10 @@ def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
     if options.get("output_dir"):
         from pathlib import Path  # here: only -o needs it (a few ms of start-up)
 
-        out_dir = Path(options["output_dir"])
+        out_dir = _output_dir(options["output_dir"])
         names = [Path(p).name for p in options["runs"]]
         if len(set(names)) != len(names):
             raise EvaluateError("-o DIR: two runs have the same file name; their outputs would collide")
-        if not out_dir.is_dir():
-            raise EvaluateError(f"-o {out_dir}: not a directory")
         targets = [out_dir / f"{name}.eval" for name in names]
     qrels, level = _resolve(options["qrels"])
     if not isinstance(qrels, QrelsTable):
@@ -273,14 +301,18 @@ def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
         )
         blocks.append((path, text))
     if targets is not None:
-        for target, (_, text) in zip(targets, blocks, strict=True):
-            target.write_text(text)
+        try:
+            targets[0].parent.mkdir(parents=True, exist_ok=True)  # only now: a failed command makes none
+            for target, (_, text) in zip(targets, blocks, strict=True):
+                target.write_text(text)
+        except OSError as exc:
+            raise EvaluateError(f"-o {options['output_dir']}: cannot write ({exc.strerror or exc})") from None
     else:
         stdout.write("".join(text for _, text in blocks))
     if options.get("noise_floor"):
         from evaluation import noise_cli
 
-        noise_cli.write_verdicts(options, qrels, runs, settings, plan, stderr)
+        noise_cli.write_verdicts(options, qrels, runs, settings, specs, stderr)
 
 
 def _shown(topics: Sequence[str]) -> str:

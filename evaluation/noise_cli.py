@@ -13,24 +13,36 @@ from evaluation import metrics, noise_floor
 from pooling.trec_io import QrelsTable, RunTable
 
 
+def verdict_measure(specs: Sequence[str]) -> str:
+    """The measure the verdict is on: the first the user named, in the order of the -m options on the
+    command line (not trec_eval's output order), skipping those that score no ranking per topic (runid,
+    the counts such as num_ret, relstring, gm_map); nDCG@10 when none is left, as when only nicknames such
+    as ``official`` (the default) or ``all_trec`` were given."""
+    return next(
+        (
+            m.name
+            for m in metrics.measures_as_asked(specs)
+            if m.family.per_topic and m.family.kind not in ("meta", "text", "long")
+        ),
+        "ndcg_cut_10",
+    )
+
+
 def write_verdicts(
     options: dict[str, Any],
     qrels: QrelsTable,
     runs: Sequence[tuple[str, RunTable]],
     settings: dict[str, Any],
-    plan: Sequence[metrics.Measure],
+    specs: Sequence[str],
     stderr: IO[str],
 ) -> None:
-    """Print ``# noise floor: A vs B: <verdict>`` for each pair, on the first measure asked for (nDCG@10
-    when only nicknames such as ``official`` were given), under the scores' settings: with -c a judged
-    topic a run lacks counts 0, so the verdict's Δ is the difference of the -c means printed."""
+    """Print ``# noise floor: A vs B: <verdict>`` for each pair, on `verdict_measure` of the -m
+    specifications, under the scores' settings: with -c a judged topic a run lacks counts 0, so the
+    verdict's Δ is the difference of the -c means printed."""
     if len(runs) < 2:
         stderr.write("# noise floor: give two runs or more to compare\n")
         return
-    asked = [m.name for m in plan if m.family.kind not in ("meta", "text") and m.family.per_topic]
-    measure = next(
-        (m for m in asked if m not in ("num_q", "num_ret", "num_rel", "num_rel_ret")), "ndcg_cut_10"
-    )
+    measure = verdict_measure(specs)
     votes: dict[tuple[str, str], list[tuple[str, int | None]]] = {}
     fixed: dict[tuple[str, str], int] = {}
     spec = options["qrels"]

@@ -86,7 +86,8 @@ class PoolBiasRun:
     """One contributing run left out of the pool: the items only it contributed (`unique_items`, of which
     `unique_relevant` relevant), its `full` score and the score `left_out` without them, the `change`
     (`relative_change`: of the full score), its paired test's p (`change_p`) and whether that change is
-    `within_noise`, its rank both ways and Kendall's τ of the two rankings (null: undefined).
+    `within_noise`, its rank both ways and Kendall's τ of the two rankings (null: undefined; with no
+    score to compare, as when nothing is judged, the ranks and the verdict are null too, never made up).
     `missing_topics` are the judged topics the run has no results for, left out of every run's comparison;
     `topics_unjudged_left_out` counts the topics nobody judged once the run's own items are left out, out
     of its comparison."""
@@ -101,9 +102,9 @@ class PoolBiasRun:
     change: float | None
     relative_change: float | None
     change_p: float | None
-    within_noise: bool
-    rank_full: int
-    rank_left_out: int
+    within_noise: bool | None
+    rank_full: int | None
+    rank_left_out: int | None
     kendall_tau: float | None
 
 

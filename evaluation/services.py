@@ -330,11 +330,16 @@ def pool_bias(
             p_value = test.p_value
         else:  # one judged topic tests nothing: the change is not told from chance
             p_value = math.nan
-        others = dict(full)
-        others[name] = left_out
-        tau = strategies.kendall_tau(full, others) if len(full) >= 2 else float("nan")
-        rank_full = sorted(full, key=lambda n: -full[n]).index(name) + 1
-        rank_loo = sorted(others, key=lambda n: -others[n]).index(name) + 1
+        # Ranks, τ and the verdict only where there are scores: a run with no score (no judged topic to
+        # compare on, with or without it) has none of them, rather than a rank or "within the noise"
+        # made up from NaN. The ranks are among the runs that have a full score.
+        ranked = {n: v for n, v in full.items() if not math.isnan(v)}
+        others = {**ranked, name: left_out}
+        undefined = math.isnan(full[name]) or math.isnan(left_out)
+        tau = math.nan if undefined else strategies.kendall_tau(ranked, others)
+        rank_full = None if math.isnan(full[name]) else _rank(ranked, name)
+        rank_loo = None if undefined else _rank(others, name)
+        within_noise = None if math.isnan(change) else bool(not p_value < NOISE_P)  # NaN p: untested
         rows.append(
             PoolBiasRun(
                 run=name,
@@ -347,7 +352,7 @@ def pool_bias(
                 change=_clean(change),
                 relative_change=_clean(change / full[name]) if full[name] else None,
                 change_p=_clean(p_value),
-                within_noise=bool(not p_value < NOISE_P or math.isnan(change)),  # NaN p: untested
+                within_noise=within_noise,
                 rank_full=rank_full,
                 rank_left_out=rank_loo,
                 kendall_tau=_clean(tau),
@@ -366,6 +371,11 @@ def pool_bias(
         runs=rows,
     )
     return asdict(body)
+
+
+def _rank(scores: dict[str, float], name: str) -> int:
+    """`name`'s place (1 = best) among `scores`, higher first."""
+    return sorted(scores, key=lambda n: -scores[n]).index(name) + 1
 
 
 def two_stage(

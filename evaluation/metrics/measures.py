@@ -179,6 +179,24 @@ def plan_measures(specs: Iterable[str]) -> list[Measure]:
     return plan
 
 
+def measures_as_asked(specs: Iterable[str]) -> list[Measure]:
+    """The measures of ``plan_measures(specs)`` the specifications name themselves, in the order they were
+    given rather than trec_eval's output order: ``-m ndcg_cut.10 -m P.10`` gives ndcg_cut_10 first. A
+    nickname (``official``, ``all_trec``, ``set``) names none, so ``[]`` when only nicknames were given.
+    Within one specification, its measures in the plan's order (``P.5,10``: P_5, then P_10); a
+    specification the plan does not compute (``P.20`` after ``P.5``: the first parameters win) adds none."""
+    specs = list(specs)
+    plan = plan_measures(specs)
+    asked: list[Measure] = []
+    for spec in specs:
+        for part in spec.split():
+            if part in _NICKNAMES:
+                continue
+            own = {m.name for m in plan_measures([part])}
+            asked.extend(m for m in plan if m.name in own and m not in asked)
+    return asked
+
+
 def parse_measures(specs: Iterable[str]) -> list[str]:
     """The printed names of ``plan_measures(specs)``, e.g. ``['map', 'P_5', 'P_10', 'ndcg_cut_10']``."""
     return [m.name for m in plan_measures(specs)]

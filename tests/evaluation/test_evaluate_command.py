@@ -211,6 +211,37 @@ def test_it_writes_one_file_per_run_with_o(files: dict[str, str], tmp_path: Path
     assert (out / "other.txt.eval").read_text() == "map                   \tall\t0.8333\n"
 
 
+def test_it_makes_the_directory_of_o_with_its_parents(files: dict[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "new" / "deeper"
+    lines, _ = run_command(files["qrels"], files["run"], files["other"], "-c", "-m", "map", "-o", str(out))
+    assert lines == []
+    assert (out / "run.txt.eval").read_text() == "map                   \tall\t0.2833\n"
+    assert (out / "other.txt.eval").read_text() == "map                   \tall\t0.8333\n"
+
+
+def test_it_refuses_an_o_that_is_a_file_or_below_one(files: dict[str, str], tmp_path: Path) -> None:
+    taken = tmp_path / "taken.txt"
+    taken.write_text("x")
+    with pytest.raises(CommandError) as caught:
+        run_command(files["qrels"], files["run"], "-o", str(taken))
+    assert str(caught.value) == f"-o {taken}: not a directory"
+    assert taken.read_text() == "x"
+    with pytest.raises(CommandError) as caught:
+        run_command(files["qrels"], files["run"], "-o", str(taken / "below"))
+    assert (
+        str(caught.value) == f"-o {taken / 'below'}: cannot make the directory ({taken} is not a directory)"
+    )
+
+
+def test_a_failed_command_leaves_no_o_directory_behind(files: dict[str, str], tmp_path: Path) -> None:
+    out = tmp_path / "new" / "deeper"
+    with pytest.raises(CommandError, match="unknown measure"):
+        run_command(files["qrels"], files["run"], "-m", "mapp", "-o", str(out))
+    with pytest.raises(CommandError, match="file not found"):
+        run_command(files["qrels"], str(tmp_path / "absent.txt"), "-o", str(out))
+    assert not (tmp_path / "new").exists()
+
+
 def test_it_reads_gzipped_files(files: dict[str, str], tmp_path: Path) -> None:
     with gzip.open(tmp_path / "run.txt.gz", "wt") as f:
         f.write(RUN)
