@@ -201,31 +201,26 @@ def _read(reader: Any, path: str, *, other: tuple[Any, str]) -> Any:
         raise EvaluateError(f"{path}: {exc.strerror or exc}") from None
 
 
-def _output_dir(value: str) -> Path:
-    """The directory -o names, checked before any work: an existing directory, or one that can be made
-    (parents too) below the nearest existing one; a clear error for a file or an unwritable place. It is
-    made only when there is output to write, so a failed command leaves no directory behind (as -o of
-    release_qrels, pooling/management/commands/_base.py, which imports Django and so is not used here)."""
-    from pathlib import Path  # here: only -o needs it (a few ms of start-up)
-
-    where = Path(value)
-    existing = next(d for d in (where, *where.parents) if d.exists() or d.is_symlink())
-    if existing == where and not where.is_dir():
-        raise EvaluateError(f"-o {value}: not a directory")
-    if not existing.is_dir():
-        raise EvaluateError(f"-o {value}: cannot make the directory ({existing} is not a directory)")
-    if not os.access(existing, os.W_OK | os.X_OK):
-        raise EvaluateError(f"-o {value}: not writable")
-    return where
-
-
 def _split_spec(spec: str) -> list[str]:
     """``-m map,P.5,10`` is not trec_eval syntax, but ``map,recip_rank`` (no '.') is read as two names."""
     return spec.split(",") if "." not in spec else [spec]
 
 
 def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
-    """Run the command on parsed options; raises EvaluateError on any failure (nothing printed then)."""
+    """Run the command on parsed options; raises EvaluateError on any failure (nothing printed then).
+
+    With -o the directory is made (parents too) and checked before any work, and removed again if the
+    command fails (`cli_types.output_directory`, as release_qrels's -o)."""
+    if not options.get("output_dir"):
+        _execute(options, stdout, stderr, None)
+        return
+    from pooling.cli_types import output_directory
+
+    with output_directory("-o", options["output_dir"], EvaluateError) as out_dir:
+        _execute(options, stdout, stderr, out_dir)
+
+
+def _execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str], out_dir: Path | None) -> None:
     try:
         specs = [part for spec in options["measures"] or ["official"] for part in _split_spec(spec)]
         plan = metrics.plan_measures(specs)
@@ -237,11 +232,8 @@ def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
         raise EvaluateError("-l must be >= 0")
     version: metrics.Version = "9" if options.get("trec_eval") == "9" else "10"
     targets = None  # with -o: the file of each run's output
-    if options.get("output_dir"):
-        from pathlib import Path  # here: only -o needs it (a few ms of start-up)
-
-        out_dir = _output_dir(options["output_dir"])
-        names = [Path(p).name for p in options["runs"]]
+    if out_dir is not None:
+        names = [os.path.basename(p) for p in options["runs"]]
         if len(set(names)) != len(names):
             raise EvaluateError("-o DIR: two runs have the same file name; their outputs would collide")
         targets = [out_dir / f"{name}.eval" for name in names]
@@ -302,7 +294,6 @@ def execute(options: dict[str, Any], stdout: IO[str], stderr: IO[str]) -> None:
         blocks.append((path, text))
     if targets is not None:
         try:
-            targets[0].parent.mkdir(parents=True, exist_ok=True)  # only now: a failed command makes none
             for target, (_, text) in zip(targets, blocks, strict=True):
                 target.write_text(text)
         except OSError as exc:

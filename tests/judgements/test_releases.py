@@ -202,7 +202,7 @@ def test_a_bad_output_directory_stops_the_command_before_a_release_is_made(judge
     read_only.mkdir(mode=0o555)
     cases = [
         (a_file, f"-o {a_file}: not a directory"),
-        (a_file / "below", "-o " + str(a_file / "below") + ": cannot make the directory (Not a directory)"),
+        (a_file / "below", f"-o {a_file / 'below'}: cannot make the directory ({a_file} is not a directory)"),
     ]
     if os.geteuid() != 0:  # root writes anywhere
         cases.append((read_only, f"-o {read_only}: not writable"))

@@ -11,7 +11,8 @@ from django.core.management.base import CommandError, CommandParser
 from judgements import aggregation, releases
 from judgements.models import Release
 from judgements.release_policy import DEFAULT_POLICY, read_policy
-from pooling.management.commands._base import ServiceCommand, get_pool, given, output_directory
+from pooling.cli_types import output_directory
+from pooling.management.commands._base import ServiceCommand, get_pool, given
 from pooling.terminal_progress import ProgressBar
 
 
@@ -40,7 +41,8 @@ class Command(ServiceCommand):
     def handle(self, *args: Any, **options: Any) -> None:
         pool = get_pool(options["pool"])
         # a refused release removes the -o directory it made
-        directory = output_directory("-o", options["output"]) if options["output"] else nullcontext(None)
+        output = options["output"]
+        directory = output_directory("-o", output, CommandError) if output else nullcontext(None)
         with directory as target, ProgressBar("release") as bar:
             release = releases.create_release(
                 pool=pool,

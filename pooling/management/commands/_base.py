@@ -3,10 +3,7 @@ the import commands' base, and look-ups with clear errors."""
 
 from __future__ import annotations
 
-import os
-from collections.abc import Iterable, Iterator
-from contextlib import contextmanager, suppress
-from pathlib import Path
+from collections.abc import Iterable
 from typing import IO, Any
 
 from django.core.exceptions import ValidationError
@@ -60,37 +57,6 @@ def get_runs(collection: Collection, names: str) -> list:
     if not wanted:
         raise CommandError("name at least one run")
     return Run.objects.named(collection, wanted)
-
-
-@contextmanager
-def output_directory(option: str, value: str) -> Iterator[Path]:
-    """The directory an option names for a command's files, made if missing and checked writable before the
-    command does anything (a release is published once made: a bad -o must stop it first). If the work
-    done inside fails, the directories made here are removed again: a refused command leaves nothing."""
-    where = Path(value)
-    made = None  # the first directory this makes: it and those below it are removed on a failure
-    for directory in (where, *where.parents):
-        if directory.exists() or directory.is_symlink():
-            break
-        made = directory
-    try:
-        where.mkdir(parents=True, exist_ok=True)
-    except FileExistsError:
-        raise CommandError(f"{option} {value}: not a directory") from None
-    except OSError as exc:
-        raise CommandError(f"{option} {value}: cannot make the directory ({exc.strerror})") from None
-    try:
-        if not os.access(where, os.W_OK | os.X_OK):
-            raise CommandError(f"{option} {value}: not writable")
-        yield where
-    except BaseException:
-        if made is not None:
-            for directory in (where, *where.parents):
-                with suppress(OSError):  # one that is no longer empty stays, with those above it
-                    directory.rmdir()
-                if directory == made:
-                    break
-        raise
 
 
 def output_file(option: str, value: str) -> IO[str]:
