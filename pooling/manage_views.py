@@ -137,6 +137,7 @@ def _preview(form: PoolForm) -> dict[str, object]:
     return {
         "estimate": pool_reads.estimate_pool(pool=pool, runs=runs, per_topic=True),
         "preview_pool": pool,
+        "runs_chosen": bool(runs),  # none: the preview asks for runs; some, with no items: it says so
         "problems": problems,
     }
 

@@ -350,3 +350,36 @@ def test_the_upload_page_takes_a_runs_options_as_the_api_does(
     ]
     run = Run.objects.get(collection=campaign.collection, name="lenient")
     assert run.description == "BM25, k1=0.9" and run.rows.count() == 2
+
+
+def test_a_pool_whose_runs_retrieved_nothing_for_its_topics_says_so_before_and_after_its_build(
+    campaign, people
+):
+    """A segment whose topics no chosen run has results for makes a pool with nothing to judge (until a
+    run that has is added: a pool may wait for its ranker). The preview said "Choose runs" with runs
+    chosen, and the built pool's page said "Next: set up judging"; both now say there is nothing to judge
+    and why, and the pool page leads to adding a run."""
+    from html import unescape
+
+    from pooling import pool_build
+    from pooling.models import Topic
+
+    Topic.objects.create(collection=campaign.collection, qid="q9", query="lonely", segments=["lonely"])
+    owner = client_as(people["owner"])
+    fields = _pool_fields(campaign.collection, segment="lonely")
+    said = "The chosen runs have no results for the topics of segment lonely"
+    preview = owner.get(reverse("setup:pool-preview", kwargs={"name": "news"}), fields)
+    assert preview.context["estimate"]["candidates"] == 0
+    shown = unescape(preview.content.decode())
+    assert said in shown and "Choose runs" not in shown
+    elsewhere = owner.get(
+        reverse("setup:pool-preview", kwargs={"name": "news"}), _pool_fields(campaign.collection)
+    )
+    assert said not in unescape(elsewhere.content.decode())
+    assert owner.post(reverse("setup:pool-create", kwargs={"name": "news"}), fields).status_code == 302
+    pool = Pool.objects.get(name="fresh-pool")
+    pool_build.build_pool(pool=pool)
+    page = unescape(owner.get(reverse("pooling:pool-detail", kwargs={"name": pool.name})).content.decode())
+    assert "nothing to judge: the pool's runs have no results for the topics of segment lonely" in page
+    assert "set up judging and add raters" not in page
+    assert f'href="/pools/{pool.name}/runs/add/"' in page
