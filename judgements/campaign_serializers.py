@@ -9,7 +9,7 @@ from django.db.models.manager import BaseManager
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import serializers
 
-from judgements import crowd_import, dashboard, labels, membership, stats
+from judgements import crowd_import, dashboard, labels, membership, pool_progress, stats
 from judgements.models import Adjudication, GoldLabel, Judgement, Judging, Rubric
 from judgements.serializers import (
     JUDGEMENT_LABEL,
@@ -18,7 +18,7 @@ from judgements.serializers import (
     RevisionSerializer,
     RubricForRaterSerializer,
 )
-from labeling.bodies import BodySerializer, body_serializer
+from labeling.bodies import BodySerializer
 from pooling.models import Pool
 from pooling.permissions import ManagedNameField, is_manager
 
@@ -45,6 +45,29 @@ class JudgingListSerializer(serializers.ListSerializer):
         rows = list(data.all() if isinstance(data, BaseManager) else data)
         self.child.read_figures(rows)
         return super().to_representation(rows)
+
+
+class ProgressSerializer(BodySerializer):
+    class Meta:
+        dataclass = pool_progress.Progress
+        extra_kwargs = {
+            "judgements": {
+                "help_text": "every judgement made in the pool, those beyond an item's required judgements "
+                "included (the pool page's judgements made)"
+            },
+            "done": {
+                "help_text": "judgements that count toward `required`, an item counting at most its required "
+                "judgements (the dashboard's and the judging page's judgements done)"
+            },
+            "fraction": {"help_text": "`done` / `required`, to 4 decimals; 0 while none is required"},
+            "mine": {
+                "help_text": "items of the pool you have judged; null: you are not a rater of this pool"
+            },
+            "left_for_me": {
+                "help_text": "items you could still be given now, your live lease included; null: you are "
+                "not a rater of this pool"
+            },
+        }
 
 
 class JudgingSerializer(serializers.ModelSerializer):
@@ -79,11 +102,11 @@ class JudgingSerializer(serializers.ModelSerializer):
         return judging.pool_id in self.context["managed_pools"]
 
     def read_figures(self, judgings: list[Judging]) -> None:
-        """Read the progress of `judgings` for the requesting user (`stats.pool_progress_of`) and the
+        """Read the progress of `judgings` for the requesting user (`pool_progress.pool_progress_of`) and the
         stranded items of those the user manages (`dashboard.stranded_of`) into the context, which every
         row of a list shares: a few statements for all of them, the same figures one pool's answer has."""
         request = self.context["request"]
-        progress = stats.pool_progress_of(judgings=judgings, rater=request.user)
+        progress = pool_progress.pool_progress_of(judgings=judgings, user=request.user)
         managed = [judging.pool for judging in judgings if self._manages(judging)]
         self.context.setdefault("judging_progress", {}).update(progress)
         self.context.setdefault("judging_stranded", {}).update(dashboard.stranded_of(pools=managed))
@@ -108,7 +131,7 @@ class JudgingSerializer(serializers.ModelSerializer):
         stranded: int = self.context["judging_stranded"][judging.pool_id]["items"]
         return stranded
 
-    @extend_schema_field(body_serializer(stats.Progress))
+    @extend_schema_field(ProgressSerializer)
     def get_progress(self, judging: Judging) -> dict[str, Any]:
         self._figures(judging)
         progress: dict[str, Any] = self.context["judging_progress"][judging.pool_id].as_dict()

@@ -158,7 +158,8 @@ def pool_share(*, pool_id: int, tallied: bool = True) -> dict[str, Any]:
     (a gold item every rater judges does not overfill it, nor does an item judged beyond its need, and an
     unselected item of an adaptive pool counts nothing), of the pool's judgements required
     (`judgements_required`). What the manager's dashboard shows as judgements done (`pool_shares`, the
-    same figures of many pools in one pass), as the judging page and the API's `progress.fraction` do."""
+    same figures of many pools in one pass), as the judging page and the API's `progress.done` and
+    `progress.fraction` do (`judgements.pool_progress`)."""
     counts = _progress(pool_id=pool_id, rater_id=_NO_RATER, topic_id=None, tallied=tallied)
     return {key: counts[key] for key in POOL_KEYS}
 

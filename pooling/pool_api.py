@@ -8,12 +8,13 @@ scores. Collections, runs, imports and jobs are `pooling.api`.
 from __future__ import annotations
 
 import io
+from dataclasses import asdict
 from typing import Any
 
 from django.http import HttpResponse
 from django.shortcuts import get_object_or_404
 from django.urls import NoReverseMatch, reverse
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import extend_schema, extend_schema_field
 from rest_framework import mixins, serializers, status, viewsets
 from rest_framework.decorators import action
 from rest_framework.exceptions import ValidationError
@@ -21,7 +22,7 @@ from rest_framework.renderers import BaseRenderer, BrowsableAPIRenderer, JSONRen
 from rest_framework.request import Request
 from rest_framework.response import Response
 
-from labeling.bodies import BodySerializer
+from labeling.bodies import BodySerializer, body_serializer
 from pooling import deletion, pool_build, pool_reads, pool_text, stats
 from pooling import errors as pooling_errors
 from pooling.api import JobSerializer, ManagersMixin
@@ -74,15 +75,17 @@ class PoolSerializer(serializers.ModelSerializer):
 
 
 class PoolDetailSerializer(PoolSerializer):
-    """A pool with its size and cost estimate (computed from the runs, so available before building)."""
+    """A pool with its size and cost estimate (`stats.pool_estimate`: before the build, from the runs; once
+    built, what its items require, as the pool page and the dashboard show it)."""
 
     estimate = serializers.SerializerMethodField()
 
     class Meta(PoolSerializer.Meta):
         fields = [*PoolSerializer.Meta.fields, "estimate"]
 
+    @extend_schema_field(body_serializer(stats.PoolEstimate))
     def get_estimate(self, pool: Pool) -> dict[str, Any]:
-        return pool_reads.estimate_pool(pool=pool)
+        return asdict(stats.pool_estimate(pool))
 
 
 def pool_text_field(**kwargs: Any) -> serializers.CharField:

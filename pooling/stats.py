@@ -35,9 +35,10 @@ from django.db import connection
 from django.db.models import Count, Exists, OuterRef, Q, Sum
 
 from pooling.models import JUDGED, Pool, PoolItem, PoolRun, Provenance, Run
-from pooling.pool_reads import judgements_required
+from pooling.pool_reads import estimate_pool, items_to_select, judgements_required
 
 __all__ = [
+    "PoolEstimate",
     "PoolStatistics",
     "RunContribution",
     "TopicCount",
@@ -45,6 +46,7 @@ __all__ = [
     "judgement_totals_of",
     "kept_items",
     "overlap_matrix",
+    "pool_estimate",
     "pool_progress",
     "pool_statistics",
     "run_contributions",
@@ -315,6 +317,46 @@ def _totals(pool: Pool, totals: dict[str, Any]) -> dict[str, Any]:
         "cost": float(round(required * price, 2)),
         "price_per_judgement": float(price),
     }
+
+
+@dataclass
+class PoolEstimate:
+    """A pool's size and estimated cost (`pool_estimate`), the figures its page and the manager's dashboard
+    show. Before the build, what building would select (`pool_reads.estimate_pool`): `candidates`, the
+    distinct (topic, document) pairs within depth k of the pool's runs; `items`, those it would judge (an
+    adaptive pool at most `budget`); `judgements`, what they need by the plan's judgements per item. Once
+    built, what its items require (`judgement_totals`): `candidates`, its items (a judged item kept after
+    the run that brought it was taken out included); `items`, its selected items and those an adaptive
+    pool's strategy has yet to select; `judgements`, its judgements required. `cost` = judgements × price
+    per judgement."""
+
+    candidates: int
+    items: int
+    judgements: int
+    cost: float
+
+
+def pool_estimate(pool: Pool) -> PoolEstimate:
+    """The `PoolEstimate` of `pool`: before the build (`Pool.Status.BUILT`) `pool_reads.estimate_pool`,
+    the figure the pool page's "Before building" shows; once built the judgements its items require and
+    their cost as `judgement_totals` gives them (the page's judgements required and estimated cost, the
+    dashboard's estimate), whatever runs were added or taken out since."""
+    if pool.status != Pool.Status.BUILT:
+        planned = estimate_pool(pool=pool)
+        return PoolEstimate(
+            candidates=planned["candidates"],
+            items=planned["items"],
+            judgements=planned["judgements"],
+            cost=planned["cost"],
+        )
+    totals = judgement_totals(pool)
+    to_select = items_to_select(pool=pool, candidates=totals["items"], selected_items=totals["selected"])
+    return PoolEstimate(
+        candidates=totals["items"],
+        items=totals["selected"] + to_select,
+        judgements=totals["judgements_required"],
+        cost=totals["cost"],
+    )
 
 
 def pool_statistics(pool: Pool) -> PoolStatistics:

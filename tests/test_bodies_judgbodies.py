@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from judgements import crowd_quality, exclusions, queries, rater_quality, stats
+from judgements import crowd_quality, exclusions, pool_progress, queries, rater_quality, stats
 from judgements.agreement import bodies as agreement
 from judgements.models import GoldLabel
 from pooling.models import PoolItem
@@ -82,7 +82,7 @@ def test_the_rater_statistics_answer_is_its_dataclass(crowd_pool, manager):
 
 def test_the_progress_answer_is_its_dataclass(crowd_pool, manager):
     body = client_for(manager).get("/api/judging/crowd/").json()
-    assert list(body["progress"]) == names(stats.Progress)
+    assert list(body["progress"]) == names(pool_progress.Progress)
 
 
 def test_the_exclusion_answer_is_its_dataclass(crowd_pool, manager):

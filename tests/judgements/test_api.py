@@ -109,6 +109,7 @@ def test_it_takes_a_rater_through_a_whole_pool(rater):
         "complete": items - 1,
         "required": items,
         "judgements": items - 1,
+        "done": items - 1,
         "fraction": round((items - 1) / items, 4),
         "mine": items - 1,
         "left_for_me": 0,

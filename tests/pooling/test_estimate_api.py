@@ -1,0 +1,92 @@
+"""`GET /api/pools/<pool>/`'s `estimate` is the figure the pool page and the manager's dashboard show: once
+the pool is built, the judgements its items require and their cost (`pooling.stats.pool_estimate`, which
+reads `judgement_totals`), whatever runs were taken out since (a judged item stays, and the runs' depth-k
+lists no longer say what the pool holds); before the build, what building would select."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from django.test import Client
+
+from pooling import pool_build, pool_reads
+from pooling.models import Pool, PoolItem, Run
+from tests.conftest import client_for
+from tests.factories import lease_for, make_manager, make_pool, make_user, submit_for
+from tests.judgements.test_releases import judge
+
+pytestmark = pytest.mark.django_db
+
+
+def page_text(user: Any, url: str) -> str:
+    client = Client()
+    client.force_login(user)
+    response = client.get(url)
+    assert response.status_code == 200, url
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.content.decode()))
+
+
+def costs(manager: Any, pool: Pool) -> dict[str, str]:
+    """The estimated cost as the pool page, the dashboard and the API give it, each to 2 decimals."""
+    page = re.search(
+        r"Estimated cost at [\d.]+ per judgement ([\d.]+)", page_text(manager, f"/pools/{pool.name}/")
+    )
+    board = page_text(manager, "/manage/dashboard/").split(f" {pool.name} ", 1)[1]
+    spent = re.search(r"Spent / estimate ([\d.]+) / ([\d.]+)", board)
+    assert page is not None and spent is not None
+    estimate = client_for(manager).get(f"/api/pools/{pool.name}/").json()["estimate"]
+    return {"page": page.group(1), "dashboard": spent.group(2), "api": f"{estimate['cost']:.2f}"}
+
+
+@pytest.fixture
+def manager() -> Any:
+    return make_manager("manager")
+
+
+def test_a_built_pool_estimates_what_its_items_require_after_a_run_is_taken_out(manager):
+    alice, bob = make_user("alice"), make_user("bob")
+    pool = make_pool(name="shrunk", judgements_per_item=2, raters=[alice, bob], managers=[manager])
+    # alpha's own items (q1 d002 d004, q2 d011 d012) and shared ones; d002 and d011 are judged, so kept
+    for rater in (alice, bob):
+        judge(pool, rater, {("q1", "d002"): 1, ("q1", "d003"): 2})
+    judge(pool, alice, {("q2", "d011"): 0})
+    pool_build.remove_run(pool=pool, run=Run.objects.get(collection=pool.collection, name="alpha"))
+    items = PoolItem.objects.filter(pool=pool, selected=True)
+    assert items.count() == 8  # beta's 6, and alpha's 2 judged ones
+    assert costs(manager, pool) == {"page": "16.00", "dashboard": "16.00", "api": "16.00"}
+    estimate = client_for(manager).get(f"/api/pools/{pool.name}/").json()["estimate"]
+    assert estimate == {"candidates": 8, "items": 8, "judgements": 16, "cost": 16.0}
+
+
+def test_an_adaptive_pool_estimates_what_its_items_and_plan_require(manager):
+    alice = make_user("alice")
+    pool = make_pool(
+        name="adaptive", strategy="mtf", budget=12, judgements_per_item=3, double_judge_fraction=0.5,
+        price_per_judgement=Decimal("0.50"), raters=[alice], managers=[manager],
+    )  # fmt: skip
+    for _ in range(5):  # the strategy selects the items alice is given; she judges them
+        assignment = lease_for(pool=pool, rater=alice)
+        assert assignment is not None
+        submit_for(assignment=assignment, grade=1)
+    pool_build.remove_run(pool=pool, run=Run.objects.get(collection=pool.collection, name="alpha"))
+    found = costs(manager, pool)
+    assert found["api"] == found["page"] == found["dashboard"], found
+    # the runs' depth-k lists no longer say what the pool holds: beta's 6 pairs at the expected 2 judgements
+    assert pool_reads.estimate_pool(pool=pool)["cost"] == 6.0 != float(found["page"])
+    estimate = client_for(manager).get(f"/api/pools/{pool.name}/").json()["estimate"]
+    # 5 selected items drawn to need 7 judgements, alpha's judged item kept, and the plan for the other 2
+    assert estimate == {"candidates": 7, "items": 7, "judgements": 11, "cost": 5.5}
+
+
+def test_a_pool_not_built_estimates_what_building_would_select(manager):
+    pool = make_pool(name="draft", judgements_per_item=2, managers=[manager], build=False)
+    estimate = client_for(manager).get(f"/api/pools/{pool.name}/").json()["estimate"]
+    assert estimate == {"candidates": 10, "items": 10, "judgements": 20, "cost": 20.0}
+    shown = re.search(
+        r"(\d+) items to judge, (\d+) judgements, estimated cost (\d+\.\d\d)",
+        page_text(manager, f"/pools/{pool.name}/"),
+    )
+    assert shown is not None and shown.groups() == ("10", "20", "20.00")
