@@ -36,6 +36,7 @@ from django.db.models import Count, Exists, OuterRef, Q, Sum
 
 from pooling.models import JUDGED, Pool, PoolItem, PoolRun, Provenance, Run
 from pooling.pool_reads import estimate_pool, items_to_select, judgements_required
+from pooling.strategies import jaccard
 
 __all__ = [
     "PoolEstimate",
@@ -241,8 +242,7 @@ def _jaccard(names: list[str], size: dict[str, int], shared: dict[tuple[str, str
         line = []
         for b in names:
             both = size.get(a, 0) if a == b else shared.get((a, b), 0)
-            union = size.get(a, 0) + size.get(b, 0) - both
-            line.append(1.0 if union == 0 else both / union)
+            line.append(jaccard(both, size.get(a, 0), size.get(b, 0)))
         matrix.append(line)
     return matrix
 

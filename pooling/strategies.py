@@ -75,6 +75,7 @@ __all__ = [
     "kendall_tau",
     "leave_one_out_qrels",
     "make_chooser",
+    "jaccard",
     "overlap_jaccard",
     "pool_contributions",
     "rankings_by_topic",
@@ -232,10 +233,17 @@ def overlap_jaccard(topk: Mapping[str, set[Item]]) -> dict[str, dict[str, float]
     matrix: dict[str, dict[str, float]] = {run: {} for run in runs}
     for i, a in enumerate(runs):
         for b in runs[i:]:
-            union = len(topk[a] | topk[b])
-            value = 1.0 if union == 0 else len(topk[a] & topk[b]) / union
-            matrix[a][b] = matrix[b][a] = value
+            matrix[a][b] = matrix[b][a] = jaccard(len(topk[a] & topk[b]), len(topk[a]), len(topk[b]))
     return matrix
+
+
+def jaccard(shared: int, size_a: int, size_b: int) -> float:
+    """The Jaccard index of two sets from their sizes and the size of their intersection:
+    ``|A ∩ B| / |A ∪ B|``, and 1.0 for two empty sets (identical sets, as scipy's Jaccard distance 0 for
+    two all-false vectors). `overlap_jaccard` and the pool statistics' overlap (`pooling.stats`, from
+    counts the database makes) both read it from here."""
+    union = size_a + size_b - shared
+    return 1.0 if union == 0 else shared / union
 
 
 def unique_contributions(topk: Mapping[str, set[Item]]) -> dict[str, set[Item]]:
