@@ -17,7 +17,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from pooling import deletion, imports, jobs, ownership, pool_build, pool_reads, pool_text, stats
 from pooling import errors as pooling_errors
-from pooling.forms import AddRunsForm, CollectionForm, PoolForm, PoolTextForm, UploadForm
+from pooling.forms import UPLOAD_KINDS, AddRunsForm, CollectionForm, PoolForm, PoolTextForm, UploadForm
 from pooling.models import Collection, Job, Pool, PoolItem, PoolRun, Run
 from pooling.permissions import managed_collection, managed_pool, manager_required, may_open_collection
 from pooling.pool_build import PoolOptions
@@ -81,10 +81,9 @@ def collection_detail(request: HttpRequest, name: str) -> HttpResponse:
         "runs": collection.runs.order_by("name"),
         "managers": ownership.manager_names(owned=collection),
         "pools": collection.pools.managed_by(request.user).order_by("name"),
-        # only the jobs whose page the user may open (`visible_to`): a pool's of a pool they manage
+        # the uploads of the form below (a pool's jobs are on the pool's page), those the user may open
         "jobs": Job.objects.visible_to(request.user)
-        .filter(collection=collection)
-        .exclude(kind=Job.Kind.BUILD_POOL)
+        .filter(collection=collection, kind__in=[kind for kind, _ in UPLOAD_KINDS])
         .order_by("-created_at", "-pk")[:RECENT_JOBS],
     }
     return render(request, "setup/collection_detail.html", context)

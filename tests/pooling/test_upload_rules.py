@@ -284,6 +284,14 @@ def test_the_collection_page_lists_only_jobs_the_viewer_may_open(manager: User) 
     assert client_for(owner).get(f"/api/jobs/{added.pk}/").status_code == 404
     listed = {job.pk for job in client.get("/collections/news/").context["jobs"]}
     assert listed == {upload.pk}
+    # Nor, to the pool's manager, a pool's job among the collection's imports: "Recent imports" are the
+    # uploads of the collection's form (the pool's page has its jobs).
+    pool_manager.groups.set(owner.groups.all())
+    collection.managers.add(pool_manager)
+    client.force_login(pool_manager)
+    page = client.get("/collections/news/")
+    assert {job.pk for job in page.context["jobs"]} == {upload.pk}
+    assert "<td>Topics</td>" in page.content.decode()
 
 
 def test_a_jobs_page_offers_retry_only_to_who_may_retry_it() -> None:
