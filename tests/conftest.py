@@ -131,6 +131,20 @@ def api():
     return APIClient()
 
 
+def page_text(user, url: str) -> str:
+    """The text of the page at `url` as `user` reads it (logged in, answered 200): its tags dropped, its
+    white space folded, for tests that compare a page's figures with the API's."""
+    import re
+
+    from django.test import Client
+
+    client = Client()
+    client.force_login(user)
+    response = client.get(url)
+    assert response.status_code == 200, url
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.content.decode()))
+
+
 def client_for(user) -> APIClient:
     """An API client with the user's token (the way an API client authenticates; the rater loop's function
     views know no test-only shortcut)."""

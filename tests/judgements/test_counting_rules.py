@@ -11,30 +11,21 @@ from __future__ import annotations
 import re
 
 import pytest
-from django.test import Client
 
 from judgements import adjudication, exclusions, lease_ends
 from judgements.dashboard import pool_dashboard
 from judgements.imports import import_judgements
 from pooling import pool_build
 from pooling.models import PoolItem
-from tests.conftest import client_for
+from tests.conftest import client_for, page_text
 from tests.factories import lease_for, make_collection, make_pool, make_run, make_user, submit_for
 
 pytestmark = pytest.mark.django_db
 
 
-def _text(user, url: str) -> str:
-    client = Client()
-    client.force_login(user)
-    response = client.get(url)
-    assert response.status_code == 200
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.content.decode()))
-
-
 def dashboard_line(manager, pool) -> tuple[int, int, int]:
     """The dashboard page's `Judgements done / needed` of `pool`: (done, needed, percent)."""
-    text = _text(manager, "/manage/dashboard/")
+    text = page_text(manager, "/manage/dashboard/")
     section = text[text.index(f" {pool.name} ") :]
     found = re.search(r"Judgements done / needed (\d+) / (\d+) (?:\d+% )?(\d+)%", section)
     assert found is not None, section[:400]
@@ -44,13 +35,13 @@ def dashboard_line(manager, pool) -> tuple[int, int, int]:
 
 def pool_page_made(manager, pool) -> int:
     """The pool page's `Judgements made`."""
-    found = re.search(r"Judgements made (\d+)", _text(manager, f"/pools/{pool.name}/"))
+    found = re.search(r"Judgements made (\d+)", page_text(manager, f"/pools/{pool.name}/"))
     assert found is not None
     return int(found.group(1))
 
 
 def _releases_page(manager, pool) -> str:
-    return _text(manager, f"/campaigns/{pool.name}/releases/")
+    return page_text(manager, f"/campaigns/{pool.name}/releases/")
 
 
 def same_on_pages_and_api(manager, pool) -> dict:
@@ -174,6 +165,6 @@ def test_an_adaptive_pool_needs_after_its_build_the_judgements_its_estimate_said
     statistics = api.get(f"/api/pools/{pool.name}/statistics/").json()
     assert statistics["judgements_required"] == estimate["judgements"]
     assert (statistics["cost"], pool_dashboard(pool=pool).needed) == (estimate["cost"], 8)
-    page = _text(manager, f"/pools/{pool.name}/")
+    page = page_text(manager, f"/pools/{pool.name}/")
     label = r"Judgements required \(selected items' need \+ the plan for the rest of the budget\)"
     assert re.search(label + " 8 ", page)

@@ -11,23 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from judgements import crowd_import
 from pooling.models import Pool, PoolItem
-from tests.conftest import client_for
+from tests.conftest import client_for, page_text
 from tests.factories import make_manager, make_pool, make_user
 from tests.judgements.test_releases import judge
 
 pytestmark = pytest.mark.django_db
-
-
-def page_text(user: Any, url: str) -> str:
-    client = Client()
-    client.force_login(user)
-    response = client.get(url)
-    assert response.status_code == 200, url
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.content.decode()))
 
 
 @pytest.fixture

@@ -10,23 +10,14 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
-from django.test import Client
 
 from pooling import pool_build, pool_reads
 from pooling.models import Pool, PoolItem, Run
-from tests.conftest import client_for
+from tests.conftest import client_for, page_text
 from tests.factories import lease_for, make_manager, make_pool, make_user, submit_for
 from tests.judgements.test_releases import judge
 
 pytestmark = pytest.mark.django_db
-
-
-def page_text(user: Any, url: str) -> str:
-    client = Client()
-    client.force_login(user)
-    response = client.get(url)
-    assert response.status_code == 200, url
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", response.content.decode()))
 
 
 def costs(manager: Any, pool: Pool) -> dict[str, str]:
