@@ -182,9 +182,12 @@ def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
             messages.success(request, f"Judging of {pool.name} set up with rubric {data['rubric']}.")
             return redirect("judging-setup:judging", name=pool.name)
     if action == "add" and add.is_valid():
-        users = add.cleaned_data["raters"]
-        membership.setup_judging(pool=pool, raters=users)
-        messages.success(request, f"Raters added: {', '.join(u.get_username() for u in users)}.")
+        done = membership.add_raters(pool=pool, raters=add.cleaned_data["raters"])
+        if done.added:
+            messages.success(request, f"Raters added: {_names(done.added)}.")
+        if done.already:
+            verb = "is already a rater" if len(done.already) == 1 else "are already raters"
+            messages.info(request, f"{_names(done.already)} {verb} of {pool.name}: not added again.")
         return redirect("judging-setup:judging", name=pool.name)
     if action == "create" and new.is_valid():
         try:
@@ -214,3 +217,7 @@ def judging_setup(request: HttpRequest, name: str) -> HttpResponse:
         "new_rubric_url": f"{reverse('rubrics:create')}?{urlencode({'next': request.path})}",
     }
     return render(request, "setup/judging.html", context)
+
+
+def _names(users: list[Any]) -> str:
+    return ", ".join(user.get_username() for user in users)

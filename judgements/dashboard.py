@@ -30,7 +30,12 @@ Definitions:
   the rest will be done.
 - **spent**: judgements made (every one, each paid: `judgement_totals`' `judgements_done`) × price per
   judgement; **estimate**: judgement_totals' `cost` (judgements needed × price).
-- **active raters**: raters with a live lease or a judgement in the last `ACTIVE_WINDOW`.
+- **active raters**: raters of the pool with a live lease or a judgement in the last `ACTIVE_WINDOW` (an
+  imported one makes no one active), of the pool's raters (its judging page's count).
+- **per rater**: everyone with a judgement in the pool and every rater of it, each with their `standing`
+  (`judgements.stats.standing`: a rater, a crowd worker, a removed rater; counted by `stats.headcount`, in
+  the words of the statistics page) and their last judgement, imported ones included (a crowd worker's
+  only judgements are imported: their last is when the import stored it).
 - **attention**: stranded items (with the remedy: add raters; a built pool's judgements per item are
   fixed, so lowering them is not offered); the adjudication queue; live leases expiring within
   `EXPIRING_WITHIN`; judgements of gold items more than one grade from the gold grade (or unrateable), per
@@ -48,10 +53,11 @@ from typing import Any
 from django.db.models import Count, F, Max, Min, Q, Sum
 from django.utils import timezone
 
+from judgements import membership
 from judgements.adjudication import queue_counts_of
 from judgements.models import Assignment, Judgement, Judging
 from judgements.progress import pool_shares
-from judgements.stats import gold_accuracy_of
+from judgements.stats import Headcount, Standing, gold_accuracy_of, headcount, standing
 from pooling import stats
 from pooling.models import Pool, PoolItem
 
@@ -63,11 +69,20 @@ EXPIRING_WITHIN = timedelta(minutes=2)
 
 @dataclass
 class RaterLine:
+    """One line of a pool's raters: `last`, their last judgement in the pool (imported ones included);
+    `member`, a rater of the pool now; `crowd_worker`, a crowd worker's account (`standing` of the two)."""
+
     username: str
     judgements: int
     last: datetime | None
     active: bool
     gold_misses: int = 0
+    member: bool = True
+    crowd_worker: bool = False
+
+    @property
+    def standing(self) -> Standing:
+        return standing(member=self.member, crowd_worker=self.crowd_worker)
 
 
 @dataclass
@@ -92,6 +107,11 @@ class PoolDashboard:
     stranded_judgements: int = 0
     eta_rest: datetime | None = None
     attention: list[str] = field(default_factory=list)
+
+    @property
+    def headcount(self) -> Headcount:
+        """Who `raters` lists, counted as the statistics page counts them (`stats.headcount`)."""
+        return headcount(self.raters)
 
     @property
     def percent(self) -> int:
@@ -185,10 +205,14 @@ def _boards(pools: list[Pool], now: datetime) -> list[PoolDashboard]:
         Judgement.objects.filter(item__pool__in=pools)
         .values("item__pool_id", "rater_id", "rater__username")
         # imported judgements count, but were not made here: they make no rater active, as no pace
-        .annotate(n=Count("id"), last=Max("created_at", filter=Q(imported=False)))
+        .annotate(n=Count("id"), last=Max("created_at"), here=Max("created_at", filter=Q(imported=False)))
         .order_by()
     ):
         per_rater[judged_by["item__pool_id"]].append(dict(judged_by))
+    crowd = membership.crowd_worker_ids(
+        {row["rater_id"] for rows in per_rater.values() for row in rows}
+        | {pk for raters in members.values() for pk in raters}
+    )
     gold = gold_accuracy_of(pools=pools)
     paces = pace_of(pools=pools, now=now)
     stuck_of = stranded_of(pools=judged)
@@ -198,16 +222,17 @@ def _boards(pools: list[Pool], now: datetime) -> list[PoolDashboard]:
     for pool in pools:
         live = leasing[pool.pk]
         misses = {rater: acc.n - acc.within_one for rater, acc in gold[pool.pk].items()}
+        raters_now = members.get(pool.pk, {})
         lines: dict[int, RaterLine] = {}
         for row in per_rater[pool.pk]:
-            active = row["rater_id"] in live or (
-                row["last"] is not None and row["last"] >= now - ACTIVE_WINDOW
-            )
-            lines[row["rater_id"]] = RaterLine(
-                row["rater__username"], row["n"], row["last"], active, misses.get(row["rater_id"], 0)
-            )
-        for pk, username in members.get(pool.pk, {}).items():
-            lines.setdefault(pk, RaterLine(username, 0, None, pk in live))
+            pk = row["rater_id"]
+            active = pk in live or (row["here"] is not None and row["here"] >= now - ACTIVE_WINDOW)
+            lines[pk] = RaterLine(
+                row["rater__username"], row["n"], row["last"], active, misses.get(pk, 0),
+                member=pk in raters_now, crowd_worker=pk in crowd,
+            )  # fmt: skip
+        for pk, username in raters_now.items():
+            lines.setdefault(pk, RaterLine(username, 0, None, pk in live, crowd_worker=pk in crowd))
         raters = sorted(lines.values(), key=lambda line: line.username)
         done, needed = shares[pool.pk]["done"], totals[pool.pk]["judgements_required"]
         pace = paces[pool.pk]
@@ -228,7 +253,7 @@ def _boards(pools: list[Pool], now: datetime) -> list[PoolDashboard]:
             eta=None if stuck["items"] else eta_rest,
             spent=round(totals[pool.pk]["judgements_done"] * float(pool.price_per_judgement), 2),
             estimate=totals[pool.pk]["cost"],
-            active_raters=sum(1 for line in raters if line.active),
+            active_raters=sum(1 for line in raters if line.active and line.standing == "rater"),
             adjudication=queues.get(pool.pk, 0),
             expiring_leases=expiring[pool.pk],
             gold_misses=sum(misses.values()),

@@ -177,7 +177,8 @@ def pool_stats(request: HttpRequest, pool: str) -> HttpResponse:
     """Per-rater statistics of a pool, each rater's quality and flags, and a bar chart of each rater's
     grade distribution, a page of raters at a time: one order of raters (`rater_statistics`', by username)
     pages the two tables and the chart together. The pool's figures (judgements, gold, queue) and the
-    count of raters and of flagged ones are the whole pool's; each flagged rater links to their page."""
+    count of raters (`stats.headcount`: raters, crowd workers, removed raters) and of flagged ones are the
+    whole pool's; each flagged rater links to their page."""
     judging = _judging(request, pool)
     rows = stats.rater_statistics(pool=judging.pool)
     page = paging.page_of(request, rows, RATER_PAGE)
@@ -188,6 +189,7 @@ def pool_stats(request: HttpRequest, pool: str) -> HttpResponse:
         "judging": judging,
         "page": page,
         "rows": shown,
+        "headcount": stats.headcount(rows),
         "chart": grade_chart(shown, judging.rubric.labels),
         "labels": sorted(judging.rubric.labels, reverse=True),
         "queue": gold_and_adjudication.queue_rows(pool=judging.pool).count(),

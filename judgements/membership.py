@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Collection, Iterable, Iterator
+from dataclasses import dataclass
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
@@ -103,6 +104,36 @@ def setup_judging(
             )
         judging.raters.add(*raters)
     return judging
+
+
+@dataclass(frozen=True)
+class RatersAdded:
+    """What `add_raters` did: `added`, the accounts it made raters of the pool; `already`, those that were
+    raters of it before (left as they were); each in the order given."""
+
+    judging: Judging
+    added: list[User]
+    already: list[User]
+
+
+def add_raters(*, pool: Pool, raters: Iterable[User]) -> RatersAdded:
+    """Make `raters` raters of `pool` by `setup_judging` (its refusals; judging set up with the default
+    rubric if the pool has none), and say which of them were raters of it already: what the judging page
+    and ``add_raters`` tell the manager, who would otherwise read "added" for someone already there."""
+    wanted = list({rater.pk: rater for rater in raters}.values())
+    with transaction.atomic():
+        current = Judging.objects.filter(pool=pool).first()
+        before = (
+            set(current.raters.filter(pk__in=[rater.pk for rater in wanted]).values_list("pk", flat=True))
+            if current is not None
+            else set()
+        )
+        judging = setup_judging(pool=pool, raters=wanted)
+    return RatersAdded(
+        judging=judging,
+        added=[rater for rater in wanted if rater.pk not in before],
+        already=[rater for rater in wanted if rater.pk in before],
+    )
 
 
 #: The adjudication gap of a new setup given none (lowered to what its rubric allows: `widest_gap`).
@@ -267,6 +298,12 @@ def worker_accounts(worker_ids: Collection[str]) -> dict[str, User]:
     bear the worker's id as its username."""
     rows = CrowdWorker.objects.filter(worker_id__in=list(worker_ids)).select_related("user")
     return {row.worker_id: row.user for row in rows}
+
+
+def crowd_worker_ids(user_ids: Iterable[int]) -> set[int]:
+    """The ids among `user_ids` of crowd workers' accounts (`CrowdWorker`): `worker_accounts` read by
+    account, for the pages and the API that tell a crowd worker from a rater."""
+    return set(CrowdWorker.objects.filter(user_id__in=list(user_ids)).values_list("user_id", flat=True))
 
 
 def check_worker_id(worker_id: str) -> None:

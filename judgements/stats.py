@@ -11,18 +11,63 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal, Protocol
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import User
 from django.db.models import Count
 
-from judgements import rater_quality
+from judgements import membership, rater_quality
 from judgements.models import Assignment, GoldLabel, Judgement, Judging
-from judgements.progress import progress_of
 from judgements.rater_quality import GoldAccuracy, known_seconds
-from pooling import stats as pool_stats
 from pooling.models import Pool, PoolItem
+
+#: Who a row of a pool's table of raters is (`standing`).
+Standing = Literal["rater", "crowd worker", "removed"]
+
+
+def standing(*, member: bool, crowd_worker: bool) -> Standing:
+    """Who a row of a pool's table of raters (the statistics page and API, the dashboard) is: ``rater``, a
+    rater of the pool now (`Judging.raters`, as its judging page lists and counts them, a crowd worker made
+    one among them); else ``crowd worker``, a crowd worker's account (`membership.crowd_worker_ids`), whose
+    labels a crowd import brought without making them a rater; else ``removed``, one who judged the pool
+    and is not a rater of it: a rater taken off it (`membership.remove_rater`), whose judgements stay."""
+    if member:
+        return "rater"
+    return "crowd worker" if crowd_worker else "removed"
+
+
+class Listed(Protocol):
+    """A row of a table of raters: it has a `standing`."""
+
+    @property
+    def standing(self) -> Standing: ...
+
+
+@dataclass(frozen=True)
+class Headcount:
+    """How many of each `standing` a pool's table of raters lists: what its header says, in one wording
+    for every page (``5 raters, 2 crowd workers``; the raters always, the others when there are any)."""
+
+    raters: int = 0
+    crowd_workers: int = 0
+    removed: int = 0
+
+    def __str__(self) -> str:
+        parts = [f"{self.raters} rater{'' if self.raters == 1 else 's'}"]
+        if self.crowd_workers:
+            parts.append(f"{self.crowd_workers} crowd worker{'' if self.crowd_workers == 1 else 's'}")
+        if self.removed:
+            parts.append(f"{self.removed} removed rater{'' if self.removed == 1 else 's'}")
+        return ", ".join(parts)
+
+
+def headcount(rows: Iterable[Listed]) -> Headcount:
+    """The `Headcount` of a table's rows (`RaterStats`, the dashboard's `RaterLine`)."""
+    counts = {"rater": 0, "crowd worker": 0, "removed": 0}
+    for row in rows:
+        counts[row.standing] += 1
+    return Headcount(raters=counts["rater"], crowd_workers=counts["crowd worker"], removed=counts["removed"])
 
 
 @dataclass
@@ -37,12 +82,14 @@ class RaterStats:
     - `unrateable`: how many judgements said "unrateable"; `unrateable_share` = unrateable / judgements;
     - `skips`: items the rater skipped in this pool;
     - `gold`: accuracy against the pool's gold labels (`gold_accuracy`);
-    - `member`: whether the rater is still a rater of the pool (removed raters keep their judgements).
+    - `member`: whether the rater is still a rater of the pool (removed raters keep their judgements);
+      `crowd_worker`: whether the account is a crowd worker's; `standing` says which of these the row is.
     """
 
     rater_id: int
     username: str
     member: bool
+    crowd_worker: bool = False
     judgements: int = 0
     median_seconds: float | None = None
     grades: dict[int, int] = field(default_factory=dict)
@@ -54,12 +101,17 @@ class RaterStats:
     def unrateable_share(self) -> float | None:
         return self.unrateable / self.judgements if self.judgements else None
 
+    @property
+    def standing(self) -> Standing:
+        return standing(member=self.member, crowd_worker=self.crowd_worker)
+
     def as_dict(self) -> dict[str, Any]:
         """The rater as the API and the pages show them (`RaterStatsBody`)."""
         return asdict(
             RaterStatsBody(
                 rater=self.username,
                 member=self.member,
+                standing=self.standing,
                 judgements=self.judgements,
                 median_seconds=self.median_seconds,
                 grades={str(grade): count for grade, count in sorted(self.grades.items())},
@@ -75,10 +127,12 @@ class RaterStats:
 class RaterStatsBody:
     """One rater's work in one pool (`RaterStats`, which defines each figure): `grades` by grade (every
     grade of the rubric, lowest first, 0 when unused); `median_seconds` and `unrateable_share` null while
-    undefined; `member` whether the rater still rates the pool."""
+    undefined; `member` whether the rater still rates the pool; `standing` who the row is (`standing`:
+    ``rater``, ``crowd worker`` or ``removed``), as the pages label it."""
 
     rater: str
     member: bool
+    standing: Standing
     judgements: int
     median_seconds: float | None
     grades: dict[str, int]
@@ -127,11 +181,13 @@ def rater_statistics(*, pool: Pool) -> list[RaterStats]:
     members = set(judging.raters.values_list("pk", flat=True)) if judging else set()
     judged = set(Judgement.objects.filter(item__pool=pool).values_list("rater_id", flat=True).distinct())
     users = get_user_model().objects.filter(pk__in=members | judged).order_by("username")
+    crowd = membership.crowd_worker_ids(members | judged)
     table = {
         user.pk: RaterStats(
             rater_id=user.pk,
             username=user.get_username(),
             member=user.pk in members,
+            crowd_worker=user.pk in crowd,
             grades=dict.fromkeys(sorted(labels, reverse=True), 0),
         )
         for user in users
@@ -160,63 +216,6 @@ def rater_statistics(*, pool: Pool) -> list[RaterStats]:
     for rater_id, accuracy in gold_accuracy(pool=pool).items():
         table[rater_id].gold = accuracy
     return list(table.values())
-
-
-@dataclass
-class Progress:
-    """How far a pool's judging has come, overall and for one rater (the API's figures; the counts of the
-    rater's own are `judgements.progress`'s, which the judging page and the rater's home page show).
-
-    - `items`: items selected for judging; `complete`: those with at least their required judgements;
-    - `required`: the pool's judgements required (`pooling.pool_reads.judgements_required`: the sum of
-      required judgements over selected items, and an adaptive pool's plan for the rest of its budget);
-      `judgements`: made;
-    - `fraction`: the share of the required judgements made, an item counting at most its required number
-      (a gold item every rater is shown does not overfill it): the page's pool bar; 0 while none is required;
-    - `mine`: the items of the pool the rater has judged;
-    - `left_for_me`: items the rater could still be given now: selected, not judged or skipped by them, and
-      gold or still short of judgements counting live leases; plus the rater's own live lease. (An adaptive
-      pool may select more items later.)
-    """
-
-    items: int
-    complete: int
-    required: int
-    judgements: int
-    fraction: float
-    mine: int
-    left_for_me: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {**asdict(self), "fraction": round(self.fraction, 4)}
-
-
-def pool_progress(*, judging: Judging, rater: User) -> Progress:
-    """The `Progress` of the pool `judging` sets up, with `mine` and `left_for_me` for `rater`: the rater's
-    counts and the pool's bar as `judgements.progress` gives them; the items, complete items and judgements
-    made as the pool's page and statistics give them (`pooling.stats.judgement_totals`)."""
-    return pool_progress_of(judgings=[judging], rater=rater)[judging.pool_id]
-
-
-def pool_progress_of(*, judgings: Iterable[Judging], rater: User) -> dict[int, Progress]:
-    """`pool_progress` of each of `judgings` (with their pools loaded), by pool id: two statements whatever
-    their number (`progress.progress_of`, a pass over their items as `progress` with `tallied=False`;
-    `pooling.stats.judgement_totals_of`), as the judging API's list of pools reads them."""
-    pools = [judging.pool for judging in judgings]
-    counts = progress_of(pool_ids=[pool.pk for pool in pools], user=rater)
-    totals = pool_stats.judgement_totals_of(pools)
-    return {
-        pool.pk: Progress(
-            items=totals[pool.pk]["selected"],
-            complete=totals[pool.pk]["judged"],
-            required=counts[pool.pk]["need"],
-            judgements=totals[pool.pk]["judgements_done"],
-            fraction=counts[pool.pk]["fraction"],
-            mine=counts[pool.pk]["mine"],
-            left_for_me=counts[pool.pk]["left"],
-        )
-        for pool in pools
-    }
 
 
 @dataclass

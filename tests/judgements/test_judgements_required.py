@@ -18,9 +18,8 @@ from judgements.dashboard import pool_dashboard
 from judgements.models import Judging
 from judgements.progress import live_progress, pool_share, progress
 from pooling.models import PoolItem
-from tests.conftest import client_for
+from tests.conftest import client_for, page_text
 from tests.factories import lease_for, make_manager, make_pool, make_user, submit_for
-from tests.judgements.test_counting_rules import _text
 
 pytestmark = pytest.mark.django_db
 
@@ -29,12 +28,12 @@ def required_everywhere(*, manager, rater, pool) -> dict[str, int]:
     """The pool's judgements required as each place shows it, by place."""
     api, staff = client_for(rater), client_for(manager)
     statistics = staff.get(f"/api/pools/{pool.name}/statistics/").json()
-    pool_page = re.search(r"Judgements required[^0-9]*(\d+)", _text(manager, f"/pools/{pool.name}/"))
-    board = _text(manager, "/manage/dashboard/")
+    pool_page = re.search(r"Judgements required[^0-9]*(\d+)", page_text(manager, f"/pools/{pool.name}/"))
+    board = page_text(manager, "/manage/dashboard/")
     board_line = re.search(r"Judgements done / needed (\d+) / (\d+)", board[board.index(f" {pool.name} ") :])
-    home = re.search(r"pool (\d+) / (\d+) judgements", _text(rater, "/"))
+    home = re.search(r"pool (\d+) / (\d+) judgements", page_text(rater, "/"))
     judging_page = re.search(
-        r"Whole pool · judgements by all raters (\d+) / (\d+)", _text(rater, f"/judge/{pool.name}/")
+        r"Whole pool · judgements by all raters (\d+) / (\d+)", page_text(rater, f"/judge/{pool.name}/")
     )
     refresh = Client()
     refresh.force_login(rater)
@@ -90,8 +89,8 @@ def test_it_gives_an_adaptive_pools_plan_then_what_its_selected_items_need_every
     api = client_for(alice).get(f"/api/judging/{pool.name}/").json()["progress"]
     assert api["fraction"] == round(1 / expected, 4)
     percent = round(100 / expected)
-    assert f"pool 1 / {expected} judgements ({percent}%)" in _text(alice, "/")
-    assert f"1 / {expected} · {percent}%" in _text(alice, f"/judge/{pool.name}/")
+    assert f"pool 1 / {expected} judgements ({percent}%)" in page_text(alice, "/")
+    assert f"1 / {expected} · {percent}%" in page_text(alice, f"/judge/{pool.name}/")
 
     for rater in [alice, *others] * 8:  # judged to the end
         assignment = lease_for(pool=pool, rater=rater)
@@ -101,7 +100,7 @@ def test_it_gives_an_adaptive_pools_plan_then_what_its_selected_items_need_every
     assert selected == 4 and need in (4, 6, 8, 10, 12)  # whatever the draw, not the plan's 7
     assert set(required_everywhere(manager=manager, rater=alice, pool=pool).values()) == {need}
     assert client_for(manager).get(f"/api/judging/{pool.name}/").json()["progress"]["fraction"] == 1.0
-    assert f"pool {need} / {need} judgements (100%)" in _text(alice, "/")
+    assert f"pool {need} / {need} judgements (100%)" in page_text(alice, "/")
     assert pool_dashboard(pool=pool).needed == need
 
 

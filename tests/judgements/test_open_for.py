@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from judgements import lease_ends, leasing, stats
+from judgements import lease_ends, leasing, pool_progress
 from judgements.models import Assignment, Judging
 from judgements.progress import progress
 from pooling.models import PoolItem
@@ -48,7 +48,8 @@ def test_it_is_the_items_the_rater_may_still_be_given():
     # every reader counts the same items
     judging = Judging.objects.get(pool=pool)
     assert progress(judging=judging, user=rater, topic_id=None)["open"] == len(open_items)
-    assert stats.pool_progress(judging=judging, rater=rater).left_for_me == len(open_items) + 1  # + live one
+    left = pool_progress.pool_progress(judging=judging, user=rater).left_for_me
+    assert left == len(open_items) + 1  # + live one
 
     # and the lease gives exactly them, then nothing: the held one first (a rater resumes), then the rest
     Assignment.objects.filter(rater=rater, item=held).update(expires_at=now - timedelta(minutes=1))

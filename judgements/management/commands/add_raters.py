@@ -11,7 +11,6 @@ from django.core.management.base import CommandError, CommandParser
 from django.db import transaction
 
 from judgements import membership
-from judgements.models import Judging
 from pooling.management.commands._base import ServiceCommand, get_pool
 
 
@@ -46,16 +45,13 @@ class Command(ServiceCommand):
             for name in missing:  # a refused name undoes the accounts made before it
                 existing[name] = membership.create_rater_account(username=name, password=password)
                 created.append(name)
-            judging = Judging.objects.filter(pool=pool).first()
-            before = set(judging.raters.values_list("username", flat=True)) if judging else set()
-            judging = membership.setup_judging(pool=pool, raters=[existing[name] for name in names])
-        added = [name for name in names if name not in before]
+            done = membership.add_raters(pool=pool, raters=[existing[name] for name in names])
         if created:
             note = "" if password is not None else " (no usable password: set one with changepassword)"
             self.stdout.write(f"created users: {', '.join(created)}{note}")
         self.stdout.write(
-            f"pool {pool.name}: {len(added)} rater(s) added, {len(names) - len(added)} already raters, "
-            f"{judging.raters.count()} in all; rubric {judging.rubric}"
+            f"pool {pool.name}: {len(done.added)} rater(s) added, {len(done.already)} already raters, "
+            f"{done.judging.raters.count()} in all; rubric {done.judging.rubric}"
         )
 
     def _password(self, path: str) -> str:
