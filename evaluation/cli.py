@@ -102,13 +102,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="10",
         help="which trec_eval's semantics to follow where 10 and 9.0.8 differ (default 10)",
     )
-    parser.add_argument(
-        "-o",
-        dest="output_dir",
-        default=None,
-        metavar="DIR",
-        help="one file per run in DIR (made, parents too, if missing)",
-    )
+    parser.add_argument("-o", dest="output_dir", metavar="DIR", help="a file per run in DIR (made if absent)")
     parser.add_argument(
         "-m",
         dest="measures",
