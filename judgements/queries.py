@@ -5,11 +5,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
+from functools import cache
 from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 from django.db import connection, transaction
-from django.db.models import Count, Max
 
 from judgements.agreement.summary import AgreementSummary
 from judgements.models import (
@@ -36,22 +36,33 @@ def data_stamp(pool: Pool) -> tuple[Any, ...]:
     brought), the runs of its collection (one imported, replaced, renamed or deleted: `Run.updated_at`),
     its topics (a segment or text changed by an import: `Topic.updated_at`) and the pool's own settings
     that scores read (relevance level, segment)."""
-    # every kind: a model judge's new labels change the pages that read them (a report filled by it)
-    judged = Judgement.all_kinds.filter(item__pool=pool).aggregate(m=Max("updated_at"), n=Count("id"))
-    adjudicated = Adjudication.objects.filter(item__pool=pool).aggregate(m=Max("decided_at"), n=Count("id"))
-    gold = GoldLabel.objects.filter(item__pool=pool).aggregate(m=Max("created_at"), n=Count("id"))
-    runs = Run.objects.filter(collection=pool.collection_id).aggregate(m=Max("updated_at"), n=Count("id"))
-    pooled = PoolRun.objects.filter(pool=pool).aggregate(m=Max("added_at"), n=Count("id"))
-    items = PoolItem.objects.filter(pool=pool).aggregate(m=Max("id"), n=Count("id"))
-    topics = Topic.objects.filter(collection=pool.collection_id).aggregate(m=Max("updated_at"), n=Count("id"))
-    excluded = RaterExclusion.objects.filter(pool=pool).aggregate(
-        m=Max("excluded_at"), r=Max("restored_at"), n=Count("id")
-    )
-    rubric = Judging.objects.filter(pool=pool).values_list("rubric_id", flat=True).first()
-    settings = Pool.objects.filter(pk=pool.pk).values_list("relevance_level", "segment").first()
-    return (judged["m"], judged["n"], adjudicated["m"], adjudicated["n"], gold["m"], gold["n"],
-            runs["m"], runs["n"], pooled["m"], pooled["n"], items["m"], items["n"], topics["m"], topics["n"],
-            excluded["m"], excluded["r"], excluded["n"], rubric, settings)  # fmt: skip
+    with connection.cursor() as cursor:
+        cursor.execute(_stamp_sql(), {"pool": pool.pk, "collection": pool.collection_id})
+        return tuple(cursor.fetchone())
+
+
+@cache
+def _stamp_sql() -> str:
+    """`data_stamp`'s one statement: a row of one-row aggregates (each FROM a derived table of one row), so
+    the stamp costs one round trip, not one a table. Every kind of judgement: a model judge's new labels
+    change the pages that read them (a report filled by it)."""
+    read = (Judgement, Adjudication, GoldLabel, Run, PoolRun, PoolItem, Topic, RaterExclusion, Judging, Pool)
+    table = {model.__name__: model._meta.db_table for model in read}
+    of_items = f"JOIN {table['PoolItem']} i ON i.id = x.item_id WHERE i.pool_id = %(pool)s"
+    parts = [
+        f"SELECT MAX(x.updated_at), COUNT(*) FROM {table['Judgement']} x {of_items}",
+        f"SELECT MAX(x.decided_at), COUNT(*) FROM {table['Adjudication']} x {of_items}",
+        f"SELECT MAX(x.created_at), COUNT(*) FROM {table['GoldLabel']} x {of_items}",
+        f"SELECT MAX(updated_at), COUNT(*) FROM {table['Run']} WHERE collection_id = %(collection)s",
+        f"SELECT MAX(added_at), COUNT(*) FROM {table['PoolRun']} WHERE pool_id = %(pool)s",
+        f"SELECT MAX(id), COUNT(*) FROM {table['PoolItem']} WHERE pool_id = %(pool)s",
+        f"SELECT MAX(updated_at), COUNT(*) FROM {table['Topic']} WHERE collection_id = %(collection)s",
+        f"SELECT MAX(excluded_at), MAX(restored_at), COUNT(*) FROM {table['RaterExclusion']} "
+        "WHERE pool_id = %(pool)s",
+        f"SELECT MAX(rubric_id) FROM {table['Judging']} WHERE pool_id = %(pool)s",
+        f"SELECT MAX(relevance_level), MAX(segment) FROM {table['Pool']} WHERE id = %(pool)s",
+    ]
+    return "SELECT * FROM " + ", ".join(f"({part}) s{n}" for n, part in enumerate(parts))
 
 
 def cached_for_pool(pool: Pool, kind: str, compute: Callable[..., Any], **params: Any) -> Any:
