@@ -11,6 +11,7 @@ from django.db.models import Count, F, Max, Min, Q, QuerySet, Value
 from django.db.models.functions import Coalesce
 from django.utils import timezone
 
+from judgements import membership
 from judgements.errors import JudgingError
 from judgements.exclusions import counted_judgements, counted_judgements_of
 from judgements.labels import clean_note, validate_label
@@ -33,6 +34,7 @@ def set_gold(*, item: PoolItem, grade: int, by: User) -> GoldLabel:
             item=item, defaults={"grade": grade, "created_by": by, "created_at": timezone.now()}
         )
         PoolItem.objects.filter(pk=item.pk).update(gold=True)
+        membership.count_gold_need(pool_id=item.pool_id)
     return gold
 
 
@@ -40,6 +42,7 @@ def remove_gold(*, item: PoolItem) -> None:
     with transaction.atomic():
         GoldLabel.objects.filter(item=item).delete()
         PoolItem.objects.filter(pk=item.pk).update(gold=False)
+        membership.count_gold_need(pool_id=item.pool_id)
 
 
 def queue_rows(*, pool: Pool, gap: int | None = None) -> QuerySet[Judgement, Any]:

@@ -251,6 +251,7 @@ class JudgingAdmin(ScopedAdmin):
         removed = before - set(judging.raters.values_list("pk", flat=True))
         for rater in judging.raters.model.objects.filter(pk__in=removed):
             membership.remove_rater(pool=judging.pool, rater=rater)  # releases their live leases
+        membership.count_gold_need(pool_id=judging.pool_id)  # raters added here too
 
 
 @admin.register(Assignment)

@@ -12,8 +12,8 @@ Definitions:
 
 - **done / needed**: judgements done, as the judging page's pool bar and the API's `progress` count them
   (`judgements.progress.pool_share`, of every pool at once `pool_shares`: over selected items, an item
-  counting at most its required judgements, so a gold item judged by every rater or an item judged beyond
-  its need does not fill what another item lacks) / judgements required
+  counting at most its need, `pooling.models.NEED`, so an item judged beyond it does not fill what another
+  item lacks, and a gold item needs a judgement of every rater) / judgements required
   (`pooling.pool_reads.judgements_required`, as the statistics and the API's `progress.required` give
   them: an adaptive pool needs what its selected items need plus its plan, the expected judgements per
   item, for the rest of its budget); per topic, judged items / selected items.

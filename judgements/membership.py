@@ -26,13 +26,15 @@ from judgements.models import (
     Rubric,
 )
 from judgements.rubrics import default_rubric, widest_gap_of
-from pooling.models import Pool, column_problems
+from pooling.models import Pool, PoolItem, column_problems
 
 
 def may_rate() -> QuerySet[User]:
-    """The accounts that may be a pool's raters: active ones (a model judge's account never is).
-    `setup_judging` refuses anyone else, whoever asks."""
-    return get_user_model().objects.filter(is_active=True)
+    """The accounts that may be a pool's raters: active ones (a model judge's account never is), but a
+    crowd worker's (`create_worker_account`: it never logs in, and a rater who cannot would leave the gold
+    items and the items only they could finish waiting for them). `setup_judging` refuses anyone else,
+    whoever asks."""
+    return get_user_model().objects.filter(is_active=True, crowd_worker__isnull=True)
 
 
 def managers_may_add() -> QuerySet[User]:
@@ -99,11 +101,23 @@ def setup_judging(
         allowed = set(may_rate().filter(pk__in=[rater.pk for rater in raters]).values_list("pk", flat=True))
         if barred := [rater.get_username() for rater in raters if rater.pk not in allowed]:
             raise JudgingError(
-                f"{', '.join(map(repr, barred))} cannot rate: an inactive account (a model judge's is one)",
+                f"{', '.join(map(repr, barred))} cannot rate: an inactive account (a model judge's is one)"
+                " or a crowd worker's (who never logs in)",
                 field="raters",
             )
         judging.raters.add(*raters)
+        count_gold_need(pool_id=pool.pk)
     return judging
+
+
+def count_gold_need(*, pool_id: int) -> None:
+    """Give the gold items of the pool `pool_id` its number of raters as their `gold_need` (every rater is
+    served a gold item, so the progress bars count it for each: `pooling.models.NEED`), and every other
+    item of it none. Called whenever a gold label is set or removed and whenever raters join or leave."""
+    raters = Judging.raters.through.objects.filter(judging__pool_id=pool_id).count()
+    items = PoolItem.objects.filter(pool_id=pool_id)
+    items.filter(gold=True).exclude(gold_need=raters).update(gold_need=raters)
+    items.filter(gold=False).exclude(gold_need=0).update(gold_need=0)
 
 
 @dataclass(frozen=True)
@@ -191,6 +205,7 @@ def remove_rater(*, pool: Pool, rater: User) -> None:
     with transaction.atomic():
         judging = Judging.objects.get(pool=pool)
         judging.raters.remove(rater)
+        count_gold_need(pool_id=pool.pk)
         for assignment in Assignment.objects.filter(
             item__pool=pool, rater=rater, state=Assignment.State.ACTIVE
         ).select_for_update():

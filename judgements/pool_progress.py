@@ -23,13 +23,15 @@ class Progress:
 
     - `items`: items selected for judging; `complete`: those with at least their required judgements;
     - `required`: the pool's judgements required (`pooling.pool_reads.judgements_required`: the sum of
-      required judgements over selected items, and an adaptive pool's plan for the rest of its budget);
+      the selected items' need, `pooling.models.NEED`, which for a gold item is one judgement from every
+      rater of the pool, and an adaptive pool's plan for the rest of its budget);
     - `judgements`: every judgement made in the pool (the pool page's "Judgements made"), an item judged
       beyond its need included;
-    - `done`: the judgements that count toward `required`, an item counting at most its required
-      judgements (a gold item every rater is shown, or an item a crowd import judged once more than it
-      needs, does not fill what another item lacks): the "done" of the manager's dashboard, the judging
-      page and the home page (`judgements.progress.pool_share`);
+    - `done`: the judgements that count toward `required`, an item counting at most its need (an item a
+      crowd import judged once more than it needs does not fill what another item lacks; a gold item
+      counts the judgement of every rater, so judging it moves the bar as judging any other item does):
+      the "done" of the manager's dashboard, the judging page and the home page
+      (`judgements.progress.pool_share`);
     - `fraction`: `done` / `required` (0 while none is required): their bars;
     - `mine`: the items of the pool the user has judged; null when the user is not a rater of the pool;
     - `left_for_me`: items the user could still be given now: selected, not judged or skipped by them, and

@@ -38,13 +38,13 @@ _PLAN_SQL = """p.strategy, p.budget, p.judgements_per_item, p.double_judge_fract
 _PROGRESS_SQL = """
 SELECT
   p.id,
-  SUM(pi.required_judgements),
-  SUM(CASE WHEN pi.num_judgements < pi.required_judgements THEN pi.num_judgements
-           ELSE pi.required_judgements END),
-  SUM(CASE WHEN pi.topic_id = %(topic)s THEN pi.required_judgements ELSE 0 END),
+  SUM(pi.need),
+  SUM(CASE WHEN pi.num_judgements < pi.need THEN pi.num_judgements
+           ELSE pi.need END),
+  SUM(CASE WHEN pi.topic_id = %(topic)s THEN pi.need ELSE 0 END),
   SUM(CASE WHEN pi.topic_id = %(topic)s THEN
-        CASE WHEN pi.num_judgements < pi.required_judgements THEN pi.num_judgements
-             ELSE pi.required_judgements END
+        CASE WHEN pi.num_judgements < pi.need THEN pi.num_judgements
+             ELSE pi.need END
       ELSE 0 END),
   COUNT(j.id),
   COUNT(CASE WHEN pi.topic_id = %(topic)s THEN j.id END),
@@ -132,10 +132,12 @@ def progress(*, judging: Judging, user: Any, topic_id: int | None, tallied: bool
     """Counts for the progress bars, in one query (see the module's docstring; `tallied=False` for the
     pass over the items on PostgreSQL too).
 
-    - `done`/`need`: judgements made in the pool, where an item counts at most its
-      `required_judgements` (a gold item shown to everyone does not overfill the bar) / the pool's
-      judgements required (`judgements_required`: the selected items' required judgements, and an adaptive
-      pool's plan for the rest of its budget); `selected`: the pool's selected items;
+    - `done`/`need`: judgements made in the pool, where an item counts at most its need
+      (`pooling.models.NEED`: its required judgements, a gold item's at least one from every rater of the
+      pool, whom it is served to; so a judgement of a gold item moves the bars as any other's does, and a
+      rater cannot tell a gold item by the bars) / the pool's judgements required
+      (`judgements_required`: the selected items' need, and an adaptive pool's plan for the rest of its
+      budget); `selected`: the pool's selected items;
       `topic_done`/`topic_need` within `topic_id`, over its selected items; `fraction` = done / need (0
       while nothing is needed), `percent`/`topic_percent` in whole percent.
     - `mine`: items this user has judged in the pool; `mine_topic` within the topic.
@@ -154,12 +156,12 @@ POOL_KEYS = ("need", "done", "fraction", "percent")
 
 def pool_share(*, pool_id: int, tallied: bool = True) -> dict[str, Any]:
     """The pool's bar of `progress` (`need`, `done`, `fraction`, `percent`), read for no rater by the same
-    statement: judgements made over selected items, an item counting at most its `required_judgements`
-    (a gold item every rater judges does not overfill it, nor does an item judged beyond its need, and an
-    unselected item of an adaptive pool counts nothing), of the pool's judgements required
-    (`judgements_required`). What the manager's dashboard shows as judgements done (`pool_shares`, the
-    same figures of many pools in one pass), as the judging page and the API's `progress.done` and
-    `progress.fraction` do (`judgements.pool_progress`)."""
+    statement: judgements made over selected items, an item counting at most its need
+    (`pooling.models.NEED`: an item judged beyond it does not overfill the bar, and an unselected item of
+    an adaptive pool counts nothing), of the pool's judgements required (`judgements_required`). What the
+    manager's dashboard shows as judgements done (`pool_shares`, the same figures of many pools in one
+    pass), as the judging page and the API's `progress.done` and `progress.fraction` do
+    (`judgements.pool_progress`)."""
     counts = _progress(pool_id=pool_id, rater_id=_NO_RATER, topic_id=None, tallied=tallied)
     return {key: counts[key] for key in POOL_KEYS}
 

@@ -29,7 +29,8 @@ from django.utils.html import format_html
 from django.utils.http import urlencode
 
 from judgements.lease_ends import end_lease
-from judgements.models import Assignment, Judgement, JudgementRevision
+from judgements.membership import count_gold_need
+from judgements.models import Assignment, Judgement, JudgementRevision, Judging
 
 DEACTIVATE = (
     "An account that has judged cannot be deleted: {names} {verb} judged ({what}), and judgements are "
@@ -125,7 +126,12 @@ class AccountAdmin(UserAdmin):
         try:
             with transaction.atomic():
                 end_live_leases(users)
+                pools = list(
+                    Judging.objects.filter(raters__in=users).values_list("pool_id", flat=True).distinct()
+                )
                 delete()
+                for pool_id in pools:  # their pools' gold items need one rater fewer
+                    count_gold_need(pool_id=pool_id)
         except ProtectedError:
             raise PermissionDenied(refusal(held(users))) from None
 

@@ -118,8 +118,8 @@ def collection_name_problems(name: str) -> list[str]:
     `create_collection` (the command) ask."""
     if problems := Collection.name_problems(name):
         return problems
-    if Collection.objects.filter(name=name).exists():
-        return [f"collection {name!r} already exists"]
+    if taken := Collection.name_taken_problem(name, exists=f"collection {name!r} already exists"):
+        return [taken]
     return []
 
 

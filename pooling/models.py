@@ -18,6 +18,7 @@ from django.db import models, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models import Exists, ExpressionWrapper, F, OuterRef, Q
 from django.db.models.expressions import RawSQL
+from django.db.models.functions import Greatest
 from django.utils import timezone
 
 if TYPE_CHECKING:
@@ -133,6 +134,22 @@ class Owned(models.Model):
             return [f"a {cls._meta.verbose_name} needs a name"]
         shown = name if len(name) <= 40 else f"{name[:40]}…"
         return [f"name {shown!r}: {message}" for message in column_problems(cls, "name", name)]
+
+    @classmethod
+    def taken_as(cls, name: str) -> str | None:
+        """The name of the one that `name` would be taken for, or None: the same name, or one that differs
+        from it only in case (``PyDocs`` beside ``pydocs`` would be told apart by case alone, in every list,
+        URL and command line). Asked where a new one is named."""
+        return cls._default_manager.filter(name__iexact=name).values_list("name", flat=True).first()
+
+    @classmethod
+    def name_taken_problem(cls, name: str, *, exists: str) -> str | None:
+        """`exists` (the caller's words for "it is taken") when `name` is `taken_as` another one's name,
+        with that name when it differs from `name` in case; else None."""
+        taken = cls.taken_as(name)
+        if taken is None:
+            return None
+        return exists if taken == name else f"{exists} as {taken!r} (names that differ only in case are one)"
 
 
 def managers_field(*, related_name: str, help_text: str) -> models.ManyToManyField[User, Any]:
@@ -604,10 +621,19 @@ class PoolRun(models.Model):
 #   A rater excluded from the pool's releases (`judgements.exclusions`) still leases and judges, and their
 #   judgements count in `num_judgements`: they count here too. `PoolItem.objects.stranded(pool)`;
 #   tests/judgements/test_stranded_items.py.
+# - an item's NEED is the judgements its pool's progress counts it for: its `required_judgements`, and for
+#   a gold item at least one from every rater of its pool (`gold_need`, which `judgements.membership`
+#   keeps), since every rater is served it. A judgement of a gold item then moves the progress bars as any
+#   other does, up to the pool's raters: were it counted for its required judgements only, a rater alone on
+#   a pool could tell a gold item by the bars standing still after judging it. The database stores NEED on
+#   the row (`PoolItem.need`), which the progress statements, their tallies' triggers and the statistics
+#   read. JUDGED and LACKING stay with `required_judgements`: a gold item is judged (for the qrels, the
+#   statistics' judged items and the stranded) by its required judgements, as any other.
 JUDGED = Q(num_judgements__gte=F("required_judgements"))
 LACKING = Q(required_judgements__gt=F("num_judgements") + F("active_leases"))
 NEEDS_JUDGEMENT = Q(gold=True) | LACKING
 LEASABLE = Q(selected=True) & NEEDS_JUDGEMENT
+NEED = Greatest(F("required_judgements"), F("gold_need"))
 OPEN_FOR_SQL = """(pi.leasable
   AND NOT EXISTS (SELECT 1 FROM judgements_assignment a
                   WHERE a.item_id = pi.id AND a.rater_id = %(rater)s AND a.state <> 'expired')
@@ -704,6 +730,11 @@ class PoolItem(models.Model):
         output_field=models.BooleanField(),
         db_persist=True,
     )
+    # A gold item's raters (every rater of its pool is served it); 0 for any other item. Written by
+    # `judgements.membership.count_gold_need` whenever gold labels or raters change.
+    gold_need = models.PositiveIntegerField(default=0, db_default=0)
+    # `NEED`, kept by the database: what the progress figures count the item for.
+    need = models.GeneratedField(expression=NEED, output_field=models.PositiveIntegerField(), db_persist=True)
 
     objects = PoolItemQuerySet.as_manager()
 

@@ -102,8 +102,8 @@ def pool_problems(
     if name is not None:
         for message in Pool.name_problems(name):
             problem("name", message)
-        if Pool.objects.filter(name=name).exists():
-            problem("name", f"a pool named {name!r} already exists")
+        if taken := Pool.name_taken_problem(name, exists=f"a pool named {name!r} already exists"):
+            problem("name", taken)
     if o.strategy not in Pool.Strategy.values:
         problem("strategy", f"unknown strategy {o.strategy!r}; choose from {', '.join(Pool.Strategy.values)}")
     if o.depth < 1:

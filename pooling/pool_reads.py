@@ -75,7 +75,7 @@ def _per_item(pool: Pool) -> float:
 def judgements_required(*, pool: Pool, candidates: int, selected_need: int, selected_items: int) -> int:
     """The judgements `pool` requires, as every page, endpoint and command shows it (the statistics, the
     manager's dashboard, the judging page's and the API's progress): `selected_need`, the sum of
-    `required_judgements` over its `selected_items` selected items, and for an adaptive pool also the plan
+    the need (`models.NEED`) of its `selected_items` selected items, and for an adaptive pool also the plan
     for the items its strategy has yet to select (`planned_judgements` among its `candidates`, the pool's
     items, less those selected, at the expected judgements per item). So a fresh adaptive pool needs its
     plan, and one whose strategy has selected its whole budget needs exactly what those items need: with a

@@ -13,7 +13,8 @@ Definitions (TREC pooling statistics):
   :func:`pooling.strategies.overlap_jaccard`). Before the pool is built there is no provenance: the
   overlap is then that of the runs' top-k (rank <= depth) over the pool's topics, read from the run rows,
   which is what the build will contribute for a depth pool.
-- **judgements required**: for a depth pool, the sum of ``required_judgements`` of the selected items;
+- **judgements required**: for a depth pool, the sum of the selected items' need (``need``:
+  ``required_judgements``, and for a gold item at least one from every rater of the pool: `models.NEED`);
   for an adaptive pool, that sum plus ``(min(budget, candidates) - selected) × J`` for the items its
   strategy has yet to select, where J is the judgements per item (with a double-judge fraction f, J is
   the expected ``1 + (judgements_per_item - 1) × f``), rounded: the plan the estimate before the build
@@ -290,7 +291,7 @@ def judgement_totals_of(pools: Iterable[Pool]) -> dict[int, dict[str, Any]]:
         .values("pool_id")
         .annotate(
             **ITEM_COUNTS,
-            n_required=Sum("required_judgements", filter=Q(selected=True)),
+            n_required=Sum("need", filter=Q(selected=True)),
             n_done=Sum("num_judgements"),
         )
         .order_by()

@@ -139,23 +139,25 @@ def test_it_does_not_let_another_manager_add_raters(bare_pool, people):
 
 
 def test_one_rule_says_who_may_rate_on_the_page_the_api_and_the_command(bare_pool, people):
-    """An inactive account (a model judge's is one) may not rate (`membership.may_rate`), whoever asks; a
-    manager may not add an admin either, on the page or through the API (`membership.managers_may_add`).
-    The page applied both, while the API and `add_raters` added any account, a judge's too."""
+    """An inactive account (a model judge's is one) or a crowd worker's (which never logs in) may not rate
+    (`membership.may_rate`), whoever asks; a manager may not add an admin either, on the page or through
+    the API (`membership.managers_may_add`). The page applied both, while the API and `add_raters` added
+    any account, a judge's too."""
     import io
 
     from django.core.management import call_command
     from django.core.management.base import CommandError
 
     from judgements.errors import JudgingError
-    from judgements.membership import setup_judging
+    from judgements.membership import create_worker_account, setup_judging
     from tests.conftest import client_for
 
     gone = make_user("gone", is_active=False)
+    worker = create_worker_account(worker_id="w-17")
     api = client_for(people["owner"])
     body = {"pool": "bare", "raters": ["a-rater"]}
     assert api.post("/api/judging/", body, format="json").status_code in (200, 201)
-    for name in ("root", "gone"):
+    for name in ("root", "gone", worker.username):
         answer = api.post("/api/judging/bare/raters/", {"usernames": [name]}, format="json")
         assert answer.status_code == 400 and "can be a rater" in answer.json()["usernames"][0], name
         page = client_as(people["owner"]).post(
@@ -164,8 +166,12 @@ def test_one_rule_says_who_may_rate_on_the_page_the_api_and_the_command(bare_poo
         assert "can be added as a rater" in page.content.decode()
     with pytest.raises(CommandError, match="'gone' cannot rate"):
         call_command("add_raters", "bare", "gone", stdout=io.StringIO())
+    with pytest.raises(CommandError, match="'w-17' cannot rate: .* a crowd worker's"):
+        call_command("add_raters", "bare", worker.username, stdout=io.StringIO())
     with pytest.raises(JudgingError, match="'gone' cannot rate"):
         setup_judging(pool=bare_pool, raters=[people["admin"], gone])
+    with pytest.raises(JudgingError, match="'w-17' cannot rate"):
+        setup_judging(pool=bare_pool, raters=[worker])
     assert list(Judging.objects.get(pool=bare_pool).raters.values_list("username", flat=True)) == ["a-rater"]
     call_command("add_raters", "bare", "root", stdout=io.StringIO())  # an admin who wants to rate: the shell
     assert Judging.objects.get(pool=bare_pool).raters.filter(username="root").exists()

@@ -87,9 +87,10 @@ def judge_gold_by_each(pool, raters, grade=2):
 
 
 def test_a_gold_item_judged_by_every_rater_does_not_fill_the_dashboard_beyond_the_api(manager):
-    """Three judgements of one gold item (it needs one) are one judgement done of the two needed, on the
-    dashboard as in the API, not three of two (150%, nothing left, "done" as the ETA); all three are
-    paid for."""
+    """A gold item is served to each of the three raters, so it needs three judgements (`NEED`: the
+    raters' bars then move for it as for any other item); the three are three done of the four needed,
+    on the dashboard as in the API, not three of two (150%, nothing left, "done" as the ETA), and the
+    other item's judgement is still left; all three are paid for."""
     alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
     pool = two_item_pool(raters=[alice, bob, carol])
     first = PoolItem.objects.filter(pool=pool).order_by("pk").first()
@@ -97,7 +98,7 @@ def test_a_gold_item_judged_by_every_rater_does_not_fill_the_dashboard_beyond_th
     judge_gold_by_each(pool, [alice, bob, carol])
     counts = same_on_pages_and_api(manager, pool)
     board = counts["board"]
-    assert (board.done, board.needed, board.percent, board.left) == (1, 2, 50, 1)
+    assert (board.done, board.needed, board.percent, board.left) == (3, 4, 75, 1)
     assert counts["statistics"]["judgements_done"] == 3 and board.spent == 1.5
     assert (board.items_judged, board.items_selected) == (1, 2)
 

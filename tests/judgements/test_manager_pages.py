@@ -13,7 +13,7 @@ from judgements import adjudication, labels, stats
 from judgements.manager_views import grade_chart
 from judgements.models import Adjudication, Assignment, GoldLabel, Judgement, Judging, Rubric
 from pooling.models import PoolItem
-from tests.factories import lease_for, make_pool, submit_for
+from tests.factories import lease_for, make_pool, make_user, submit_for
 
 SVG = "{http://www.w3.org/2000/svg}"
 
@@ -373,6 +373,27 @@ def test_it_releases_the_leases_of_raters_removed_in_the_admin(staff, campaign, 
     lease.refresh_from_db()
     assert lease.state == Assignment.State.EXPIRED
     assert PoolItem.objects.get(pk=lease.item_id).active_leases == 0
+
+
+def test_raters_added_and_removed_in_the_admin_change_what_a_gold_item_needs(
+    staff, campaign, rater, second_rater, manager
+):
+    """A gold item needs a judgement of every rater of its pool (`pooling.models.NEED`): the admin's
+    rater list moves it as the pages and the API do."""
+    pool = campaign["pool"]
+    item = PoolItem.objects.filter(pool=pool).order_by("pk").first()
+    adjudication.set_gold(item=item, grade=1, by=manager)
+    judging = Judging.objects.get(pool=pool)
+    raters = list(judging.raters.values_list("pk", flat=True))
+    assert PoolItem.objects.get(pk=item.pk).need == max(len(raters), item.required_judgements)
+    third = make_user("third-rater")
+    for chosen in ([*raters, third.pk], [third.pk]):
+        response = staff.post(
+            f"/admin/judgements/judging/{judging.pk}/change/",
+            {"rubric": judging.rubric_id, "raters": chosen, "lease_minutes": "10", "adjudication_gap": "2"},
+        )
+        assert response.status_code == 302
+        assert PoolItem.objects.get(pk=item.pk).gold_need == len(chosen)
 
 
 def test_it_shows_judgements_with_their_revisions_read_only(staff, campaign):

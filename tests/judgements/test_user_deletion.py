@@ -10,7 +10,7 @@ from django.contrib.auth.models import User
 from django.db.models import ProtectedError
 from django.test import Client
 
-from judgements import labels, leasing, submission, user_admin
+from judgements import adjudication, labels, leasing, submission, user_admin
 from judgements.models import Assignment, Judgement, JudgementRevision
 from pooling.models import PoolItem
 from tests.factories import make_pool, make_user
@@ -134,3 +134,19 @@ def test_it_refuses_with_a_403_not_a_500_a_rater_who_judged_after_the_confirmati
     response = delete_one(client, alice)
     assert response.status_code == 403  # the house's 403 page, not a 500
     assert User.objects.filter(pk=alice.pk).exists() and Judgement.objects.filter(rater=alice).count() == 1
+
+
+@pytest.mark.parametrize("bulk", [False, True])
+def test_a_deleted_rater_no_longer_counts_in_what_a_gold_item_needs(admin_user, bulk):
+    """A gold item needs a judgement of every rater of its pool (`pooling.models.NEED`): one rater fewer
+    once an account is deleted, as when a rater is taken off the pool."""
+    raters = [make_user(f"goner{n}") for n in range(3)]
+    pool = make_pool(raters=raters, name="gold-goner")
+    item = PoolItem.objects.filter(pool=pool).first()
+    adjudication.set_gold(item=item, grade=1, by=admin_user)
+    assert PoolItem.objects.get(pk=item.pk).need == 3
+    client = admin_client(admin_user)
+    delete_selected(client, [raters[2]]) if bulk else delete_one(client, raters[2])
+    assert not User.objects.filter(pk=raters[2].pk).exists()
+    assert PoolItem.objects.get(pk=item.pk).need == 2
+    same_progress(pool, raters[:2])

@@ -133,6 +133,10 @@ def test_it_creates_a_collection(collection: Collection) -> None:
 def test_it_refuses_a_duplicate_collection_name(collection: Collection) -> None:
     with pytest.raises(CommandError, match="collection 'news' already exists"):
         run("create_collection", "news")
+    # a name that differs only in case is the same name: lists and URLs would tell the two apart by case
+    refused = "collection 'News' already exists as 'news' \\(names that differ only in case are one\\)"
+    with pytest.raises(CommandError, match=refused):
+        run("create_collection", "News")
     assert Collection.objects.count() == 1
 
 

@@ -170,6 +170,9 @@ def test_it_refuses_a_duplicate_pool_name(collection: Collection) -> None:
     run("create_pool", "campaign", "--collection", "news", "--runs", "alpha", "--depth", "3")
     with pytest.raises(CommandError, match="a pool named 'campaign' already exists"):
         run("create_pool", "campaign", "--collection", "news", "--runs", "beta", "--depth", "3")
+    with pytest.raises(CommandError, match="a pool named 'CAMPAIGN' already exists as 'campaign'"):
+        run("create_pool", "CAMPAIGN", "--collection", "news", "--runs", "beta", "--depth", "3")
+    assert list(Pool.objects.values_list("name", flat=True)) == ["campaign"]
 
 
 def test_it_refuses_to_build_a_pool_without_runs(collection: Collection) -> None:

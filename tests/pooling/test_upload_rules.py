@@ -246,7 +246,7 @@ def _new_collection(manager: User, way: str, name: str) -> Outcome:
     return "stored", sorted(Collection.objects.values_list("name", flat=True))
 
 
-@pytest.mark.parametrize("name", [" news ", "", "  ", "a.b", "a/b", "x" * 101, "taken", "news"])
+@pytest.mark.parametrize("name", [" news ", "", "  ", "a.b", "a/b", "x" * 101, "taken", "Taken", "news"])
 def test_a_collection_is_named_by_one_rule_on_the_page_in_the_api_and_by_the_command(
     manager: User, name: str
 ) -> None:
@@ -261,6 +261,11 @@ def test_a_collection_is_named_by_one_rule_on_the_page_in_the_api_and_by_the_com
     assert outcomes["api"] == outcomes["page"] == outcomes["command"], outcomes
     if name.strip() == "news":
         assert outcomes["command"] == ("stored", ["news", "taken"])
+    if name == "Taken":  # differs only in case: one name
+        assert outcomes["command"] == (
+            "refused",
+            ["collection 'Taken' already exists as 'taken' (names that differ only in case are one)"],
+        )
 
 
 # --------------------------------------------------------------------------------------------------- jobs
