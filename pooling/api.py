@@ -126,7 +126,11 @@ class ImportSerializer(serializers.Serializer):
     # blank: the file's name; no rule of its own (`imports.check_run_name`'s, in `validate`), as the form
     name = serializers.CharField(required=False, allow_blank=True)
     description = serializers.CharField(required=False, allow_blank=True)
-    replace = serializers.BooleanField(required=False, default=False)
+    replace = serializers.BooleanField(
+        required=False,
+        default=False,
+        help_text=f"A run only: if the collection has a run of that name, {imports.REPLACE_EFFECT}.",
+    )
     skip_unknown_topics = serializers.BooleanField(required=False, default=False)
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:

@@ -68,8 +68,7 @@ class UploadForm(forms.Form):
     )
     replace = forms.BooleanField(
         required=False,
-        help_text="A run only: if the collection has a run of that name, replace its rows (the pools that "
-        "use it keep their items).",
+        help_text="A run only: if the collection has a run of that name, " + imports.REPLACE_EFFECT + ".",
     )
     skip_unknown_topics = forms.BooleanField(
         required=False,

@@ -262,6 +262,15 @@ def empty_upload(*, file_name: str, field: str) -> str:
     )
 
 
+#: What `replace` does to a run already there (`import_run`, `_refresh_pools`), as the form, the API and
+#: the command say it.
+REPLACE_EFFECT = (
+    "replace its rows; each built pool that uses it is brought to the new ranking in the same step: the "
+    "items its new top-k brings are added to be judged (and paid for), its unjudged items the new ranking no "
+    "longer brings are removed, its judged items are kept; the job's page gives the counts per pool"
+)
+
+
 def run_name_taken(*, name: str | None, file_name: str) -> str:
     """What refuses a run whose name (`name`, or without one the file's: `check_run_name`) the collection's
     runs already have: the one message of the import, the page's form (beside its Name) and the API."""

@@ -2,6 +2,7 @@ from __future__ import annotations
 
 from django.core.management.base import CommandParser
 
+from pooling import imports
 from pooling.management.commands._base import ImportCommand
 
 
@@ -13,7 +14,11 @@ class Command(ImportCommand):
         super().add_arguments(parser)
         parser.add_argument("--name", help="run name (default: the file name without extension)")
         parser.add_argument("--description", default="", help="what the run is, for managers")
-        parser.add_argument("--replace", action="store_true", help="replace a run of the same name")
+        parser.add_argument(
+            "--replace",
+            action="store_true",
+            help=f"if a run of the same name exists, {imports.REPLACE_EFFECT}",
+        )
         parser.add_argument(
             "--skip-unknown-topics",
             action="store_true",
