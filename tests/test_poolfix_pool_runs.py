@@ -403,8 +403,6 @@ def test_the_form_the_api_and_the_command_say_what_replacing_a_run_does_to_the_p
     """Replacing a run brings each built pool that uses it to the new ranking (above): its new items are
     added to be judged and paid for. The upload form said the pools "keep their items"; all three now give
     `imports.REPLACE_EFFECT`, which names what is added, removed and kept."""
-    import argparse
-
     from pooling.api import ImportSerializer
     from pooling.forms import UploadForm
     from pooling.management.commands.import_run import Command
@@ -413,8 +411,7 @@ def test_the_form_the_api_and_the_command_say_what_replacing_a_run_does_to_the_p
     assert all(word in effect for word in ("added", "removed", "judged items are kept"))
     assert effect in str(UploadForm.base_fields["replace"].help_text)
     assert effect in str(ImportSerializer().fields["replace"].help_text)
-    parser = argparse.ArgumentParser()
-    Command().add_arguments(parser)
+    parser = Command().create_parser("manage.py", "import_run")
     assert any(
         effect in (action.help or "") for action in parser._actions if "--replace" in action.option_strings
     )
