@@ -51,7 +51,10 @@ def same_on_page_and_api(user, pool) -> dict:
     return progress
 
 
-def test_a_gold_item_judged_by_every_rater_does_not_overfill_the_share_done():
+def test_a_gold_item_judged_by_every_rater_counts_each_rater_once_in_the_share_done():
+    """A gold item is served to each of the three raters, so it needs three judgements
+    (`pooling.models.NEED`) and each moves the share done, on the page as in the API; it fills its three,
+    no other item's (it used to count for one, so that a rater could tell it by the bar standing still)."""
     alice, bob, carol = make_user("alice"), make_user("bob"), make_user("carol")
     pool = make_pool(name="golden", raters=[alice, bob, carol])
     gold = PoolItem.objects.filter(pool=pool).order_by("pk").first()
@@ -65,7 +68,8 @@ def test_a_gold_item_judged_by_every_rater_does_not_overfill_the_share_done():
             lease_ends.skip_item(assignment=assignment)  # not this one
     progress = same_on_page_and_api(alice, pool)
     assert progress["judgements"] == 3  # every judgement made is counted here...
-    assert progress["fraction"] == round(1 / progress["required"], 4)  # ...but the gold item fills one
+    assert progress["required"] == PoolItem.objects.filter(pool=pool).count() + 2  # the gold item needs 3
+    assert progress["fraction"] == round(3 / progress["required"], 4)  # ...and fills its three
 
 
 def test_a_lapsed_lease_not_yet_swept_is_not_left_for_the_rater_on_either():
