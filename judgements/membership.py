@@ -111,9 +111,10 @@ def setup_judging(
 
 
 def count_gold_need(*, pool_id: int) -> None:
-    """Give the gold items of the pool `pool_id` its number of raters as their `gold_need` (every rater is
-    served a gold item, so the progress bars count it for each: `pooling.models.NEED`), and every other
-    item of it none. Called whenever a gold label is set or removed and whenever raters join or leave."""
+    """Give each gold item of the pool `pool_id` the pool's number of raters as its `gold_need` (every
+    rater is served a gold item, so the progress bars count it for each: `pooling.models.NEED`), and every
+    other item of the pool none. Called whenever a gold label is set or removed and whenever raters join
+    or leave."""
     raters = Judging.raters.through.objects.filter(judging__pool_id=pool_id).count()
     items = PoolItem.objects.filter(pool_id=pool_id)
     items.filter(gold=True).exclude(gold_need=raters).update(gold_need=raters)
