@@ -41,8 +41,7 @@ def set_gold(*, item: PoolItem, grade: int, by: User) -> GoldLabel:
 def remove_gold(*, item: PoolItem) -> None:
     with transaction.atomic():
         GoldLabel.objects.filter(item=item).delete()
-        PoolItem.objects.filter(pk=item.pk).update(gold=False)
-        membership.count_gold_need(pool_id=item.pool_id)
+        PoolItem.objects.filter(pk=item.pk).update(gold=False, gold_need=0)  # needs its own again
 
 
 def queue_rows(*, pool: Pool, gap: int | None = None) -> QuerySet[Judgement, Any]:

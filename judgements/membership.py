@@ -112,13 +112,11 @@ def setup_judging(
 
 def count_gold_need(*, pool_id: int) -> None:
     """Give each gold item of the pool `pool_id` the pool's number of raters as its `gold_need` (every
-    rater is served a gold item, so the progress bars count it for each: `pooling.models.NEED`), and every
-    other item of the pool none. Called whenever a gold label is set or removed and whenever raters join
-    or leave."""
+    rater is served a gold item, so the progress bars count it for each: `pooling.models.NEED`). Called
+    whenever a gold label is set and whenever raters join or leave; `adjudication.remove_gold` gives the
+    item it takes the label from 0 again, in the statement that unmarks it."""
     raters = Judging.raters.through.objects.filter(judging__pool_id=pool_id).count()
-    items = PoolItem.objects.filter(pool_id=pool_id)
-    items.filter(gold=True).exclude(gold_need=raters).update(gold_need=raters)
-    items.filter(gold=False).exclude(gold_need=0).update(gold_need=0)
+    PoolItem.objects.filter(pool_id=pool_id, gold=True).exclude(gold_need=raters).update(gold_need=raters)
 
 
 @dataclass(frozen=True)

@@ -129,7 +129,7 @@ class ImportSerializer(serializers.Serializer):
     replace = serializers.BooleanField(
         required=False,
         default=False,
-        help_text=f"A run only: if the collection has a run of that name, {imports.REPLACE_EFFECT}.",
+        help_text=imports.REPLACE_HELP,
     )
     skip_unknown_topics = serializers.BooleanField(required=False, default=False)
 

@@ -68,7 +68,7 @@ class UploadForm(forms.Form):
     )
     replace = forms.BooleanField(
         required=False,
-        help_text="A run only: if the collection has a run of that name, " + imports.REPLACE_EFFECT + ".",
+        help_text=imports.REPLACE_HELP,
     )
     skip_unknown_topics = forms.BooleanField(
         required=False,

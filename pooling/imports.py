@@ -269,6 +269,8 @@ REPLACE_EFFECT = (
     "items its new top-k brings are added to be judged (and paid for), its unjudged items the new ranking no "
     "longer brings are removed, its judged items are kept; the job's page gives the counts per pool"
 )
+#: The upload form's and the API's help for `replace`.
+REPLACE_HELP = f"A run only: if the collection has a run of that name, {REPLACE_EFFECT}."
 
 
 def run_name_taken(*, name: str | None, file_name: str) -> str:

@@ -136,17 +136,11 @@ class Owned(models.Model):
         return [f"name {shown!r}: {message}" for message in column_problems(cls, "name", name)]
 
     @classmethod
-    def taken_as(cls, name: str) -> str | None:
-        """The name of the one that `name` would be taken for, or None: the same name, or one that differs
-        from it only in case (``PyDocs`` beside ``pydocs`` would be told apart by case alone, in every list,
-        URL and command line). Asked where a new one is named."""
-        return cls._default_manager.filter(name__iexact=name).values_list("name", flat=True).first()
-
-    @classmethod
     def name_taken_problem(cls, name: str, *, exists: str) -> str | None:
-        """`exists` (the caller's words for "it is taken") when `name` is `taken_as` another one's name,
-        with that name when it differs from `name` in case; else None."""
-        taken = cls.taken_as(name)
+        """`exists` (the caller's words for "it is taken") when one is named `name` or a name that differs
+        from it only in case (``PyDocs`` beside ``pydocs`` would be told apart by case alone, in every list,
+        URL and command line), with that name when it differs; else None. Asked where a new one is named."""
+        taken = cls._default_manager.filter(name__iexact=name).values_list("name", flat=True).first()
         if taken is None:
             return None
         return exists if taken == name else f"{exists} as {taken!r} (names that differ only in case are one)"
@@ -731,7 +725,8 @@ class PoolItem(models.Model):
         db_persist=True,
     )
     # A gold item's raters (every rater of its pool is served it); 0 for any other item. Written by
-    # `judgements.membership.count_gold_need` whenever gold labels or raters change.
+    # `judgements.membership.count_gold_need` whenever gold labels or raters change (and 0 again by
+    # `judgements.adjudication.remove_gold`).
     gold_need = models.PositiveIntegerField(default=0, db_default=0)
     # `NEED`, kept by the database: what the progress figures count the item for.
     need = models.GeneratedField(expression=NEED, output_field=models.PositiveIntegerField(), db_persist=True)
