@@ -42,7 +42,9 @@ def pool(people):
 
 
 def item_of(pool: Pool) -> PoolItem:
-    return PoolItem.objects.filter(pool=pool).order_by("pk").first()  # type: ignore[return-value]
+    item = PoolItem.objects.filter(pool=pool).order_by("pk").first()
+    assert item is not None  # the pool is built
+    return item
 
 
 def building(pool: Pool) -> Job:
