@@ -36,7 +36,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import stats
 
 from evaluation import metrics
 from evaluation.resample import Votes, policy_labels, vote_counts
@@ -199,6 +198,10 @@ def interval_around(score: np.ndarray, samples: np.ndarray, *, alpha: float = AL
 
 
 def _z(alpha: float, power: float) -> float:
+    from scipy import (
+        stats,
+    )  # here: scipy.stats takes most of a second to import, and every process loads this module
+
     return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
 
 

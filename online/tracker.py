@@ -24,7 +24,6 @@ from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import ArrayLike
-from scipy.stats import norm
 
 #: The offline metric can gate changes when the lower end of Pearson's interval reaches this…
 GATE_LOWER_R = 0.5
@@ -80,6 +79,8 @@ def fisher_interval(r: float | None, n: int, *, level: float = 0.95) -> tuple[fl
         return None
     if abs(r) == 1:
         return (r, r)
+    from scipy.stats import norm  # here: see wilson_interval
+
     z, half = math.atanh(r), float(norm.ppf(0.5 + level / 2)) / math.sqrt(n - 3)
     return (math.tanh(z - half), math.tanh(z + half))
 
@@ -128,6 +129,10 @@ def wilson_interval(successes: int, n: int, *, level: float = 0.95) -> tuple[flo
         return None
     if not 0 <= successes <= n:
         raise ValueError("successes must be between 0 and n")
+    from scipy.stats import (
+        norm,
+    )  # here: scipy.stats takes most of a second to import, and every process loads this module
+
     z = float(norm.ppf(0.5 + level / 2))
     p = successes / n
     centre = (p + z * z / (2 * n)) / (1 + z * z / n)

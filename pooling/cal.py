@@ -30,12 +30,13 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
-import scipy.sparse as sp
-from sklearn.feature_extraction.text import TfidfVectorizer
-from sklearn.linear_model import LogisticRegression
+
+if TYPE_CHECKING:  # at run time imported where used: scikit-learn takes half a second to import
+    import scipy.sparse as sp
+    from sklearn.linear_model import LogisticRegression
 
 from pooling.choosers import Chooser, _is_relevant, register
 from pooling.ranking import depth_order
@@ -55,6 +56,8 @@ def bmi_batch_sizes(count: int) -> list[int]:
 
 def make_classifier(seed: int) -> LogisticRegression:
     """The classifier ``cal`` trains: L2 logistic regression, liblinear (deterministic for a seed)."""
+    from sklearn.linear_model import LogisticRegression
+
     return LogisticRegression(C=1.0, solver="liblinear", random_state=seed % (2**32))
 
 
@@ -81,6 +84,8 @@ def fit_and_rank(
     x = features[train_rows]
     y = train_labels
     if extra is not None:
+        import scipy.sparse as sp
+
         x = sp.vstack([x, extra[0]], format="csr")
         y = np.concatenate([y, extra[1]])
     if len(np.unique(y)) < 2 or x.shape[1] == 0:
@@ -129,6 +134,9 @@ class CalChooser(Chooser):
     def _matrices(self) -> tuple[sp.csr_matrix, sp.csr_matrix | None]:
         """TF-IDF rows of the candidates (in docid order) and of the topic's text (None if it has none)."""
         if self._features is None:
+            import scipy.sparse as sp
+            from sklearn.feature_extraction.text import TfidfVectorizer
+
             documents = [self.texts.documents.get(docid, "") for docid in self._order]
             vectorizer = TfidfVectorizer(sublinear_tf=True, dtype=np.float64)
             try:

@@ -33,8 +33,6 @@ import hashlib
 import math
 from collections.abc import Iterable, Mapping
 
-from scipy.stats import kendalltau
-
 from pooling.bandits import MaxMeanChooser, ThompsonChooser
 from pooling.cal import CalChooser
 from pooling.choosers import (
@@ -88,8 +86,12 @@ __all__ = [
 
 Qrels = Mapping[str, Mapping[str, int]]
 
-STRATEGIES: tuple[str, ...] = tuple(CHOOSERS)
-"""Strategy names: ``depth``, ``mtf``, ``bandit-maxmean``, ``bandit-thompson``, ``cal``."""
+STRATEGIES: tuple[str, ...] = tuple(
+    cls.strategy for cls in (DepthChooser, MoveToFrontChooser, MaxMeanChooser, ThompsonChooser, CalChooser)
+)
+"""Strategy names, in the order they are offered: ``depth``, ``mtf``, ``bandit-maxmean``,
+``bandit-thompson``, ``cal``. Named here rather than read from :data:`CHOOSERS`, whose order is that in
+which the modules happened to be imported (``pooling.cal`` imported first put ``cal`` third)."""
 
 
 def make_chooser(
@@ -275,6 +277,10 @@ def kendall_tau(scores_a: Mapping[str, float], scores_b: Mapping[str, float]) ->
     b = [float(scores_b[run]) for run in runs]
     if len(set(a)) == 1 or len(set(b)) == 1:
         return math.nan
+    from scipy.stats import (
+        kendalltau,
+    )  # here: scipy.stats takes most of a second to import, and every process loads this module
+
     return float(kendalltau(a, b, variant="b").statistic)
 
 

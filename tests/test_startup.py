@@ -87,3 +87,47 @@ def test_a_task_is_sent_through_the_project_app_without_it_imported_first() -> N
         " 'broker': send_email.app.conf.broker_url == settings.CELERY_BROKER_URL}))\n"
     )
     assert found == {"main": "labeling", "eager": True, "broker": True}
+
+
+#: Libraries that take most of a second each to import and that only some requests use: a chart
+#: (matplotlib), a statistical test or interval (scipy.stats), a classifier (scikit-learn, pandas).
+HEAVY = ["scipy.stats", "sklearn", "matplotlib", "pandas"]
+
+
+def test_the_urlconf_and_the_checks_load_no_heavy_library() -> None:
+    """Every command that runs the system checks loads the URLconf, and with it every page and API
+    module; they import the heavy libraries where they use them, so a command starts in about half the
+    time (`benchmarks/command_startup.py`)."""
+    loaded = probe(
+        "from django.core import checks\n"
+        "from django.urls import get_resolver\n"
+        "get_resolver().url_patterns\n"
+        "errors = checks.run_checks()\n"
+        f"print(json.dumps({{'errors': [str(e) for e in errors],"
+        f" 'heavy': [m for m in {HEAVY!r} if m in sys.modules]}}))\n"
+    )
+    assert loaded == {"errors": [], "heavy": []}
+
+
+def test_a_chart_loads_matplotlib_on_first_use_and_draws() -> None:
+    found = probe(
+        "from pooling import charts\n"
+        "before = 'matplotlib' in sys.modules\n"
+        "svg = charts.hbar_chart(['a', 'b'], [0.5, None], title='t')\n"
+        "import matplotlib\n"
+        "try:\n"
+        "    charts.no_such_chart\n"
+        "    missing = None\n"
+        "except AttributeError as exc:\n"
+        "    missing = str(exc)\n"
+        "print(json.dumps({'before': before, 'after': 'matplotlib' in sys.modules,"
+        " 'backend': matplotlib.get_backend().lower(), 'svg': str(svg).lstrip().startswith('<svg'),"
+        " 'missing': missing}))\n"
+    )
+    assert found == {
+        "before": False,
+        "after": True,
+        "backend": "agg",
+        "svg": True,
+        "missing": "module 'pooling.charts' has no attribute 'no_such_chart'",
+    }

@@ -31,16 +31,31 @@ A name is looked up in the module that defines it: to patch one, patch it there
 
 from __future__ import annotations
 
-import matplotlib
+import importlib
+from typing import TYPE_CHECKING
 
-matplotlib.use("Agg")  # before any chart module imports from matplotlib
+if TYPE_CHECKING:
+    from pooling.charts.bars import grouped_bars, hbar_chart, stacked_shares
+    from pooling.charts.heatmaps import heatmap
+    from pooling.charts.numbers import decimals_apart
+    from pooling.charts.points import scatter
+    from pooling.charts.style import ACCENT as ACCENT  # the tests compare fills with it
+    from pooling.charts.style import NO_DATA, SERIES
 
-from pooling.charts.bars import grouped_bars, hbar_chart, stacked_shares  # noqa: E402 - after the backend
-from pooling.charts.heatmaps import heatmap  # noqa: E402
-from pooling.charts.numbers import decimals_apart  # noqa: E402
-from pooling.charts.points import scatter  # noqa: E402
-from pooling.charts.style import ACCENT as ACCENT  # noqa: E402 - the tests compare fills with it
-from pooling.charts.style import NO_DATA, SERIES  # noqa: E402
+#: Each public name and the module that defines it, imported on the name's first use: matplotlib takes
+#: most of a second to import, and every page module imports this package, so a process that draws no
+#: chart (a management command, a worker, a rater's request) does not pay for it.
+_HOMES = {
+    "grouped_bars": "bars",
+    "hbar_chart": "bars",
+    "stacked_shares": "bars",
+    "heatmap": "heatmaps",
+    "decimals_apart": "numbers",
+    "scatter": "points",
+    "ACCENT": "style",
+    "NO_DATA": "style",
+    "SERIES": "style",
+}
 
 __all__ = [
     "NO_DATA",
@@ -52,3 +67,12 @@ __all__ = [
     "scatter",
     "stacked_shares",
 ]
+
+
+def __getattr__(name: str) -> object:
+    home = _HOMES.get(name)
+    if home is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{home}"), name)
+    globals()[name] = value
+    return value

@@ -9,10 +9,13 @@ import warnings
 from typing import Any, Literal, cast
 
 import matplotlib
-from cycler import cycler  # matplotlib's own dependency
-from matplotlib.axes import Axes
-from matplotlib.colors import LinearSegmentedColormap
-from matplotlib.figure import Figure
+
+matplotlib.use("Agg")  # before the imports below; no pyplot, no display, safe in any thread
+
+from cycler import cycler  # noqa: E402 - after the backend (cycler: matplotlib's own dependency)
+from matplotlib.axes import Axes  # noqa: E402
+from matplotlib.colors import LinearSegmentedColormap  # noqa: E402
+from matplotlib.figure import Figure  # noqa: E402
 
 NO_DATA = "#eeeeee"
 """Fill of a heatmap cell whose value is missing."""

@@ -12,6 +12,11 @@ import numpy as np
 import pytest
 import scipy.spatial.distance
 import scipy.stats
+
+# `cal` imports scikit-learn where it first fits (half a second): imported here, so that no example's time,
+# which hypothesis holds to its deadline, includes the import.
+import sklearn.feature_extraction.text  # noqa: F401
+import sklearn.linear_model  # noqa: F401
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
