@@ -234,9 +234,12 @@ class CollectionViewSet(
 
     def perform_create(self, serializer: Any) -> None:
         data = serializer.validated_data
-        collection = imports.create_collection(
-            name=data["name"], description=data.get("description", ""), created_by=self.request.user
-        )
+        try:
+            collection = imports.create_collection(
+                name=data["name"], description=data.get("description", ""), created_by=self.request.user
+            )
+        except pooling_errors.ImportFailed as exc:  # the name taken since the serializer's checks
+            raise ValidationError(exc.as_data()) from None
         collection.num_documents = collection.num_topics = collection.num_runs = 0  # type: ignore[attr-defined]  # the counts the listing's .annotate() gives
         serializer.instance = collection
 

@@ -38,13 +38,14 @@ class Refused(Exception):
 
 
 class ImportFailed(Refused):
-    """An import stored nothing. `errors` are `FILE:LINE: message` strings."""
+    """An import stored nothing. `errors` are `FILE:LINE: message` strings, or about the one input `field`
+    names (a new collection's name)."""
 
-    def __init__(self, errors: list[str]) -> None:
+    def __init__(self, errors: list[str], *, field: str | None = None) -> None:
         self._errors = errors
         shown = errors[:20]
         more = f"\n... and {len(errors) - 20} more" if len(errors) > 20 else ""
-        super().__init__("\n".join(shown) + more)
+        super().__init__("\n".join(shown) + more, field=field)
 
     @property
     def errors(self) -> list[str]:

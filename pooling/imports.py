@@ -130,7 +130,10 @@ def create_collection(*, name: str, description: str = "", created_by: Any = Non
     name = name.strip()
     if problems := collection_name_problems(name):
         raise ImportFailed(problems)
-    with transaction.atomic():
+    with (
+        Collection.creating(name, refused=lambda: ImportFailed(collection_name_problems(name), field="name")),
+        transaction.atomic(),
+    ):
         collection = Collection.objects.create(name=name, description=description)
         if created_by is not None:
             collection.managers.add(created_by)

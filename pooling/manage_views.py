@@ -33,11 +33,15 @@ def collection_list(request: HttpRequest) -> HttpResponse:
     """The collections the user manages, and a form to create one (its creator becomes its manager)."""
     form = CollectionForm(request.POST or None)
     if request.method == "POST" and form.is_valid():
-        collection = imports.create_collection(**form.cleaned_data, created_by=request.user)
-        messages.success(
-            request, f"Collection {collection.name} created: upload its documents, topics and runs."
-        )
-        return redirect("setup:collection", name=collection.name)
+        try:
+            collection = imports.create_collection(**form.cleaned_data, created_by=request.user)
+        except pooling_errors.ImportFailed as exc:  # the name taken since the form's checks
+            exc.add_to(form)
+        else:
+            messages.success(
+                request, f"Collection {collection.name} created: upload its documents, topics and runs."
+            )
+            return redirect("setup:collection", name=collection.name)
     collections = (
         Collection.objects.managed_by(request.user)
         .annotate(

@@ -6,7 +6,8 @@ the item rules), each model short, read together; one module is where Django and
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -14,11 +15,11 @@ from django.conf import settings
 from django.core.cache import cache
 from django.core.exceptions import ValidationError
 from django.core.validators import MaxValueValidator, MinValueValidator, ProhibitNullCharactersValidator
-from django.db import models, transaction
+from django.db import IntegrityError, models, transaction
 from django.db.backends.base.operations import BaseDatabaseOperations
 from django.db.models import Exists, ExpressionWrapper, F, OuterRef, Q
 from django.db.models.expressions import RawSQL
-from django.db.models.functions import Greatest
+from django.db.models.functions import Greatest, Lower
 from django.utils import timezone
 
 if TYPE_CHECKING:
@@ -121,6 +122,17 @@ class Owned(models.Model):
     class Meta:
         abstract = True
         ordering = ["name"]
+        # Names that differ only in case are one (`name_taken_problem`): the checks say so first, and this
+        # holds it against two creations racing past them.
+        constraints = [
+            models.UniqueConstraint(
+                Lower("name"),
+                name="%(class)s_name_unique_in_any_case",
+                violation_error_message=(
+                    "This name is taken in another case (names that differ only in case are one)."
+                ),
+            )
+        ]
 
     def __str__(self) -> str:
         return self.name
@@ -144,6 +156,20 @@ class Owned(models.Model):
         if taken is None:
             return None
         return exists if taken == name else f"{exists} as {taken!r} (names that differ only in case are one)"
+
+    @classmethod
+    @contextmanager
+    def creating(cls, name: str, *, refused: Callable[[], Exception]) -> Iterator[None]:
+        """Around the creation of one named `name`, after its checks: when another of that name (in any
+        case) was created in between, the database refuses this one, and the refusal is raised as
+        `refused()`, the caller's own error (which asks its checks again, so it names the one that took the
+        name); any other refusal as it was."""
+        try:
+            yield
+        except IntegrityError:
+            if not cls._default_manager.filter(name__iexact=name).exists():
+                raise
+            raise refused() from None
 
 
 def managers_field(*, related_name: str, help_text: str) -> models.ManyToManyField[User, Any]:

@@ -230,8 +230,8 @@ class PoolViewSet(ManagersMixin, mixins.ListModelMixin, mixins.RetrieveModelMixi
         form.is_valid(raise_exception=True)
         try:
             pool = pool_build.create_pool(**form.validated_data, created_by=request.user)
-        except pooling_errors.PoolError as exc:
-            raise ValidationError({"non_field_errors": [str(exc)]}) from None
+        except pooling_errors.PoolError as exc:  # the name taken since the serializer's checks, say
+            raise ValidationError(exc.as_data(otherwise="non_field_errors")) from None
         pool = self.get_queryset().get(pk=pool.pk)
         return Response(
             PoolDetailSerializer(pool, context=self.get_serializer_context()).data,

@@ -163,7 +163,12 @@ def create_pool(
     problems.update(text_problems(description=description, instructions=instructions))
     if problems:
         raise PoolError(fields=problems)
-    with transaction.atomic():
+    with (
+        Pool.creating(
+            name, refused=lambda: PoolError(fields=pool_problems(name=name, collection=collection))
+        ),
+        transaction.atomic(),
+    ):
         pool = Pool.objects.create(
             name=name,
             description=description,
