@@ -4,40 +4,24 @@
 from __future__ import annotations
 
 from datetime import timedelta
-from typing import Any
 
 import pytest
 from django.db import connection
-from django.db.migrations.executor import MigrationExecutor
 from django.utils import timezone
 
 from judgements.models import Release, Rubric
 from pooling.models import Job
 from tests.factories import make_pool
+from tests.migrating import back_to_latest, migrate  # noqa: F401 - back_to_latest: a fixture
 
 BEFORE = [("judgements", "0015_progress_tally_items")]
 AFTER = [("judgements", "0016_release_numbers")]
-
-
-def migrate(targets: list[tuple[str, str]]) -> Any:
-    """Migrate to `targets`; the historical apps there."""
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    executor.loader.build_graph()
-    return executor.loader.project_state(targets).apps
 
 
 def release_columns() -> set[str]:
     with connection.cursor() as cursor:
         described = connection.introspection.get_table_description(cursor, Release._meta.db_table)
     return {column.name for column in described}
-
-
-@pytest.fixture
-def back_to_latest():
-    """The database at the latest migration again after the test, whatever it left it at."""
-    yield
-    MigrationExecutor(connection).migrate(AFTER)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -4,30 +4,14 @@ constraints; and it goes back."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 from django.db import IntegrityError, connection, transaction
 from django.db.migrations.executor import MigrationExecutor
 
+from tests.migrating import back_to_latest, migrate  # noqa: F401 - back_to_latest: a fixture
+
 BEFORE = [("pooling", "0026_item_need")]
 AFTER = [("pooling", "0027_name_unique_in_any_case")]
-
-
-def migrate(targets: list[tuple[str, str]]) -> Any:
-    """Migrate to `targets`; the historical apps there."""
-    executor = MigrationExecutor(connection)
-    executor.migrate(targets)
-    executor.loader.build_graph()
-    return executor.loader.project_state(targets).apps
-
-
-@pytest.fixture
-def back_to_latest():
-    """The database at every app's latest migration again after the test, whatever it left it at."""
-    yield
-    executor = MigrationExecutor(connection)
-    executor.migrate(executor.loader.graph.leaf_nodes())
 
 
 @pytest.mark.django_db(transaction=True)
