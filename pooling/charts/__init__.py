@@ -15,7 +15,7 @@ with no network: it is safe in any worker thread. Every label goes through matpl
 again through ElementTree's, and mathtext is off, so a run named ``<script>`` or ``$x$`` is shown as typed.
 Missing values (None or NaN) are drawn as grey cells or left out, never as zero.
 
-The package, one concern a module; the public names are imported here:
+The package, one concern a module; its public names are imported here on their first use (`_HOMES`):
 
 - ``style``: the one look (colours ``ACCENT``, ``SERIES``, ``NO_DATA``, the heatmap scale, the font and
   matplotlib's ``rcParams``), the figure every chart draws on and the frame around its marks;
