@@ -6,7 +6,7 @@ import contextlib
 import os
 
 import pytest
-from django.contrib.auth.models import Group, User
+from django.contrib.auth.models import Group
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
 
@@ -14,6 +14,7 @@ from benchmarks._common import service_up
 from labeling.celery import app as celery_app
 from pooling.permissions import MANAGERS_GROUP
 from tests.browser import browser, page  # noqa: F401 - the browser tests' fixtures, every module's
+from tests.factories import make_user
 
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
@@ -100,12 +101,12 @@ def media_root(tmp_path, settings):
 
 @pytest.fixture
 def admin_user(db):
-    return User.objects.create_user("admin", password="admin-pass-123", is_staff=True, is_superuser=True)
+    return make_user("admin", password="admin-pass-123", is_staff=True, is_superuser=True)
 
 
 @pytest.fixture
 def manager(db):
-    user = User.objects.create_user("manager", password="manager-pass-123")
+    user = make_user("manager", password="manager-pass-123")
     group, _ = Group.objects.get_or_create(name=MANAGERS_GROUP)
     user.groups.add(group)
     return user
@@ -113,17 +114,17 @@ def manager(db):
 
 @pytest.fixture
 def rater(db):
-    return User.objects.create_user("rater", password="rater-pass-123")
+    return make_user("rater", password="rater-pass-123")
 
 
 @pytest.fixture
 def second_rater(db):
-    return User.objects.create_user("rater2", password="rater2-pass-123")
+    return make_user("rater2", password="rater2-pass-123")
 
 
 @pytest.fixture
 def outsider(db):
-    return User.objects.create_user("outsider", password="outsider-pass-123")
+    return make_user("outsider", password="outsider-pass-123")
 
 
 @pytest.fixture
