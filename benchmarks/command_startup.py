@@ -35,24 +35,22 @@ from benchmarks._common import SETTINGS_VARIABLES  # noqa: E402
 
 HEAVY = ("scipy.stats", "sklearn", "matplotlib", "pandas")
 ANCHOR = "import django; django.setup()"
+#: `manage.py check`, then the heavy libraries it has loaded (its last line).
 CHECK = (
-    "import runpy, sys\nsys.argv = ['manage.py', 'check']\nrunpy.run_path('manage.py', run_name='__main__')\n"
-)
-LOADED = (
     "import runpy, sys\n"
     "sys.argv = ['manage.py', 'check']\n"
-    "try:\n"
-    "    runpy.run_path('manage.py', run_name='__main__')\n"
-    "except SystemExit:\n"
-    "    pass\n"
+    "runpy.run_path('manage.py', run_name='__main__')\n"
     f"print(' '.join(m for m in {HEAVY!r} if m in sys.modules) or '(none)')\n"
 )
 
 
-def timed(code: str, env: dict[str, str]) -> float:
+def timed(code: str, env: dict[str, str]) -> tuple[float, str]:
+    """Seconds `code` took in a fresh process, and the last line it printed."""
     start = time.perf_counter()
-    subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True)
-    return time.perf_counter() - start
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, check=True, capture_output=True, text=True
+    )
+    return time.perf_counter() - start, (done.stdout.splitlines() or [""])[-1]
 
 
 def main() -> None:
@@ -66,11 +64,9 @@ def main() -> None:
         timed(CHECK, env)
         anchor, check = [], []
         for _ in range(args.repeats):
-            anchor.append(timed(ANCHOR, env))
-            check.append(timed(CHECK, env))
-        loaded = subprocess.run(
-            [sys.executable, "-c", LOADED], cwd=ROOT, env=env, check=True, capture_output=True, text=True
-        ).stdout.splitlines()[-1]
+            anchor.append(timed(ANCHOR, env)[0])
+            seconds, loaded = timed(CHECK, env)
+            check.append(seconds)
     a, c = statistics.median(anchor), statistics.median(check)
     print(f"django.setup():    median {a:.2f} s over {args.repeats} runs")
     print(f"manage.py check:   median {c:.2f} s over {args.repeats} runs")

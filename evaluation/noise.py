@@ -198,9 +198,7 @@ def interval_around(score: np.ndarray, samples: np.ndarray, *, alpha: float = AL
 
 
 def _z(alpha: float, power: float) -> float:
-    from scipy import (
-        stats,
-    )  # here: scipy.stats takes most of a second to import, and every process loads this module
+    from scipy import stats  # here: scipy.stats takes a second; every process loads this module
 
     return float(stats.norm.ppf(1 - alpha / 2) + stats.norm.ppf(power))
 

@@ -79,7 +79,7 @@ def fisher_interval(r: float | None, n: int, *, level: float = 0.95) -> tuple[fl
         return None
     if abs(r) == 1:
         return (r, r)
-    from scipy.stats import norm  # here: see wilson_interval
+    from scipy.stats import norm  # here, not at the top: see wilson_interval
 
     z, half = math.atanh(r), float(norm.ppf(0.5 + level / 2)) / math.sqrt(n - 3)
     return (math.tanh(z - half), math.tanh(z + half))
@@ -129,9 +129,7 @@ def wilson_interval(successes: int, n: int, *, level: float = 0.95) -> tuple[flo
         return None
     if not 0 <= successes <= n:
         raise ValueError("successes must be between 0 and n")
-    from scipy.stats import (
-        norm,
-    )  # here: scipy.stats takes most of a second to import, and every process loads this module
+    from scipy.stats import norm  # here: scipy.stats takes a second; every process loads this module
 
     z = float(norm.ppf(0.5 + level / 2))
     p = successes / n

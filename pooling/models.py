@@ -148,11 +148,16 @@ class Owned(models.Model):
         return [f"name {shown!r}: {message}" for message in column_problems(cls, "name", name)]
 
     @classmethod
+    def named_in_any_case(cls, name: str) -> models.QuerySet[Any]:
+        """The one named `name`, in this case or another (the unique index on `lower(name)` allows one)."""
+        return cls._default_manager.filter(name__iexact=name)
+
+    @classmethod
     def name_taken_problem(cls, name: str, *, exists: str) -> str | None:
         """`exists` (the caller's words for "it is taken") when one is named `name` or a name that differs
         from it only in case (``PyDocs`` beside ``pydocs`` would be told apart by case alone, in every list,
         URL and command line), with that name when it differs; else None. Asked where a new one is named."""
-        taken = cls._default_manager.filter(name__iexact=name).values_list("name", flat=True).first()
+        taken = cls.named_in_any_case(name).values_list("name", flat=True).first()
         if taken is None:
             return None
         return exists if taken == name else f"{exists} as {taken!r} (names that differ only in case are one)"
@@ -167,7 +172,7 @@ class Owned(models.Model):
         try:
             yield
         except IntegrityError:
-            if not cls._default_manager.filter(name__iexact=name).exists():
+            if not cls.named_in_any_case(name).exists():
                 raise
             raise refused() from None
 

@@ -277,9 +277,7 @@ def kendall_tau(scores_a: Mapping[str, float], scores_b: Mapping[str, float]) ->
     b = [float(scores_b[run]) for run in runs]
     if len(set(a)) == 1 or len(set(b)) == 1:
         return math.nan
-    from scipy.stats import (
-        kendalltau,
-    )  # here: scipy.stats takes most of a second to import, and every process loads this module
+    from scipy.stats import kendalltau  # here: scipy.stats takes a second; every process loads this module
 
     return float(kendalltau(a, b, variant="b").statistic)
 

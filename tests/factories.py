@@ -111,13 +111,11 @@ def make_pool(
 
 
 def make_user(username: str, *, password: str = "pass-word-123", **fields) -> User:
-    """A user who logs in with `password`, as `create_user` makes one, its hash made once per process
-    (`hashed`)."""
-    if "email" in fields:
-        fields["email"] = User.objects.normalize_email(fields["email"])
-    user = User(username=User.normalize_username(username), **fields)
+    """A user who logs in with `password`, made by `create_user` (no password: nothing to hash), then
+    given the hash made once per process (`hashed`)."""
+    user = User.objects.create_user(username, password=None, **fields)
     user.password = hashed(password)
-    user.save()
+    user.save(update_fields=["password"])
     return user
 
 
